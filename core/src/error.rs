@@ -1,0 +1,162 @@
+//! One error model for every language: a kind (the same set in C, JS, Python, Swift and Kotlin) and a message
+//! that names the argument and the offending value.
+
+use std::fmt;
+
+/// The kinds of failure every binding reports. The order is the C status order (`UFORM_STATUS_…`, 1-based).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// An argument is missing, out of range, or malformed.
+    InvalidArgument,
+    /// The request is understood but not supported by this build or this machine.
+    Unsupported,
+    /// A resource the call needs is not present: no GPU, no driver, no free device.
+    Unavailable,
+    /// A wait ran past its deadline.
+    Timeout,
+    /// The handle is borrowed and cannot be freed yet.
+    InUse,
+    /// Peers disagree, or the state on disk belongs to another run.
+    Conflict,
+    /// An allocation failed.
+    OutOfMemory,
+    /// A file-system or operating-system call failed.
+    Io,
+    /// A GPU driver call failed; the message carries its code.
+    Device,
+    /// The handle was freed before this call.
+    FreedHandle,
+    /// A bug: a caught panic or a broken invariant.
+    Internal,
+}
+
+impl ErrorKind {
+    /// Every kind, in C status order.
+    pub const ALL: [ErrorKind; 11] = [
+        ErrorKind::InvalidArgument,
+        ErrorKind::Unsupported,
+        ErrorKind::Unavailable,
+        ErrorKind::Timeout,
+        ErrorKind::InUse,
+        ErrorKind::Conflict,
+        ErrorKind::OutOfMemory,
+        ErrorKind::Io,
+        ErrorKind::Device,
+        ErrorKind::FreedHandle,
+        ErrorKind::Internal,
+    ];
+
+    /// The code string every binding exposes (`UFormError.code`, `exc.code`).
+    pub fn code(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidArgument => "invalid_argument",
+            ErrorKind::Unsupported => "unsupported",
+            ErrorKind::Unavailable => "unavailable",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::InUse => "in_use",
+            ErrorKind::Conflict => "conflict",
+            ErrorKind::OutOfMemory => "out_of_memory",
+            ErrorKind::Io => "io",
+            ErrorKind::Device => "device",
+            ErrorKind::FreedHandle => "freed_handle",
+            ErrorKind::Internal => "internal",
+        }
+    }
+
+    /// The C status value: 0 is success, kinds count from 1 in [`ErrorKind::ALL`] order.
+    pub fn status(self) -> i32 {
+        ErrorKind::ALL.iter().position(|k| *k == self).map_or(0, |i| i as i32 + 1)
+    }
+}
+
+/// The error every fallible core call returns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+}
+
+impl Error {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error { kind, message: message.into() }
+    }
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// `argument` is invalid: `what` says why, naming the value.
+    pub fn invalid_argument(argument: &str, what: impl fmt::Display) -> Self {
+        Error::new(ErrorKind::InvalidArgument, format!("`{argument}` {what}"))
+    }
+    pub fn unsupported(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Unsupported, message)
+    }
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Unavailable, message)
+    }
+    pub fn timeout(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Timeout, message)
+    }
+    pub fn in_use(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::InUse, message)
+    }
+    pub fn conflict(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Conflict, message)
+    }
+    pub fn device(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Device, message)
+    }
+    pub fn internal(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Internal, message)
+    }
+    /// A freed handle of `class` was used by `method`.
+    pub fn freed(class: &str, method: &str) -> Self {
+        Error::new(ErrorKind::FreedHandle, format!("`{method}` was called on a {class} that was already freed"))
+    }
+    /// An I/O failure on `path` while doing `action`.
+    pub fn io(action: &str, path: &std::path::Path, err: &std::io::Error) -> Self {
+        let kind = if err.kind() == std::io::ErrorKind::OutOfMemory { ErrorKind::OutOfMemory } else { ErrorKind::Io };
+        Error::new(kind, format!("{action} `{}` failed: {err}", path.display()))
+    }
+    /// Turns a caught panic payload into an internal error.
+    pub fn from_panic(payload: Box<dyn std::any::Any + Send>) -> Self {
+        let text = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic with a non-string payload".to_string());
+        Error::internal(format!("a panic was caught: {text}"))
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_count_from_one_in_order() {
+        for (i, kind) in ErrorKind::ALL.iter().enumerate() {
+            assert_eq!(kind.status(), i as i32 + 1);
+        }
+    }
+
+    #[test]
+    fn invalid_argument_names_the_argument() {
+        let e = Error::invalid_argument("threads", "must be at least 1, got 0");
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert_eq!(e.message(), "`threads` must be at least 1, got 0");
+    }
+}

@@ -1,0 +1,129 @@
+//! The life cycle every handle class shares: alive, borrowed by others, freed.
+//!
+//! A handle is freed once; a second `free` does nothing; any other call on a freed handle is a
+//! [`ErrorKind::FreedHandle`](crate::ErrorKind::FreedHandle) error; freeing a handle that others still borrow is an
+//! [`ErrorKind::InUse`](crate::ErrorKind::InUse) error. One atomic word holds the whole state, so the check on every
+//! call is a single load.
+
+use crate::error::{Error, Result};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+const FREED: usize = 1;
+const ONE_BORROW: usize = 2;
+
+#[derive(Debug, Default)]
+pub struct Lifecycle {
+    /// Bit 0: freed. The rest: the number of live borrows, times two.
+    state: AtomicUsize,
+}
+
+impl Lifecycle {
+    pub fn new() -> Self {
+        Lifecycle::default()
+    }
+
+    pub fn is_freed(&self) -> bool {
+        self.state.load(Ordering::Acquire) & FREED != 0
+    }
+
+    /// Fails with a freed-handle error naming `class` and `method` once the handle is freed.
+    pub fn check(&self, class: &str, method: &str) -> Result<()> {
+        if self.is_freed() {
+            Err(Error::freed(class, method))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Counts one more borrower; fails when the handle is already freed.
+    pub fn borrow(&self, class: &str, method: &str) -> Result<()> {
+        let mut current = self.state.load(Ordering::Acquire);
+        loop {
+            if current & FREED != 0 {
+                return Err(Error::freed(class, method));
+            }
+            match self.state.compare_exchange_weak(current, current + ONE_BORROW, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return Ok(()),
+                Err(seen) => current = seen,
+            }
+        }
+    }
+
+    /// Returns one borrow taken with [`Lifecycle::borrow`].
+    pub fn release(&self) {
+        self.state.fetch_sub(ONE_BORROW, Ordering::AcqRel);
+    }
+
+    pub fn borrows(&self) -> usize {
+        self.state.load(Ordering::Acquire) / ONE_BORROW
+    }
+
+    /// Marks the handle freed. `Ok(true)` the first time, `Ok(false)` when it already was, and an in-use error
+    /// naming `class` and `borrowers` while anything borrows it.
+    pub fn begin_free(&self, class: &str, borrowers: &str) -> Result<bool> {
+        let mut current = self.state.load(Ordering::Acquire);
+        loop {
+            if current & FREED != 0 {
+                return Ok(false);
+            }
+            let borrows = current / ONE_BORROW;
+            if borrows > 0 {
+                return Err(Error::in_use(format!(
+                    "this {class} is still borrowed by {borrows} {borrowers}; free {} first",
+                    if borrows == 1 { "it" } else { "them" }
+                )));
+            }
+            match self.state.compare_exchange_weak(current, current | FREED, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return Ok(true),
+                Err(seen) => current = seen,
+            }
+        }
+    }
+}
+
+/// A borrow that is returned when dropped.
+#[derive(Debug)]
+pub struct Lease {
+    lifecycle: Arc<Lifecycle>,
+}
+
+impl Lease {
+    pub fn take(lifecycle: &Arc<Lifecycle>, class: &str, method: &str) -> Result<Lease> {
+        lifecycle.borrow(class, method)?;
+        Ok(Lease { lifecycle: lifecycle.clone() })
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        self.lifecycle.release();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+
+    #[test]
+    fn free_is_idempotent_and_blocks_calls() {
+        let l = Lifecycle::new();
+        assert!(l.check("Executor", "drain").is_ok());
+        assert!(l.begin_free("Executor", "meshes").unwrap());
+        assert!(!l.begin_free("Executor", "meshes").unwrap());
+        assert_eq!(l.check("Executor", "drain").unwrap_err().kind(), ErrorKind::FreedHandle);
+    }
+
+    #[test]
+    fn borrowed_handles_cannot_be_freed() {
+        let l = Arc::new(Lifecycle::new());
+        let lease = Lease::take(&l, "Mesh", "borrow").unwrap();
+        let err = l.begin_free("Mesh", "trainers").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InUse);
+        assert!(err.message().contains("1 trainers"), "{}", err.message());
+        drop(lease);
+        assert!(l.begin_free("Mesh", "trainers").unwrap());
+        assert_eq!(Lease::take(&l, "Mesh", "borrow").unwrap_err().kind(), ErrorKind::FreedHandle);
+    }
+}

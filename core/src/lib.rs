@@ -1,0 +1,22 @@
+//! The UForm runtime. All behaviour lives here, once; every language binding is a mechanical conversion of this
+//! crate's public API, whose shape follows `idl/uform.yaml`.
+//!
+//! - [`capabilities`]: CPU classes and the capability strings.
+//! - [`devices`]: GPU discovery (NVIDIA through cudarc, AMD through the HIP runtime, both loaded at run time).
+//! - [`executor`]: NUMA-placed host thread pools and per-device streams.
+//! - [`mesh`]: the processes of one run meeting through a shared directory.
+
+pub mod capabilities;
+pub mod devices;
+pub mod error;
+pub mod executor;
+pub mod handle;
+pub mod mesh;
+pub mod types;
+
+pub use capabilities::{capabilities_available, capabilities_compiled};
+pub use devices::{gpu_class_name, gpu_devices};
+pub use error::{Error, ErrorKind, Result};
+pub use executor::Executor;
+pub use mesh::{mesh_options_from_environment, Mesh};
+pub use types::*;

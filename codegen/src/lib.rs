@@ -1,1 +1,66 @@
-//! placeholder
+//! The UForm code generator: `idl/uform.yaml` → load → check → language-neutral [`model`] → per-language
+//! formatters and askama templates → the files under `generated/`.
+
+pub mod check;
+pub mod diagnostics;
+pub mod lang;
+pub mod model;
+mod raw;
+
+use diagnostics::{Diagnostic, Diagnostics};
+use std::path::{Path, PathBuf};
+
+/// One file the generator produces, relative to `generated/`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Output {
+    pub path: PathBuf,
+    pub contents: String,
+}
+
+/// Loads and checks IDL text. `file` names it in diagnostics. Never panics, whatever the input.
+pub fn load_str(text: &str, file: &str) -> Result<model::Api, Diagnostics> {
+    let diagnostics = |problems| Diagnostics { file: file.to_string(), problems };
+    let parsed = std::panic::catch_unwind(|| serde_saphyr::from_str::<raw::RawFile>(text));
+    let raw = match parsed {
+        Ok(Ok(raw)) => raw,
+        Ok(Err(e)) => {
+            let (line, column) = e.location().map(|l| (l.line() as u32, l.column() as u32)).unwrap_or((0, 0));
+            let message = e.to_string();
+            let message = message.lines().next().unwrap_or("invalid YAML").to_string();
+            return Err(diagnostics(vec![Diagnostic { line, column, item: String::new(), message }]));
+        }
+        Err(_) => {
+            return Err(diagnostics(vec![Diagnostic {
+                line: 0,
+                column: 0,
+                item: String::new(),
+                message: "the YAML parser failed on this input".into(),
+            }]))
+        }
+    };
+    check::check(&raw).map_err(diagnostics)
+}
+
+/// Loads and checks the IDL file at `path`.
+pub fn load(path: &Path) -> Result<model::Api, Diagnostics> {
+    let file = path.display().to_string();
+    match std::fs::read_to_string(path) {
+        Ok(text) => load_str(&text, &file),
+        Err(e) => Err(Diagnostics {
+            file,
+            problems: vec![Diagnostic { line: 0, column: 0, item: String::new(), message: format!("cannot read: {e}") }],
+        }),
+    }
+}
+
+/// Renders every generated file from a checked model.
+pub fn render(api: &model::Api) -> Vec<Output> {
+    let mut out = lang::render_all(api);
+    for o in &mut out {
+        if !o.contents.ends_with('\n') {
+            o.contents.push('\n');
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}

@@ -1,1 +1,43 @@
-fn main() {}
+//! `cargo xtask …`: the project's commands. `codegen` regenerates `generated/` from `idl/uform.yaml`;
+//! `test` runs every test in every language (installing what it needs); `bench` runs the benchmarks;
+//! `install` installs the C library.
+
+mod codegen;
+mod codegen_uniffi;
+mod install;
+mod test;
+mod util;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: cargo xtask <command>
+  codegen [--check]          regenerate generated/ from idl/uform.yaml; --check names every stale file
+  test [LANGUAGE...]         run the tests: rust, c, node, python, kotlin, swift (default: all)
+  bench <dispatch|mesh|overhead>   run a benchmark side by side with its peers
+  install --prefix DIR       install uform.h, libuform.{so,a}, uform.pc and the CMake package config";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("codegen") => codegen::run(&args[1..]),
+        Some("test") => test::run(&args[1..]),
+        Some("bench") => bench(&args[1..]),
+        Some("install") => install::run(&args[1..]),
+        _ => Err(USAGE.to_string()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("{message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn bench(args: &[String]) -> Result<(), String> {
+    match args.first().map(String::as_str) {
+        Some(name @ ("dispatch" | "mesh")) => util::cargo(&["run", "--release", "--quiet", "-p", "uform-bench", "--bin", name]),
+        Some("overhead") => test::overhead(),
+        _ => Err(USAGE.to_string()),
+    }
+}

@@ -1,0 +1,397 @@
+//! The checked, language-neutral model every backend renders from. Nothing here knows any language's spelling:
+//! names are word lists, types are IDL types, doc text is segments with resolved references.
+
+/// A name as a list of lower-case words; each language's formatter joins them its own way.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Name {
+    words: Vec<String>,
+}
+
+impl Name {
+    /// Splits `snake_case`, `PascalCase` or `camelCase` into words.
+    pub fn parse(text: &str) -> Name {
+        let mut words = Vec::new();
+        let mut current = String::new();
+        let chars: Vec<char> = text.chars().collect();
+        for (i, &c) in chars.iter().enumerate() {
+            if c == '_' || c == '-' {
+                if !current.is_empty() {
+                    words.push(std::mem::take(&mut current));
+                }
+                continue;
+            }
+            let boundary = c.is_ascii_uppercase()
+                && !current.is_empty()
+                && (chars[i - 1].is_ascii_lowercase()
+                    || chars[i - 1].is_ascii_digit()
+                    || chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase()));
+            if boundary {
+                words.push(std::mem::take(&mut current));
+            }
+            current.push(c.to_ascii_lowercase());
+        }
+        if !current.is_empty() {
+            words.push(current);
+        }
+        Name { words }
+    }
+    pub fn words(&self) -> &[String] {
+        &self.words
+    }
+    /// `host_domain_index`
+    pub fn snake(&self) -> String {
+        self.words.join("_")
+    }
+    /// `HOST_DOMAIN_INDEX`
+    pub fn screaming(&self) -> String {
+        self.snake().to_ascii_uppercase()
+    }
+    /// `HostDomainIndex`
+    pub fn pascal(&self) -> String {
+        self.words.iter().map(|w| capitalize(w)).collect()
+    }
+    /// `hostDomainIndex`
+    pub fn camel(&self) -> String {
+        let mut out = String::new();
+        for (i, w) in self.words.iter().enumerate() {
+            if i == 0 {
+                out.push_str(w);
+            } else {
+                out.push_str(&capitalize(w));
+            }
+        }
+        out
+    }
+    /// `host-domain-index`
+    pub fn kebab(&self) -> String {
+        self.words.join("-")
+    }
+}
+
+fn capitalize(word: &str) -> String {
+    let mut c = word.chars();
+    match c.next() {
+        Some(first) => first.to_ascii_uppercase().to_string() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+/// An IDL type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Type {
+    U32,
+    U64,
+    I32,
+    F64,
+    Bool,
+    String,
+    /// A file-system path; crosses as UTF-8 bytes.
+    Path,
+    /// A native address (a stream, a pool): 64 bits, unsigned.
+    Address,
+    /// A GPU class: its name in the bindings, its table id in C.
+    GpuClass,
+    List(Box<Type>),
+    Record(Name),
+    Enum(Name),
+    Class(Name),
+}
+
+impl Type {
+    pub fn is_integer(&self) -> bool {
+        matches!(self, Type::U32 | Type::U64 | Type::I32 | Type::Address)
+    }
+    /// The inclusive range an integer literal of this type must fall in.
+    pub fn integer_range(&self) -> Option<(i128, i128)> {
+        match self {
+            Type::U32 => Some((0, u32::MAX as i128)),
+            Type::U64 | Type::Address => Some((0, u64::MAX as i128)),
+            Type::I32 => Some((i32::MIN as i128, i32::MAX as i128)),
+            _ => None,
+        }
+    }
+    /// The element type of a list.
+    pub fn element(&self) -> Option<&Type> {
+        match self {
+            Type::List(inner) => Some(inner),
+            _ => None,
+        }
+    }
+}
+
+/// A literal default value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Literal {
+    Integer(i128),
+    Float(f64),
+    Bool(bool),
+    String(String),
+    /// An enum value, by its variant name.
+    Variant(Name),
+    /// `{}`: a record with every field absent.
+    EmptyRecord,
+}
+
+/// Doc text with references resolved to what they name.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Doc {
+    pub segments: Vec<DocSegment>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum DocSegment {
+    Text(String),
+    Ref(Reference),
+}
+
+/// What a `[[…]]` in doc text names.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reference {
+    /// A field of the same record or a parameter of the same callable.
+    Member(Name),
+    Type(Name),
+    Function(Name),
+    Method { class: Name, method: Name },
+}
+
+impl Doc {
+    pub fn is_empty(&self) -> bool {
+        self.segments.is_empty()
+    }
+    /// Renders the text, spelling every reference with `spell`.
+    pub fn render(&self, spell: &dyn Fn(&Reference) -> String) -> String {
+        let mut out = String::new();
+        for segment in &self.segments {
+            match segment {
+                DocSegment::Text(t) => out.push_str(t),
+                DocSegment::Ref(r) => out.push_str(&spell(r)),
+            }
+        }
+        out
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// Passed into calls: every field may be absent; C zero-initialisation means "all absent".
+    Input,
+    /// Returned from calls.
+    Output,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Field {
+    pub name: Name,
+    pub ty: Type,
+    pub optional: bool,
+    pub default: Option<Literal>,
+    pub doc: Doc,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    pub name: Name,
+    pub c_name: String,
+    pub direction: Direction,
+    /// The native layer's twin, whose string-enum fields cross as plain strings (TypeScript `Compiled*`).
+    pub compiled: Option<Name>,
+    pub doc: Doc,
+    pub fields: Vec<Field>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EnumValue {
+    Number(i64),
+    String(String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variant {
+    pub name: Name,
+    pub value: EnumValue,
+    /// Position in declaration order: the C value of string-valued enums.
+    pub ordinal: usize,
+    pub doc: Doc,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Enum {
+    pub name: Name,
+    pub c_name: String,
+    pub doc: Doc,
+    pub variants: Vec<Variant>,
+}
+
+impl Enum {
+    pub fn is_string(&self) -> bool {
+        self.variants.iter().any(|v| matches!(v.value, EnumValue::String(_)))
+    }
+    /// The number C and the native layers use for a variant.
+    pub fn number(&self, v: &Variant) -> i64 {
+        match v.value {
+            EnumValue::Number(n) => n,
+            EnumValue::String(_) => v.ordinal as i64,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub name: Name,
+    pub ty: Type,
+    pub default: Option<Literal>,
+    pub doc: Doc,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallableKind {
+    Function,
+    Constructor,
+    Method,
+    /// Frees the handle; idempotent.
+    Free,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Language {
+    C,
+    TypeScript,
+    Python,
+    Kotlin,
+    Swift,
+}
+
+impl Language {
+    pub fn parse(text: &str) -> Option<Language> {
+        match text {
+            "c" => Some(Language::C),
+            "typescript" | "javascript" | "js" => Some(Language::TypeScript),
+            "python" => Some(Language::Python),
+            "kotlin" => Some(Language::Kotlin),
+            "swift" => Some(Language::Swift),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Callable {
+    pub name: Name,
+    pub c_name: String,
+    pub kind: CallableKind,
+    pub doc: Doc,
+    pub params: Vec<Param>,
+    pub returns: Option<Type>,
+    pub returns_optional: bool,
+    pub throws: bool,
+    /// Waits on other threads or processes: bindings release their interpreter lock around it.
+    pub blocking: bool,
+    /// The languages that offer it; `None` for all.
+    pub only: Option<Vec<Language>>,
+}
+
+impl Callable {
+    pub fn offered_in(&self, language: Language) -> bool {
+        self.only.as_ref().is_none_or(|only| only.contains(&language))
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Class {
+    pub name: Name,
+    pub c_name: String,
+    pub doc: Doc,
+    pub details: Doc,
+    pub thread_safety: Doc,
+    pub compiled: Name,
+    pub compiled_doc: Doc,
+    pub members: Vec<Callable>,
+}
+
+impl Class {
+    pub fn constructors(&self) -> impl Iterator<Item = &Callable> {
+        self.members.iter().filter(|m| m.kind == CallableKind::Constructor)
+    }
+    pub fn methods(&self) -> impl Iterator<Item = &Callable> {
+        self.members.iter().filter(|m| m.kind != CallableKind::Constructor)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ErrorKindDef {
+    pub name: Name,
+    /// The C status value; success is 0.
+    pub status: u32,
+    pub doc: Doc,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    Record(Record),
+    Enum(Enum),
+    Class(Class),
+    Function(Callable),
+}
+
+impl Item {
+    pub fn name(&self) -> &Name {
+        match self {
+            Item::Record(r) => &r.name,
+            Item::Enum(e) => &e.name,
+            Item::Class(c) => &c.name,
+            Item::Function(f) => &f.name,
+        }
+    }
+}
+
+/// The whole checked interface.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Api {
+    pub package: String,
+    pub version: String,
+    pub title: String,
+    pub doc: Doc,
+    pub intro: Doc,
+    pub errors: Vec<ErrorKindDef>,
+    pub items: Vec<Item>,
+}
+
+impl Api {
+    pub fn records(&self) -> impl Iterator<Item = &Record> {
+        self.items.iter().filter_map(|i| if let Item::Record(r) = i { Some(r) } else { None })
+    }
+    pub fn enums(&self) -> impl Iterator<Item = &Enum> {
+        self.items.iter().filter_map(|i| if let Item::Enum(e) = i { Some(e) } else { None })
+    }
+    pub fn classes(&self) -> impl Iterator<Item = &Class> {
+        self.items.iter().filter_map(|i| if let Item::Class(c) = i { Some(c) } else { None })
+    }
+    pub fn functions(&self) -> impl Iterator<Item = &Callable> {
+        self.items.iter().filter_map(|i| if let Item::Function(f) = i { Some(f) } else { None })
+    }
+    pub fn record(&self, name: &Name) -> Option<&Record> {
+        self.records().find(|r| &r.name == name)
+    }
+    pub fn enumeration(&self, name: &Name) -> Option<&Enum> {
+        self.enums().find(|e| &e.name == name)
+    }
+    pub fn class(&self, name: &Name) -> Option<&Class> {
+        self.classes().find(|c| &c.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Name;
+
+    #[test]
+    fn names_split_and_join() {
+        let n = Name::parse("host_domain_index");
+        assert_eq!(n.camel(), "hostDomainIndex");
+        assert_eq!(n.pascal(), "HostDomainIndex");
+        assert_eq!(Name::parse("GpuVendor").snake(), "gpu_vendor");
+        assert_eq!(Name::parse("CompiledMeshDescription").screaming(), "COMPILED_MESH_DESCRIPTION");
+        assert_eq!(Name::parse("forRam").snake(), "for_ram");
+        assert_eq!(Name::parse("IOError").words(), ["io", "error"]);
+    }
+}

@@ -1,0 +1,120 @@
+//! The IDL file as written: serde structures with source positions, before any checking.
+
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+pub type S<T> = Spanned<T>;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFile {
+    pub package: S<String>,
+    pub version: S<String>,
+    pub title: S<String>,
+    pub doc: Option<S<String>>,
+    pub intro: Option<S<String>>,
+    #[serde(default)]
+    pub errors: Vec<RawError>,
+    #[serde(default)]
+    pub items: Vec<RawItem>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawError {
+    pub error: S<String>,
+    pub doc: Option<S<String>>,
+}
+
+/// One item; exactly one of `record`, `enum`, `class`, `function` names it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawItem {
+    pub record: Option<S<String>>,
+    #[serde(rename = "enum")]
+    pub enumeration: Option<S<String>>,
+    pub class: Option<S<String>>,
+    pub function: Option<S<String>>,
+    pub c: Option<S<String>>,
+    pub doc: Option<S<String>>,
+    // records
+    pub direction: Option<S<String>>,
+    pub compiled: Option<S<String>>,
+    pub fields: Option<Vec<RawField>>,
+    // enums
+    pub values: Option<Vec<RawVariant>>,
+    // classes
+    pub details: Option<S<String>>,
+    pub thread_safety: Option<S<String>>,
+    pub compiled_doc: Option<S<String>>,
+    pub members: Option<Vec<RawMember>>,
+    // functions
+    pub params: Option<Vec<RawParam>>,
+    pub returns: Option<S<String>>,
+    pub returns_optional: Option<S<bool>>,
+    pub throws: Option<S<bool>>,
+    pub blocking: Option<S<bool>>,
+    pub only: Option<Vec<S<String>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawField {
+    pub name: S<String>,
+    #[serde(rename = "type")]
+    pub ty: S<String>,
+    pub optional: Option<S<bool>>,
+    pub default: Option<S<RawLiteral>>,
+    pub doc: Option<S<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawVariant {
+    pub name: S<String>,
+    pub value: S<RawLiteral>,
+    pub doc: Option<S<String>>,
+}
+
+/// One member of a class; exactly one of `constructor`, `method`, `free` names it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMember {
+    pub constructor: Option<S<String>>,
+    pub method: Option<S<String>>,
+    pub free: Option<S<String>>,
+    pub c: Option<S<String>>,
+    pub doc: Option<S<String>>,
+    pub params: Option<Vec<RawParam>>,
+    pub returns: Option<S<String>>,
+    pub returns_optional: Option<S<bool>>,
+    pub throws: Option<S<bool>>,
+    pub blocking: Option<S<bool>>,
+    pub only: Option<Vec<S<String>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawParam {
+    pub name: S<String>,
+    #[serde(rename = "type")]
+    pub ty: S<String>,
+    pub default: Option<S<RawLiteral>>,
+    pub doc: Option<S<String>>,
+}
+
+/// A literal as YAML spells it; the checker decides whether it fits its type.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum RawLiteral {
+    Bool(bool),
+    Integer(i64),
+    Unsigned(u64),
+    Float(f64),
+    String(String),
+    Map(std::collections::BTreeMap<String, String>),
+    List(Vec<String>),
+    /// Never parsed: the checker's widened integer.
+    #[serde(skip)]
+    Integer128(i128),
+}

@@ -1,0 +1,51 @@
+//! Small process helpers shared by the xtask commands.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The repository root (the parent of `xtask/`).
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the repository").to_path_buf()
+}
+
+/// Runs a command in `dir`, failing with its name when it fails.
+pub fn run_in(dir: &Path, program: &str, args: &[&str]) -> Result<(), String> {
+    eprintln!("+ (cd {}) {program} {}", dir.display(), args.join(" "));
+    let status = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .map_err(|e| format!("cannot start `{program}`: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{program} {}` failed with {status}", args.join(" ")))
+    }
+}
+
+/// Runs cargo (the one that runs xtask) in the repository root.
+pub fn cargo(args: &[&str]) -> Result<(), String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    run_in(&root(), &cargo, args)
+}
+
+/// Whether `program` answers `--version`.
+pub fn have(program: &str) -> bool {
+    Command::new(program).arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
+/// Installs Debian packages when any of `check` programs/files is missing (needs root, as on CI).
+pub fn apt_install(packages: &[&str]) -> Result<(), String> {
+    let missing: Vec<&str> = packages
+        .iter()
+        .copied()
+        .filter(|p| !Command::new("dpkg").args(["-s", p]).output().is_ok_and(|o| o.status.success()))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    run_in(&root(), "apt-get", &["update", "-qq"])?;
+    let mut args = vec!["install", "-y", "-qq", "--no-install-recommends"];
+    args.extend(missing);
+    run_in(&root(), "apt-get", &args)
+}

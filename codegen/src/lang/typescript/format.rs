@@ -1,0 +1,162 @@
+//! The TypeScript formatter: every JavaScript/TypeScript naming and type-spelling decision, in one place.
+//! Names follow the seed page: camelCase members and functions, PascalCase types and enum members.
+
+use crate::model::*;
+
+pub struct Ts;
+
+impl Ts {
+    pub fn type_name(&self, name: &Name) -> String {
+        name.pascal()
+    }
+    pub fn member(&self, name: &Name) -> String {
+        name.camel()
+    }
+    pub fn function(&self, name: &Name) -> String {
+        name.camel()
+    }
+    pub fn variant(&self, name: &Name) -> String {
+        name.pascal()
+    }
+
+    /// The spelling of a type. `compiled` spells the native layer's view, where string enums are plain strings.
+    pub fn ty(&self, api: &Api, ty: &Type, compiled: bool) -> String {
+        match ty {
+            Type::U32 | Type::U64 | Type::I32 | Type::F64 => "number".into(),
+            Type::Bool => "boolean".into(),
+            Type::String | Type::Path | Type::GpuClass => "string".into(),
+            Type::Address => "bigint".into(),
+            Type::List(inner) => format!("{}[]", self.ty(api, inner, compiled)),
+            Type::Enum(n) if compiled && api.enumeration(n).is_some_and(Enum::is_string) => "string".into(),
+            Type::Record(n) if compiled => api.record(n).and_then(|r| r.compiled.as_ref()).map_or_else(|| n.pascal(), Name::pascal),
+            Type::Record(n) | Type::Enum(n) => self.type_name(n),
+            Type::Class(n) if compiled => api.class(n).map_or_else(|| n.pascal(), |c| c.compiled.pascal()),
+            Type::Class(n) => self.type_name(n),
+        }
+    }
+
+    /// A field's type as declared: output fields that may be absent are `T | null`.
+    pub fn field_type(&self, api: &Api, record: &Record, field: &Field, compiled: bool) -> String {
+        let ty = self.ty(api, &field.ty, compiled);
+        if field.optional && record.direction == Direction::Output {
+            format!("{ty} | null")
+        } else {
+            ty
+        }
+    }
+
+    /// `?` after an input field's name when it may be absent.
+    pub fn field_mark(&self, record: &Record, field: &Field) -> &'static str {
+        if field.optional && record.direction == Direction::Input {
+            "?"
+        } else {
+            ""
+        }
+    }
+
+    /// Fields a record's public shape re-declares over its compiled twin: those of string-enum type.
+    pub fn narrowed_fields<'a>(&self, api: &Api, record: &'a Record) -> Vec<&'a Field> {
+        record
+            .fields
+            .iter()
+            .filter(|f| matches!(&f.ty, Type::Enum(n) if api.enumeration(n).is_some_and(Enum::is_string)))
+            .collect()
+    }
+
+    pub fn literal(&self, api: &Api, ty: &Type, literal: &Literal) -> String {
+        match (literal, ty) {
+            (Literal::Integer(n), Type::Address) => format!("{n}n"),
+            (Literal::Integer(n), _) => n.to_string(),
+            (Literal::Float(f), _) => f.to_string(),
+            (Literal::Bool(b), _) => b.to_string(),
+            (Literal::String(s), _) => format!("{s:?}"),
+            (Literal::Variant(v), Type::Enum(e)) => format!("{}.{}", self.ty(api, &Type::Enum(e.clone()), false), self.variant(v)),
+            (Literal::Variant(v), _) => self.variant(v),
+            (Literal::EmptyRecord, _) => "{}".into(),
+        }
+    }
+
+    pub fn variant_value(&self, value: &EnumValue) -> String {
+        match value {
+            EnumValue::Number(n) => n.to_string(),
+            EnumValue::String(s) => format!("{s:?}"),
+        }
+    }
+
+    pub fn returns(&self, api: &Api, callable: &Callable, compiled: bool) -> String {
+        match &callable.returns {
+            None => "void".into(),
+            Some(ty) if callable.returns_optional => format!("{} | null", self.ty(api, ty, compiled)),
+            Some(ty) => self.ty(api, ty, compiled),
+        }
+    }
+
+    /// Parameters for a declaration file: defaults become optional markers.
+    pub fn params_decl(&self, api: &Api, callable: &Callable, compiled: bool) -> String {
+        callable
+            .params
+            .iter()
+            .map(|p| {
+                let mark = if p.default.is_some() { "?" } else { "" };
+                format!("{}{mark}: {}", self.member(&p.name), self.ty(api, &p.ty, compiled))
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Parameters as the reference page shows them, defaults spelled out.
+    pub fn params_shown(&self, api: &Api, callable: &Callable) -> Vec<String> {
+        callable
+            .params
+            .iter()
+            .map(|p| {
+                let default = p.default.as_ref().map(|d| format!(" = {}", self.literal(api, &p.ty, d))).unwrap_or_default();
+                format!("{}: {}{default}", self.member(&p.name), self.ty(api, &p.ty, false))
+            })
+            .collect()
+    }
+
+    /// A class's `code` string union for errors.
+    pub fn error_code(&self, error: &ErrorKindDef) -> String {
+        error.name.snake()
+    }
+
+    /// Doc text with references spelled for JSDoc: code spans in JavaScript spelling.
+    pub fn jsdoc(&self, api: &Api, doc: &Doc) -> String {
+        doc.render(&|r| format!("`{}`", self.reference(api, r)))
+    }
+
+    /// How a reference is spelled; a function JavaScript does not offer is named by its C name.
+    pub fn reference(&self, api: &Api, r: &Reference) -> String {
+        match r {
+            Reference::Member(n) => self.member(n),
+            Reference::Type(n) => self.type_name(n),
+            Reference::Function(n) => match api.functions().find(|f| &f.name == n) {
+                Some(f) if !f.offered_in(Language::TypeScript) => f.c_name.clone(),
+                _ => self.function(n),
+            },
+            Reference::Method { method, .. } => self.member(method),
+        }
+    }
+}
+
+/// Wraps text as a JSDoc block at `indent`.
+pub fn jsdoc_block(text: &str, indent: &str) -> String {
+    if text.is_empty() {
+        return String::new();
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    if lines.len() == 1 && text.len() + indent.len() < 110 {
+        return format!("{indent}/** {text} */\n");
+    }
+    let mut out = format!("{indent}/**\n");
+    for line in crate::lang::wrap(text, 110 - indent.len() - 3) {
+        if line.is_empty() {
+            out.push_str(&format!("{indent} *\n"));
+        } else {
+            out.push_str(&format!("{indent} * {line}\n"));
+        }
+    }
+    out.push_str(&format!("{indent} */\n"));
+    out
+}

@@ -1,0 +1,203 @@
+//! TypeScript: the declaration file of the public JavaScript API. (The Node wrapper and napi glue build on the
+//! same formatter.)
+
+pub mod format;
+
+use crate::lang::banner;
+use crate::model::*;
+use crate::Output;
+use askama::Template;
+use format::{jsdoc_block, Ts};
+
+pub struct Line {
+    pub doc: String,
+    pub name: String,
+    pub mark: &'static str,
+    pub ty: String,
+}
+
+#[derive(Template)]
+#[template(path = "typescript/record.d.ts", escape = "none")]
+struct RecordDts {
+    doc: String,
+    name: String,
+    extends: Option<String>,
+    fields: Vec<Line>,
+}
+
+pub struct VariantLine {
+    pub doc: String,
+    pub name: String,
+    pub value: String,
+}
+
+#[derive(Template)]
+#[template(path = "typescript/enum.d.ts", escape = "none")]
+struct EnumDts {
+    doc: String,
+    name: String,
+    variants: Vec<VariantLine>,
+}
+
+pub struct MemberLine {
+    pub doc: String,
+    pub signature: String,
+}
+
+#[derive(Template)]
+#[template(path = "typescript/class.d.ts", escape = "none")]
+struct ClassDts {
+    doc: String,
+    name: String,
+    members: Vec<MemberLine>,
+    compiled: String,
+    compiled_doc: String,
+    compiled_members: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "typescript/function.d.ts", escape = "none")]
+struct FunctionDts {
+    doc: String,
+    signature: String,
+}
+
+pub struct ErrorLine {
+    pub code: String,
+    pub doc: String,
+}
+
+#[derive(Template)]
+#[template(path = "typescript/error.d.ts", escape = "none")]
+struct ErrorDts {
+    errors: Vec<ErrorLine>,
+}
+
+#[derive(Template)]
+#[template(path = "typescript/index.d.ts", escape = "none")]
+struct IndexDts {
+    banner: String,
+    doc: String,
+    parts: Vec<String>,
+}
+
+/// A callable's JSDoc: its doc text and one `@param` per documented parameter.
+pub fn callable_jsdoc(ts: &Ts, api: &Api, callable: &Callable, indent: &str) -> String {
+    let mut text = ts.jsdoc(api, &callable.doc);
+    for p in callable.params.iter().filter(|p| !p.doc.is_empty()) {
+        text.push_str(&format!("\n@param {} {}", ts.member(&p.name), ts.jsdoc(api, &p.doc)));
+    }
+    jsdoc_block(&text, indent)
+}
+
+/// The declaration of a class member, as `.d.ts` spells it.
+pub fn member_signature(ts: &Ts, api: &Api, callable: &Callable, compiled: bool) -> String {
+    let stat = if callable.kind == CallableKind::Constructor { "static " } else { "" };
+    format!("{stat}{}({}): {}", ts.member(&callable.name), ts.params_decl(api, callable, compiled), ts.returns(api, callable, compiled))
+}
+
+fn record(ts: &Ts, api: &Api, r: &Record) -> String {
+    let line = |f: &Field, compiled: bool| Line {
+        doc: jsdoc_block(&ts.jsdoc(api, &f.doc), "    "),
+        name: ts.member(&f.name),
+        mark: ts.field_mark(r, f),
+        ty: ts.field_type(api, r, f, compiled),
+    };
+    let doc = jsdoc_block(&ts.jsdoc(api, &r.doc), "");
+    match &r.compiled {
+        Some(compiled) => {
+            let twin = RecordDts {
+                doc: jsdoc_block(&format!("{} The native layer's view, where enum fields cross as their raw values.", ts.jsdoc(api, &r.doc)), ""),
+                name: ts.type_name(compiled),
+                extends: None,
+                fields: r.fields.iter().map(|f| line(f, true)).collect(),
+            };
+            let narrowed = ts.narrowed_fields(api, r);
+            let omitted = narrowed.iter().map(|f| format!("{:?}", ts.member(&f.name))).collect::<Vec<_>>().join(" | ");
+            let public = RecordDts {
+                doc,
+                name: ts.type_name(&r.name),
+                extends: Some(format!("Omit<{}, {omitted}>", ts.type_name(compiled))),
+                fields: narrowed.iter().map(|f| line(f, false)).collect(),
+            };
+            format!("{}\n\n{}", twin.render().unwrap_or_default(), public.render().unwrap_or_default())
+        }
+        None => RecordDts { doc, name: ts.type_name(&r.name), extends: None, fields: r.fields.iter().map(|f| line(f, false)).collect() }
+            .render()
+            .unwrap_or_default(),
+    }
+}
+
+fn enumeration(ts: &Ts, api: &Api, e: &Enum) -> String {
+    EnumDts {
+        doc: jsdoc_block(&ts.jsdoc(api, &e.doc), ""),
+        name: ts.type_name(&e.name),
+        variants: e
+            .variants
+            .iter()
+            .map(|v| VariantLine { doc: jsdoc_block(&ts.jsdoc(api, &v.doc), "    "), name: ts.variant(&v.name), value: ts.variant_value(&v.value) })
+            .collect(),
+    }
+    .render()
+    .unwrap_or_default()
+}
+
+fn class(ts: &Ts, api: &Api, c: &Class) -> String {
+    let offered = |m: &&Callable| m.offered_in(Language::TypeScript);
+    let mut doc = ts.jsdoc(api, &c.doc);
+    if !c.details.is_empty() {
+        doc.push_str(&format!("\n\n{}", ts.jsdoc(api, &c.details)));
+    }
+    if !c.thread_safety.is_empty() {
+        doc.push_str(&format!("\n\nThread safety: {}", ts.jsdoc(api, &c.thread_safety)));
+    }
+    ClassDts {
+        doc: jsdoc_block(&doc, ""),
+        name: ts.type_name(&c.name),
+        members: c
+            .members
+            .iter()
+            .filter(offered)
+            .map(|m| MemberLine { doc: callable_jsdoc(ts, api, m, "    "), signature: member_signature(ts, api, m, false) })
+            .collect(),
+        compiled: ts.type_name(&c.compiled),
+        compiled_doc: jsdoc_block(&ts.jsdoc(api, &c.compiled_doc), "    "),
+        compiled_members: c.methods().filter(offered).map(|m| member_signature(ts, api, m, true)).collect(),
+    }
+    .render()
+    .unwrap_or_default()
+}
+
+pub fn function_signature(ts: &Ts, api: &Api, f: &Callable) -> String {
+    format!("{}({}): {}", ts.function(&f.name), ts.params_decl(api, f, false), ts.returns(api, f, false))
+}
+
+fn function(ts: &Ts, api: &Api, f: &Callable) -> String {
+    FunctionDts { doc: callable_jsdoc(ts, api, f, ""), signature: function_signature(ts, api, f) }.render().unwrap_or_default()
+}
+
+fn errors(ts: &Ts, api: &Api) -> String {
+    ErrorDts {
+        errors: api.errors.iter().map(|e| ErrorLine { code: format!("{:?}", ts.error_code(e)), doc: ts.jsdoc(api, &e.doc) }).collect(),
+    }
+    .render()
+    .unwrap_or_default()
+}
+
+pub fn render(api: &Api) -> Vec<Output> {
+    let ts = Ts;
+    let mut parts = Vec::new();
+    for item in &api.items {
+        parts.push(match item {
+            Item::Record(r) => record(&ts, api, r),
+            Item::Enum(e) => enumeration(&ts, api, e),
+            Item::Class(c) => class(&ts, api, c),
+            Item::Function(f) if f.offered_in(Language::TypeScript) => function(&ts, api, f),
+            Item::Function(_) => continue,
+        });
+    }
+    parts.push(errors(&ts, api));
+    let doc = jsdoc_block(&format!("{}: {}\n@packageDocumentation", api.title, ts.jsdoc(api, &api.doc)), "");
+    let index = IndexDts { banner: banner("//"), doc: doc.trim_end().to_string(), parts };
+    vec![Output { path: "typescript/index.d.ts".into(), contents: index.render().unwrap_or_default() }]
+}

@@ -1,0 +1,5 @@
+{{ doc }}export declare enum {{ name }} {
+{%- for v in variants %}
+{{ v.doc }}    {{ v.name }} = {{ v.value }},
+{%- endfor %}
+}

@@ -1,0 +1,1 @@
+{{ doc }}export declare function {{ signature }};

@@ -1,0 +1,6 @@
+{{ banner }}
+{{ doc }}
+{%- for part in parts %}
+
+{{ part }}
+{%- endfor %}

@@ -1,0 +1,101 @@
+// Type-checks every declaration of the seed page against generated/typescript/index.d.ts under strict tsc.
+// It is never run: it only has to compile.
+import * as uform from "../../generated/typescript/index.js";
+import {
+    Executor,
+    Mesh,
+    GpuVendor,
+    Mood,
+    MultimemTier,
+    UFormError,
+    type CompiledExecutor,
+    type CompiledMesh,
+    type CompiledMeshDescription,
+    type ExecutorForRamConfig,
+    type ExecutorForVramConfig,
+    type ExecutorOnPoolConfig,
+    type GpuDevice,
+    type MeshDescription,
+    type MeshOptions,
+    type UFormErrorCode,
+} from "../../generated/typescript/index.js";
+
+export function everything(): void {
+    const devices: GpuDevice[] = uform.gpuDevices();
+    const first: GpuDevice | undefined = devices[0];
+    if (first) {
+        const vendor: GpuVendor = first.vendor;
+        const ordinal: number = first.vendorOrdinal;
+        const cls: string | null = first.gpuClass;
+        const units: number = first.computeUnits;
+        const bytes: number = first.memoryBytes;
+        const name: string = first.name;
+        void [vendor, ordinal, cls, units, bytes, name];
+    }
+    const compiled: string = uform.capabilitiesCompiled();
+    const available: string = uform.capabilitiesAvailable();
+    void [compiled, available];
+
+    const ram: ExecutorForRamConfig = { memoryDomains: [0], cpuClass: "intel-haswell", threads: 2, deferredLimit: 8 };
+    const pool: ExecutorOnPoolConfig = { memoryDomains: [0], cpuClass: "intel-haswell", deferredLimit: 8 };
+    const vram: ExecutorForVramConfig = {
+        devices: [0, 1],
+        gpuClass: "nvidia-hopper",
+        memoryDomains: [0],
+        cpuClass: "intel-haswell",
+        streams: [1n, 2n],
+        scratchLimit: 1 << 20,
+        deferredLimit: 8,
+    };
+    {
+        using executor = Executor.forRam(ram);
+        executor.drain();
+        executor.drain(Mood.Parked);
+        executor.drain(Mood.Spinning);
+        const handle: CompiledExecutor = executor.compiled;
+        void handle;
+        const options: MeshOptions = {
+            hostDomainIndex: 0,
+            hostDomainCount: 1,
+            gpusPerMultimemDomain: 8,
+            directory: "/tmp/uform",
+            job: "run-1",
+            timeoutSeconds: 1,
+        };
+        using mesh = Mesh.bootstrap(executor, options);
+        const description: MeshDescription = mesh.describe();
+        const tier: MultimemTier = description.multimemTier;
+        const isSwitch: boolean = tier === MultimemTier.SwitchReduced || tier === MultimemTier.PeerRead;
+        const raw: CompiledMeshDescription = mesh.compiled.describe();
+        const rawTier: string = raw.multimemTier;
+        const meshHandle: CompiledMesh = mesh.compiled;
+        const shape: number[] = [
+            description.hostDomainIndex,
+            description.hostDomainCount,
+            description.gpusPerMultimemDomain,
+            description.multimemDomainCount,
+            description.gpus.length,
+        ];
+        void [isSwitch, rawTier, meshHandle, shape];
+        mesh.free();
+        mesh[Symbol.dispose]();
+    }
+    Executor.forRam().free();
+    Executor.forVram(vram).free();
+    Executor.forVram().free();
+    Executor.onPool(0x1000n, pool).free();
+    Executor.onPool(0x1000n).free();
+    Mesh.bootstrap(Executor.forRam()).free();
+    const vendors: GpuVendor[] = [GpuVendor.Unknown, GpuVendor.Nvidia, GpuVendor.Amd, GpuVendor.Apple];
+    const tiers: string[] = [MultimemTier.SwitchReduced, MultimemTier.PeerRead];
+    void [vendors, tiers];
+    try {
+        Executor.forRam({ threads: 0 });
+    } catch (error) {
+        if (error instanceof UFormError) {
+            const code: UFormErrorCode = error.code;
+            const message: string = error.message;
+            void [code, message];
+        }
+    }
+}

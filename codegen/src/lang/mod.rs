@@ -5,6 +5,7 @@ use crate::model::Api;
 use crate::Output;
 
 pub mod c;
+pub mod docs;
 pub mod typescript;
 
 pub fn render_all(api: &Api) -> Vec<Output> {

@@ -1,6 +1,7 @@
 //! TypeScript: the declaration file of the public JavaScript API. (The Node wrapper and napi glue build on the
 //! same formatter.)
 
+pub mod docs;
 pub mod format;
 
 use crate::lang::banner;
@@ -199,5 +200,7 @@ pub fn render(api: &Api) -> Vec<Output> {
     parts.push(errors(&ts, api));
     let doc = jsdoc_block(&format!("{}: {}\n@packageDocumentation", api.title, ts.jsdoc(api, &api.doc)), "");
     let index = IndexDts { banner: banner("//"), doc: doc.trim_end().to_string(), parts };
-    vec![Output { path: "typescript/index.d.ts".into(), contents: index.render().unwrap_or_default() }]
+    let mut out = vec![Output { path: "typescript/index.d.ts".into(), contents: index.render().unwrap_or_default() }];
+    out.extend(crate::lang::docs::render(&docs::JsDocs, api));
+    out
 }

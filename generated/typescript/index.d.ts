@@ -165,11 +165,21 @@ export declare class CompiledMesh {
  */
 export declare class Executor implements Disposable {
     private constructor();
-    /** Spawns host threads for RAM-resident models. */
+    /**
+     * Spawns host threads for RAM-resident models.
+     * @param config Where the threads go, how many there are, and how many deferred calls they track.
+     */
     static forRam(config?: ExecutorForRamConfig): Executor;
-    /** Opens one stream per device for VRAM-resident models. */
+    /**
+     * Opens one stream per device for VRAM-resident models.
+     * @param config Which devices to drive, on which streams, and where the host decoders go.
+     */
     static forVram(config?: ExecutorForVramConfig): Executor;
-    /** Borrows a ForkUnion `fu_pool_t` by address, which reports `unsupported` until borrowing is designed. */
+    /**
+     * Borrows a ForkUnion `fu_pool_t` by address, which reports `unsupported` until borrowing is designed.
+     * @param pool The address of the ForkUnion `fu_pool_t` to borrow.
+     * @param config Where the pool's models are placed and how many deferred calls it tracks.
+     */
     static onPool(pool: bigint, config?: ExecutorOnPoolConfig): Executor;
     /**
      * Waits for every call submitted to this executor so far, then idles in `mood`.

@@ -1,0 +1,77 @@
+//! How a callable lowers to the C ABI: which C parameters it takes, which it writes, and what it returns. The C
+//! header spells this plan in C and the C library's generated Rust glue spells it in Rust, so the two always agree.
+
+use crate::model::*;
+
+/// One value crossing the C boundary (a list crosses as a pointer and a count).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Slot {
+    /// A handle of this class: `uform_x_t *name`.
+    Handle { name: String, class: Name },
+    /// A scalar, enum, string or address passed by value.
+    Value { name: String, ty: Type },
+    /// A record passed by pointer; NULL means every field absent.
+    Record { name: String, record: Name },
+    /// A list passed as `const T *name, size_t name_count`.
+    List { name: String, element: Type },
+    /// A new handle written to `uform_x_t **name`.
+    OutHandle { name: String, class: Name },
+    /// A record written to `T *name`; with `found`, a `bool *found` says whether it was written.
+    OutRecord { name: String, record: Name, found: bool },
+    /// A scalar or string written to `T *name`.
+    OutValue { name: String, ty: Type },
+    /// A list written as `const T **name, size_t *name_count`, owned by UForm.
+    OutList { name: String, element: Type },
+}
+
+/// What the C function returns.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Return {
+    /// `uform_status_t`: zero on success, the error kind otherwise.
+    Status,
+    /// The value itself, for calls that cannot fail and return a scalar or string.
+    Value { ty: Type, optional: bool },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lowered {
+    pub slots: Vec<Slot>,
+    pub returns: Return,
+}
+
+/// The C parameter name of a class's handle and of a list's elements: the type's last word.
+fn last_word(name: &Name) -> String {
+    name.words().last().cloned().unwrap_or_default()
+}
+
+pub fn lower(class: Option<&Class>, callable: &Callable) -> Lowered {
+    let mut slots = Vec::new();
+    if let (Some(k), CallableKind::Method | CallableKind::Free) = (class, callable.kind) {
+        slots.push(Slot::Handle { name: k.name.snake(), class: k.name.clone() });
+    }
+    for p in &callable.params {
+        let name = p.name.snake();
+        slots.push(match &p.ty {
+            Type::Class(c) => Slot::Handle { name, class: c.clone() },
+            Type::Record(r) => Slot::Record { name, record: r.clone() },
+            Type::List(e) => Slot::List { name, element: (**e).clone() },
+            ty => Slot::Value { name, ty: ty.clone() },
+        });
+    }
+    let mut returns = Return::Status;
+    match &callable.returns {
+        None => {}
+        Some(Type::Class(c)) => slots.push(Slot::OutHandle { name: c.snake(), class: c.clone() }),
+        Some(Type::Record(r)) => slots.push(Slot::OutRecord { name: last_word(r), record: r.clone(), found: callable.returns_optional }),
+        Some(Type::List(e)) => {
+            let name = match &**e {
+                Type::Record(r) | Type::Enum(r) => format!("{}s", last_word(r)),
+                _ => "items".into(),
+            };
+            slots.push(Slot::OutList { name, element: (**e).clone() });
+        }
+        Some(ty) if !callable.throws => returns = Return::Value { ty: ty.clone(), optional: callable.returns_optional },
+        Some(ty) => slots.push(Slot::OutValue { name: "value".into(), ty: ty.clone() }),
+    }
+    Lowered { slots, returns }
+}

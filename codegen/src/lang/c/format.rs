@@ -1,0 +1,156 @@
+//! The C formatter: every C naming and type-spelling decision, in one place. `uform_` snake_case, `_t` types,
+//! SCREAMING constants, zero-initialised option structs meaning "all absent".
+
+use super::abi::{Return, Slot};
+use crate::model::*;
+
+pub struct C;
+
+impl C {
+    /// The C type of a declared record, enum or class (`uform_mesh_options_t`).
+    pub fn type_name(&self, api: &Api, name: &Name) -> String {
+        if let Some(r) = api.record(name) {
+            return r.c_name.clone();
+        }
+        if let Some(e) = api.enumeration(name) {
+            return e.c_name.clone();
+        }
+        if let Some(c) = api.class(name) {
+            return c.c_name.clone();
+        }
+        format!("uform_{}_t", name.snake())
+    }
+
+    /// `UFORM_MULTIMEM_TIER_SWITCH_REDUCED`
+    pub fn constant(&self, e: &Enum, v: &Variant) -> String {
+        format!("UFORM_{}_{}", e.name.screaming(), v.name.screaming())
+    }
+
+    pub fn status_constant(&self, error: Option<&ErrorKindDef>) -> String {
+        match error {
+            Some(e) => format!("UFORM_STATUS_{}", e.name.screaming()),
+            None => "UFORM_STATUS_OK".into(),
+        }
+    }
+
+    /// The C spelling of a value type, with `const` for what UForm only reads.
+    pub fn ty(&self, api: &Api, ty: &Type) -> String {
+        match ty {
+            Type::U32 => "uint32_t".into(),
+            Type::U64 => "uint64_t".into(),
+            Type::I32 | Type::GpuClass => "int32_t".into(),
+            Type::F64 => "double".into(),
+            Type::Bool => "bool".into(),
+            Type::String | Type::Path => "const char *".into(),
+            Type::Address => "uintptr_t".into(),
+            Type::Record(n) | Type::Enum(n) | Type::Class(n) => self.type_name(api, n),
+            Type::List(e) => format!("const {} *", self.ty(api, e)),
+        }
+    }
+
+    /// `type name` with the pointer star against the name.
+    pub fn declare(&self, ty: &str, name: &str) -> String {
+        if ty.ends_with('*') {
+            format!("{ty}{name}")
+        } else {
+            format!("{ty} {name}")
+        }
+    }
+
+    /// The member declarations of a record's field (a list takes two).
+    pub fn field(&self, api: &Api, field: &Field) -> Vec<String> {
+        let name = field.name.snake();
+        match &field.ty {
+            Type::List(e) => vec![
+                self.declare(&format!("const {} *", self.ty(api, e)), &name),
+                format!("size_t {name}_count"),
+            ],
+            ty => vec![self.declare(&self.ty(api, ty), &name)],
+        }
+    }
+
+    /// What a field's absence or ownership means in C, appended to its doc.
+    pub fn field_note(&self, record: &Record, field: &Field) -> Option<String> {
+        match (record.direction, &field.ty, field.optional) {
+            (Direction::Input, Type::List(_), true) => Some("NULL or a zero count means absent.".into()),
+            (Direction::Input, Type::String | Type::Path, true) => Some("NULL means absent.".into()),
+            (Direction::Input, _, true) => Some("Zero means absent.".into()),
+            (Direction::Output, Type::GpuClass, _) => {
+                Some("A class id for `uform_gpu_class_name`, negative when the tables do not know the device.".into())
+            }
+            (Direction::Output, Type::List(_), _) => Some("Owned by UForm, like the record holding it.".into()),
+            (Direction::Output, Type::String, _) => Some("NUL-terminated, owned by UForm, like the record holding it.".into()),
+            _ => None,
+        }
+    }
+
+    /// The C parameters of a slot.
+    pub fn slot(&self, api: &Api, slot: &Slot) -> Vec<String> {
+        match slot {
+            Slot::Handle { name, class } => vec![self.declare(&format!("{} *", self.type_name(api, class)), name)],
+            Slot::Value { name, ty } => vec![self.declare(&self.ty(api, ty), name)],
+            Slot::Record { name, record } => vec![self.declare(&format!("const {} *", self.type_name(api, record)), name)],
+            Slot::List { name, element } => {
+                vec![self.declare(&format!("const {} *", self.ty(api, element)), name), format!("size_t {name}_count")]
+            }
+            Slot::OutHandle { name, class } => vec![self.declare(&format!("{} **", self.type_name(api, class)), name)],
+            Slot::OutRecord { name, record, found } => {
+                let mut out = vec![self.declare(&format!("{} *", self.type_name(api, record)), name)];
+                if *found {
+                    out.push("bool *found".into());
+                }
+                out
+            }
+            Slot::OutValue { name, ty } => vec![self.declare(&format!("{} *", self.ty(api, ty)), name)],
+            Slot::OutList { name, element } => vec![
+                self.declare(&format!("const {} **", self.ty(api, element)), name),
+                format!("size_t *{name}_count"),
+            ],
+        }
+    }
+
+    pub fn returns(&self, api: &Api, returns: &Return) -> String {
+        match returns {
+            Return::Status => "uform_status_t".into(),
+            Return::Value { ty, .. } => self.ty(api, ty),
+        }
+    }
+
+    /// Doc text with references spelled as C names.
+    pub fn doc(&self, api: &Api, doc: &Doc) -> String {
+        doc.render(&|r| format!("`{}`", self.reference(api, r)))
+    }
+
+    pub fn reference(&self, api: &Api, r: &Reference) -> String {
+        match r {
+            Reference::Member(n) => n.snake(),
+            Reference::Type(n) => self.type_name(api, n),
+            Reference::Function(n) => api.functions().find(|f| &f.name == n).map_or_else(|| n.snake(), |f| f.c_name.clone()),
+            Reference::Method { class, method } => api
+                .class(class)
+                .and_then(|k| k.members.iter().find(|m| &m.name == method))
+                .map_or_else(|| method.snake(), |m| m.c_name.clone()),
+        }
+    }
+}
+
+/// A `/** … */` block at `indent`, wrapped.
+pub fn comment(text: &str, indent: &str) -> String {
+    if text.is_empty() {
+        return String::new();
+    }
+    let wrapped = crate::lang::wrap(text, 110 - indent.len() - 3);
+    if wrapped.len() == 1 && wrapped[0].len() + indent.len() + 7 <= 110 {
+        return format!("{indent}/** {} */\n", wrapped[0]);
+    }
+    let mut out = format!("{indent}/**\n");
+    for line in wrapped {
+        if line.is_empty() {
+            out.push_str(&format!("{indent} *\n"));
+        } else {
+            out.push_str(&format!("{indent} * {line}\n"));
+        }
+    }
+    out.push_str(&format!("{indent} */\n"));
+    out
+}

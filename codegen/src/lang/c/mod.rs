@@ -1,0 +1,288 @@
+//! C: the header `uform.h` and the C reference page. The C library's Rust glue (bindings/c) is rendered from the
+//! same lowering plan in [`abi`].
+
+pub mod abi;
+pub mod docs;
+pub mod format;
+pub mod rust;
+
+use crate::lang::banner;
+use crate::model::*;
+use crate::Output;
+use abi::{lower, Return, Slot};
+use askama::Template;
+use format::{comment, C};
+
+pub struct Constant {
+    pub doc: String,
+    pub name: String,
+    pub value: String,
+}
+
+#[derive(Template)]
+#[template(path = "c/error.h", escape = "none")]
+struct ErrorH {
+    errors: Vec<Constant>,
+}
+
+#[derive(Template)]
+#[template(path = "c/enum.h", escape = "none")]
+struct EnumH {
+    doc: String,
+    name: String,
+    variants: Vec<Constant>,
+}
+
+pub struct FieldDecl {
+    pub doc: String,
+    pub decls: String,
+}
+
+#[derive(Template)]
+#[template(path = "c/record.h", escape = "none")]
+struct RecordH {
+    doc: String,
+    name: String,
+    fields: Vec<FieldDecl>,
+}
+
+#[derive(Template)]
+#[template(path = "c/class.h", escape = "none")]
+struct ClassH {
+    doc: String,
+    name: String,
+}
+
+#[derive(Template)]
+#[template(path = "c/function.h", escape = "none")]
+struct FunctionH {
+    doc: String,
+    returns: String,
+    name: String,
+    params: String,
+}
+
+#[derive(Template)]
+#[template(path = "c/header.h", escape = "none")]
+struct HeaderH {
+    banner: String,
+    doc: String,
+    version: String,
+    parts: Vec<String>,
+}
+
+/// Records ordered so each comes after the records its fields hold.
+pub fn records_in_dependency_order(api: &Api) -> Vec<&Record> {
+    let mut out: Vec<&Record> = Vec::new();
+    fn visit<'a>(api: &'a Api, r: &'a Record, out: &mut Vec<&'a Record>, depth: usize) {
+        if out.iter().any(|o| o.name == r.name) || depth > 32 {
+            return;
+        }
+        for f in &r.fields {
+            let inner = f.ty.element().unwrap_or(&f.ty);
+            if let Type::Record(n) = inner {
+                if let Some(dep) = api.record(n) {
+                    visit(api, dep, out, depth + 1);
+                }
+            }
+        }
+        if !out.iter().any(|o| o.name == r.name) {
+            out.push(r);
+        }
+    }
+    for r in api.records() {
+        visit(api, r, &mut out, 0);
+    }
+    out
+}
+
+/// The lifetime of what a call writes out, said once per kind of call.
+fn ownership(class: Option<&Class>) -> String {
+    match class {
+        Some(k) => {
+            let free = k.members.iter().find(|m| m.kind == CallableKind::Free).map_or_else(String::new, |m| m.c_name.clone());
+            format!("owned by the {} and valid until `{free}`", k.name.snake().replace('_', " "))
+        }
+        None => "owned by UForm and valid for the life of the process".into(),
+    }
+}
+
+pub fn function_doc(fmt: &C, api: &Api, class: Option<&Class>, c: &Callable) -> String {
+    let lowered = lower(class, c);
+    let mut text = fmt.doc(api, &c.doc);
+    for slot in &lowered.slots {
+        let line = match slot {
+            Slot::Handle { name, class: k } => {
+                let param = c.params.iter().find(|p| &p.name.snake() == name);
+                match param {
+                    Some(p) if !p.doc.is_empty() => format!("@param {name} {}", fmt.doc(api, &p.doc)),
+                    _ => format!("@param {name} The {} to act on.", k.snake().replace('_', " ")),
+                }
+            }
+            Slot::Value { name, .. } | Slot::Record { name, .. } | Slot::List { name, .. } => {
+                let p = c.params.iter().find(|p| &p.name.snake() == name);
+                let mut doc = p.map(|p| fmt.doc(api, &p.doc)).filter(|d| !d.is_empty()).unwrap_or_else(|| format!("The {}.", name.replace('_', " ")));
+                if matches!(slot, Slot::Record { .. }) {
+                    doc.push_str(" NULL means every field absent.");
+                }
+                if let (Slot::Value { ty: Type::Enum(e), .. }, Some(p)) = (slot, p) {
+                    if let (Some(Literal::Variant(v)), Some(en)) = (&p.default, api.enumeration(e)) {
+                        if let Some(var) = en.variants.iter().find(|x| &x.name == v) {
+                            doc.push_str(&format!(" Other languages default it to `{}`.", fmt.constant(en, var)));
+                        }
+                    }
+                }
+                format!("@param {name} {doc}")
+            }
+            Slot::OutHandle { name, class: k } => {
+                let free = api
+                    .class(k)
+                    .and_then(|kk| kk.members.iter().find(|m| m.kind == CallableKind::Free))
+                    .map_or_else(String::new, |m| m.c_name.clone());
+                format!("@param {name} Receives the new {}; release it with `{free}`.", k.snake().replace('_', " "))
+            }
+            Slot::OutRecord { name, found, .. } => {
+                let owner = match class {
+                    Some(_) => ownership(class),
+                    None => "owned by UForm and valid until this thread calls it again".into(),
+                };
+                let mut s = format!("@param {name} Receives the result; what it points to is {owner}.");
+                if *found {
+                    s.push_str("\n@param found Receives whether there was a result; without one the record is left untouched.");
+                }
+                s
+            }
+            Slot::OutValue { name, .. } => format!("@param {name} Receives the result."),
+            Slot::OutList { name, .. } => format!(
+                "@param {name} Receives the array, {}.\n@param {name}_count Receives the number of elements.",
+                ownership(class)
+            ),
+        };
+        text.push('\n');
+        text.push_str(&line);
+    }
+    match &lowered.returns {
+        Return::Status => text.push_str(
+            "\n@return `UFORM_STATUS_OK`, or the error kind with `uform_last_error_message` saying why; a NULL pointer \
+             where a value is required is `UFORM_STATUS_INVALID_ARGUMENT`.",
+        ),
+        Return::Value { optional: true, .. } => text.push_str("\n@return The value, or NULL when there is none; static storage, never freed."),
+        Return::Value { ty: Type::String, .. } => text.push_str("\n@return A NUL-terminated string in static storage, never freed."),
+        Return::Value { .. } => {}
+    }
+    comment(&text, "")
+}
+
+pub fn function_decl(fmt: &C, api: &Api, class: Option<&Class>, c: &Callable) -> String {
+    let lowered = lower(class, c);
+    let params: Vec<String> = lowered.slots.iter().flat_map(|s| fmt.slot(api, s)).collect();
+    let returns = fmt.returns(api, &lowered.returns);
+    let returns = if returns.ends_with('*') { returns } else { format!("{returns} ") };
+    FunctionH {
+        doc: function_doc(fmt, api, class, c),
+        returns,
+        name: c.c_name.clone(),
+        params: if params.is_empty() { "void".into() } else { params.join(", ") },
+    }
+    .render()
+    .unwrap_or_default()
+}
+
+fn record(fmt: &C, api: &Api, r: &Record) -> String {
+    let mut doc = fmt.doc(api, &r.doc);
+    if r.direction == Direction::Input {
+        doc.push_str(" Zero-initialise it: a zero field means absent.");
+    }
+    RecordH {
+        doc: comment(&doc, ""),
+        name: r.c_name.clone(),
+        fields: r
+            .fields
+            .iter()
+            .map(|f| {
+                let mut d = fmt.doc(api, &f.doc);
+                if let Some(note) = fmt.field_note(r, f) {
+                    d.push(' ');
+                    d.push_str(&note);
+                }
+                FieldDecl { doc: comment(&d, "    "), decls: fmt.field(api, f).iter().map(|x| format!("    {x};")).collect::<Vec<_>>().join("\n") }
+            })
+            .collect(),
+    }
+    .render()
+    .unwrap_or_default()
+}
+
+fn enumeration(fmt: &C, api: &Api, e: &Enum) -> String {
+    EnumH {
+        doc: comment(&fmt.doc(api, &e.doc), ""),
+        name: e.c_name.clone(),
+        variants: e
+            .variants
+            .iter()
+            .map(|v| {
+                let mut d = fmt.doc(api, &v.doc);
+                if let EnumValue::String(s) = &v.value {
+                    d = format!("{s:?}: {d}");
+                }
+                Constant { doc: comment(&d, "    "), name: fmt.constant(e, v), value: e.number(v).to_string() }
+            })
+            .collect(),
+    }
+    .render()
+    .unwrap_or_default()
+}
+
+fn class(fmt: &C, api: &Api, k: &Class) -> String {
+    let mut doc = fmt.doc(api, &k.doc);
+    if !k.details.is_empty() {
+        doc.push_str(&format!("\n\n{}", fmt.doc(api, &k.details)));
+    }
+    if !k.thread_safety.is_empty() {
+        doc.push_str(&format!("\n\nThread safety: {}", fmt.doc(api, &k.thread_safety)));
+    }
+    doc.push_str("\n\nAn opaque handle; a handle already freed, or never made by UForm, is reported as `UFORM_STATUS_FREED_HANDLE`.");
+    ClassH { doc: comment(&doc, ""), name: k.c_name.clone() }.render().unwrap_or_default()
+}
+
+fn members(fmt: &C, api: &Api, k: &Class) -> Vec<String> {
+    k.members.iter().filter(|m| m.offered_in(Language::C)).map(|m| function_decl(fmt, api, Some(k), m)).collect()
+}
+
+pub fn render(api: &Api) -> Vec<Output> {
+    let fmt = C;
+    let mut parts = Vec::new();
+    parts.push(
+        ErrorH {
+            errors: api
+                .errors
+                .iter()
+                .map(|e| Constant { doc: comment(&fmt.doc(api, &e.doc), "    "), name: fmt.status_constant(Some(e)), value: e.status.to_string() })
+                .collect(),
+        }
+        .render()
+        .unwrap_or_default(),
+    );
+    for e in api.enums() {
+        parts.push(enumeration(&fmt, api, e));
+    }
+    for r in records_in_dependency_order(api) {
+        parts.push(record(&fmt, api, r));
+    }
+    // Every handle is declared before any function, since members take handles of other classes.
+    for k in api.classes() {
+        parts.push(class(&fmt, api, k));
+    }
+    for k in api.classes() {
+        parts.extend(members(&fmt, api, k));
+    }
+    for f in api.functions().filter(|f| f.offered_in(Language::C)) {
+        parts.push(function_decl(&fmt, api, None, f));
+    }
+    let doc = comment(&format!("@file uform.h\n{}: {}", api.title, fmt.doc(api, &api.doc)), "");
+    let header = HeaderH { banner: format!("/* {} */", banner("").trim()), doc: doc.trim_end().into(), version: api.version.clone(), parts };
+    let mut out = vec![Output { path: "c/uform.h".into(), contents: header.render().unwrap_or_default() }];
+    out.extend(crate::lang::docs::render(&docs::CDocs, api));
+    out.extend(rust::render(api));
+    out
+}

@@ -1,0 +1,1 @@
+{{ doc }}typedef struct {{ name }} {{ name }};

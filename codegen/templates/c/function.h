@@ -1,0 +1,1 @@
+{{ doc }}{{ returns }}{{ name }}({{ params }});

@@ -1,0 +1,5 @@
+{{ doc }}typedef struct {{ name }} {
+{%- for f in fields %}
+{{ f.doc }}{{ f.decls }}
+{%- endfor %}
+} {{ name }};

@@ -1,0 +1,177 @@
+//! A table of broken IDL inputs: each must give its specific message at its position, and never a panic.
+
+use uform_codegen::load_str;
+
+/// A small valid IDL that each case breaks in one place.
+const BASE: &str = r#"package: uform
+version: 0.1.0
+title: Executors
+doc: The surface.
+errors:
+  - error: InvalidArgument
+    doc: Bad input.
+items:
+  - record: Options
+    c: uform_options_t
+    direction: input
+    doc: Options.
+    fields:
+      - name: count
+        type: u32
+        optional: true
+        default: 1
+        doc: How many; see [[mood]].
+      - name: mood
+        type: Mood
+        optional: true
+        doc: The mood.
+  - enum: Mood
+    c: uform_mood_t
+    doc: A mood.
+    values:
+      - name: Parked
+        value: 0
+        doc: Parked.
+      - name: Spinning
+        value: 1
+        doc: Spinning.
+  - class: Pool
+    c: uform_pool_t
+    doc: A pool.
+    thread_safety: Safe.
+    compiled: CompiledPool
+    compiled_doc: The handle.
+    members:
+      - constructor: create
+        c: uform_pool_create
+        doc: Makes one; see [[Pool.free]].
+        params:
+          - name: options
+            type: Options
+            default: {}
+      - free: free
+        c: uform_pool_free
+        doc: Frees it.
+  - function: version
+    c: uform_version
+    throws: false
+    returns: string
+    doc: The version.
+"#;
+
+fn broken(from: &str, to: &str) -> String {
+    assert!(BASE.contains(from), "the case's anchor {from:?} is not in BASE");
+    BASE.replacen(from, to, 1)
+}
+
+#[test]
+fn the_base_is_valid() {
+    let api = load_str(BASE, "base.yaml").unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(api.items.len(), 4);
+}
+
+#[test]
+fn every_broken_input_gets_its_message_and_position() {
+    let cases: Vec<(&str, String, &str)> = vec![
+        ("unknown type", broken("type: u32", "type: u33"), "base.yaml:15:15: Options.count: unknown type `u33`"),
+        ("unknown list element", broken("type: u32", "type: list<Nope>"), "base.yaml:15:15: Options.count: unknown type `Nope`"),
+        (
+            "duplicate item name",
+            broken("  - enum: Mood", "  - enum: Options"),
+            "base.yaml:23:11: Options: duplicate name: `Options` is already declared at line 9, column 13",
+        ),
+        ("duplicate field", broken("      - name: mood", "      - name: count"), "base.yaml:19:15: Options.count: duplicate field `count`"),
+        ("clashing enum values", broken("        value: 1", "        value: 0"), "base.yaml:31:16: Mood.Spinning: value 0 clashes with `Mood.Parked`"),
+        ("mixed enum values", broken("        value: 1", "        value: spinning"), "Mood: values mix numbers and strings"),
+        ("missing doc text", broken("    doc: A mood.\n", ""), "base.yaml:23:11: Mood: has no doc text"),
+        ("empty doc text", broken("        doc: The mood.", "        doc: \"  \""), "base.yaml:19:15: Options.mood: has no doc text"),
+        (
+            "C name breaks the convention",
+            broken("c: uform_options_t", "c: options_t"),
+            "base.yaml:10:8: Options: C name `options_t` breaks the convention: expected `uform_options_t`",
+        ),
+        ("missing C name", broken("    c: uform_mood_t\n", ""), "base.yaml:23:11: Mood: has no C name; add `c: uform_mood_t`"),
+        (
+            "member C name breaks the convention",
+            broken("c: uform_pool_free", "c: uform_free_pool"),
+            "Pool.free: C name `uform_free_pool` breaks the convention: expected `uform_pool_free`",
+        ),
+        (
+            "default does not fit its type",
+            broken("default: 1", "default: -1"),
+            "base.yaml:17:18: Options.count: default -1 does not fit type u32: it lies outside 0..=4294967295",
+        ),
+        (
+            "default too large",
+            broken("default: 1", "default: 4294967296"),
+            "Options.count: default 4294967296 does not fit type u32",
+        ),
+        ("default of the wrong kind", broken("default: 1", "default: many"), "Options.count: default \"many\" does not fit type u32: the kinds differ"),
+        (
+            "default naming no enum value",
+            broken("        optional: true\n        doc: The mood.", "        optional: true\n        default: Sleeping\n        doc: The mood."),
+            "Options.mood: default \"Sleeping\" does not fit type Mood: `Mood` has no value `Sleeping` (it has Parked, Spinning)",
+        ),
+        (
+            "method on an unknown class",
+            broken("see [[Pool.free]]", "see [[Tank.free]]"),
+            "Pool.create: doc references `Tank.free`, a method on unknown class `Tank`",
+        ),
+        (
+            "missing method on a known class",
+            broken("see [[Pool.free]]", "see [[Pool.drain]]"),
+            "Pool.create: doc references `Pool.drain`, but class `Pool` has no member `drain`",
+        ),
+        ("unknown doc reference", broken("see [[mood]]", "see [[mode]]"), "Options.count: doc references unknown `[[mode]]`"),
+        ("field name not snake_case", broken("name: count", "name: Count"), "base.yaml:14:15: Options.Count: field name `Count` must be snake_case"),
+        ("record name not PascalCase", broken("record: Options", "record: options"), "options: record name `options` must be PascalCase"),
+        ("bad direction", broken("direction: input", "direction: sideways"), "base.yaml:11:16: Options: direction `sideways` is neither `input` nor `output`"),
+        ("class without free", broken("      - free: free\n        c: uform_pool_free\n        doc: Frees it.\n", ""), "Pool: a class needs exactly one `free` member, found 0"),
+        ("record field holding a class", broken("type: Mood\n", "type: Pool\n"), "Options.mood: a record field cannot hold class `Pool`"),
+        ("unknown key", broken("    direction: input", "    directions: input"), "unknown field `directions`"),
+        ("not YAML at all", "items: [unclosed".to_string(), "base.yaml:1:"),
+        ("unknown language in only", broken("    throws: false", "    throws: false\n    only: [cobol]"), "version: `only` names unknown language `cobol`"),
+    ];
+    assert!(cases.len() >= 15);
+    let mut failures = Vec::new();
+    for (name, text, expected) in &cases {
+        let result = std::panic::catch_unwind(|| load_str(text, "base.yaml"));
+        match result {
+            Err(_) => failures.push(format!("{name}: PANICKED")),
+            Ok(Ok(_)) => failures.push(format!("{name}: was accepted")),
+            Ok(Err(d)) => {
+                let shown = d.to_string();
+                if !shown.contains(expected) {
+                    failures.push(format!("{name}: expected {expected:?} in\n{shown}"));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn every_problem_is_reported_at_once() {
+    let text = broken("type: u32", "type: u33").replace("c: uform_mood_t", "c: mood").replace("    doc: A pool.\n", "");
+    let d = load_str(&text, "base.yaml").unwrap_err();
+    assert_eq!(d.problems.len(), 3, "{d}");
+}
+
+#[test]
+fn arbitrary_bytes_never_panic() {
+    let mut seed = 0x9e3779b97f4a7c15u64;
+    for round in 0..2000 {
+        let mut text = BASE.as_bytes().to_vec();
+        for _ in 0..(1 + round % 8) {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let at = (seed as usize) % text.len();
+            let alphabet = b"{}[]:-\n \"'&*!|>#?@\t0x9";
+            text[at] = alphabet[(seed >> 32) as usize % alphabet.len()];
+        }
+        let text = String::from_utf8_lossy(&text).into_owned();
+        let outcome = std::panic::catch_unwind(|| load_str(&text, "fuzz.yaml"));
+        assert!(outcome.is_ok(), "the loader panicked on:\n{text}");
+    }
+}

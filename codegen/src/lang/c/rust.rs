@@ -1,1 +1,384 @@
-use crate::{model::Api, Output}; pub fn render(_api: &Api) -> Vec<Output> { Vec::new() }
+//! The Rust side of the C ABI (`generated/c/ffi.rs`, included by `bindings/c`): `#[repr(C)]` mirrors of the
+//! header's types, conversions between them and the core's types, and one `extern "C"` function per callable,
+//! all from the same lowering plan as the header. The hand-written runtime it calls (handle registry, last error,
+//! panic guard, C string and array readers) lives in `bindings/c/src/runtime.rs`.
+
+use super::abi::{lower, Return, Slot};
+use crate::lang::banner;
+use crate::model::*;
+use crate::Output;
+use askama::Template;
+
+/// The Rust spelling of C-facing types.
+struct RustC;
+
+impl RustC {
+    /// The `#[repr(C)]` field type mirroring the C field.
+    fn c_field(&self, api: &Api, ty: &Type) -> String {
+        match ty {
+            Type::U32 => "u32".into(),
+            Type::U64 => "u64".into(),
+            Type::I32 | Type::GpuClass => "i32".into(),
+            Type::F64 => "f64".into(),
+            Type::Bool => "bool".into(),
+            Type::String | Type::Path => "*const c_char".into(),
+            Type::Address => "usize".into(),
+            Type::Enum(_) => "i32".into(),
+            Type::Record(n) => api.record(n).map_or_else(String::new, |r| r.c_name.clone()),
+            Type::Class(n) => format!("*mut {}", api.class(n).map_or_else(String::new, |c| c.c_name.clone())),
+            Type::List(e) => format!("*const {}", self.c_field(api, e)),
+        }
+    }
+
+    /// Rust expression turning C field `raw.name` of an input record into the core's `Option<T>`.
+    fn read_input(&self, field: &Field, record: &Record) -> String {
+        let name = field.name.snake();
+        let arg = format!("\"{}.{}\"", record.name.pascal(), name);
+        match &field.ty {
+            Type::U32 | Type::U64 | Type::Address => format!("nonzero(raw.{name})"),
+            Type::I32 | Type::GpuClass => format!("nonzero(raw.{name})"),
+            Type::F64 => format!("(raw.{name} != 0.0).then_some(raw.{name})"),
+            Type::Bool => format!("raw.{name}.then_some(true)"),
+            Type::String | Type::Path => format!("read_str(raw.{name}, {arg})?"),
+            Type::Enum(e) => format!("if raw.{name} == 0 {{ None }} else {{ Some({}(raw.{name}, {arg})?) }}", enum_from_c(e)),
+            Type::List(e) => {
+                let convert = match &**e {
+                    Type::Address => ".map(|v| v.into_iter().map(|x| x as u64).collect())",
+                    _ => "",
+                };
+                format!("read_list(raw.{name}, raw.{name}_count, {arg})?{convert}")
+            }
+            Type::Record(_) | Type::Class(_) => format!("compile_error!(\"unsupported input field {name}\")"),
+        }
+    }
+
+    /// Rust expression turning core value `v.name` of an output record into its C field.
+    fn write_output(&self, api: &Api, field: &Field) -> String {
+        let name = field.name.snake();
+        match &field.ty {
+            Type::U32 | Type::U64 | Type::I32 | Type::F64 | Type::Bool => format!("v.{name}"),
+            Type::Address => format!("v.{name} as usize"),
+            Type::GpuClass => format!("v.{name}.as_deref().and_then(uform_core::devices::gpu_class_id).unwrap_or(-1)"),
+            Type::String | Type::Path => format!("arena.string(&v.{name})"),
+            Type::Enum(e) => format!("{}(v.{name})", enum_to_c(e)),
+            Type::List(e) => match &**e {
+                Type::Record(r) => {
+                    let rec = api.record(r).map_or_else(String::new, |r| r.name.snake());
+                    format!("{{ let items: Vec<_> = v.{name}.iter().map(|x| {rec}_to_c(x, arena)).collect(); arena.list(items) }}")
+                }
+                _ => format!("arena.list(v.{name}.clone())"),
+            },
+            Type::Record(r) => format!("{}_to_c(&v.{name}, arena)", r.snake()),
+            Type::Class(_) => format!("compile_error!(\"unsupported output field {name}\")"),
+        }
+    }
+}
+
+fn enum_from_c(e: &Name) -> String {
+    format!("{}_from_c", e.snake())
+}
+fn enum_to_c(e: &Name) -> String {
+    format!("{}_to_c", e.snake())
+}
+
+#[derive(Template)]
+#[template(path = "c/ffi_record.rs", escape = "none")]
+struct RecordRs {
+    c_name: String,
+    core: String,
+    snake: String,
+    input: bool,
+    fields: Vec<(String, String)>,
+    conversions: Vec<(String, String)>,
+    counts: Vec<(String, String)>,
+}
+
+#[derive(Template)]
+#[template(path = "c/ffi_enum.rs", escape = "none")]
+struct EnumRs {
+    c_name: String,
+    core: String,
+    snake: String,
+    variants: Vec<(String, i64)>,
+    accepted: String,
+}
+
+#[derive(Template)]
+#[template(path = "c/ffi_function.rs", escape = "none")]
+struct FunctionRs {
+    c_name: String,
+    params: String,
+    returns: String,
+    guard: String,
+    body: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "c/ffi.rs", escape = "none")]
+struct FfiRs {
+    banner: String,
+    handles: Vec<(String, String)>,
+    errors: Vec<(String, u32)>,
+    parts: Vec<String>,
+}
+
+fn params(api: &Api, slots: &[Slot]) -> String {
+    let rc = RustC;
+    let mut out = Vec::new();
+    for s in slots {
+        match s {
+            Slot::Handle { name, class } => out.push(format!("{name}: *mut {}", class_c(api, class))),
+            Slot::Value { name, ty } => out.push(format!("{name}: {}", rc.c_field(api, ty))),
+            Slot::Record { name, record } => out.push(format!("{name}: *const {}", record_c(api, record))),
+            Slot::List { name, element } => {
+                out.push(format!("{name}: *const {}", rc.c_field(api, element)));
+                out.push(format!("{name}_count: usize"));
+            }
+            Slot::OutHandle { name, class } => out.push(format!("{name}: *mut *mut {}", class_c(api, class))),
+            Slot::OutRecord { name, record, found } => {
+                out.push(format!("{name}: *mut {}", record_c(api, record)));
+                if *found {
+                    out.push("found: *mut bool".into());
+                }
+            }
+            Slot::OutValue { name, ty } => out.push(format!("{name}: *mut {}", rc.c_field(api, ty))),
+            Slot::OutList { name, element } => {
+                out.push(format!("{name}: *mut *const {}", rc.c_field(api, element)));
+                out.push(format!("{name}_count: *mut usize"));
+            }
+        }
+    }
+    out.join(", ")
+}
+
+fn class_c(api: &Api, n: &Name) -> String {
+    api.class(n).map_or_else(String::new, |c| c.c_name.clone())
+}
+fn record_c(api: &Api, n: &Name) -> String {
+    api.record(n).map_or_else(String::new, |r| r.c_name.clone())
+}
+fn registry(n: &Name) -> String {
+    format!("{}_HANDLES", n.screaming())
+}
+
+/// The body of an `extern "C"` function: read arguments, call the core, write results.
+fn body(api: &Api, class: Option<&Class>, c: &Callable, slots: &[Slot]) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut args = Vec::new();
+    let mut receiver = None;
+    for s in slots {
+        match s {
+            Slot::Handle { name, .. } if c.kind == CallableKind::Free => receiver = Some(name.clone()),
+            Slot::Handle { name, class: k } => {
+                lines.push(format!("let {name} = {}.get({name} as usize, {name:?}, {:?})?;", registry(k), k.pascal()));
+                if receiver.is_none() && c.kind != CallableKind::Constructor && c.kind != CallableKind::Function {
+                    receiver = Some(name.clone());
+                } else {
+                    args.push(format!("&{name}.value"));
+                }
+            }
+            Slot::Value { name, ty } => {
+                let expr = match ty {
+                    Type::Enum(e) => format!("{}({name}, {name:?})?", enum_from_c(e)),
+                    Type::Address => format!("{name} as u64"),
+                    Type::String | Type::Path => format!("read_str({name}, {name:?})?.ok_or_else(|| null_argument({name:?}))?"),
+                    _ => name.clone(),
+                };
+                lines.push(format!("let {name} = {expr};"));
+                args.push(name.clone());
+            }
+            Slot::Record { name, record } => {
+                lines.push(format!("let {name} = if {name}.is_null() {{ Default::default() }} else {{ {}_from_c(unsafe {{ &*{name} }})? }};", record.snake()));
+                args.push(name.clone());
+            }
+            Slot::List { name, .. } => {
+                lines.push(format!("let {name} = read_list({name}, {name}_count, {name:?})?.unwrap_or_default();"));
+                args.push(name.clone());
+            }
+            Slot::OutHandle { name, .. }
+            | Slot::OutRecord { name, .. }
+            | Slot::OutValue { name, .. }
+            | Slot::OutList { name, .. } => {
+                lines.push(format!("check_out({name}, {name:?})?;"));
+                if let Slot::OutList { name, .. } = s {
+                    lines.push(format!("check_out({name}_count, \"{name}_count\")?;"));
+                }
+                if let Slot::OutRecord { found: true, .. } = s {
+                    lines.push("check_out(found, \"found\")?;".into());
+                }
+            }
+        }
+    }
+    let method = c.name.snake();
+    let call = match (class, c.kind, &receiver) {
+        (Some(k), CallableKind::Constructor, _) => format!("uform_core::{}::{method}({})", k.name.pascal(), args.join(", ")),
+        (Some(_), _, Some(recv)) => format!("{recv}.value.{method}({})", args.join(", ")),
+        _ => format!("uform_core::{method}({})", args.join(", ")),
+    };
+    let fallible = if c.throws { "?" } else { "" };
+    let out = slots.iter().find(|s| matches!(s, Slot::OutHandle { .. } | Slot::OutRecord { .. } | Slot::OutValue { .. } | Slot::OutList { .. }));
+    match out {
+        None if c.kind == CallableKind::Free => {
+            let (k, recv) = (class.expect("free belongs to a class"), receiver.unwrap_or_default());
+            lines.push(format!("{}.free({recv} as usize, {recv:?}, {:?}, |v| v.free())?;", registry(&k.name), k.name.pascal()));
+        }
+        None => lines.push(format!("{call}{fallible};")),
+        Some(Slot::OutHandle { name, class: k }) => {
+            lines.push(format!("let value = {call}{fallible};"));
+            lines.push(format!("unsafe {{ *{name} = {}.insert(value) as *mut {} }};", registry(k), class_c(api, k)));
+        }
+        Some(Slot::OutRecord { name, record, found }) => {
+            let convert = format!("{}_to_c", record.snake());
+            let cached = match (&receiver, class) {
+                (Some(recv), Some(_)) => format!("{recv}.cached({:?}, |arena| Ok({convert}(&{call}{fallible}, arena)))?", c.c_name),
+                _ => String::new(),
+            };
+            if *found {
+                lines.push(format!("match {call}{fallible} {{"));
+                lines.push(format!("    Some(v) => {{ let c = thread_arena(|arena| {convert}(&v, arena)); unsafe {{ *{name} = c; *found = true; }} }}"));
+                lines.push("    None => unsafe { *found = false },".into());
+                lines.push("}".into());
+            } else if !cached.is_empty() {
+                lines.push(format!("unsafe {{ *{name} = *{cached} }};"));
+            } else {
+                lines.push(format!("let c = thread_arena(|arena| {convert}(&{call}{fallible}, arena));"));
+                lines.push(format!("unsafe {{ *{name} = c }};"));
+            }
+        }
+        Some(Slot::OutValue { name, .. }) => {
+            lines.push(format!("unsafe {{ *{name} = {call}{fallible} }};"));
+        }
+        Some(Slot::OutList { name, element }) => {
+            let convert = match element {
+                Type::Record(r) => format!("let items: Vec<_> = v.iter().map(|x| {}_to_c(x, arena)).collect(); ", r.snake()),
+                _ => "let items = v; ".into(),
+            };
+            lines.push(format!("let (ptr, len) = process_cached({:?}, |arena| {{ let v = {call}{fallible}; {convert}Ok(arena.list_parts(items)) }})?;", c.c_name));
+            lines.push(format!("unsafe {{ *{name} = ptr; *{name}_count = len }};"));
+        }
+        Some(_) => {}
+    }
+    lines.push("Ok(())".into());
+    lines
+}
+
+fn function(api: &Api, class: Option<&Class>, c: &Callable) -> String {
+    let lowered = lower(class, c);
+    let (returns, guard, body) = match &lowered.returns {
+        Return::Status => (" -> uform_status_t".to_string(), "guard".to_string(), body(api, class, c, &lowered.slots)),
+        Return::Value { ty: Type::String, optional } => {
+            let name = c.name.snake();
+            let args: Vec<String> = lowered
+                .slots
+                .iter()
+                .map(|s| match s {
+                    Slot::Value { name, .. } => name.clone(),
+                    _ => String::new(),
+                })
+                .collect();
+            let value = if *optional {
+                format!("static_c_str_opt(uform_core::{name}({}))", args.join(", "))
+            } else {
+                format!("process_c_str({:?}, || uform_core::{name}({}))", c.c_name, args.join(", "))
+            };
+            (" -> *const c_char".to_string(), "guard_value".to_string(), vec![value])
+        }
+        Return::Value { ty, .. } => {
+            let rc = RustC;
+            (format!(" -> {}", rc.c_field(api, ty)), "guard_value".to_string(), vec![format!("uform_core::{}()", c.name.snake())])
+        }
+    };
+    FunctionRs { c_name: c.c_name.clone(), params: params(api, &lowered.slots), returns, guard, body }.render().unwrap_or_default()
+}
+
+pub fn render(api: &Api) -> Vec<Output> {
+    let rc = RustC;
+    let mut parts = Vec::new();
+    for e in api.enums() {
+        parts.push(
+            EnumRs {
+                c_name: e.c_name.clone(),
+                core: e.name.pascal(),
+                snake: e.name.snake(),
+                variants: e.variants.iter().map(|v| (v.name.pascal(), e.number(v))).collect(),
+                accepted: e.variants.iter().map(|v| e.number(v).to_string()).collect::<Vec<_>>().join(", "),
+            }
+            .render()
+            .unwrap_or_default(),
+        );
+    }
+    for r in api.records() {
+        let input = r.direction == Direction::Input;
+        let mut fields = Vec::new();
+        for f in &r.fields {
+            fields.push((f.name.snake(), rc.c_field(api, &f.ty)));
+            if matches!(f.ty, Type::List(_)) {
+                fields.push((format!("{}_count", f.name.snake()), "usize".into()));
+            }
+        }
+        let conversions = r
+            .fields
+            .iter()
+            .map(|f| (f.name.snake(), if input { rc.read_input(f, r) } else { rc.write_output(api, f) }))
+            .collect();
+        parts.push(
+            RecordRs {
+                c_name: r.c_name.clone(),
+                core: r.name.pascal(),
+                snake: r.name.snake(),
+                input,
+                fields,
+                conversions,
+                counts: r
+                    .fields
+                    .iter()
+                    .filter(|f| matches!(f.ty, Type::List(_)))
+                    .map(|f| (format!("{}_count", f.name.snake()), f.name.snake()))
+                    .collect(),
+            }
+                .render()
+                .unwrap_or_default(),
+        );
+        if input {
+            // Functions may return input records (options from the environment): the C view of a core value.
+            let out_fields: Vec<(String, String)> = r
+                .fields
+                .iter()
+                .map(|f| {
+                    let name = f.name.snake();
+                    let expr = match &f.ty {
+                        Type::String | Type::Path => format!("v.{name}.as_deref().map_or(std::ptr::null(), |s| arena.string(s))"),
+                        Type::List(_) => format!("compile_error!(\"list field {name} in an output of an input record\")"),
+                        _ => format!("v.{name}.unwrap_or_default()"),
+                    };
+                    (name, expr)
+                })
+                .collect();
+            let has_list = r.fields.iter().any(|f| matches!(f.ty, Type::List(_)));
+            if !has_list {
+                let mut s = format!("\n#[allow(dead_code)]\nfn {}_to_c(v: &uform_core::{}, arena: &mut Arena) -> {} {{\n    {} {{\n", r.name.snake(), r.name.pascal(), r.c_name, r.c_name);
+                for (name, expr) in out_fields {
+                    s.push_str(&format!("        {name}: {expr},\n"));
+                }
+                s.push_str("    }\n}");
+                parts.push(s);
+            }
+        }
+    }
+    for k in api.classes() {
+        parts.push(format!("#[repr(C)]\npub struct {} {{\n    _opaque: [u8; 0],\n}}", k.c_name));
+        for m in k.members.iter().filter(|m| m.offered_in(Language::C)) {
+            parts.push(function(api, Some(k), m));
+        }
+    }
+    for f in api.functions().filter(|f| f.offered_in(Language::C)) {
+        parts.push(function(api, None, f));
+    }
+    let ffi = FfiRs {
+        banner: banner("//"),
+        handles: api.classes().map(|k| (registry(&k.name), k.name.pascal())).collect(),
+        errors: api.errors.iter().map(|e| (e.name.pascal(), e.status)).collect(),
+        parts,
+    };
+    vec![Output { path: "c/ffi.rs".into(), contents: ffi.render().unwrap_or_default() }]
+}

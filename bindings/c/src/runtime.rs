@@ -1,10 +1,11 @@
 //! What the generated C glue stands on: the panic guard and per-thread last error, handle registries that make
 //! stale and foreign handles an error instead of a crash, arenas that own what C reads, and readers for C
-//! strings and arrays.
+//! strings and arrays. Maps are B-trees, not hash tables: a hash table points into the middle of its allocation,
+//! which valgrind reports as a possible leak for the process-lifetime tables.
 
 use std::any::Any;
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -104,7 +105,7 @@ pub fn thread_arena<R>(f: impl FnOnce(&mut Arena) -> R) -> R {
     })
 }
 
-type ProcessCache = Mutex<HashMap<&'static str, &'static (Arena, Box<dyn Any + Send + Sync>)>>;
+type ProcessCache = Mutex<BTreeMap<&'static str, &'static (Arena, Box<dyn Any + Send + Sync>)>>;
 
 /// Computes a value once per process, with an arena that lives as long; later calls get the same value.
 pub fn process_cached<R: Copy + 'static>(
@@ -137,7 +138,7 @@ pub fn process_c_str(key: &'static str, compute: impl FnOnce() -> String) -> *co
 
 /// A NUL-terminated copy of a static string, interned for the life of the process; NULL for `None`.
 pub fn static_c_str_opt(text: Option<&'static str>) -> *const c_char {
-    static INTERNED: OnceLock<Mutex<HashMap<&'static str, CString>>> = OnceLock::new();
+    static INTERNED: OnceLock<Mutex<BTreeMap<&'static str, CString>>> = OnceLock::new();
     let Some(text) = text else { return std::ptr::null() };
     let mut map = INTERNED.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
     map.entry(text).or_insert_with(|| CString::new(text).unwrap_or_default()).as_ptr()
@@ -189,7 +190,7 @@ pub fn nonzero<T: Default + PartialEq>(value: T) -> Option<T> {
 /// One live handle and the results it keeps for C to read.
 pub struct Entry<T> {
     pub value: T,
-    cache: Mutex<HashMap<&'static str, Box<(Arena, Box<dyn Any + Send + Sync>)>>>,
+    cache: Mutex<BTreeMap<&'static str, Box<(Arena, Box<dyn Any + Send + Sync>)>>>,
 }
 
 impl<T> Entry<T> {
@@ -212,7 +213,7 @@ impl<T> Entry<T> {
 /// The live handles of one class. C holds ids that look like pointers; ids are never reused, so a freed or
 /// foreign handle is an error, never a use-after-free.
 pub struct Registry<T> {
-    live: RwLock<Option<HashMap<usize, Arc<Entry<T>>>>>,
+    live: RwLock<Option<BTreeMap<usize, Arc<Entry<T>>>>>,
     next: AtomicUsize,
 }
 
@@ -227,7 +228,7 @@ impl<T> Registry<T> {
     pub fn insert(&self, value: T) -> usize {
         let id = self.next.fetch_add(ID_STEP, Ordering::Relaxed);
         let entry = Arc::new(Entry { value, cache: Mutex::default() });
-        self.live.write().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(HashMap::new).insert(id, entry);
+        self.live.write().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(BTreeMap::new).insert(id, entry);
         id
     }
 
@@ -244,9 +245,9 @@ impl<T> Registry<T> {
             return Ok(entry.clone());
         }
         if self.issued(id) {
-            Err(Error::new(ErrorKind::FreedHandle, format!("`{argument}` is a {class} that was already freed")))
+            Err(Error::new(ErrorKind::FreedHandle, format!("`{argument}` is a freed {class} handle")))
         } else {
-            Err(Error::new(ErrorKind::FreedHandle, format!("`{argument}` ({id:#x}) is not a {class} made by UForm")))
+            Err(Error::new(ErrorKind::FreedHandle, format!("`{argument}` ({id:#x}) was never handed out by UForm as a {class} handle")))
         }
     }
 

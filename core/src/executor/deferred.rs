@@ -1,0 +1,112 @@
+//! Deferred calls: a bounded queue of closures that workers run when they have no fork-join work.
+
+use crate::error::{Error, Result};
+use std::collections::VecDeque;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+pub(crate) type Call = Box<dyn FnOnce() + Send + 'static>;
+
+#[derive(Default)]
+struct State {
+    queue: VecDeque<Call>,
+    /// Queued plus running.
+    in_flight: usize,
+    submitted: u64,
+    completed: u64,
+    panics: u64,
+    first_panic: Option<String>,
+}
+
+pub(crate) struct Deferred {
+    limit: usize,
+    state: Mutex<State>,
+    slot_freed: Condvar,
+    completed: Condvar,
+}
+
+impl Deferred {
+    pub fn new(limit: usize) -> Deferred {
+        Deferred { limit, state: Mutex::default(), slot_freed: Condvar::new(), completed: Condvar::new() }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queues `call`, waiting while `limit` calls are in flight. With `help` (no worker can run calls), a full
+    /// queue runs its oldest call on the submitting thread instead of waiting for one.
+    pub fn submit(&self, call: Call, help: bool, queued: &AtomicUsize) {
+        let mut state = self.lock();
+        while state.in_flight >= self.limit {
+            if help {
+                if let Some(oldest) = state.queue.pop_front() {
+                    queued.fetch_sub(1, SeqCst);
+                    drop(state);
+                    self.run(oldest);
+                    state = self.lock();
+                    continue;
+                }
+            }
+            state = self.slot_freed.wait(state).unwrap_or_else(|p| p.into_inner());
+        }
+        state.queue.push_back(call);
+        state.in_flight += 1;
+        state.submitted += 1;
+        queued.fetch_add(1, SeqCst);
+    }
+
+    /// Takes the oldest queued call, if any.
+    pub fn take(&self, queued: &AtomicUsize) -> Option<Call> {
+        let mut state = self.lock();
+        let call = state.queue.pop_front();
+        if call.is_some() {
+            queued.fetch_sub(1, SeqCst);
+        }
+        call
+    }
+
+    /// Runs a taken call and counts it completed, recording a panic instead of unwinding.
+    pub fn run(&self, call: Call) {
+        let outcome = catch_unwind(AssertUnwindSafe(call));
+        let mut state = self.lock();
+        if let Err(payload) = outcome {
+            state.panics += 1;
+            if state.first_panic.is_none() {
+                state.first_panic = Some(Error::from_panic(payload).message().to_string());
+            }
+        }
+        state.in_flight -= 1;
+        state.completed += 1;
+        drop(state);
+        self.slot_freed.notify_one();
+        self.completed.notify_all();
+    }
+
+    /// Waits until every call submitted so far has completed, running queued calls on this thread meanwhile.
+    /// Then reports (and forgets) the panics recorded since the last report.
+    pub fn drain(&self, queued: &AtomicUsize) -> Result<()> {
+        let mut state = self.lock();
+        let target = state.submitted;
+        while state.completed < target {
+            if let Some(call) = state.queue.pop_front() {
+                queued.fetch_sub(1, SeqCst);
+                drop(state);
+                self.run(call);
+                state = self.lock();
+            } else {
+                state = self.completed.wait(state).unwrap_or_else(|p| p.into_inner());
+            }
+        }
+        if state.panics == 0 {
+            return Ok(());
+        }
+        let (count, first) = (state.panics, state.first_panic.take().unwrap_or_default());
+        state.panics = 0;
+        Err(Error::internal(format!(
+            "{count} deferred call{} panicked since the last `drain`; the first: {first}",
+            if count == 1 { "" } else { "s" }
+        )))
+    }
+}

@@ -1,10 +1,98 @@
-//! Meshes. (Contract stub: replaced by the mesh work.)
+//! Meshes: the processes of one run meet through a directory they all see.
+//!
+//! # Without peers
+//!
+//! `hostDomainCount` absent or 1 means one process and no peers: [`Mesh::bootstrap`] returns at once and touches no
+//! file; `directory`, `job` and `timeoutSeconds` are ignored (an explicit zero is still an invalid argument, and
+//! `hostDomainIndex` must be 0 or absent).
+//!
+//! # With peers
+//!
+//! `directory` (which must exist) and `job` are required, and so is `hostDomainIndex`: two processes cannot both
+//! derive an index, so an absent one is an invalid argument rather than a guess. `job` names one entry of
+//! `directory`: not empty, not `.` or `..`, no `/`, `\` or NUL. Two runs that overlap in time must use different
+//! job names; two different jobs in one directory never see each other's files.
+//!
+//! Each process, in `directory/job/`:
+//!
+//! 1. removes the records of this machine whose process is gone (see *Stale runs*), then writes its record
+//!    `member-<index>-<nonce>.json` atomically (a uniquely named temporary file in the same directory, fsync,
+//!    rename, fsync of the directory): run identity (a random per-process nonce), host name, machine identity,
+//!    pid, process start time, index, count, `gpusPerMultimemDomain` and its GPU members (vendor, class, memory,
+//!    multicast support);
+//! 2. polls by listing the directory anew each time (no inotify, no cached handle: shared file systems cache),
+//!    with a pause that starts at 1 ms, doubles while nothing changes and stops growing at 50 ms, measured on the
+//!    monotonic clock. Each record is parsed once, by file name, since nothing is rewritten in place;
+//! 3. on every look, cross-checks the live records: two claiming one index are a conflict naming both (host, pid)
+//!    and both files; a different `hostDomainCount` or `gpusPerMultimemDomain` is a conflict naming both values;
+//! 4. once every index has a record, the roster (the set of index and nonce pairs) is the run's identity: the process
+//!    writes the marker `ready-<index>-<nonce>-<roster hash>` and returns once every member has written the same
+//!    marker. A record can only count when its process confirms a roster that contains the fresh nonces of the
+//!    processes now joining, which no process of an earlier run can do;
+//! 5. after `timeoutSeconds` (default 120) it fails with a timeout error naming the indices that never joined (and
+//!    those that joined but never confirmed, with the reason when their process was found gone).
+//!
+//! Every failure removes this process's record and markers, and the job directory when that leaves it empty, so a
+//! failed bootstrap leaves nothing behind. A process that finds a conflict keeps its record for 100 ms first, so its
+//! peers, polling at most 50 ms apart, report the same conflict instead of waiting for the timeout.
+//!
+//! # Stale runs
+//!
+//! A job directory left by a killed or finished earlier run is never taken for live peers:
+//!
+//! - **Gone processes of this machine.** A record whose machine identity (kernel boot id and pid namespace) is this
+//!   process's and whose process is gone (no such pid, a zombie, or a different start time: the pid was reused) is
+//!   stale: any joining process removes it with its markers, first before writing its own record and then every
+//!   25 ms while it waits. So a re-run on the same machines after a kill needs nothing by hand.
+//! - **Processes that left.** A record with a `done-<index>-<nonce>` marker belongs to a process that has left its
+//!   run: it never conflicts with anyone, and it only fills its index when no live record claims it and its own
+//!   ready marker confirms the roster being formed (true of a peer of this run that finished early, never of an
+//!   earlier run). Such leftovers go with the directory when the next run using the job name finishes.
+//! - **Records that cannot be proven stale** (another machine, not marked done) count as live. They can never
+//!   complete a run, since their process would have to confirm the new nonces; at worst peers wait until the new
+//!   process of that index arrives (on the old record's machine it removes it), or a conflict error names the file
+//!   to remove when the index, count or GPUs per domain collide.
+//!
+//! # Leaving
+//!
+//! [`Mesh::free`] (or dropping the last clone without it) writes `done-<index>-<nonce>`. A process that then finds
+//! every member of its roster done, or gone from this machine, claims `closing-<roster hash>` with an exclusive
+//! create (one winner), checks that the directory at the path is still the one it joined (device and inode), renames
+//! it to a unique tombstone `directory/.uform-removed-…` and removes that, so a re-run with the same job name never
+//! sees a half-removed directory and can start at once. The directory is never removed while a member is still
+//! joining: a member writes its done marker only after its own bootstrap returned, and a bootstrap returns only
+//! after every member confirmed.
+//!
+//! Leaving does not wait for peers; a peer that dies after joining is not noticed by the others (the mesh holds no
+//! connection), and the last survivor on its machine removes the directory as if it had left.
+//!
+//! # Life cycle
+//!
+//! A mesh borrows its executor from bootstrap until it is freed or dropped, so [`crate::Executor::free`] under a live
+//! mesh is an in-use error; free the mesh first. Trainers borrow the mesh through [`Mesh::borrow`], and freeing a
+//! mesh while a lease lives is an in-use error.
+//!
+//! # Description
+//!
+//! `gpusPerMultimemDomain` is the option, or when absent this host's GPU count (0 for a RAM executor; an explicit
+//! zero is invalid, a derived zero is not). Every host must end up with the same value. `multimemDomainCount` is the
+//! run's GPUs divided by it, 0 when the run has no GPU, and a run whose GPUs do not fill whole domains is an invalid
+//! argument. `multimemTier` is `SwitchReduced` only when the run has a GPU and every GPU of every host reports NVLink
+//! multicast support, otherwise `PeerRead`.
+
+mod host;
+mod options;
+mod record;
+mod rendezvous;
+
+pub use options::mesh_options_from_lookup;
 
 use crate::error::{Error, Result};
 use crate::executor::Executor;
-use crate::handle::Lifecycle;
+use crate::handle::{Lease, Lifecycle};
 use crate::types::*;
-use std::sync::Arc;
+use record::{GpuRecord, Record};
+use std::sync::{Arc, Mutex};
 
 /// One process's place among the processes of a run. Cloning shares the same mesh.
 #[derive(Clone, Debug)]
@@ -16,34 +104,210 @@ pub struct Mesh {
 struct Inner {
     lifecycle: Arc<Lifecycle>,
     description: MeshDescription,
+    /// Present until the mesh is freed or dropped.
+    membership: Mutex<Option<Membership>>,
+}
+
+#[derive(Debug)]
+struct Membership {
+    /// `None` without peers.
+    joined: Option<rendezvous::Joined>,
+    /// Keeps the executor from being freed under the mesh.
+    _executor: Lease,
 }
 
 impl Mesh {
+    /// Joins this process to the run's mesh, once every process has joined. See the module documentation.
     pub fn bootstrap(executor: &Executor, options: MeshOptions) -> Result<Mesh> {
+        let plan = options::plan(&options)?;
+        let lease = Lease::take(executor.lifecycle(), "Executor", "Mesh.bootstrap")?;
         let gpus = executor.devices()?;
-        if options.host_domain_count.unwrap_or(1) != 1 {
-            return Err(Error::unsupported("meshes with peers are not built yet"));
-        }
-        let description = MeshDescription {
-            host_domain_index: 0,
-            host_domain_count: 1,
-            gpus_per_multimem_domain: gpus.len() as u32,
-            multimem_domain_count: 1,
-            multimem_tier: MultimemTier::PeerRead,
-            gpus,
+        let gpus_per_domain = plan.gpus_per_multimem_domain.unwrap_or(gpus.len() as u32);
+        let my_gpus: Vec<GpuRecord> = gpus.iter().map(GpuRecord::new).collect();
+        let (description, joined) = match &plan.rendezvous {
+            None => (shape(plan.index, 1, &gpus, gpus_per_domain, my_gpus.iter())?, None),
+            Some(rendezvous) => {
+                let me_process = host::ProcessIdentity::current();
+                let me = Record {
+                    version: record::RECORD_VERSION,
+                    job: rendezvous.job.clone(),
+                    nonce: format!("{:016x}", host::nonce()),
+                    host: me_process.host,
+                    machine: me_process.machine,
+                    pid: me_process.pid,
+                    start_time: me_process.start_time,
+                    index: plan.index,
+                    count: plan.count,
+                    gpus_per_multimem_domain: gpus_per_domain,
+                    gpus: my_gpus,
+                };
+                let check = |roster: &[Record]| {
+                    shape(plan.index, plan.count, &gpus, gpus_per_domain, roster.iter().flat_map(|r| r.gpus.iter()))
+                        .map(|_| ())
+                };
+                let joined = rendezvous::join(rendezvous, me, &check)?;
+                let description = shape(
+                    plan.index,
+                    plan.count,
+                    &gpus,
+                    gpus_per_domain,
+                    joined.roster.iter().flat_map(|r| r.gpus.iter()),
+                )?;
+                (description, Some(joined))
+            }
         };
-        Ok(Mesh { inner: Arc::new(Inner { lifecycle: Arc::new(Lifecycle::new()), description }) })
+        Ok(Mesh {
+            inner: Arc::new(Inner {
+                lifecycle: Arc::new(Lifecycle::new()),
+                description,
+                membership: Mutex::new(Some(Membership { joined, _executor: lease })),
+            }),
+        })
     }
+
+    /// Reports the mesh's shape and this process's place in it.
     pub fn describe(&self) -> Result<MeshDescription> {
         self.inner.lifecycle.check("Mesh", "describe")?;
         Ok(self.inner.description.clone())
     }
+
+    /// Lends the mesh to a trainer: the mesh cannot be freed while the lease lives.
+    pub fn borrow(&self) -> Result<Lease> {
+        Lease::take(&self.inner.lifecycle, "Mesh", "borrow")
+    }
+
+    /// Leaves the mesh and returns the executor's borrow. A second call does nothing; freeing while a trainer
+    /// borrows the mesh is an in-use error. Removing the job directory is the last member's job.
     pub fn free(&self) -> Result<()> {
-        self.inner.lifecycle.begin_free("Mesh", "trainers").map(|_| ())
+        if !self.inner.lifecycle.begin_free("Mesh", "trainers")? {
+            return Ok(());
+        }
+        self.inner.leave()
     }
 }
 
+impl Inner {
+    fn leave(&self) -> Result<()> {
+        let membership = self.membership.lock().unwrap_or_else(|p| p.into_inner()).take();
+        match membership {
+            Some(Membership { joined: Some(joined), _executor }) => rendezvous::leave(&joined),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Best effort, as `free` would; a panic must not escape a destructor.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.leave()));
+    }
+}
+
+/// The run's shape from the GPUs of every member (`all_gpus`); this host's devices are `gpus`.
+fn shape<'a>(
+    index: u32,
+    count: u32,
+    gpus: &[GpuDevice],
+    gpus_per_domain: u32,
+    all_gpus: impl Iterator<Item = &'a GpuRecord>,
+) -> Result<MeshDescription> {
+    let mut total: u64 = 0;
+    let mut all_multicast = true;
+    for gpu in all_gpus {
+        total += 1;
+        all_multicast &= gpu.multicast;
+    }
+    let domains = if total == 0 {
+        0
+    } else if gpus_per_domain == 0 || total % u64::from(gpus_per_domain) != 0 {
+        return Err(Error::invalid_argument(
+            "gpusPerMultimemDomain",
+            format!("must divide the run's {total} GPUs into whole multimem domains, got {gpus_per_domain}"),
+        ));
+    } else {
+        (total / u64::from(gpus_per_domain)) as u32
+    };
+    Ok(MeshDescription {
+        host_domain_index: index,
+        host_domain_count: count,
+        gpus: gpus.to_vec(),
+        gpus_per_multimem_domain: gpus_per_domain,
+        multimem_domain_count: domains,
+        multimem_tier: if total > 0 && all_multicast { MultimemTier::SwitchReduced } else { MultimemTier::PeerRead },
+    })
+}
+
 /// Builds mesh options from the environment of torchrun or SLURM; `None` when neither launched this process.
+/// Only the index, the count and the job are filled in; `directory` stays absent for the caller to set.
 pub fn mesh_options_from_environment() -> Result<Option<MeshOptions>> {
-    Ok(None)
+    mesh_options_from_lookup(|name| std::env::var(name).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+
+    fn gpu(multicast: bool) -> GpuRecord {
+        GpuRecord {
+            vendor: 1,
+            vendor_ordinal: 0,
+            gpu_class: None,
+            compute_units: 132,
+            memory_bytes: 1 << 37,
+            name: "H200".into(),
+            multicast,
+        }
+    }
+
+    #[test]
+    fn mesh_shape_without_gpus() {
+        let d = shape(0, 4, &[], 0, std::iter::empty()).unwrap();
+        assert_eq!((d.gpus_per_multimem_domain, d.multimem_domain_count), (0, 0));
+        assert_eq!(d.multimem_tier, MultimemTier::PeerRead);
+        let d = shape(0, 4, &[], 4, std::iter::empty()).unwrap();
+        assert_eq!(d.multimem_domain_count, 0);
+    }
+
+    #[test]
+    fn mesh_shape_tiers_and_domains() {
+        let all = [gpu(true), gpu(true), gpu(true), gpu(true)];
+        let d = shape(1, 2, &[], 2, all.iter()).unwrap();
+        assert_eq!((d.multimem_domain_count, d.multimem_tier), (2, MultimemTier::SwitchReduced));
+        let mixed = [gpu(true), gpu(false)];
+        assert_eq!(shape(0, 1, &[], 2, mixed.iter()).unwrap().multimem_tier, MultimemTier::PeerRead);
+        let err = shape(0, 1, &[], 3, all.iter()).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+        assert!(err.message().starts_with("`gpusPerMultimemDomain`"), "{err}");
+    }
+
+    #[test]
+    fn mesh_without_peers_borrows_the_executor() {
+        let executor = Executor::for_ram(Default::default()).unwrap();
+        let mesh = Mesh::bootstrap(&executor, MeshOptions::default()).unwrap();
+        let d = mesh.describe().unwrap();
+        assert_eq!((d.host_domain_index, d.host_domain_count, d.multimem_domain_count), (0, 1, 0));
+        assert_eq!(executor.free().unwrap_err().kind(), ErrorKind::InUse);
+        let lease = mesh.borrow().unwrap();
+        assert_eq!(mesh.free().unwrap_err().kind(), ErrorKind::InUse);
+        drop(lease);
+        mesh.free().unwrap();
+        mesh.free().unwrap();
+        assert_eq!(mesh.describe().unwrap_err().kind(), ErrorKind::FreedHandle);
+        assert_eq!(mesh.borrow().unwrap_err().kind(), ErrorKind::FreedHandle);
+        executor.free().unwrap();
+        let err = Mesh::bootstrap(&executor, MeshOptions::default()).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::FreedHandle);
+    }
+
+    #[test]
+    fn mesh_dropped_returns_the_executor() {
+        let executor = Executor::for_ram(Default::default()).unwrap();
+        let mesh = Mesh::bootstrap(&executor, MeshOptions::default()).unwrap();
+        let clone = mesh.clone();
+        drop(mesh);
+        assert_eq!(executor.free().unwrap_err().kind(), ErrorKind::InUse);
+        drop(clone);
+        executor.free().unwrap();
+    }
 }

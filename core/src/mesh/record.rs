@@ -1,0 +1,228 @@
+//! The files of a job directory and how they are written.
+//!
+//! | name                             | written by            | holds                                        |
+//! |----------------------------------|-----------------------|----------------------------------------------|
+//! | `member-<index>-<nonce>.json`    | each joining process  | its [`Record`], written once, atomically     |
+//! | `ready-<index>-<nonce>-<roster>` | each joining process  | nothing: the name says "I saw this roster"   |
+//! | `done-<index>-<nonce>`           | `free` and drop       | nothing: the name says "I left"              |
+//! | `closing-<roster>`               | the last one out      | nothing: claims the removal of the directory |
+//! | `.tmp-<nonce>-<n>`               | a record being written| a partial record, never read                 |
+//!
+//! Markers carry their whole meaning in their names and appear atomically with one `open(O_CREAT | O_EXCL)`; a
+//! record appears atomically with `rename`. Nothing is ever rewritten in place, so a reader that caches what it
+//! parsed by file name never reads a stale version.
+
+use crate::error::{Error, Result};
+use crate::types::GpuDevice;
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The version of the record layout; a record of another version is a conflict, never guessed at.
+pub(crate) const RECORD_VERSION: u32 = 1;
+
+/// One process's claim to a place in the run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub(crate) struct Record {
+    pub version: u32,
+    pub job: String,
+    /// Random per process and per bootstrap; the run's identity is the set of its members' nonces (the roster).
+    pub nonce: String,
+    pub host: String,
+    pub machine: String,
+    pub pid: u32,
+    pub start_time: u64,
+    pub index: u32,
+    pub count: u32,
+    /// The effective value: the option, or this host's GPU count when it is absent.
+    pub gpus_per_multimem_domain: u32,
+    pub gpus: Vec<GpuRecord>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub(crate) struct GpuRecord {
+    pub vendor: u32,
+    pub vendor_ordinal: u32,
+    pub gpu_class: Option<String>,
+    pub compute_units: u32,
+    pub memory_bytes: u64,
+    pub name: String,
+    pub multicast: bool,
+}
+
+impl GpuRecord {
+    pub fn new(device: &GpuDevice) -> GpuRecord {
+        GpuRecord {
+            vendor: device.vendor as u32,
+            vendor_ordinal: device.vendor_ordinal,
+            gpu_class: device.gpu_class.clone(),
+            compute_units: device.compute_units,
+            memory_bytes: device.memory_bytes,
+            name: device.name.clone(),
+            multicast: crate::devices::multicast_supported(device),
+        }
+    }
+}
+
+impl Record {
+    pub fn who(&self) -> String {
+        format!("(host {}, pid {})", self.host, self.pid)
+    }
+}
+
+/// What a file name in a job directory says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Name {
+    Member { index: u32, nonce: String },
+    Ready { index: u32, nonce: String, roster: String },
+    Done { index: u32, nonce: String },
+    Other,
+}
+
+pub(crate) fn member_name(index: u32, nonce: &str) -> String {
+    format!("member-{index}-{nonce}.json")
+}
+pub(crate) fn ready_name(index: u32, nonce: &str, roster: &str) -> String {
+    format!("ready-{index}-{nonce}-{roster}")
+}
+pub(crate) fn done_name(index: u32, nonce: &str) -> String {
+    format!("done-{index}-{nonce}")
+}
+pub(crate) fn closing_name(roster: &str) -> String {
+    format!("closing-{roster}")
+}
+
+pub(crate) fn parse_name(name: &str) -> Name {
+    let parts = |rest: &str, n: usize| -> Option<Vec<String>> {
+        let v: Vec<String> = rest.split('-').map(str::to_string).collect();
+        (v.len() == n && v.iter().all(|p| !p.is_empty())).then_some(v)
+    };
+    if let Some(rest) = name.strip_prefix("member-").and_then(|r| r.strip_suffix(".json")) {
+        if let Some(v) = parts(rest, 2) {
+            if let Ok(index) = v[0].parse() {
+                return Name::Member { index, nonce: v[1].clone() };
+            }
+        }
+    } else if let Some(rest) = name.strip_prefix("ready-") {
+        if let Some(v) = parts(rest, 3) {
+            if let Ok(index) = v[0].parse() {
+                return Name::Ready { index, nonce: v[1].clone(), roster: v[2].clone() };
+            }
+        }
+    } else if let Some(rest) = name.strip_prefix("done-") {
+        if let Some(v) = parts(rest, 2) {
+            if let Ok(index) = v[0].parse() {
+                return Name::Done { index, nonce: v[1].clone() };
+            }
+        }
+    }
+    Name::Other
+}
+
+/// The roster's identity: FNV-1a over the sorted `index:nonce` pairs, as 16 hex digits (stable across builds and
+/// hosts, unlike the standard hasher).
+pub(crate) fn roster_hash(members: &[(u32, &str)]) -> String {
+    let mut sorted: Vec<(u32, &str)> = members.to_vec();
+    sorted.sort();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for (index, nonce) in sorted {
+        for byte in format!("{index}:{nonce};").bytes() {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    format!("{hash:016x}")
+}
+
+/// Writes `record` as `job/name`: a uniquely named temporary file in the same directory, written and synced, renamed
+/// into place, and the directory synced, so readers see all of it or nothing.
+pub(crate) fn write_record(job: &Path, name: &str, record: &Record) -> std::io::Result<()> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let text = serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?;
+    let temporary = job.join(format!(".tmp-{}-{}", record.nonce, COUNTER.fetch_add(1, Ordering::Relaxed)));
+    let result = (|| {
+        let mut file = OpenOptions::new().write(true).create_new(true).open(&temporary)?;
+        file.write_all(&text)?;
+        file.sync_all()?;
+        drop(file);
+        std::fs::rename(&temporary, job.join(name))?;
+        sync_directory(job)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    result
+}
+
+/// Creates the empty marker `job/name`; an existing one is fine.
+pub(crate) fn write_marker(job: &Path, name: &str) -> std::io::Result<()> {
+    match OpenOptions::new().write(true).create_new(true).open(job.join(name)) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Creates `job/name` only if nobody has: `Ok(true)` for the one caller that did.
+pub(crate) fn claim(job: &Path, name: &str) -> std::io::Result<bool> {
+    match OpenOptions::new().write(true).create_new(true).open(job.join(name)) {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+pub(crate) fn sync_directory(path: &Path) -> std::io::Result<()> {
+    File::open(path)?.sync_all()
+}
+
+/// Reads and parses a record; `Ok(None)` when the file vanished since it was listed.
+pub(crate) fn read_record(path: &Path) -> Result<Option<Record>> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io("reading the mesh record", path, &e)),
+    };
+    let record: Record = serde_json::from_slice(&bytes).map_err(|e| {
+        Error::conflict(format!(
+            "the mesh record `{}` cannot be read ({e}); it was not written by this version of UForm: remove it",
+            path.display()
+        ))
+    })?;
+    if record.version != RECORD_VERSION {
+        return Err(Error::conflict(format!(
+            "the mesh record `{}` has version {}, this process writes version {RECORD_VERSION}; every process of a run \
+             must use the same UForm version (remove the file if it is left from an old run)",
+            path.display(),
+            record.version
+        )));
+    }
+    Ok(Some(record))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        assert_eq!(parse_name(&member_name(3, "ab12")), Name::Member { index: 3, nonce: "ab12".into() });
+        assert_eq!(
+            parse_name(&ready_name(0, "ff", "0123")),
+            Name::Ready { index: 0, nonce: "ff".into(), roster: "0123".into() }
+        );
+        assert_eq!(parse_name(&done_name(31, "9")), Name::Done { index: 31, nonce: "9".into() });
+        for other in ["member-x-1.json", "member-1.json", ".tmp-1-2", "closing-12", "ready-1-2", "done-1-2-3"] {
+            assert_eq!(parse_name(other), Name::Other, "{other}");
+        }
+    }
+
+    #[test]
+    fn roster_hash_ignores_order() {
+        assert_eq!(roster_hash(&[(0, "a"), (1, "b")]), roster_hash(&[(1, "b"), (0, "a")]));
+        assert_ne!(roster_hash(&[(0, "a"), (1, "b")]), roster_hash(&[(0, "a"), (1, "c")]));
+        assert_eq!(roster_hash(&[]).len(), 16);
+    }
+}

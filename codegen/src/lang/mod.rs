@@ -7,11 +7,13 @@ use crate::Output;
 pub mod c;
 pub mod docs;
 pub mod typescript;
+pub mod udl;
 
 pub fn render_all(api: &Api) -> Vec<Output> {
     let mut out = Vec::new();
     out.extend(c::render(api));
     out.extend(typescript::render(api));
+    out.extend(udl::render(api));
     out
 }
 

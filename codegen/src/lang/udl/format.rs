@@ -1,0 +1,257 @@
+//! The UDL formatter: every decision about how the IDL is spelled in uniffi's UDL and in the Rust glue that
+//! implements it, in one place. uniffi then spells the UDL for Kotlin and Swift; [`super::docs`] mirrors those
+//! spellings for the reference pages.
+//!
+//! Decisions:
+//! - Types keep their IDL names (PascalCase); members, functions and constructors are snake_case, as UDL wants.
+//! - Integers keep their width; addresses are `u64`; paths and GPU classes are `string`.
+//! - An optional field is `T?`, defaulting to the IDL default or `null`; a record parameter with the default `{}`
+//!   becomes `optional T? name = null` (UDL has no record literals), and the glue reads `None` as "all absent".
+//! - Enum values are variants; a string-valued enum's strings and a numbered enum's numbers live in the docs
+//!   (UDL has no discriminants; the IDL's numbered enums are declared in number order, so ordinals agree).
+//! - Errors are one flat `[Error] enum` of the shared kinds; each case carries the core's message.
+//! - Classes are interfaces over `Arc`; constructors are named (`[Name=for_ram]`).
+
+use crate::model::*;
+
+/// The error type every throwing call names.
+pub const ERROR: &str = "UFormError";
+
+pub struct Udl;
+
+impl Udl {
+    pub fn type_name(&self, name: &Name) -> String {
+        name.pascal()
+    }
+    pub fn member(&self, name: &Name) -> String {
+        name.snake()
+    }
+    pub fn variant(&self, name: &Name) -> String {
+        name.pascal()
+    }
+
+    /// A type as UDL spells it.
+    pub fn ty(&self, ty: &Type) -> String {
+        match ty {
+            Type::U32 => "u32".into(),
+            Type::U64 | Type::Address => "u64".into(),
+            Type::I32 => "i32".into(),
+            Type::F64 => "f64".into(),
+            Type::Bool => "boolean".into(),
+            Type::String | Type::Path | Type::GpuClass => "string".into(),
+            Type::List(inner) => format!("sequence<{}>", self.ty(inner)),
+            Type::Record(n) | Type::Enum(n) | Type::Class(n) => self.type_name(n),
+        }
+    }
+
+    /// A literal as a UDL default.
+    pub fn literal(&self, literal: &Literal) -> String {
+        match literal {
+            Literal::Integer(i) => i.to_string(),
+            Literal::Float(f) => format!("{f:?}"),
+            Literal::Bool(b) => b.to_string(),
+            Literal::String(s) => format!("{s:?}"),
+            Literal::Variant(v) => format!("{:?}", self.variant(v)),
+            Literal::EmptyRecord => "null".into(),
+        }
+    }
+
+    /// A dictionary member: `u32? host_domain_index = 0`.
+    pub fn field(&self, record: &Record, field: &Field) -> String {
+        let name = self.member(&field.name);
+        let ty = self.ty(&field.ty);
+        if field.optional {
+            let default = match (&field.default, record.direction) {
+                (Some(d), Direction::Input) => self.literal(d),
+                _ => "null".into(),
+            };
+            format!("{ty}? {name} = {default}")
+        } else {
+            format!("{ty} {name}")
+        }
+    }
+
+    /// A parameter: `optional ExecutorForRamConfig? config = null`, `optional Mood mood = "Parked"`.
+    pub fn param(&self, param: &Param) -> String {
+        let name = self.member(&param.name);
+        let ty = self.ty(&param.ty);
+        match &param.default {
+            Some(Literal::EmptyRecord) => format!("optional {ty}? {name} = null"),
+            Some(d) => format!("optional {ty} {name} = {}", self.literal(d)),
+            None => ty + " " + &name,
+        }
+    }
+
+    pub fn params(&self, callable: &Callable) -> String {
+        callable.params.iter().map(|p| self.param(p)).collect::<Vec<_>>().join(", ")
+    }
+
+    /// The return type of a callable, `void` when it returns nothing.
+    pub fn returns(&self, callable: &Callable) -> String {
+        match &callable.returns {
+            Some(t) if callable.returns_optional => format!("{}?", self.ty(t)),
+            Some(t) => self.ty(t),
+            None => "void".into(),
+        }
+    }
+
+    /// The attribute list before a callable, like `[Name=for_ram, Throws=UFormError]`.
+    pub fn attributes(&self, callable: &Callable) -> String {
+        let mut attrs = Vec::new();
+        if callable.kind == CallableKind::Constructor {
+            attrs.push(format!("Name={}", self.member(&callable.name)));
+        }
+        if callable.throws {
+            attrs.push(format!("Throws={ERROR}"));
+        }
+        if attrs.is_empty() {
+            String::new()
+        } else {
+            format!("[{}]", attrs.join(", "))
+        }
+    }
+
+    /// Doc text for a `///` block. uniffi copies it into Kotlin and Swift as is, and both spell members and
+    /// functions in camelCase, so references are spelled that way rather than as the UDL's snake_case.
+    pub fn doc_text(&self, doc: &Doc) -> String {
+        doc.render(&|r| match r {
+            Reference::Member(n) | Reference::Function(n) => format!("`{}`", n.camel()),
+            Reference::Type(n) => format!("`{}`", self.type_name(n)),
+            Reference::Method { class, method } => format!("`{}.{}`", self.type_name(class), method.camel()),
+        })
+    }
+
+    /// A `///` comment block at `indent`, with an optional extra paragraph, wrapped at 110 columns.
+    pub fn doc_block(&self, text: &str, indent: &str) -> String {
+        if text.is_empty() {
+            return String::new();
+        }
+        let mut out = String::new();
+        for line in crate::lang::wrap(text, 110 - indent.len() - 4) {
+            if line.is_empty() {
+                out.push_str(&format!("{indent}///\n"));
+            } else {
+                out.push_str(&format!("{indent}/// {line}\n"));
+            }
+        }
+        out
+    }
+
+    // ---- the Rust glue: uniffi-facing types on one side, `uform_core` on the other ----
+
+    /// A type as the uniffi-facing Rust glue spells it (the scaffolding's expectations).
+    pub fn rust_ty(&self, ty: &Type) -> String {
+        match ty {
+            Type::U32 => "u32".into(),
+            Type::U64 | Type::Address => "u64".into(),
+            Type::I32 => "i32".into(),
+            Type::F64 => "f64".into(),
+            Type::Bool => "bool".into(),
+            Type::String | Type::Path | Type::GpuClass => "String".into(),
+            Type::List(inner) => format!("Vec<{}>", self.rust_ty(inner)),
+            Type::Record(n) | Type::Enum(n) => self.type_name(n),
+            Type::Class(n) => format!("Arc<{}>", self.type_name(n)),
+        }
+    }
+
+    /// Whether values of this type need a conversion between the glue and the core.
+    fn converts(&self, ty: &Type) -> bool {
+        match ty {
+            Type::Record(_) | Type::Enum(_) => true,
+            Type::List(inner) => self.converts(inner),
+            _ => false,
+        }
+    }
+
+    /// An expression converting `expr` of type `ty` (optional when `optional`) between glue and core, either way;
+    /// both sides implement `From` for every record and enum.
+    pub fn convert(&self, expr: &str, ty: &Type, optional: bool) -> String {
+        if !self.converts(ty) {
+            return expr.into();
+        }
+        let one = |e: &str| match ty {
+            Type::List(_) => format!("{e}.into_iter().map(Into::into).collect()"),
+            _ => format!("{e}.into()"),
+        };
+        if optional {
+            format!("{expr}.map(|v| {})", one("v"))
+        } else {
+            one(expr)
+        }
+    }
+
+    /// The glue's parameter list.
+    pub fn rust_params(&self, callable: &Callable) -> String {
+        callable
+            .params
+            .iter()
+            .map(|p| {
+                let ty = self.rust_ty(&p.ty);
+                let ty = if p.default == Some(Literal::EmptyRecord) { format!("Option<{ty}>") } else { ty };
+                format!("{}: {ty}", self.member(&p.name))
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The arguments handed to the core: records converted (absent ones "all absent"), classes as their core.
+    pub fn core_args(&self, callable: &Callable) -> String {
+        callable
+            .params
+            .iter()
+            .map(|p| {
+                let name = self.member(&p.name);
+                match (&p.ty, &p.default) {
+                    (_, Some(Literal::EmptyRecord)) => format!("{name}.map(Into::into).unwrap_or_default()"),
+                    (Type::Class(_), _) => format!("&{name}.core"),
+                    (ty, _) => self.convert(&name, ty, false),
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The glue's return type.
+    pub fn rust_returns(&self, class: Option<&Class>, callable: &Callable) -> String {
+        let value = match (callable.kind, &callable.returns) {
+            (CallableKind::Constructor, _) => "Self".to_string(),
+            (_, Some(t)) if callable.returns_optional => format!("Option<{}>", self.rust_ty(t)),
+            (_, Some(t)) => self.rust_ty(t),
+            (_, None) => "()".into(),
+        };
+        let _ = class;
+        if callable.throws {
+            format!("Result<{value}, {ERROR}>")
+        } else {
+            value
+        }
+    }
+
+    /// The call into the core.
+    pub fn core_call(&self, class: Option<&Class>, callable: &Callable) -> String {
+        let name = self.member(&callable.name);
+        let args = self.core_args(callable);
+        match (class, callable.kind) {
+            (Some(k), CallableKind::Constructor) => format!("uform_core::{}::{name}({args})", self.type_name(&k.name)),
+            (Some(_), _) => format!("self.core.{name}({args})"),
+            (None, _) => format!("uform_core::{name}({args})"),
+        }
+    }
+
+    /// What the glue does with the core's (successful) value.
+    pub fn wrap_result(&self, callable: &Callable, value: &str) -> String {
+        match (&callable.kind, &callable.returns) {
+            (CallableKind::Constructor, _) => {
+                let kept: Vec<String> = callable
+                    .params
+                    .iter()
+                    .filter(|p| matches!(p.ty, Type::Class(_)))
+                    .map(|p| format!("{}.clone() as Arc<dyn std::any::Any + Send + Sync>", self.member(&p.name)))
+                    .collect();
+                format!("Self {{ core: {value}, _borrowed: vec![{}] }}", kept.join(", "))
+            }
+            (_, Some(t)) => self.convert(value, t, callable.returns_optional),
+            (_, None) => value.into(),
+        }
+    }
+}

@@ -1,0 +1,363 @@
+//! UDL for uniffi: `generated/uniffi/uform.udl`, from which uniffi-bindgen makes the Kotlin and Swift bindings,
+//! and `generated/uniffi/glue.rs`, the Rust that implements it over `uform-core` (included by
+//! `bindings/uniffi`). One template per concept for each; every spelling decision is in [`format::Udl`].
+//! The Kotlin and Swift reference pages ([`docs`]) spell the API as uniffi emits it.
+
+pub mod docs;
+pub mod format;
+
+use crate::lang::banner;
+use crate::model::*;
+use crate::Output;
+use askama::Template;
+use format::{Udl, ERROR};
+
+/// Swift and Kotlin share one UDL, so a callable is in it when either offers it.
+fn offered(callable: &Callable) -> bool {
+    callable.offered_in(Language::Kotlin) || callable.offered_in(Language::Swift)
+}
+
+pub struct DocLine {
+    pub doc: String,
+    pub declaration: String,
+}
+
+pub struct VariantLine {
+    pub doc: String,
+    pub name: String,
+}
+
+#[derive(Template)]
+#[template(path = "udl/uform.udl", escape = "none")]
+struct UdlFile {
+    banner: String,
+    doc: String,
+    namespace: String,
+    functions: Vec<String>,
+    parts: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "udl/function.udl", escape = "none")]
+struct FunctionUdl {
+    doc: String,
+    indent: &'static str,
+    attributes: String,
+    returns: String,
+    name: String,
+    params: String,
+}
+
+#[derive(Template)]
+#[template(path = "udl/constructor.udl", escape = "none")]
+struct ConstructorUdl {
+    doc: String,
+    attributes: String,
+    params: String,
+}
+
+#[derive(Template)]
+#[template(path = "udl/record.udl", escape = "none")]
+struct RecordUdl {
+    doc: String,
+    name: String,
+    fields: Vec<DocLine>,
+}
+
+#[derive(Template)]
+#[template(path = "udl/enum.udl", escape = "none")]
+struct EnumUdl {
+    doc: String,
+    name: String,
+    variants: Vec<VariantLine>,
+}
+
+#[derive(Template)]
+#[template(path = "udl/class.udl", escape = "none")]
+struct ClassUdl {
+    doc: String,
+    name: String,
+    members: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "udl/error.udl", escape = "none")]
+struct ErrorUdl {
+    doc: String,
+    name: &'static str,
+    variants: Vec<VariantLine>,
+}
+
+/// A callable's doc text plus one line per documented parameter.
+fn callable_doc(udl: &Udl, callable: &Callable) -> String {
+    let mut text = udl.doc_text(&callable.doc);
+    for p in callable.params.iter().filter(|p| !p.doc.is_empty()) {
+        text.push_str(&format!("\n- `{}`: {}", udl.member(&p.name), udl.doc_text(&p.doc)));
+    }
+    text
+}
+
+fn callable_udl(udl: &Udl, callable: &Callable, indent: &'static str) -> String {
+    let doc = udl.doc_block(&callable_doc(udl, callable), indent);
+    if callable.kind == CallableKind::Constructor {
+        return ConstructorUdl { doc, attributes: udl.attributes(callable), params: udl.params(callable) }.render().unwrap_or_default();
+    }
+    FunctionUdl {
+        doc,
+        indent,
+        attributes: udl.attributes(callable),
+        returns: udl.returns(callable),
+        name: udl.member(&callable.name),
+        params: udl.params(callable),
+    }
+    .render()
+    .unwrap_or_default()
+}
+
+fn record_udl(udl: &Udl, r: &Record) -> String {
+    RecordUdl {
+        doc: udl.doc_block(&udl.doc_text(&r.doc), ""),
+        name: udl.type_name(&r.name),
+        fields: r.fields.iter().map(|f| DocLine { doc: udl.doc_block(&udl.doc_text(&f.doc), "    "), declaration: udl.field(r, f) }).collect(),
+    }
+    .render()
+    .unwrap_or_default()
+}
+
+/// An enum's doc, plus what its values are in the other languages (UDL has no discriminants).
+fn enum_doc(udl: &Udl, e: &Enum) -> String {
+    udl.doc_text(&e.doc)
+}
+
+fn variant_doc(udl: &Udl, e: &Enum, v: &Variant) -> String {
+    let value = match &v.value {
+        EnumValue::String(s) => format!("\"{s}\""),
+        EnumValue::Number(_) => e.number(v).to_string(),
+    };
+    format!("{} Its value elsewhere is {value}.", udl.doc_text(&v.doc))
+}
+
+fn enum_udl(udl: &Udl, e: &Enum) -> String {
+    EnumUdl {
+        doc: udl.doc_block(&enum_doc(udl, e), ""),
+        name: udl.type_name(&e.name),
+        variants: e.variants.iter().map(|v| VariantLine { doc: udl.doc_block(&variant_doc(udl, e, v), "    "), name: udl.variant(&v.name) }).collect(),
+    }
+    .render()
+    .unwrap_or_default()
+}
+
+fn class_doc(udl: &Udl, c: &Class) -> String {
+    let mut doc = udl.doc_text(&c.doc);
+    if !c.details.is_empty() {
+        doc.push_str(&format!("\n\n{}", udl.doc_text(&c.details)));
+    }
+    if !c.thread_safety.is_empty() {
+        doc.push_str(&format!("\n\nThread safety: {}", udl.doc_text(&c.thread_safety)));
+    }
+    doc
+}
+
+fn class_udl(udl: &Udl, c: &Class) -> String {
+    ClassUdl {
+        doc: udl.doc_block(&class_doc(udl, c), ""),
+        name: udl.type_name(&c.name),
+        members: c.members.iter().filter(|m| offered(m)).map(|m| callable_udl(udl, m, "    ")).collect(),
+    }
+    .render()
+    .unwrap_or_default()
+}
+
+fn error_udl(udl: &Udl, api: &Api) -> String {
+    ErrorUdl {
+        doc: udl.doc_block("The error every throwing call raises: its case is the kind, the same set in every language, and its message names the argument and the value.", ""),
+        name: ERROR,
+        variants: api.errors.iter().map(|e| VariantLine { doc: udl.doc_block(&udl.doc_text(&e.doc), "    "), name: udl.variant(&e.name) }).collect(),
+    }
+    .render()
+    .unwrap_or_default()
+}
+
+fn udl_file(udl: &Udl, api: &Api) -> String {
+    let mut parts = Vec::new();
+    for item in &api.items {
+        match item {
+            Item::Record(r) => parts.push(record_udl(udl, r)),
+            Item::Enum(e) => parts.push(enum_udl(udl, e)),
+            Item::Class(c) => parts.push(class_udl(udl, c)),
+            Item::Function(_) => {}
+        }
+    }
+    parts.push(error_udl(udl, api));
+    UdlFile {
+        banner: banner("//"),
+        // uniffi's parser rejects a `///` block after a leading comment, so the overview is a plain comment.
+        doc: udl.doc_block(&format!("{}: {}", api.title, udl.doc_text(&api.doc)), "").replace("/// ", "// ").replace("///\n", "//\n"),
+        namespace: api.package.clone(),
+        functions: api.functions().filter(|f| offered(f)).map(|f| callable_udl(udl, f, "    ")).collect(),
+        parts,
+    }
+    .render()
+    .unwrap_or_default()
+}
+
+// ---- the Rust glue ----
+
+pub struct GlueField {
+    pub name: String,
+    pub ty: String,
+    pub to_core: String,
+    pub from_core: String,
+}
+
+#[derive(Template)]
+#[template(path = "udl/glue.rs", escape = "none")]
+struct GlueFile {
+    banner: String,
+    error: &'static str,
+    parts: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "udl/glue_record.rs", escape = "none")]
+struct GlueRecord {
+    doc: String,
+    name: String,
+    fields: Vec<GlueField>,
+}
+
+#[derive(Template)]
+#[template(path = "udl/glue_enum.rs", escape = "none")]
+struct GlueEnum {
+    doc: String,
+    name: String,
+    variants: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "udl/glue_class.rs", escape = "none")]
+struct GlueClass {
+    doc: String,
+    name: String,
+    members: String,
+    free: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "udl/glue_function.rs", escape = "none")]
+struct GlueFunction {
+    doc: String,
+    indent: &'static str,
+    name: String,
+    params: String,
+    returns: String,
+    body: String,
+}
+
+#[derive(Template)]
+#[template(path = "udl/glue_error.rs", escape = "none")]
+struct GlueError {
+    name: &'static str,
+    kinds: Vec<String>,
+}
+
+fn glue_record(udl: &Udl, r: &Record) -> String {
+    GlueRecord {
+        doc: udl.doc_block(&udl.doc_text(&r.doc), ""),
+        name: udl.type_name(&r.name),
+        fields: r
+            .fields
+            .iter()
+            .map(|f| {
+                let name = udl.member(&f.name);
+                let ty = udl.rust_ty(&f.ty);
+                let access = format!("value.{name}");
+                GlueField {
+                    ty: if f.optional { format!("Option<{ty}>") } else { ty },
+                    to_core: udl.convert(&access, &f.ty, f.optional),
+                    from_core: udl.convert(&access, &f.ty, f.optional),
+                    name,
+                }
+            })
+            .collect(),
+    }
+    .render()
+    .unwrap_or_default()
+}
+
+fn glue_enum(udl: &Udl, e: &Enum) -> String {
+    GlueEnum {
+        doc: udl.doc_block(&udl.doc_text(&e.doc), ""),
+        name: udl.type_name(&e.name),
+        variants: e.variants.iter().map(|v| udl.variant(&v.name)).collect(),
+    }
+    .render()
+    .unwrap_or_default()
+}
+
+fn glue_callable(udl: &Udl, class: Option<&Class>, c: &Callable) -> String {
+    let indent = if class.is_some() { "    " } else { "" };
+    let receiver = match (class, c.kind) {
+        (Some(_), CallableKind::Method | CallableKind::Free) => "&self",
+        _ => "",
+    };
+    let params = udl.rust_params(c);
+    let params = match (receiver.is_empty(), params.is_empty()) {
+        (true, _) => params,
+        (false, true) => receiver.to_string(),
+        (false, false) => format!("{receiver}, {params}"),
+    };
+    let call = udl.core_call(class, c);
+    let body = if c.throws {
+        format!("guard(|| Ok({}))", udl.wrap_result(c, &format!("{call}?")))
+    } else {
+        udl.wrap_result(c, &call)
+    };
+    GlueFunction {
+        doc: udl.doc_block(&udl.doc_text(&c.doc), indent),
+        indent,
+        name: udl.member(&c.name),
+        params,
+        returns: udl.rust_returns(class, c),
+        body,
+    }
+    .render()
+    .unwrap_or_default()
+}
+
+fn glue_class(udl: &Udl, c: &Class) -> String {
+    GlueClass {
+        doc: udl.doc_block(&udl.doc_text(&c.doc), ""),
+        name: udl.type_name(&c.name),
+        members: c.members.iter().filter(|m| offered(m)).map(|m| glue_callable(udl, Some(c), m)).collect::<Vec<_>>().join("\n"),
+        free: c.members.iter().find(|m| m.kind == CallableKind::Free).map(|m| udl.member(&m.name)),
+    }
+    .render()
+    .unwrap_or_default()
+}
+
+fn glue_file(udl: &Udl, api: &Api) -> String {
+    let mut parts = Vec::new();
+    for item in &api.items {
+        match item {
+            Item::Record(r) => parts.push(glue_record(udl, r)),
+            Item::Enum(e) => parts.push(glue_enum(udl, e)),
+            Item::Class(c) => parts.push(glue_class(udl, c)),
+            Item::Function(f) if offered(f) => parts.push(glue_callable(udl, None, f)),
+            Item::Function(_) => {}
+        }
+    }
+    parts.push(GlueError { name: ERROR, kinds: api.errors.iter().map(|e| udl.variant(&e.name)).collect() }.render().unwrap_or_default());
+    GlueFile { banner: banner("//"), error: ERROR, parts }.render().unwrap_or_default()
+}
+
+pub fn render(api: &Api) -> Vec<Output> {
+    let udl = Udl;
+    let mut out = vec![
+        Output { path: "uniffi/uform.udl".into(), contents: udl_file(&udl, api) },
+        Output { path: "uniffi/glue.rs".into(), contents: glue_file(&udl, api) },
+    ];
+    out.extend(crate::lang::docs::render(&docs::KotlinDocs, api));
+    out.extend(crate::lang::docs::render(&docs::SwiftDocs, api));
+    out
+}

@@ -1,0 +1,3 @@
+{{ doc }}{{ indent }}pub fn {{ name }}({{ params }}) -> {{ returns }} {
+{{ indent }}    {{ body }}
+{{ indent }}}

@@ -1,0 +1,26 @@
+{{ doc }}#[derive(Clone, Debug, PartialEq)]
+pub struct {{ name }} {
+{%- for f in fields %}
+    pub {{ f.name }}: {{ f.ty }},
+{%- endfor %}
+}
+
+impl From<{{ name }}> for uform_core::{{ name }} {
+    fn from(value: {{ name }}) -> Self {
+        uform_core::{{ name }} {
+{%- for f in fields %}
+            {{ f.name }}: {{ f.to_core }},
+{%- endfor %}
+        }
+    }
+}
+
+impl From<uform_core::{{ name }}> for {{ name }} {
+    fn from(value: uform_core::{{ name }}) -> Self {
+        {{ name }} {
+{%- for f in fields %}
+            {{ f.name }}: {{ f.from_core }},
+{%- endfor %}
+        }
+    }
+}

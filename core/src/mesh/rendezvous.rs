@@ -449,5 +449,19 @@ pub(crate) fn leave(joined: &Joined) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(Error::io("moving aside the finished job directory", job, &e)),
     }
-    std::fs::remove_dir_all(&tombstone).map_err(|e| Error::io("removing the finished job directory", &tombstone, &e))
+    // A peer that lost the claim race may still create its claim file inside the tombstone: its path lookup of the
+    // job directory can precede our rename while its exclusive create follows our removal of the winning claim. Such
+    // a straggler is one system call already in flight, so a few retries see the directory empty.
+    let mut attempt = 0;
+    loop {
+        match std::fs::remove_dir_all(&tombstone) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::DirectoryNotEmpty && attempt < 50 => {
+                attempt += 1;
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Err(e) => return Err(Error::io("removing the finished job directory", &tombstone, &e)),
+        }
+    }
 }

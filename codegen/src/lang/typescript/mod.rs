@@ -1,8 +1,11 @@
-//! TypeScript: the declaration file of the public JavaScript API. (The Node wrapper and napi glue build on the
-//! same formatter.)
+//! TypeScript and Node: the declaration file of the public JavaScript API (`index.d.ts`, here), the JavaScript
+//! wrapper that implements it ([`wrapper`]: `index.js`, `index.mjs`) and the napi-rs glue under it ([`napi`]:
+//! `generated/node/glue.rs`), all spelled by the one formatter in [`format`].
 
 pub mod docs;
 pub mod format;
+pub mod napi;
+pub mod wrapper;
 
 use crate::lang::banner;
 use crate::model::*;
@@ -201,6 +204,8 @@ pub fn render(api: &Api) -> Vec<Output> {
     let doc = jsdoc_block(&format!("{}: {}\n@packageDocumentation", api.title, ts.jsdoc(api, &api.doc)), "");
     let index = IndexDts { banner: banner("//"), doc: doc.trim_end().to_string(), parts };
     let mut out = vec![Output { path: "typescript/index.d.ts".into(), contents: index.render().unwrap_or_default() }];
+    out.push(napi::render(api));
+    out.extend(wrapper::render(api));
     out.extend(crate::lang::docs::render(&docs::JsDocs, api));
     out
 }

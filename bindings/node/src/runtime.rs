@@ -1,0 +1,476 @@
+//! The hand-written part of the Node native layer: reading JavaScript arguments with validation, writing results,
+//! and the error scheme. The generated glue (`generated/node/glue.rs`) is a mechanical use of these helpers.
+//!
+//! Error scheme: every failure is a napi error whose status string is the UForm error kind
+//! (`ErrorKind::code()`, like `"invalid_argument"`), so the thrown JavaScript `Error` carries it as `code` and the
+//! message names the argument and the value. The generated wrapper (`index.js`) turns any error whose `code` is one
+//! of the UForm kinds into a `UFormError`; other napi errors pass through unchanged.
+//!
+//! Arguments are read from raw values, never coerced: a fractional, negative or `NaN` count, a `number` where a
+//! `bigint` is expected, a string where a number is expected, an unknown enum value — each is an invalid-argument
+//! error naming the argument. For optional fields and parameters, `undefined` and `null` mean absent.
+
+use napi::bindgen_prelude::{FromNapiValue, ToNapiValue};
+use napi::{sys, JsValue, Unknown};
+use std::fmt::Display;
+use std::ptr;
+
+/// The status of a UForm error crossing napi: the kind's code string.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Kind(pub &'static str);
+
+impl AsRef<str> for Kind {
+    fn as_ref(&self) -> &str {
+        self.0
+    }
+}
+
+pub type Failure = napi::Error<Kind>;
+/// Named `Result` because napi-derive recognises a fallible return by that name.
+pub type Result<T> = std::result::Result<T, Failure>;
+
+/// A core error as it crosses into JavaScript.
+pub fn fail(e: uform_core::Error) -> Failure {
+    napi::Error::new(Kind(e.kind().code()), e.message())
+}
+
+/// An invalid-argument error: "`argument` what".
+pub fn invalid(argument: &str, what: impl Display) -> Failure {
+    fail(uform_core::Error::invalid_argument(argument, what))
+}
+
+/// A napi call that failed under us: a bug or an exhausted engine, reported as internal.
+fn engine(what: &str, status: sys::napi_status) -> Failure {
+    napi::Error::new(Kind(uform_core::ErrorKind::Internal.code()), format!("the JavaScript engine failed to {what} (napi status {status})"))
+}
+
+fn check(status: sys::napi_status, what: &str) -> Result<()> {
+    if status == sys::Status::napi_ok {
+        Ok(())
+    } else {
+        Err(engine(what, status))
+    }
+}
+
+/// Runs a core call, turning a panic into an internal error: a panic never crosses into JavaScript.
+pub fn guard<T>(call: impl FnOnce() -> uform_core::Result<T>) -> Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)) {
+        Ok(result) => result.map_err(fail),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".into());
+            Err(fail(uform_core::Error::internal(format!("UForm panicked: {what}"))))
+        }
+    }
+}
+
+/// A JavaScript value in the current call.
+#[derive(Clone, Copy)]
+pub struct Js {
+    pub env: sys::napi_env,
+    pub raw: sys::napi_value,
+}
+
+impl Js {
+    pub fn of(value: &Unknown<'_>) -> Js {
+        let v = value.value();
+        Js { env: v.env, raw: v.value }
+    }
+
+    fn kind(&self) -> sys::napi_valuetype {
+        let mut t = 0;
+        unsafe { sys::napi_typeof(self.env, self.raw, &mut t) };
+        t
+    }
+
+    /// `undefined` or `null`: what an absent optional argument or field is.
+    pub fn is_absent(&self) -> bool {
+        matches!(self.kind(), sys::ValueType::napi_undefined | sys::ValueType::napi_null)
+    }
+
+    fn number(&self) -> Option<f64> {
+        if self.kind() != sys::ValueType::napi_number {
+            return None;
+        }
+        let mut n = 0.0;
+        unsafe { sys::napi_get_value_double(self.env, self.raw, &mut n) };
+        Some(n)
+    }
+
+    fn string(&self) -> Option<String> {
+        if self.kind() != sys::ValueType::napi_string {
+            return None;
+        }
+        let mut len = 0usize;
+        unsafe { sys::napi_get_value_string_utf8(self.env, self.raw, ptr::null_mut(), 0, &mut len) };
+        let mut buf = vec![0u8; len + 1];
+        let mut written = 0usize;
+        unsafe { sys::napi_get_value_string_utf8(self.env, self.raw, buf.as_mut_ptr().cast(), buf.len(), &mut written) };
+        buf.truncate(written);
+        Some(String::from_utf8_lossy(&buf).into_owned())
+    }
+
+    /// How a value is shown in an error message: numbers as JavaScript prints them, strings quoted, bigints with `n`.
+    pub fn describe(&self) -> String {
+        match self.kind() {
+            sys::ValueType::napi_undefined => "undefined".into(),
+            sys::ValueType::napi_null => "null".into(),
+            sys::ValueType::napi_boolean => {
+                let mut b = false;
+                unsafe { sys::napi_get_value_bool(self.env, self.raw, &mut b) };
+                b.to_string()
+            }
+            sys::ValueType::napi_number => show_number(self.number().unwrap_or(f64::NAN)),
+            sys::ValueType::napi_string => format!("{:?}", self.string().unwrap_or_default()),
+            sys::ValueType::napi_bigint => match self.bigint() {
+                Some((negative, value, _)) => format!("{}{value}n", if negative { "-" } else { "" }),
+                None => "a bigint".into(),
+            },
+            sys::ValueType::napi_symbol => "a symbol".into(),
+            sys::ValueType::napi_function => "a function".into(),
+            _ if self.is_array() => "an array".into(),
+            _ => "an object".into(),
+        }
+    }
+
+    /// (negative, low 64 bits, fits in 64 bits)
+    fn bigint(&self) -> Option<(bool, u64, bool)> {
+        if self.kind() != sys::ValueType::napi_bigint {
+            return None;
+        }
+        let big = unsafe { napi::bindgen_prelude::BigInt::from_napi_value(self.env, self.raw) }.ok()?;
+        let (negative, value, lossless) = big.get_u64();
+        let zero = big.words.iter().all(|w| *w == 0);
+        Some((negative && !zero, value, lossless || zero))
+    }
+
+    fn is_array(&self) -> bool {
+        let mut yes = false;
+        unsafe { sys::napi_is_array(self.env, self.raw, &mut yes) };
+        yes
+    }
+
+    /// The property `name` of an object (`undefined` when missing).
+    pub fn field(&self, name: &str) -> Result<Js> {
+        let mut key = ptr::null_mut();
+        check(unsafe { sys::napi_create_string_utf8(self.env, name.as_ptr().cast(), name.len() as isize, &mut key) }, "create a key")?;
+        let mut value = ptr::null_mut();
+        // A getter may throw; its exception stays pending and napi reports it, which is what the caller should see.
+        let status = unsafe { sys::napi_get_property(self.env, self.raw, key, &mut value) };
+        if status != sys::Status::napi_ok {
+            return Err(invalid(name, "could not be read from the object"));
+        }
+        Ok(Js { env: self.env, raw: value })
+    }
+
+    fn element(&self, index: u32) -> Result<Js> {
+        let mut value = ptr::null_mut();
+        check(unsafe { sys::napi_get_element(self.env, self.raw, index, &mut value) }, "read an array element")?;
+        Ok(Js { env: self.env, raw: value })
+    }
+}
+
+/// A number as JavaScript's `String(n)` prints the common cases.
+fn show_number(n: f64) -> String {
+    if n.is_nan() {
+        "NaN".into()
+    } else if n.is_infinite() {
+        if n > 0.0 { "Infinity".into() } else { "-Infinity".into() }
+    } else if n == n.trunc() && n.abs() < 1e21 {
+        format!("{}", n as i128)
+    } else {
+        format!("{n}")
+    }
+}
+
+/// Reads one JavaScript value as a Rust value, naming the argument in errors.
+pub trait FromJs: Sized {
+    fn from_js(value: Js, argument: &str) -> Result<Self>;
+}
+
+/// Reads an optional argument or field: absent (`undefined`/`null`) is `None`.
+pub fn optional<T: FromJs>(value: Js, argument: &str) -> Result<Option<T>> {
+    if value.is_absent() {
+        Ok(None)
+    } else {
+        T::from_js(value, argument).map(Some)
+    }
+}
+
+/// Reads a required argument or field: absent is an invalid-argument error.
+pub fn required<T: FromJs>(value: Js, argument: &str) -> Result<T> {
+    if value.is_absent() {
+        Err(invalid(argument, format!("is required, got {}", value.describe())))
+    } else {
+        T::from_js(value, argument)
+    }
+}
+
+/// A whole number from 0 to `max`, as a JavaScript number.
+fn whole(value: Js, argument: &str, max: f64) -> Result<f64> {
+    match value.number() {
+        Some(n) if n.is_nan() => Err(invalid(argument, "must be a number, got NaN")),
+        Some(n) if n.fract() == 0.0 && (0.0..=max).contains(&n) => Ok(n),
+        Some(n) if n.is_finite() && n.fract() != 0.0 => Err(invalid(argument, format!("must be a whole number, got {}", show_number(n)))),
+        Some(n) if n < 0.0 => Err(invalid(argument, format!("must not be negative, got {}", show_number(n)))),
+        Some(n) => Err(invalid(argument, format!("must be at most {}, got {}", show_number(max), show_number(n)))),
+        None if value.kind() == sys::ValueType::napi_bigint => {
+            Err(invalid(argument, format!("must be a number, not a bigint, got {}", value.describe())))
+        }
+        None => Err(invalid(argument, format!("must be a number, got {}", value.describe()))),
+    }
+}
+
+impl FromJs for u32 {
+    fn from_js(value: Js, argument: &str) -> Result<u32> {
+        whole(value, argument, u32::MAX as f64).map(|n| n as u32)
+    }
+}
+
+impl FromJs for u64 {
+    /// Byte sizes are numbers, exact up to `Number.MAX_SAFE_INTEGER`.
+    fn from_js(value: Js, argument: &str) -> Result<u64> {
+        whole(value, argument, 9007199254740991.0).map(|n| n as u64)
+    }
+}
+
+impl FromJs for i32 {
+    fn from_js(value: Js, argument: &str) -> Result<i32> {
+        match value.number() {
+            Some(n) if n.fract() == 0.0 && (i32::MIN as f64..=i32::MAX as f64).contains(&n) => Ok(n as i32),
+            _ => Err(invalid(argument, format!("must be a whole number that fits 32 bits, got {}", value.describe()))),
+        }
+    }
+}
+
+impl FromJs for f64 {
+    fn from_js(value: Js, argument: &str) -> Result<f64> {
+        match value.number() {
+            Some(n) if !n.is_nan() => Ok(n),
+            _ => Err(invalid(argument, format!("must be a number, got {}", value.describe()))),
+        }
+    }
+}
+
+impl FromJs for bool {
+    fn from_js(value: Js, argument: &str) -> Result<bool> {
+        if value.kind() != sys::ValueType::napi_boolean {
+            return Err(invalid(argument, format!("must be a boolean, got {}", value.describe())));
+        }
+        let mut b = false;
+        unsafe { sys::napi_get_value_bool(value.env, value.raw, &mut b) };
+        Ok(b)
+    }
+}
+
+impl FromJs for String {
+    fn from_js(value: Js, argument: &str) -> Result<String> {
+        value.string().ok_or_else(|| invalid(argument, format!("must be a string, got {}", value.describe())))
+    }
+}
+
+/// An address (a stream, a pool): a `bigint` from 0 to 2^64 - 1.
+pub struct Address(pub u64);
+
+impl FromJs for Address {
+    fn from_js(value: Js, argument: &str) -> Result<Address> {
+        match value.bigint() {
+            Some((false, v, true)) => Ok(Address(v)),
+            Some(_) => Err(invalid(argument, format!("must be an address from 0n to 2n ** 64n - 1n, got {}", value.describe()))),
+            None if value.kind() == sys::ValueType::napi_number => {
+                Err(invalid(argument, format!("must be a bigint address, not a number, got {} (write {}n)", value.describe(), value.describe())))
+            }
+            None => Err(invalid(argument, format!("must be a bigint address, got {}", value.describe()))),
+        }
+    }
+}
+
+impl<T: FromJs> FromJs for Vec<T> {
+    fn from_js(value: Js, argument: &str) -> Result<Vec<T>> {
+        if !value.is_array() {
+            return Err(invalid(argument, format!("must be an array, got {}", value.describe())));
+        }
+        let mut len = 0u32;
+        check(unsafe { sys::napi_get_array_length(value.env, value.raw, &mut len) }, "read an array length")?;
+        (0..len).map(|i| required(value.element(i)?, &format!("{argument}[{i}]"))).collect()
+    }
+}
+
+/// An input record: a plain object whose fields are read by name. `null`/`undefined` reads as every field absent.
+pub fn record(value: Js, argument: &str) -> Result<Option<Js>> {
+    if value.is_absent() {
+        return Ok(None);
+    }
+    if value.kind() != sys::ValueType::napi_object || value.is_array() {
+        return Err(invalid(argument, format!("must be an object, got {}", value.describe())));
+    }
+    Ok(Some(value))
+}
+
+/// Reads a numeric enum's value, as the number C uses, from its JavaScript number.
+pub fn enum_number(value: Js, argument: &str, accepted: &[(i64, &str)], enum_name: &str) -> Result<i64> {
+    let n = value.number();
+    if let Some(n) = n {
+        if let Some((v, _)) = accepted.iter().find(|(v, _)| *v as f64 == n) {
+            return Ok(*v);
+        }
+    }
+    let names: Vec<String> = accepted.iter().map(|(v, name)| format!("{enum_name}.{name} ({v})")).collect();
+    Err(invalid(argument, format!("must be one of {}, got {}", names.join(", "), value.describe())))
+}
+
+/// Reads a string enum's value, as its position, from its JavaScript string.
+pub fn enum_string(value: Js, argument: &str, accepted: &[&str], enum_name: &str) -> Result<usize> {
+    if let Some(s) = value.string() {
+        if let Some(i) = accepted.iter().position(|a| *a == s) {
+            return Ok(i);
+        }
+    }
+    let names: Vec<String> = accepted.iter().map(|a| format!("{a:?}")).collect();
+    Err(invalid(argument, format!("must be a {enum_name}, one of {}, got {}", names.join(", "), value.describe())))
+}
+
+/// A JavaScript value the glue built, returned to the caller as it is.
+pub struct Out(pub sys::napi_value);
+
+impl ToNapiValue for Out {
+    unsafe fn to_napi_value(_env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        Ok(val.0)
+    }
+}
+
+/// Writes one Rust value as a JavaScript value.
+pub trait ToJs {
+    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value>;
+}
+
+impl ToJs for u32 {
+    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
+        let mut v = ptr::null_mut();
+        check(unsafe { sys::napi_create_uint32(env, *self, &mut v) }, "create a number")?;
+        Ok(v)
+    }
+}
+
+impl ToJs for i32 {
+    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
+        let mut v = ptr::null_mut();
+        check(unsafe { sys::napi_create_int32(env, *self, &mut v) }, "create a number")?;
+        Ok(v)
+    }
+}
+
+impl ToJs for u64 {
+    /// Byte sizes cross as numbers, exact up to 2^53.
+    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
+        (*self as f64).to_js(env)
+    }
+}
+
+impl ToJs for f64 {
+    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
+        let mut v = ptr::null_mut();
+        check(unsafe { sys::napi_create_double(env, *self, &mut v) }, "create a number")?;
+        Ok(v)
+    }
+}
+
+impl ToJs for bool {
+    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
+        let mut v = ptr::null_mut();
+        check(unsafe { sys::napi_get_boolean(env, *self, &mut v) }, "create a boolean")?;
+        Ok(v)
+    }
+}
+
+impl ToJs for str {
+    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
+        let mut v = ptr::null_mut();
+        check(unsafe { sys::napi_create_string_utf8(env, self.as_ptr().cast(), self.len() as isize, &mut v) }, "create a string")?;
+        Ok(v)
+    }
+}
+
+impl ToJs for String {
+    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
+        self.as_str().to_js(env)
+    }
+}
+
+impl ToJs for Address {
+    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
+        let mut v = ptr::null_mut();
+        check(unsafe { sys::napi_create_bigint_uint64(env, self.0, &mut v) }, "create a bigint")?;
+        Ok(v)
+    }
+}
+
+impl<T: ToJs> ToJs for [T] {
+    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
+        let mut array = ptr::null_mut();
+        check(unsafe { sys::napi_create_array_with_length(env, self.len(), &mut array) }, "create an array")?;
+        for (i, item) in self.iter().enumerate() {
+            let v = item.to_js(env)?;
+            check(unsafe { sys::napi_set_element(env, array, i as u32, v) }, "fill an array")?;
+        }
+        Ok(array)
+    }
+}
+
+impl<T: ToJs> ToJs for Vec<T> {
+    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
+        self.as_slice().to_js(env)
+    }
+}
+
+/// `null` for a value the output does not have.
+pub fn null(env: sys::napi_env) -> Result<sys::napi_value> {
+    let mut v = ptr::null_mut();
+    check(unsafe { sys::napi_get_null(env, &mut v) }, "create null")?;
+    Ok(v)
+}
+
+/// A plain object under construction.
+pub struct Object {
+    env: sys::napi_env,
+    raw: sys::napi_value,
+}
+
+impl Object {
+    pub fn new(env: sys::napi_env) -> Result<Object> {
+        let mut raw = ptr::null_mut();
+        check(unsafe { sys::napi_create_object(env, &mut raw) }, "create an object")?;
+        Ok(Object { env, raw })
+    }
+    pub fn set(&self, name: &str, value: &(impl ToJs + ?Sized)) -> Result<()> {
+        let v = value.to_js(self.env)?;
+        self.set_raw(name, v)
+    }
+    /// An output field that may be absent: `null` when it is.
+    pub fn set_nullable<T: ToJs + ?Sized>(&self, name: &str, value: Option<&T>) -> Result<()> {
+        let v = match value {
+            Some(v) => v.to_js(self.env)?,
+            None => null(self.env)?,
+        };
+        self.set_raw(name, v)
+    }
+    /// An input record's field, as a function returns it: left out when absent.
+    pub fn set_optional<T: ToJs + ?Sized>(&self, name: &str, value: Option<&T>) -> Result<()> {
+        match value {
+            Some(v) => self.set(name, v),
+            None => Ok(()),
+        }
+    }
+    pub fn set_raw(&self, name: &str, value: sys::napi_value) -> Result<()> {
+        let mut key = ptr::null_mut();
+        check(unsafe { sys::napi_create_string_utf8(self.env, name.as_ptr().cast(), name.len() as isize, &mut key) }, "create a key")?;
+        check(unsafe { sys::napi_set_property(self.env, self.raw, key, value) }, "set a property")
+    }
+    pub fn finish(self) -> sys::napi_value {
+        self.raw
+    }
+}
+

@@ -1,0 +1,284 @@
+//! The napi-rs glue of the Node package (`generated/node/glue.rs`, included by `bindings/node`): one `#[napi]`
+//! class per IDL class under its compiled name, `FromJs`/`ToJs` conversions for records and enums, one `#[napi]`
+//! function per free function. JavaScript spellings (property keys, `js_name`s, enum values) come from the
+//! TypeScript formatter; the Rust side names the core's types, which have the IDL's shape.
+
+use super::format::Ts;
+use crate::lang::banner;
+use crate::model::*;
+use crate::Output;
+use askama::Template;
+
+/// The Rust spelling of the glue: core paths and the types the validating readers produce.
+struct Glue;
+
+impl Glue {
+    fn core(&self, name: &Name) -> String {
+        format!("uform_core::{}", name.pascal())
+    }
+
+    /// The type a value is read as with `FromJs` (an address reads as `Address`, a bigint).
+    fn read_type(&self, ty: &Type) -> String {
+        match ty {
+            Type::U32 => "u32".into(),
+            Type::U64 => "u64".into(),
+            Type::I32 => "i32".into(),
+            Type::F64 => "f64".into(),
+            Type::Bool => "bool".into(),
+            Type::String | Type::Path | Type::GpuClass => "String".into(),
+            Type::Address => "Address".into(),
+            Type::List(inner) => format!("Vec<{}>", self.read_type(inner)),
+            Type::Enum(n) | Type::Record(n) => self.core(n),
+            Type::Class(_) => "()".into(),
+        }
+    }
+
+    /// What turns a read value into the core's value (a `.0` off addresses).
+    fn after_read(&self, ty: &Type) -> &'static str {
+        match ty {
+            Type::Address => ".0",
+            Type::List(inner) if **inner == Type::Address => ".into_iter().map(|a| a.0).collect()",
+            _ => "",
+        }
+    }
+
+    /// Reads `js` (an expression of type `Js`) as `ty`, naming `argument` (an expression of type `&str`).
+    fn read(&self, ty: &Type, js: &str, argument: &str, optional: bool) -> String {
+        let after = self.after_read(ty);
+        let t = self.read_type(ty);
+        if optional {
+            let map = if after.is_empty() { String::new() } else { format!(".map(|v| v{after})") };
+            format!("optional::<{t}>({js}, {argument})?{map}")
+        } else {
+            format!("required::<{t}>({js}, {argument})?{after}")
+        }
+    }
+
+    /// A borrowed core value as something `ToJs` writes (addresses become bigints).
+    fn written(&self, ty: &Type, value: &str) -> String {
+        match ty {
+            Type::Address => format!("&Address(*{value})"),
+            Type::List(inner) if **inner == Type::Address && value == "v" => "&v.iter().map(|a| Address(*a)).collect::<Vec<_>>()".into(),
+            Type::List(inner) if **inner == Type::Address => format!("&{value}.iter().map(|a| Address(*a)).collect::<Vec<_>>()"),
+            _ => value.to_string(),
+        }
+    }
+
+    fn literal(&self, ty: &Type, literal: &Literal) -> String {
+        match (literal, ty) {
+            (Literal::EmptyRecord, _) => "Default::default()".into(),
+            (Literal::Variant(v), Type::Enum(e)) => format!("{}::{}", self.core(e), v.pascal()),
+            (Literal::Integer(n), _) => n.to_string(),
+            (Literal::Float(f), _) => format!("{f:?}"),
+            (Literal::Bool(b), _) => b.to_string(),
+            (Literal::String(s), _) => format!("{s:?}.to_string()"),
+            (Literal::Variant(v), _) => v.pascal(),
+        }
+    }
+}
+
+pub struct VariantRs {
+    pub core: String,
+    pub number: i64,
+    pub js_name_lit: String,
+    pub js_value: String,
+}
+
+#[derive(Template)]
+#[template(path = "node/enum.rs", escape = "none")]
+struct EnumRs {
+    core: String,
+    js_name_lit: String,
+    string: bool,
+    variants: Vec<VariantRs>,
+}
+
+pub struct FieldRs {
+    pub rust: String,
+    pub read: String,
+    pub write: String,
+}
+
+#[derive(Template)]
+#[template(path = "node/record.rs", escape = "none")]
+struct RecordRs {
+    core: String,
+    input: bool,
+    fields: Vec<FieldRs>,
+}
+
+#[derive(Template)]
+#[template(path = "node/callable.rs", escape = "none")]
+struct CallableRs {
+    indent: &'static str,
+    factory: bool,
+    js_name_lit: String,
+    rust_name: String,
+    params: String,
+    returns: String,
+    body: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "node/class.rs", escape = "none")]
+struct ClassRs {
+    name: String,
+    compiled: String,
+    core: String,
+    members: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "node/glue.rs", escape = "none")]
+struct GlueRs {
+    banner: String,
+    parts: Vec<String>,
+}
+
+fn enumeration(ts: &Ts, g: &Glue, e: &Enum) -> String {
+    EnumRs {
+        core: g.core(&e.name),
+        js_name_lit: format!("{:?}", ts.type_name(&e.name)),
+        string: e.is_string(),
+        variants: e
+            .variants
+            .iter()
+            .map(|v| VariantRs {
+                core: v.name.pascal(),
+                number: e.number(v),
+                js_name_lit: format!("{:?}", ts.variant(&v.name)),
+                js_value: match &v.value {
+                    EnumValue::String(s) => format!("{s:?}"),
+                    EnumValue::Number(n) => format!("{n}f64"),
+                },
+            })
+            .collect(),
+    }
+    .render()
+    .unwrap_or_default()
+}
+
+fn record(ts: &Ts, g: &Glue, r: &Record) -> String {
+    let input = r.direction == Direction::Input;
+    let fields = r
+        .fields
+        .iter()
+        .map(|f| {
+            let (rust, js) = (f.name.snake(), ts.member(&f.name));
+            let key = format!("{js:?}");
+            let read = g.read(&f.ty, &format!("object.field({key})?"), &format!("&format!(\"{{argument}}.{js}\")"), f.optional);
+            let write = match (f.optional, input) {
+                (false, _) => format!("object.set({key}, {})", g.written(&f.ty, &format!("&self.{rust}"))),
+                (true, _) => {
+                    let method = if input { "set_optional" } else { "set_nullable" };
+                    match g.written(&f.ty, "v") {
+                        same if same == "v" => format!("object.{method}({key}, self.{rust}.as_ref())"),
+                        converted => format!("object.{method}({key}, self.{rust}.as_ref().map(|v| {}).as_ref())", converted.trim_start_matches('&')),
+                    }
+                }
+            };
+            FieldRs { rust, read, write }
+        })
+        .collect();
+    RecordRs { core: g.core(&r.name), input, fields }.render().unwrap_or_default().trim().to_string()
+}
+
+/// One `#[napi]` function or method: read the arguments, call the core under the panic guard, write the result.
+fn callable(ts: &Ts, g: &Glue, api: &Api, class: Option<&Class>, c: &Callable) -> String {
+    let mut params = Vec::new();
+    let mut body = Vec::new();
+    let mut args = Vec::new();
+    if class.is_some() && c.kind != CallableKind::Constructor {
+        params.push("&self".to_string());
+    }
+    let wants_env = c.returns.is_some() && c.kind != CallableKind::Constructor;
+    if wants_env {
+        params.push("env: Env".to_string());
+    }
+    for p in &c.params {
+        let (rust, js) = (p.name.snake(), ts.member(&p.name));
+        match &p.ty {
+            // A class argument is its compiled handle; napi-rs checks the type tag before the borrow.
+            Type::Class(k) => {
+                let compiled = api.class(k).map_or_else(|| k.pascal(), |k| k.compiled.pascal());
+                params.push(format!("{rust}: &{compiled}"));
+                args.push(format!("&{rust}.inner"));
+            }
+            ty => {
+                params.push(format!("{rust}: Unknown<'_>"));
+                let js_value = format!("Js::of(&{rust})");
+                let read = match &p.default {
+                    Some(Literal::EmptyRecord) => format!("{}.unwrap_or_default()", g.read(ty, &js_value, &format!("{js:?}"), true)),
+                    Some(d) => format!("{}.unwrap_or({})", g.read(ty, &js_value, &format!("{js:?}"), true), g.literal(ty, d)),
+                    None => g.read(ty, &js_value, &format!("{js:?}"), false),
+                };
+                body.push(format!("let {rust} = {read};"));
+                args.push(rust);
+            }
+        }
+    }
+    let callee = match (class, c.kind) {
+        (Some(k), CallableKind::Constructor) => format!("{}::{}", g.core(&k.name), c.name.snake()),
+        (Some(_), _) => format!("self.inner.{}", c.name.snake()),
+        (None, _) => format!("uform_core::{}", c.name.snake()),
+    };
+    let call = format!("{callee}({})", args.join(", "));
+    let guarded = if c.throws { format!("guard(|| {call})") } else { format!("guard(|| Ok({call}))") };
+    let returns = match (class, c.kind, &c.returns) {
+        (Some(k), CallableKind::Constructor, _) => {
+            body.push(format!("Ok({} {{ inner: {guarded}? }})", k.compiled.pascal()));
+            k.compiled.pascal()
+        }
+        (_, _, None) => {
+            body.push(guarded);
+            "()".into()
+        }
+        (_, _, Some(ty)) => {
+            body.push(format!("let value = {guarded}?;"));
+            let write = |v: &str| format!("{}.to_js(env.raw())", g.written(ty, v).trim_start_matches('&'));
+            if c.returns_optional {
+                body.push(format!("Ok(Out(match &value {{ Some(v) => {}?, None => null(env.raw())? }}))", write("v")));
+            } else {
+                body.push(format!("Ok(Out({}?))", write("value")));
+            }
+            "Out".into()
+        }
+    };
+    CallableRs {
+        indent: if class.is_some() { "    " } else { "" },
+        factory: c.kind == CallableKind::Constructor,
+        js_name_lit: format!("{:?}", if class.is_some() { ts.member(&c.name) } else { ts.function(&c.name) }),
+        rust_name: c.name.snake(),
+        params: params.join(", "),
+        returns,
+        body,
+    }
+    .render()
+    .unwrap_or_default()
+}
+
+fn class(ts: &Ts, g: &Glue, api: &Api, k: &Class) -> String {
+    ClassRs {
+        name: ts.type_name(&k.name),
+        compiled: k.compiled.pascal(),
+        core: k.name.pascal(),
+        members: k.members.iter().filter(|m| m.offered_in(Language::TypeScript)).map(|m| callable(ts, g, api, Some(k), m)).collect(),
+    }
+    .render()
+    .unwrap_or_default()
+}
+
+pub fn render(api: &Api) -> Output {
+    let (ts, g) = (Ts, Glue);
+    let mut parts = Vec::new();
+    for item in &api.items {
+        match item {
+            Item::Enum(e) => parts.push(enumeration(&ts, &g, e)),
+            Item::Record(r) => parts.push(record(&ts, &g, r)),
+            Item::Class(k) => parts.push(class(&ts, &g, api, k)),
+            Item::Function(f) if f.offered_in(Language::TypeScript) => parts.push(callable(&ts, &g, api, None, f)),
+            Item::Function(_) => {}
+        }
+    }
+    Output { path: "node/glue.rs".into(), contents: GlueRs { banner: banner("//"), parts }.render().unwrap_or_default() }
+}

@@ -1,0 +1,214 @@
+//! The public JavaScript API of the Node package: `generated/typescript/index.js` (CommonJS) and `index.mjs` (its
+//! ES module face), implementing exactly what `index.d.ts` declares over the napi-rs native layer. Classes wrap
+//! their compiled handles (private construction, static constructors, `free`, `[Symbol.dispose]`, a
+//! `FinalizationRegistry` for forgotten handles); enums are frozen objects shaped as `tsc` emits enums; every native
+//! error with a UForm kind becomes a `UFormError`.
+
+use super::callable_jsdoc;
+use super::format::{jsdoc_block, Ts};
+use crate::lang::banner;
+use crate::model::*;
+use crate::Output;
+use askama::Template;
+
+pub struct VariantJs {
+    pub doc: String,
+    pub name: String,
+    pub value: String,
+}
+
+#[derive(Template)]
+#[template(path = "typescript/enum.js", escape = "none")]
+struct EnumJs {
+    doc: String,
+    name: String,
+    variants: Vec<VariantJs>,
+    /// Numeric enums map values back to names, as `tsc` emits them.
+    reverse: Vec<VariantJs>,
+}
+
+pub struct MemberJs {
+    pub doc: String,
+    pub name: String,
+    pub params: String,
+    pub args: String,
+    pub borrowed: String,
+    pub checks: Vec<String>,
+    pub returns: bool,
+    pub frees: bool,
+}
+
+#[derive(Template)]
+#[template(path = "typescript/class.js", escape = "none")]
+struct ClassJs {
+    doc: String,
+    name: String,
+    registry: String,
+    compiled: String,
+    compiled_doc: String,
+    constructors: String,
+    constructors_js: Vec<MemberJs>,
+    methods: Vec<MemberJs>,
+    free: String,
+}
+
+#[derive(Template)]
+#[template(path = "typescript/function.js", escape = "none")]
+struct FunctionJs {
+    doc: String,
+    name: String,
+    params: String,
+    checks: Vec<String>,
+}
+
+pub struct ErrorJs {
+    pub code: String,
+    pub doc: String,
+}
+
+#[derive(Template)]
+#[template(path = "typescript/error.js", escape = "none")]
+struct ErrorsJs {
+    errors: Vec<ErrorJs>,
+}
+
+#[derive(Template)]
+#[template(path = "typescript/index.js", escape = "none")]
+struct IndexJs {
+    banner: String,
+    doc: String,
+    package: String,
+    parts: Vec<String>,
+    exports: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "typescript/index.mjs", escape = "none")]
+struct IndexMjs {
+    banner: String,
+    exports: Vec<String>,
+}
+
+fn enumeration(ts: &Ts, api: &Api, e: &Enum) -> String {
+    let variants: Vec<VariantJs> = e
+        .variants
+        .iter()
+        .map(|v| VariantJs { doc: jsdoc_block(&ts.jsdoc(api, &v.doc), "    "), name: ts.variant(&v.name), value: ts.variant_value(&v.value) })
+        .collect();
+    let reverse = e
+        .variants
+        .iter()
+        .filter_map(|v| match v.value {
+            EnumValue::Number(n) => Some(VariantJs { doc: String::new(), name: format!("{:?}", ts.variant(&v.name)), value: n.to_string() }),
+            EnumValue::String(_) => None,
+        })
+        .collect();
+    EnumJs { doc: jsdoc_block(&ts.jsdoc(api, &e.doc), ""), name: ts.type_name(&e.name), variants, reverse }.render().unwrap_or_default()
+}
+
+/// A callable's parameter list, and the arguments it hands the native layer: a class argument crosses as its
+/// compiled handle, and is kept reachable by the handle it helps make.
+fn params_and_args(ts: &Ts, api: &Api, c: &Callable) -> (String, String, String, Vec<String>) {
+    let mut checks = Vec::new();
+    let mut params = Vec::new();
+    let mut args = Vec::new();
+    let mut borrowed = Vec::new();
+    for p in &c.params {
+        let name = ts.member(&p.name);
+        match &p.ty {
+            Type::Class(k) => {
+                let class = ts.type_name(k);
+                let article = if class.starts_with(['A', 'E', 'I', 'O', 'U']) { "an" } else { "a" };
+                checks.push(format!(
+                    "if (!({name} instanceof {class})) throw notInstance({name:?}, '{article} {class}', {name});"
+                ));
+                args.push(format!("{name}.compiled"));
+                borrowed.push(name.clone());
+            }
+            _ => args.push(name.clone()),
+        }
+        let _ = api;
+        params.push(name);
+    }
+    (params.join(", "), args.join(", "), borrowed.join(", "), checks)
+}
+
+fn class(ts: &Ts, api: &Api, k: &Class) -> String {
+    let offered: Vec<&Callable> = k.members.iter().filter(|m| m.offered_in(Language::TypeScript)).collect();
+    let member = |m: &Callable| {
+        let (params, args, borrowed, checks) = params_and_args(ts, api, m);
+        MemberJs {
+            doc: callable_jsdoc(ts, api, m, "    "),
+            name: ts.member(&m.name),
+            params,
+            args,
+            borrowed,
+            checks,
+            returns: m.returns.is_some(),
+            frees: m.kind == CallableKind::Free,
+        }
+    };
+    let name = ts.type_name(&k.name);
+    let constructors: Vec<String> = offered.iter().filter(|m| m.kind == CallableKind::Constructor).map(|m| format!("{name}.{}", ts.member(&m.name))).collect();
+    let mut doc = ts.jsdoc(api, &k.doc);
+    if !k.details.is_empty() {
+        doc.push_str(&format!("\n\n{}", ts.jsdoc(api, &k.details)));
+    }
+    ClassJs {
+        doc: jsdoc_block(&doc, ""),
+        registry: format!("{}_FINALIZER", k.name.screaming()),
+        compiled: ts.type_name(&k.compiled),
+        compiled_doc: jsdoc_block(&ts.jsdoc(api, &k.compiled_doc), "    "),
+        constructors: constructors.join(", "),
+        constructors_js: offered.iter().filter(|m| m.kind == CallableKind::Constructor).map(|m| member(m)).collect(),
+        methods: offered.iter().filter(|m| m.kind != CallableKind::Constructor).map(|m| member(m)).collect(),
+        free: offered.iter().find(|m| m.kind == CallableKind::Free).map_or_else(|| "free".into(), |m| ts.member(&m.name)),
+        name,
+    }
+    .render()
+    .unwrap_or_default()
+}
+
+fn function(ts: &Ts, api: &Api, f: &Callable) -> String {
+    let (params, _, _, checks) = params_and_args(ts, api, f);
+    FunctionJs { doc: callable_jsdoc(ts, api, f, ""), name: ts.function(&f.name), params, checks }.render().unwrap_or_default()
+}
+
+fn errors(ts: &Ts, api: &Api) -> String {
+    ErrorsJs { errors: api.errors.iter().map(|e| ErrorJs { code: format!("{:?}", ts.error_code(e)), doc: ts.jsdoc(api, &e.doc) }).collect() }
+        .render()
+        .unwrap_or_default()
+}
+
+/// `index.js` and `index.mjs`.
+pub fn render(api: &Api) -> Vec<Output> {
+    let ts = Ts;
+    let mut parts = vec![errors(&ts, api)];
+    let mut exports = Vec::new();
+    for item in &api.items {
+        match item {
+            Item::Record(_) => {}
+            Item::Enum(e) => {
+                parts.push(enumeration(&ts, api, e));
+                exports.push(ts.type_name(&e.name));
+            }
+            Item::Class(k) => {
+                parts.push(class(&ts, api, k));
+                exports.push(ts.type_name(&k.name));
+            }
+            Item::Function(f) if f.offered_in(Language::TypeScript) => {
+                parts.push(function(&ts, api, f));
+                exports.push(ts.function(&f.name));
+            }
+            Item::Function(_) => {}
+        }
+    }
+    exports.push("UFormError".into());
+    let doc = jsdoc_block(&format!("{}: {}", api.title, ts.jsdoc(api, &api.doc)), "");
+    let index = IndexJs { banner: banner("//"), doc: doc.trim_end().to_string(), package: api.package.clone(), parts, exports: exports.clone() };
+    let mjs = IndexMjs { banner: banner("//"), exports };
+    vec![
+        Output { path: "typescript/index.js".into(), contents: index.render().unwrap_or_default() },
+        Output { path: "typescript/index.mjs".into(), contents: mjs.render().unwrap_or_default() },
+    ]
+}

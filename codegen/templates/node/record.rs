@@ -1,0 +1,21 @@
+{%- if input %}
+impl FromJs for {{ core }} {
+    fn from_js(value: Js, argument: &str) -> Result<Self> {
+        let Some(object) = record(value, argument)? else { return Ok(Default::default()) };
+        Ok({{ core }} {
+{%- for f in fields %}
+            {{ f.rust }}: {{ f.read }},
+{%- endfor %}
+        })
+    }
+}
+{% endif %}
+impl ToJs for {{ core }} {
+    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
+        let object = Object::new(env)?;
+{%- for f in fields %}
+        {{ f.write }}?;
+{%- endfor %}
+        Ok(object.finish())
+    }
+}

@@ -1,0 +1,65 @@
+/** Frees every {{ name }} the program forgot to free, once the collector has reclaimed it. */
+const {{ registry }} = new FinalizationRegistry((compiled) => {
+    try {
+        compiled.free();
+    } catch {
+        // Still borrowed (an executor under a live mesh): the native object's own destructor releases it later.
+    }
+});
+
+{{ doc }}class {{ name }} {
+    #compiled;
+    #borrowed;
+
+    /** @private Instances come from the static constructors. */
+    constructor(token, compiled, borrowed) {
+        if (token !== PRIVATE) {
+            throw new TypeError('{{ name }} has no public constructor; use {{ constructors }}');
+        }
+        this.#compiled = compiled;
+        // Arguments the native handle borrows stay reachable while it lives, so their finalizers wait for it.
+        this.#borrowed = borrowed;
+        {{ registry }}.register(this, compiled, this);
+    }
+{%- for m in constructors_js %}
+
+{{ m.doc }}    static {{ m.name }}({{ m.params }}) {
+{%- for check in m.checks %}
+        {{ check }}
+{%- endfor %}
+        let compiled;
+        try {
+            compiled = native.{{ compiled }}.{{ m.name }}({{ m.args }});
+        } catch (error) {
+            throw uformError(error);
+        }
+        return new {{ name }}(PRIVATE, compiled, [{{ m.borrowed }}]);
+    }
+{%- endfor %}
+{%- for m in methods %}
+
+{{ m.doc }}    {{ m.name }}({{ m.params }}) {
+{%- for check in m.checks %}
+        {{ check }}
+{%- endfor %}
+        try {
+            {% if m.returns %}return {% endif %}this.#compiled.{{ m.name }}({{ m.args }});
+        } catch (error) {
+            throw uformError(error);
+        }
+{%- if m.frees %}
+        {{ registry }}.unregister(this);
+        this.#borrowed = undefined;
+{%- endif %}
+    }
+{%- endfor %}
+
+{{ compiled_doc }}    get compiled() {
+        return this.#compiled;
+    }
+
+    /** Frees the {{ name }} as `{{ free }}()` does, so `using` releases it at the end of its scope. */
+    [disposeSymbol]() {
+        this.{{ free }}();
+    }
+}

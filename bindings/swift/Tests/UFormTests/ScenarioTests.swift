@@ -1,0 +1,261 @@
+// The scenario list (SCENARIOS.md) in Swift: each test is numbered after the scenario it covers.
+// Runs on a machine without a GPU; the GPU paths are checked for what happens without one.
+
+import Foundation
+import XCTest
+@testable import UForm
+
+/// GPU classes appear in the capability lists too; only CPU classes are valid as `cpuClass`.
+private func isGpuClass(_ name: Substring) -> Bool {
+    name.hasPrefix("nvidia-") || name.hasPrefix("amd-cdna") || name.hasPrefix("amd-rdna")
+}
+
+private func cpuClasses() -> [String] {
+    capabilitiesAvailable().split(separator: ",").filter { !isGpuClass($0) }.map(String.init)
+}
+
+/// The case of a thrown `UFormError` and its message; fails the test for anything else.
+private func uformError(_ body: () throws -> Void, file: StaticString = #filePath, line: UInt = #line) -> UFormError? {
+    do {
+        try body()
+        XCTFail("expected a UFormError", file: file, line: line)
+    } catch let error as UFormError {
+        return error
+    } catch {
+        XCTFail("expected a UFormError, got \(error)", file: file, line: line)
+    }
+    return nil
+}
+
+private func message(_ error: UFormError?) -> String {
+    switch error {
+    case .InvalidArgument(let m), .Unsupported(let m), .Unavailable(let m), .Timeout(let m), .InUse(let m),
+         .Conflict(let m), .OutOfMemory(let m), .Io(let m), .Device(let m), .FreedHandle(let m), .Internal(let m):
+        return m
+    case nil:
+        return ""
+    }
+}
+
+private func scratchDirectory(_ name: String) throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("uform-swift-\(name)-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+final class ScenarioTests: XCTestCase {
+    // MARK: Discovery
+
+    func test01CapabilitiesAreNonEmptyCommaSeparatedNames() {
+        for list in [capabilitiesCompiled(), capabilitiesAvailable()] {
+            XCTAssertFalse(list.isEmpty)
+            XCTAssertFalse(list.contains(" "), list)
+            XCTAssertTrue(list.split(separator: ",", omittingEmptySubsequences: false).allSatisfy { !$0.isEmpty }, list)
+        }
+    }
+
+    func test02EveryAvailableCpuClassIsAcceptedAndAnUnknownOneListsTheAcceptedNames() throws {
+        let classes = cpuClasses()
+        XCTAssertFalse(classes.isEmpty)
+        for name in classes {
+            let executor = try Executor.forRam(config: ExecutorForRamConfig(cpuClass: name, threads: 1))
+            try executor.drain()
+            try executor.free()
+        }
+        let error = uformError { _ = try Executor.forRam(config: ExecutorForRamConfig(cpuClass: "intel-pentium-pro")) }
+        guard case .InvalidArgument = error else { return XCTFail("\(String(describing: error))") }
+        XCTAssertTrue(message(error).contains("intel-pentium-pro"))
+        XCTAssertTrue(message(error).contains("cpuClass"))
+    }
+
+    func test03GpuDevicesIsEmptyWithoutADriver() {
+        XCTAssertEqual(gpuDevices(), [])
+    }
+
+    func test04EnumValues() {
+        let tiers: [MultimemTier] = [.switchReduced, .peerRead]
+        XCTAssertEqual(tiers.count, 2)
+        let vendors: [GpuVendor] = [.unknown, .nvidia, .amd, .apple]
+        XCTAssertEqual(Set(vendors).count, 4)
+        let moods: [Mood] = [.parked, .spinning]
+        XCTAssertNotEqual(moods[0], moods[1])
+    }
+
+    // MARK: Executor life cycle
+
+    func test05ForRamWithNoConfigAndWithEveryFieldSetThenDrainInEveryMood() throws {
+        let executor = try Executor.forRam()
+        try executor.drain()
+        try executor.drain(mood: .parked)
+        try executor.drain(mood: .spinning)
+        try executor.free()
+        let full = ExecutorForRamConfig(memoryDomains: [0], cpuClass: cpuClasses().first, threads: 2, deferredLimit: 16)
+        let configured = try Executor.forRam(config: full)
+        try configured.drain(mood: .spinning)
+        try configured.free()
+    }
+
+    func test06FreeTwiceIsFineAndAnyOtherCallAfterFreeIsAFreedHandleError() throws {
+        let executor = try Executor.forRam()
+        try executor.free()
+        try executor.free()
+        let error = uformError { try executor.drain() }
+        guard case .FreedHandle = error else { return XCTFail("\(String(describing: error))") }
+        XCTAssertTrue(message(error).contains("drain"))
+    }
+
+    func test07ReleasingTheLastReferenceFreesTheExecutor() throws {
+        weak var weakExecutor: Executor?
+        do {
+            let executor = try Executor.forRam(config: ExecutorForRamConfig(threads: 1))
+            defer { try? executor.free() }
+            weakExecutor = executor
+            try executor.drain()
+        }
+        XCTAssertNil(weakExecutor, "deinit ran at the end of the scope")
+    }
+
+    func test08BadConfigsAreInvalidArgumentErrorsNamingTheArgumentAndValue() {
+        let zero = uformError { _ = try Executor.forRam(config: ExecutorForRamConfig(threads: 0)) }
+        guard case .InvalidArgument = zero else { return XCTFail("\(String(describing: zero))") }
+        XCTAssertTrue(message(zero).contains("threads"))
+        let node = uformError { _ = try Executor.forRam(config: ExecutorForRamConfig(memoryDomains: [4096])) }
+        guard case .InvalidArgument = node else { return XCTFail("\(String(describing: node))") }
+        XCTAssertTrue(message(node).contains("4096"))
+        let cpu = uformError { _ = try Executor.forRam(config: ExecutorForRamConfig(cpuClass: "arm-cortex-m0")) }
+        guard case .InvalidArgument = cpu else { return XCTFail("\(String(describing: cpu))") }
+        // Negative and fractional counts cannot be expressed: counts are UInt32.
+    }
+
+    func test09OnPoolIsUnsupported() {
+        let error = uformError { _ = try Executor.onPool(pool: 0x1000) }
+        guard case .Unsupported = error else { return XCTFail("\(String(describing: error))") }
+        XCTAssertTrue(message(error).contains("ForkUnion"))
+    }
+
+    func test10ForVramWithoutGpusIsUnavailableAndItsBadArgumentsAreEachTheDocumentedError() {
+        let none = uformError { _ = try Executor.forVram() }
+        guard case .Unavailable = none else { return XCTFail("\(String(describing: none))") }
+        let streams = uformError { _ = try Executor.forVram(config: ExecutorForVramConfig(devices: [0, 1], streams: [0x10])) }
+        guard case .InvalidArgument = streams else { return XCTFail("\(String(describing: streams))") }
+        let gpuClass = uformError { _ = try Executor.forVram(config: ExecutorForVramConfig(gpuClass: "nvidia-voodoo")) }
+        guard case .InvalidArgument = gpuClass else { return XCTFail("\(String(describing: gpuClass))") }
+        let far = uformError { _ = try Executor.forVram(config: ExecutorForVramConfig(devices: [7])) }
+        switch far {
+        case .InvalidArgument, .Unavailable: break
+        default: XCTFail("\(String(describing: far))")
+        }
+    }
+
+    // MARK: Mesh
+
+    func test11AMeshOfOneProcessWithARamExecutor() throws {
+        let executor = try Executor.forRam(config: ExecutorForRamConfig(threads: 1))
+        let mesh = try Mesh.bootstrap(executor: executor)
+        let description = try mesh.describe()
+        XCTAssertEqual(description.hostDomainIndex, 0)
+        XCTAssertEqual(description.hostDomainCount, 1)
+        XCTAssertEqual(description.gpus, [])
+        XCTAssertTrue([MultimemTier.switchReduced, .peerRead].contains(description.multimemTier))
+        try mesh.free()
+        try mesh.free()
+        guard case .FreedHandle = uformError({ _ = try mesh.describe() }) else { return XCTFail() }
+        try executor.free()
+    }
+
+    func test12PeersWithoutDirectoryOrJobABadJobNameAnIndexOutsideTheCountAreInvalid() throws {
+        let dir = try scratchDirectory("invalid")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let executor = try Executor.forRam(config: ExecutorForRamConfig(threads: 1))
+        defer { try? executor.free() }
+        let noDirectory = uformError { _ = try Mesh.bootstrap(executor: executor, options: MeshOptions(hostDomainCount: 2, job: "job")) }
+        guard case .InvalidArgument = noDirectory else { return XCTFail() }
+        XCTAssertTrue(message(noDirectory).contains("directory"))
+        let noJob = uformError { _ = try Mesh.bootstrap(executor: executor, options: MeshOptions(hostDomainCount: 2, directory: dir.path)) }
+        guard case .InvalidArgument = noJob else { return XCTFail() }
+        for bad in ["", "a/b", "..", "."] {
+            let error = uformError { _ = try Mesh.bootstrap(executor: executor, options: MeshOptions(hostDomainCount: 2, directory: dir.path, job: bad)) }
+            guard case .InvalidArgument = error else { return XCTFail(bad) }
+        }
+        let index = uformError {
+            _ = try Mesh.bootstrap(executor: executor, options: MeshOptions(hostDomainIndex: 2, hostDomainCount: 2, directory: dir.path, job: "index"))
+        }
+        guard case .InvalidArgument = index else { return XCTFail() }
+    }
+
+    func test13APeerThatNeverComesTimesOutAfterOneSecondAndLeavesNothingBehind() throws {
+        let dir = try scratchDirectory("timeout")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let executor = try Executor.forRam(config: ExecutorForRamConfig(threads: 1))
+        defer { try? executor.free() }
+        let options = MeshOptions(hostDomainIndex: 0, hostDomainCount: 2, directory: dir.path, job: "lonely", timeoutSeconds: 1)
+        let started = Date()
+        let error = uformError { _ = try Mesh.bootstrap(executor: executor, options: options) }
+        guard case .Timeout = error else { return XCTFail("\(String(describing: error))") }
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 0.9)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), [])
+    }
+
+    func test14FourPeersMeetInOneDirectoryAgreeAndLeaveNoJobDirectory() throws {
+        // Swift has no portable way to re-launch the test bundle as a child, so the four peers are four threads of
+        // this process, each with its own executor; the rendezvous is the same files a multi-process run uses.
+        let dir = try scratchDirectory("four")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let count: UInt32 = 4
+        var lines = [String](repeating: "", count: Int(count))
+        let lock = NSLock()
+        DispatchQueue.concurrentPerform(iterations: Int(count)) { index in
+            do {
+                let executor = try Executor.forRam(config: ExecutorForRamConfig(threads: 1))
+                let options = MeshOptions(hostDomainIndex: UInt32(index), hostDomainCount: count, directory: dir.path, job: "four", timeoutSeconds: 60)
+                let mesh = try Mesh.bootstrap(executor: executor, options: options)
+                let d = try mesh.describe()
+                try mesh.free()
+                try executor.free()
+                lock.lock()
+                lines[index] = "\(d.hostDomainIndex) \(d.hostDomainCount) \(d.multimemDomainCount) \(d.multimemTier)"
+                lock.unlock()
+            } catch {
+                lock.lock()
+                lines[index] = "failed: \(error)"
+                lock.unlock()
+            }
+        }
+        for (index, line) in lines.enumerated() {
+            XCTAssertTrue(line.hasPrefix("\(index) \(count) "), line)
+        }
+        XCTAssertEqual(Set(lines.map { $0.split(separator: " ").dropFirst().joined(separator: " ") }).count, 1, "\(lines)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.appendingPathComponent("four").path))
+    }
+
+    func test15FreeingTheExecutorUnderALiveMeshIsRefusedAsInUse() throws {
+        let executor = try Executor.forRam(config: ExecutorForRamConfig(threads: 1))
+        do {
+            let mesh = try Mesh.bootstrap(executor: executor)
+            guard case .InUse = uformError({ try executor.free() }) else { return XCTFail() }
+            try executor.drain()
+            _ = try mesh.describe()
+        }
+        // The mesh went out of scope: deinit freed it, so nothing borrows the executor any more.
+        try executor.free()
+    }
+
+    // MARK: Errors and values
+
+    func test16EveryErrorCarriesItsKindAsAnEnumCaseAndAMessageNamingArgumentAndValue() {
+        let error = uformError { _ = try Executor.forRam(config: ExecutorForRamConfig(threads: 0)) }
+        guard case .InvalidArgument(let text) = error else { return XCTFail() }
+        XCTAssertTrue(text.contains("`threads`"), text)
+        XCTAssertTrue(text.contains("0"), text)
+    }
+
+    func test17RecordsCompareAndPrintTheSwiftWay() {
+        let a = MeshOptions(directory: "/tmp/x", job: "run")
+        let b = MeshOptions(directory: "/tmp/x", job: "run")
+        XCTAssertEqual(a, b)
+        XCTAssertNotEqual(a, MeshOptions(directory: "/tmp/x", job: "other"))
+        XCTAssertTrue(String(describing: a).contains("run"))
+        XCTAssertEqual(MeshOptions().timeoutSeconds, 120)
+        XCTAssertNil(ExecutorForRamConfig().threads)
+    }
+}

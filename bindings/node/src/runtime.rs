@@ -125,9 +125,12 @@ impl Js {
             }
             sys::ValueType::napi_number => show_number(self.number().unwrap_or(f64::NAN)),
             sys::ValueType::napi_string => format!("{:?}", self.string().unwrap_or_default()),
-            sys::ValueType::napi_bigint => match self.bigint() {
-                Some((negative, value, _)) => format!("{}{value}n", if negative { "-" } else { "" }),
-                None => "a bigint".into(),
+            sys::ValueType::napi_bigint => match unsafe { napi::bindgen_prelude::BigInt::from_napi_value(self.env, self.raw) } {
+                Ok(big) if big.words.len() <= 2 => {
+                    let magnitude = big.words.iter().rev().fold(0u128, |acc, w| (acc << 64) | *w as u128);
+                    format!("{}{magnitude}n", if big.sign_bit && magnitude != 0 { "-" } else { "" })
+                }
+                _ => "a bigint wider than 128 bits".into(),
             },
             sys::ValueType::napi_symbol => "a symbol".into(),
             sys::ValueType::napi_function => "a function".into(),

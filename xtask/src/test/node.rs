@@ -1,10 +1,164 @@
-//! `cargo xtask test node`. (Filled in by the node work.)
+//! `cargo xtask test node`: builds the addon (release), assembles and `npm pack`s the `uform` package, installs the
+//! tarball into an empty folder under target/node/consumer, and runs there — against that install, never the
+//! source tree — the scenario suite (`node --test` over bindings/node/test), a TypeScript consumer that uses
+//! `using` (compiled by tsc, then run), and the strict tsc check of tests/typescript.
+//!
+//! `overhead()` is the Node part of `cargo xtask bench overhead`.
+
+use crate::util::{apt_install, have, root, run_in};
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 pub fn run() -> Result<(), String> {
-    eprintln!("no node tests yet");
+    ensure_node()?;
+    let consumer = install_package()?;
+    suite(&consumer)?;
+    typescript(&consumer)
+}
+
+fn ensure_node() -> Result<(), String> {
+    if !have("node") || !have("npm") {
+        apt_install(&["nodejs", "npm"])?;
+    }
+    let version = Command::new("node").arg("--version").output().map_err(|e| format!("cannot run node: {e}"))?;
+    let version = String::from_utf8_lossy(&version.stdout).trim().to_string();
+    let major: u32 = version.trim_start_matches('v').split('.').next().and_then(|m| m.parse().ok()).unwrap_or(0);
+    if major < 20 {
+        return Err(format!("the uform package needs Node 20 or newer; this machine has {version}"));
+    }
     Ok(())
 }
 
+/// Builds and packs the package, then installs the tarball into a fresh folder; returns that folder.
+fn install_package() -> Result<PathBuf, String> {
+    let root = root();
+    let out = root.join("target/node");
+    let package = out.join("package");
+    let build = Command::new("node")
+        .arg(root.join("bindings/node/build.mjs"))
+        .args(["--release", "--pack", "--out"])
+        .arg(&package)
+        .current_dir(&root)
+        .output()
+        .map_err(|e| format!("cannot run the package build: {e}"))?;
+    eprint!("{}", String::from_utf8_lossy(&build.stderr));
+    if !build.status.success() {
+        return Err(format!("bindings/node/build.mjs failed with {}", build.status));
+    }
+    let tarball = String::from_utf8_lossy(&build.stdout).trim().lines().last().unwrap_or_default().to_string();
+    if !tarball.ends_with(".tgz") {
+        return Err(format!("npm pack named no tarball: {tarball:?}"));
+    }
+    let consumer = out.join("consumer");
+    let _ = std::fs::remove_dir_all(&consumer);
+    std::fs::create_dir_all(&consumer).map_err(|e| e.to_string())?;
+    write(&consumer.join("package.json"), "{ \"name\": \"uform-consumer\", \"private\": true, \"version\": \"0.0.0\" }\n")?;
+    run_in(&consumer, "npm", &["install", "--no-audit", "--no-fund", "--no-package-lock", &tarball])?;
+    // The suite and its helpers, copied so that `import 'uform'` resolves to the install.
+    copy_dir(&root.join("bindings/node/test"), &consumer.join("test"))?;
+    copy_dir(&root.join("bindings/node/bench"), &consumer.join("bench"))?;
+    Ok(consumer)
+}
+
+fn suite(consumer: &Path) -> Result<(), String> {
+    let scratch = consumer.join("scratch");
+    std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
+    let mut files: Vec<String> = std::fs::read_dir(consumer.join("test"))
+        .map_err(|e| e.to_string())?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains(".test."))
+        .map(|name| format!("test/{name}"))
+        .collect();
+    files.sort();
+    let mut cmd = Command::new("node");
+    cmd.args(["--test", "--expose-gc"]).args(&files).current_dir(consumer).env("UFORM_TEST_DIR", &scratch);
+    status(cmd, "the Node scenario suite")
+}
+
+/// The strict tsc check of tests/typescript against the generated declarations, and a consumer that imports the
+/// installed package by name, uses `using`, and runs after tsc lowers it (Node 20 cannot parse `using` itself).
+fn typescript(consumer: &Path) -> Result<(), String> {
+    let root = root();
+    let tsc = tsc()?;
+    let tsc = tsc.to_string_lossy().into_owned();
+    run_in(&root, &tsc, &["-p", &root.join("tests/typescript/tsconfig.json").to_string_lossy()])?;
+    let dir = consumer.join("typescript");
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    std::fs::copy(root.join("tests/typescript/package-consumer.mts"), dir.join("package-consumer.mts")).map_err(|e| e.to_string())?;
+    write(
+        &dir.join("tsconfig.json"),
+        &format!(
+            r#"{{
+  "compilerOptions": {{
+    "strict": true,
+    "target": "es2022",
+    "lib": ["es2022", "esnext.disposable"],
+    "module": "nodenext",
+    "moduleResolution": "nodenext",
+    "types": ["node"],
+    "typeRoots": ["{}"],
+    "outDir": "out",
+    "exactOptionalPropertyTypes": true,
+    "noUnusedLocals": true
+  }},
+  "files": ["package-consumer.mts"]
+}}
+"#,
+            root.join("target/tools/node_modules/@types").display()
+        ),
+    )?;
+    run_in(&dir, &tsc, &["-p", "tsconfig.json"])?;
+    let mut cmd = Command::new("node");
+    cmd.arg("out/package-consumer.mjs").current_dir(&dir);
+    status(cmd, "the compiled TypeScript consumer")
+}
+
+/// TypeScript and @types/node@20 under target/tools, installed from npm when missing (shared with the codegen tests).
+fn tsc() -> Result<PathBuf, String> {
+    let tools = root().join("target/tools");
+    let tsc = tools.join("node_modules/.bin/tsc");
+    if !tsc.exists() || !tools.join("node_modules/@types/node").exists() {
+        std::fs::create_dir_all(&tools).map_err(|e| e.to_string())?;
+        run_in(&tools, "npm", &["install", "--no-audit", "--no-fund", "--prefix", ".", "typescript@7", "@types/node@20"])?;
+    }
+    Ok(tsc)
+}
+
+/// `cargo xtask bench overhead`, the Node part: builds and installs the package as the tests do, then runs
+/// bindings/node/bench/overhead.mjs, which prints `overhead node: capabilities/noop=R1 drain/noop=R2`.
 pub fn overhead() -> Result<(), String> {
-    Err("the node overhead benchmark is not built yet".into())
+    ensure_node()?;
+    let consumer = install_package()?;
+    let mut cmd = Command::new("node");
+    cmd.arg("bench/overhead.mjs").current_dir(&consumer);
+    status(cmd, "the Node overhead benchmark")
+}
+
+fn status(mut cmd: Command, what: &str) -> Result<(), String> {
+    eprintln!("+ {cmd:?}");
+    let s = cmd.status().map_err(|e| format!("cannot run {what}: {e}"))?;
+    if s.success() {
+        Ok(())
+    } else {
+        Err(format!("{what} failed with {s}"))
+    }
+}
+
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
+    let _ = std::fs::remove_dir_all(to);
+    std::fs::create_dir_all(to).map_err(|e| e.to_string())?;
+    for entry in std::fs::read_dir(from).map_err(|e| format!("cannot read {}: {e}", from.display()))?.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            copy_dir(&path, &to.join(entry.file_name()))?;
+        } else {
+            std::fs::copy(&path, to.join(entry.file_name())).map_err(|e| format!("cannot copy {}: {e}", path.display()))?;
+        }
+    }
+    Ok(())
 }

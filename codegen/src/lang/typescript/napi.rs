@@ -166,7 +166,8 @@ fn record(ts: &Ts, g: &Glue, r: &Record) -> String {
         .map(|f| {
             let (rust, js) = (f.name.snake(), ts.member(&f.name));
             let key = format!("{js:?}");
-            let read = g.read(&f.ty, &format!("object.field({key})?"), &format!("&format!(\"{{argument}}.{js}\")"), f.optional);
+            // Fields are named as the core names them in its own messages: by their JavaScript spelling alone.
+            let read = g.read(&f.ty, &format!("object.field({key})?"), &key, f.optional);
             let write = match (f.optional, input) {
                 (false, _) => format!("object.set({key}, {})", g.written(&f.ty, &format!("&self.{rust}"))),
                 (true, _) => {

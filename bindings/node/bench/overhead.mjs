@@ -1,0 +1,47 @@
+// The binding-overhead benchmark (run by `cargo xtask bench overhead` against an installed package):
+// nanoseconds per call of capabilitiesCompiled() and of drain() on an idle executor, side by side with a bare
+// napi no-op built into the same addon, in the same run. Prints
+//   overhead node: capabilities/noop=R1 drain/noop=R2
+// and, on stderr, the nanoseconds behind the ratios. Not a test: it asserts nothing.
+import { createRequire } from 'node:module';
+import { readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { Executor, capabilitiesCompiled } from 'uform';
+
+const require = createRequire(import.meta.url);
+const packageDir = dirname(require.resolve('uform'));
+const binary = readdirSync(packageDir).find((name) => name.endsWith('.node'));
+const native = require(join(packageDir, binary));
+
+const iterations = Number(process.env.UFORM_BENCH_ITERATIONS ?? 2_000_000);
+const rounds = Number(process.env.UFORM_BENCH_ROUNDS ?? 7);
+
+/** The best of `rounds` timings of `iterations` calls, in nanoseconds per call. */
+function nsPerCall(call) {
+    let best = Infinity;
+    for (let round = 0; round < rounds; round++) {
+        const start = process.hrtime.bigint();
+        for (let i = 0; i < iterations; i++) call();
+        const elapsed = Number(process.hrtime.bigint() - start);
+        best = Math.min(best, elapsed / iterations);
+    }
+    return best;
+}
+
+const executor = Executor.forRam({ threads: 1 });
+executor.drain();
+let sink = 0;
+// Interleave, so drift in the machine's speed touches every measurement alike.
+const noop = [];
+const capabilities = [];
+const drain = [];
+for (let pass = 0; pass < 3; pass++) {
+    noop.push(nsPerCall(() => native.noop()));
+    capabilities.push(nsPerCall(() => (sink += capabilitiesCompiled().length)));
+    drain.push(nsPerCall(() => executor.drain()));
+}
+executor.free();
+const best = (xs) => Math.min(...xs);
+const [n, c, d] = [best(noop), best(capabilities), best(drain)];
+console.error(`node: noop ${n.toFixed(1)} ns, capabilitiesCompiled ${c.toFixed(1)} ns, drain ${d.toFixed(1)} ns (${sink > 0 ? 'ok' : ''})`);
+console.log(`overhead node: capabilities/noop=${(c / n).toFixed(2)} drain/noop=${(d / n).toFixed(2)}`);

@@ -8,8 +8,9 @@
 //!
 //! # With peers
 //!
-//! `directory` (which must exist) and `job` are required, and so is `hostDomainIndex`: two processes cannot both
-//! derive an index, so an absent one is an invalid argument rather than a guess. `job` names one entry of
+//! `directory` (which must exist) and `job` are required. An absent `hostDomainIndex` derives 0, as the IDL says
+//! (in C a zero field means absent, so index 0 must be expressible that way); two processes that both take 0
+//! meet as a duplicate index, a conflict error naming both. `job` names one entry of
 //! `directory`: not empty, not `.` or `..`, no `/`, `\` or NUL. Two runs that overlap in time must use different
 //! job names; two different jobs in one directory never see each other's files.
 //!

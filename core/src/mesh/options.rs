@@ -44,16 +44,9 @@ pub(crate) fn plan(options: &MeshOptions) -> Result<Plan> {
         return Err(Error::invalid_argument("gpusPerMultimemDomain", "must be at least 1, got 0"));
     }
     let count = options.host_domain_count.unwrap_or(1);
-    let index = match options.host_domain_index {
-        Some(index) => index,
-        None if count == 1 => 0,
-        None => {
-            return Err(Error::invalid_argument(
-                "hostDomainIndex",
-                format!("is required when `hostDomainCount` is {count}: every process of a run needs its own index"),
-            ))
-        }
-    };
+    // Absent derives 0, as the IDL documents: in C a zero field means absent, so index 0 must be expressible
+    // as absent. Two processes that both take 0 meet as a duplicate index, which bootstrap reports as a conflict.
+    let index = options.host_domain_index.unwrap_or(0);
     if index >= count {
         return Err(Error::invalid_argument(
             "hostDomainIndex",
@@ -210,7 +203,7 @@ mod tests {
         let r = p.rendezvous.unwrap();
         assert_eq!(r.timeout, Duration::from_secs(120));
         assert_eq!(r.job_path(), PathBuf::from("/tmp/run 7"));
-        invalid(MeshOptions { host_domain_index: None, ..ok.clone() }, "hostDomainIndex");
+        assert_eq!(plan(&MeshOptions { host_domain_index: None, ..ok.clone() }).map(|p| p.index).ok(), Some(0));
         invalid(MeshOptions { host_domain_index: Some(2), ..ok.clone() }, "hostDomainIndex");
         invalid(MeshOptions { directory: None, ..ok.clone() }, "directory");
         invalid(MeshOptions { directory: Some(String::new()), ..ok.clone() }, "directory");

@@ -30,9 +30,8 @@ pub fn run() -> Result<(), String> {
         "--show-leak-kinds=definite,indirect,possible",
         "--errors-for-leak-kinds=definite,indirect,possible",
         "--error-exitcode=3",
-        "--suppressions",
     ]);
-    grind.arg(root.join("tests/c/valgrind.supp")).arg(&binary).env("UFORM_TEST_NO_PROCESSES", "1");
+    grind.arg(format!("--suppressions={}", root.join("tests/c/valgrind.supp").display())).arg(&binary).env("UFORM_TEST_NO_PROCESSES", "1");
     env(&mut grind);
     status(grind, "the C suite under valgrind")?;
     consumers(&out)

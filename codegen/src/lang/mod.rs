@@ -6,6 +6,7 @@ use crate::Output;
 
 pub mod c;
 pub mod docs;
+pub mod python;
 pub mod typescript;
 pub mod udl;
 
@@ -13,6 +14,7 @@ pub fn render_all(api: &Api) -> Vec<Output> {
     let mut out = Vec::new();
     out.extend(c::render(api));
     out.extend(typescript::render(api));
+    out.extend(python::render(api));
     out.extend(udl::render(api));
     out
 }

@@ -1,0 +1,177 @@
+//! The hand-written part of the Python native layer: reading Python arguments with validation, writing results
+//! through the classes the pure-Python layer registers, and the error scheme. The generated glue
+//! (`generated/python/glue.rs`) is a mechanical use of these helpers.
+//!
+//! Error scheme: `uform/__init__.py` (generated) defines `UFormError` and one subclass per kind, each also
+//! deriving from the matching builtin, and hands them to [`init`] with the record and enum classes. A core error
+//! becomes an instance of its kind's class; its `code` is a class attribute.
+//!
+//! Arguments are read strictly: a `bool` or a `float` where an integer is expected, a `str` where a list is
+//! expected, any object of the wrong type — `TypeError`. A negative or too large integer — the invalid-argument
+//! error naming the argument and the value. `None` means absent.
+
+#![allow(dead_code)] // helpers for every IDL type, used as the IDL needs them
+
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
+use std::fmt::Display;
+
+/// The classes `uform/__init__.py` registers by name: records, enums and errors.
+static CLASSES: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
+
+/// Called once by `uform/__init__.py` with `{name: class}` for every record, enum and error class.
+#[pyfunction]
+#[pyo3(name = "_init")]
+pub fn init(py: Python<'_>, classes: Bound<'_, PyDict>) -> PyResult<()> {
+    let _ = CLASSES.set(py, classes.unbind());
+    Ok(())
+}
+
+/// A registered class by name.
+pub fn class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    let classes = CLASSES.get(py).ok_or_else(|| PyRuntimeError::new_err("uform._native used before `import uform` registered its classes"))?;
+    classes
+        .bind(py)
+        .get_item(name)?
+        .ok_or_else(|| PyRuntimeError::new_err(format!("uform did not register the class `{name}`")))
+}
+
+/// A core error as the Python exception of its kind.
+pub fn raise(py: Python<'_>, error: uform_core::Error) -> PyErr {
+    match class(py, crate::error_class(error.kind())).and_then(|c| c.call1((error.message(),))) {
+        Ok(instance) => PyErr::from_value(instance),
+        Err(e) => e,
+    }
+}
+
+/// An invalid-argument error: "`argument` what".
+pub fn invalid(py: Python<'_>, argument: &str, what: impl Display) -> PyErr {
+    raise(py, uform_core::Error::invalid_argument(argument, what))
+}
+
+/// Runs a core call, turning a panic into the internal error: a panic never crosses into Python.
+pub fn guard<T>(call: impl FnOnce() -> uform_core::Result<T>) -> uform_core::Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)).unwrap_or_else(|payload| Err(uform_core::Error::from_panic(payload)))
+}
+
+/// Runs a core call that cannot fail, turning a panic into the internal error.
+pub fn guard_value<T>(call: impl FnOnce() -> T) -> uform_core::Result<T> {
+    guard(|| Ok(call()))
+}
+
+fn type_error(argument: &str, expected: &str, value: &Bound<'_, PyAny>) -> PyErr {
+    let got = value.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into());
+    PyTypeError::new_err(format!("`{argument}` must be {expected}, got {got}"))
+}
+
+/// An integer in `[0, max]`: bools and floats are `TypeError`s, negatives and overflow invalid arguments.
+fn unsigned(value: &Bound<'_, PyAny>, argument: &str, max: u64) -> PyResult<u64> {
+    if value.is_instance_of::<PyBool>() || value.is_instance_of::<PyFloat>() || !value.is_instance_of::<PyInt>() {
+        return Err(type_error(argument, "an int", value));
+    }
+    let n: i128 = value.extract().map_err(|_| invalid(value.py(), argument, format!("must be at most {max}, got {value}")))?;
+    if n < 0 {
+        return Err(invalid(value.py(), argument, format!("must not be negative, got {n}")));
+    }
+    if n > max as i128 {
+        return Err(invalid(value.py(), argument, format!("must be at most {max}, got {n}")));
+    }
+    Ok(n as u64)
+}
+
+pub fn arg_u32(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<u32> {
+    unsigned(value, argument, u32::MAX as u64).map(|n| n as u32)
+}
+
+pub fn arg_u64(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<u64> {
+    unsigned(value, argument, u64::MAX)
+}
+
+pub fn arg_i32(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<i32> {
+    if value.is_instance_of::<PyBool>() || !value.is_instance_of::<PyInt>() {
+        return Err(type_error(argument, "an int", value));
+    }
+    value.extract().map_err(|_| invalid(value.py(), argument, format!("must fit in 32 bits, got {value}")))
+}
+
+pub fn arg_f64(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<f64> {
+    if value.is_instance_of::<PyBool>() {
+        return Err(type_error(argument, "a float", value));
+    }
+    value.extract().map_err(|_| type_error(argument, "a float", value))
+}
+
+pub fn arg_bool(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<bool> {
+    if !value.is_instance_of::<PyBool>() {
+        return Err(type_error(argument, "a bool", value));
+    }
+    value.extract()
+}
+
+pub fn arg_string(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<String> {
+    if !value.is_instance_of::<PyString>() {
+        return Err(type_error(argument, "a str", value));
+    }
+    value.extract()
+}
+
+/// A path: `str` or `os.PathLike`, crossing as UTF-8.
+pub fn arg_path(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<String> {
+    let py = value.py();
+    let fspath = py.import("os")?.getattr("fspath")?;
+    let text = fspath.call1((value,)).map_err(|_| type_error(argument, "a str or os.PathLike", value))?;
+    if !text.is_instance_of::<PyString>() {
+        return Err(type_error(argument, "a str or an os.PathLike of str", value));
+    }
+    text.extract::<String>().map_err(|_| invalid(py, argument, format!("must be valid UTF-8, got {value}")))
+}
+
+/// A list or tuple (any sequence but `str`/`bytes`), each element read by `element` and named `argument[i]`.
+pub fn arg_list<'py, T>(
+    value: &Bound<'py, PyAny>,
+    argument: &str,
+    element: impl Fn(&Bound<'py, PyAny>, &str) -> PyResult<T>,
+) -> PyResult<Vec<T>> {
+    if value.is_instance_of::<PyString>() || value.is_instance_of::<pyo3::types::PyBytes>() {
+        return Err(type_error(argument, "a list", value));
+    }
+    let iter = value.try_iter().map_err(|_| type_error(argument, "a list", value))?;
+    let mut out = Vec::new();
+    for (i, item) in iter.enumerate() {
+        out.push(element(&item?, &format!("{argument}[{i}]"))?);
+    }
+    Ok(out)
+}
+
+/// An optional argument: `None` (or not given) is absent.
+pub fn opt<'py, T>(
+    value: Option<&Bound<'py, PyAny>>,
+    argument: &str,
+    read: impl Fn(&Bound<'py, PyAny>, &str) -> PyResult<T>,
+) -> PyResult<Option<T>> {
+    match value {
+        Some(v) if !v.is_none() => read(v, argument).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// Any value with a Python conversion, as a Python object.
+pub fn py_value<'py, T: IntoPyObject<'py>>(py: Python<'py>, value: T) -> PyResult<Bound<'py, PyAny>> {
+    use pyo3::IntoPyObjectExt;
+    value.into_bound_py_any(py)
+}
+
+/// A required argument: `None` is the invalid-argument error.
+pub fn required<'py, T>(
+    py: Python<'py>,
+    value: Option<&Bound<'py, PyAny>>,
+    argument: &str,
+    read: impl Fn(&Bound<'py, PyAny>, &str) -> PyResult<T>,
+) -> PyResult<T> {
+    match value {
+        Some(v) if !v.is_none() => read(v, argument),
+        _ => Err(invalid(py, argument, "is required")),
+    }
+}

@@ -1,0 +1,656 @@
+//! Python: the pure-Python package `generated/python/uform/` (records, enums, the exception hierarchy, and the
+//! native classes and functions re-exported), its complete stubs (`__init__.pyi`, `py.typed`), the pyo3 glue
+//! `generated/python/glue.rs` that implements it over `uform-core` (included by `bindings/python`), and the
+//! Python reference page. One template per concept for each; every spelling decision is in [`format::Py`].
+
+pub mod docs;
+pub mod format;
+
+use crate::lang::banner;
+use crate::model::*;
+use crate::Output;
+use askama::Template;
+use format::Py;
+
+const PY: Py = Py;
+/// The base class of every error.
+const ERROR_BASE: &str = "UFormError";
+
+fn offered(c: &Callable) -> bool {
+    c.offered_in(Language::Python)
+}
+
+// ---- the pyo3 glue ----
+
+pub struct GlueField {
+    pub name: String,
+    pub read: String,
+    pub write: String,
+}
+
+pub struct GlueVariant {
+    pub rust: String,
+    pub value: String,
+}
+
+#[derive(Template)]
+#[template(path = "python/glue.rs", escape = "none")]
+struct GlueFile {
+    banner: String,
+    parts: Vec<String>,
+    classes: Vec<String>,
+    functions: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "python/record.rs", escape = "none")]
+struct GlueRecord {
+    input: bool,
+    py_name: String,
+    snake: String,
+    core: String,
+    fields: Vec<GlueField>,
+}
+
+#[derive(Template)]
+#[template(path = "python/enum.rs", escape = "none")]
+struct GlueEnum {
+    py_name: String,
+    snake: String,
+    core: String,
+    is_string: bool,
+    accepted: String,
+    variants: Vec<GlueVariant>,
+}
+
+#[derive(Template)]
+#[template(path = "python/class.rs", escape = "none")]
+struct GlueClass {
+    doc: String,
+    py_name: String,
+    name: String,
+    core: String,
+    members: Vec<String>,
+    compiled_doc: String,
+    free: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "python/function.rs", escape = "none")]
+struct GlueFunction {
+    doc: String,
+    indent: &'static str,
+    attributes: Vec<String>,
+    name: String,
+    params: String,
+    returns: String,
+    body: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "python/error.rs", escape = "none")]
+struct GlueError {
+    kinds: Vec<(String, String)>,
+}
+
+/// A `///` block at `indent`.
+fn rust_doc(text: &str, indent: &str) -> String {
+    crate::lang::wrap(text, 106usize.saturating_sub(indent.len()))
+        .into_iter()
+        .map(|l| if l.is_empty() { format!("{indent}///\n") } else { format!("{indent}/// {l}\n") })
+        .collect()
+}
+
+fn glue_record(api: &Api, r: &Record) -> String {
+    let input = r.direction == Direction::Input;
+    let fields = r
+        .fields
+        .iter()
+        .map(|f| {
+            let name = PY.member(&f.name);
+            let reader = PY.reader(&f.ty);
+            let read = if f.optional {
+                format!("opt({name}, \"{name}\", {reader})?")
+            } else {
+                format!("required(py, {name}, \"{name}\", {reader})?")
+            };
+            let write = if input && f.optional {
+                let value = PY.writer(&format!("value.{name}"), &f.ty, true, false);
+                format!("if value.{name}.is_some() {{ fields.set_item(\"{name}\", {value}?)?; }}")
+            } else {
+                format!("fields.set_item(\"{name}\", {}?)?;", PY.writer(&format!("value.{name}"), &f.ty, f.optional, true))
+            };
+            GlueField { name, read, write }
+        })
+        .collect();
+    let _ = api;
+    GlueRecord { input, py_name: PY.type_name(&r.name), snake: r.name.snake(), core: PY.core_type(&r.name), fields }
+        .render()
+        .map(|text| text.trim().to_string())
+        .unwrap_or_default()
+}
+
+fn glue_enum(e: &Enum) -> String {
+    let is_string = e.is_string();
+    let value = |v: &Variant| match &v.value {
+        EnumValue::String(s) => format!("{s:?}"),
+        EnumValue::Number(_) => e.number(v).to_string(),
+    };
+    let accepted = e
+        .variants
+        .iter()
+        .map(|v| format!("{}.{} ({})", PY.type_name(&e.name), PY.variant(&v.name), value(v).replace('"', "'")))
+        .collect::<Vec<_>>()
+        .join(", ");
+    GlueEnum {
+        py_name: PY.type_name(&e.name),
+        snake: e.name.snake(),
+        core: PY.core_type(&e.name),
+        is_string,
+        accepted: accepted.replace('{', "{{").replace('}', "}}"),
+        variants: e.variants.iter().map(|v| GlueVariant { rust: v.name.pascal(), value: value(v) }).collect(),
+    }
+    .render()
+    .unwrap_or_default()
+}
+
+/// A default literal as the core's value.
+fn core_literal(ty: &Type, literal: &Literal) -> String {
+    match (ty, literal) {
+        (Type::Enum(e), Literal::Variant(v)) => format!("{}::{}", PY.core_type(e), v.pascal()),
+        (_, Literal::Integer(i)) => i.to_string(),
+        (_, Literal::Float(f)) => format!("{f:?}"),
+        (_, Literal::Bool(b)) => b.to_string(),
+        (_, Literal::String(s)) => format!("{s:?}.to_string()"),
+        _ => "Default::default()".into(),
+    }
+}
+
+fn glue_callable(api: &Api, class: Option<&Class>, c: &Callable) -> String {
+    let indent = if class.is_some() { "    " } else { "" };
+    let mut rust_params: Vec<String> = Vec::new();
+    if class.is_some() && c.kind != CallableKind::Constructor {
+        rust_params.push("&self".into());
+    }
+    rust_params.push("py: Python<'_>".into());
+    let mut signature: Vec<String> = Vec::new();
+    let mut body: Vec<String> = Vec::new();
+    let mut core_args: Vec<String> = Vec::new();
+    let mut borrowed: Vec<String> = Vec::new();
+    let mut keyword_only = false;
+    for p in &c.params {
+        let name = PY.member(&p.name);
+        match (&p.ty, &p.default) {
+            (Type::Record(n), Some(Literal::EmptyRecord)) => {
+                if !keyword_only {
+                    signature.push("*".into());
+                    keyword_only = true;
+                }
+                let fields: Vec<String> = api.record(n).map(|r| r.fields.iter().map(|f| PY.member(&f.name)).collect()).unwrap_or_default();
+                for f in &fields {
+                    signature.push(format!("{f}=None"));
+                    rust_params.push(format!("{f}: Option<Bound<'_, PyAny>>"));
+                }
+                let args: String = fields.iter().map(|f| format!(", {f}.as_ref()")).collect();
+                body.push(format!("let {name} = {}_from_kwargs(py{args})?;", n.snake()));
+                core_args.push(name);
+            }
+            (Type::Class(k), _) => {
+                signature.push(name.clone());
+                rust_params.push(format!("{name}: Bound<'_, {}>", PY.type_name(k)));
+                body.push(format!("let {name}_core = &{name}.get().core;"));
+                borrowed.push(format!("{name}.clone().into_any().unbind()"));
+                core_args.push(format!("{name}_core"));
+            }
+            (ty, Some(default)) => {
+                signature.push(format!("{name}=None"));
+                rust_params.push(format!("{name}: Option<Bound<'_, PyAny>>"));
+                body.push(format!("let {name} = opt({name}.as_ref(), \"{name}\", {})?.unwrap_or({});", PY.reader(ty), core_literal(ty, default)));
+                core_args.push(name);
+            }
+            (ty, None) => {
+                signature.push(name.clone());
+                rust_params.push(format!("{name}: Bound<'_, PyAny>"));
+                body.push(format!("let {name} = {}(&{name}, \"{name}\")?;", PY.reader(ty)));
+                core_args.push(name);
+            }
+        }
+    }
+    let args = core_args.join(", ");
+    let method = c.name.snake();
+    let call = match (class, c.kind) {
+        (Some(k), CallableKind::Constructor) => format!("{}::{method}({args})", PY.core_type(&k.name)),
+        (Some(_), _) => format!("self.core.{method}({args})"),
+        (None, _) => format!("uform_core::{method}({args})"),
+    };
+    let guarded = if c.throws { format!("guard(|| {call})") } else { format!("guard_value(|| {call})") };
+    let run = if c.blocking { format!("py.detach(|| {guarded})") } else { guarded };
+    body.push(format!("let value = {run}.map_err(|e| raise(py, e))?;"));
+    let returns = match (c.kind, &c.returns) {
+        (CallableKind::Constructor, _) => {
+            body.push(format!("Ok(Self {{ core: value, _borrowed: vec![{}] }})", borrowed.join(", ")));
+            "Self".to_string()
+        }
+        (_, Some(t)) => {
+            body.push(format!("Ok(({})?.unbind())", PY.writer("value", t, c.returns_optional, false)));
+            "Py<PyAny>".to_string()
+        }
+        (_, None) => {
+            body.push("let () = value;".into());
+            body.push("Ok(())".into());
+            "()".to_string()
+        }
+    };
+    let mut attributes = Vec::new();
+    match (class, c.kind) {
+        (None, _) => attributes.push("#[pyfunction]".to_string()),
+        (Some(_), CallableKind::Constructor) => attributes.push("#[staticmethod]".to_string()),
+        _ => {}
+    }
+    if !signature.is_empty() {
+        attributes.push(format!("#[pyo3(signature = ({}))]", signature.join(", ")));
+    }
+    if rust_params.len() > 7 {
+        attributes.push("#[allow(clippy::too_many_arguments)]".into());
+    }
+    GlueFunction {
+        doc: rust_doc(&PY.doc_text(api, &c.doc), indent),
+        indent,
+        attributes,
+        name: PY.rust_fn(None, &c.name),
+        params: rust_params.join(", "),
+        returns,
+        body,
+    }
+    .render()
+    .unwrap_or_default()
+}
+
+fn glue_class(api: &Api, k: &Class) -> String {
+    GlueClass {
+        doc: rust_doc(&PY.doc_text(api, &k.doc), ""),
+        py_name: PY.type_name(&k.name),
+        name: PY.type_name(&k.name),
+        core: PY.core_type(&k.name),
+        members: k.members.iter().filter(|m| offered(m)).map(|m| glue_callable(api, Some(k), m)).collect(),
+        compiled_doc: PY.doc_text(api, &k.compiled_doc),
+        free: k.members.iter().find(|m| m.kind == CallableKind::Free && offered(m)).map(|m| PY.member(&m.name)),
+    }
+    .render()
+    .unwrap_or_default()
+}
+
+fn glue_file(api: &Api) -> String {
+    let mut parts = Vec::new();
+    let mut classes = Vec::new();
+    let mut functions = Vec::new();
+    for item in &api.items {
+        match item {
+            Item::Record(r) => parts.push(glue_record(api, r)),
+            Item::Enum(e) => parts.push(glue_enum(e)),
+            Item::Class(k) => {
+                parts.push(glue_class(api, k));
+                classes.push(PY.type_name(&k.name));
+            }
+            Item::Function(f) if offered(f) => {
+                parts.push(glue_callable(api, None, f));
+                functions.push(PY.rust_fn(None, &f.name));
+            }
+            Item::Function(_) => {}
+        }
+    }
+    parts.push(GlueError { kinds: api.errors.iter().map(|e| (e.name.pascal(), PY.error_class(e))).collect() }.render().unwrap_or_default());
+    let parts = parts.iter().map(|p| p.trim().to_string()).collect();
+    GlueFile { banner: banner("//"), parts, classes, functions }.render().unwrap_or_default()
+}
+
+// ---- the pure-Python package and its stubs ----
+
+pub struct PyField {
+    pub name: String,
+    pub ty: String,
+    pub doc: String,
+}
+
+pub struct PyVariant {
+    pub name: String,
+    pub value: String,
+    pub doc: String,
+}
+
+pub struct PyErrorKind {
+    pub name: String,
+    pub builtin: &'static str,
+    pub code: String,
+    pub doc: String,
+}
+
+#[derive(Template)]
+#[template(path = "python/init.py", escape = "none")]
+struct InitPy {
+    banner: String,
+    doc: String,
+    version: String,
+    exported: Vec<String>,
+    parts: Vec<String>,
+    native: Vec<String>,
+    registered: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "python/record.py", escape = "none")]
+struct RecordPy {
+    input: bool,
+    name: String,
+    doc: String,
+    fields: Vec<PyField>,
+}
+
+#[derive(Template)]
+#[template(path = "python/enum.py", escape = "none")]
+struct EnumPy {
+    name: String,
+    bases: String,
+    doc: String,
+    variants: Vec<PyVariant>,
+}
+
+#[derive(Template)]
+#[template(path = "python/error.py", escape = "none")]
+struct ErrorPy {
+    base: &'static str,
+    doc: String,
+    codes: String,
+    kinds: Vec<PyErrorKind>,
+}
+
+#[derive(Template)]
+#[template(path = "python/init.pyi", escape = "none")]
+struct InitPyi {
+    banner: String,
+    doc: String,
+    parts: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "python/record.pyi", escape = "none")]
+struct RecordPyi {
+    input: bool,
+    name: String,
+    doc: String,
+    fields: Vec<PyField>,
+}
+
+#[derive(Template)]
+#[template(path = "python/enum.pyi", escape = "none")]
+struct EnumPyi {
+    name: String,
+    bases: String,
+    doc: String,
+    variants: Vec<PyVariant>,
+}
+
+#[derive(Template)]
+#[template(path = "python/class.pyi", escape = "none")]
+struct ClassPyi {
+    name: String,
+    doc: String,
+    members: Vec<String>,
+    compiled_doc: String,
+    has_free: bool,
+}
+
+#[derive(Template)]
+#[template(path = "python/function.pyi", escape = "none")]
+struct FunctionPyi {
+    indent: &'static str,
+    decorators: Vec<String>,
+    name: String,
+    params: String,
+    returns: String,
+    doc: String,
+}
+
+#[derive(Template)]
+#[template(path = "python/error.pyi", escape = "none")]
+struct ErrorPyi {
+    base: &'static str,
+    doc: String,
+    kinds: Vec<PyErrorKind>,
+}
+
+fn fields(api: &Api, r: &Record) -> Vec<PyField> {
+    r.fields
+        .iter()
+        .map(|f| PyField { name: PY.member(&f.name), ty: PY.field_type(r, f), doc: PY.docstring(&PY.doc_text(api, &f.doc), "    ") })
+        .collect()
+}
+
+fn enum_bases(e: &Enum) -> String {
+    if e.is_string() {
+        "str, _enum.Enum".into()
+    } else {
+        "_enum.IntEnum".into()
+    }
+}
+
+fn variants(api: &Api, e: &Enum) -> Vec<PyVariant> {
+    e.variants
+        .iter()
+        .map(|v| PyVariant {
+            name: PY.variant(&v.name),
+            value: match &v.value {
+                EnumValue::String(s) => format!("{s:?}"),
+                EnumValue::Number(_) => e.number(v).to_string(),
+            },
+            doc: PY.docstring(&PY.doc_text(api, &v.doc), "    "),
+        })
+        .collect()
+}
+
+fn error_kinds(api: &Api) -> Vec<PyErrorKind> {
+    api.errors
+        .iter()
+        .map(|e| PyErrorKind {
+            name: PY.error_class(e),
+            builtin: PY.error_builtin(e),
+            code: PY.error_code(e),
+            doc: PY.docstring(&PY.doc_text(api, &e.doc), "    "),
+        })
+        .collect()
+}
+
+const ERROR_DOC: &str = "The error every failing call raises; `code` names its kind, the same set in every language, and the message names the argument and the value. Each kind's class also derives from the builtin exception a Python user would catch.";
+
+fn class_doc(api: &Api, k: &Class) -> String {
+    let mut doc = PY.doc_text(api, &k.doc);
+    if !k.details.is_empty() {
+        doc.push_str(&format!("\n\n{}", PY.doc_text(api, &k.details)));
+    }
+    if !k.thread_safety.is_empty() {
+        doc.push_str(&format!("\n\nThread safety: {}", PY.doc_text(api, &k.thread_safety)));
+    }
+    doc
+}
+
+fn init_py(api: &Api) -> String {
+    let mut parts = Vec::new();
+    let mut exported = Vec::new();
+    let mut native = Vec::new();
+    let mut registered = Vec::new();
+    for item in &api.items {
+        match item {
+            Item::Record(r) => {
+                let name = PY.type_name(&r.name);
+                parts.push(
+                    RecordPy { input: r.direction == Direction::Input, name: name.clone(), doc: PY.docstring(&PY.doc_text(api, &r.doc), "    "), fields: fields(api, r) }
+                        .render()
+                        .unwrap_or_default(),
+                );
+                exported.push(name.clone());
+                registered.push(name);
+            }
+            Item::Enum(e) => {
+                let name = PY.type_name(&e.name);
+                parts.push(
+                    EnumPy { name: name.clone(), bases: enum_bases(e), doc: PY.docstring(&PY.doc_text(api, &e.doc), "    "), variants: variants(api, e) }
+                        .render()
+                        .unwrap_or_default(),
+                );
+                exported.push(name.clone());
+                registered.push(name);
+            }
+            Item::Class(k) => {
+                exported.push(PY.type_name(&k.name));
+                native.push(PY.type_name(&k.name));
+            }
+            Item::Function(f) if offered(f) => {
+                exported.push(PY.function(&f.name));
+                native.push(PY.function(&f.name));
+            }
+            Item::Function(_) => {}
+        }
+    }
+    let kinds = error_kinds(api);
+    exported.push(ERROR_BASE.into());
+    registered.push(ERROR_BASE.into());
+    for k in &kinds {
+        exported.push(k.name.clone());
+        registered.push(k.name.clone());
+    }
+    parts.push(
+        ErrorPy {
+            base: ERROR_BASE,
+            doc: PY.docstring(ERROR_DOC, "    "),
+            codes: PY.docstring(
+                &format!("The error's kind, the same set in every language: {}.", kinds.iter().map(|k| format!("{:?}", k.code)).collect::<Vec<_>>().join(", ")),
+                "    ",
+            ),
+            kinds,
+        }
+        .render()
+        .unwrap_or_default(),
+    );
+    let parts = parts.iter().map(|p| p.trim().to_string()).collect();
+    InitPy {
+        banner: banner("#"),
+        doc: PY.docstring(&format!("{}: {}", api.title, PY.doc_text(api, &api.doc)), ""),
+        version: api.version.clone(),
+        exported,
+        parts,
+        native,
+        registered,
+    }
+    .render()
+    .unwrap_or_default()
+}
+
+fn function_pyi(api: &Api, class: Option<&Class>, c: &Callable) -> String {
+    let indent = if class.is_some() { "    " } else { "" };
+    let mut params: Vec<String> = Vec::new();
+    let mut decorators = Vec::new();
+    match (class, c.kind) {
+        (Some(_), CallableKind::Constructor) => decorators.push("@staticmethod".to_string()),
+        (Some(_), _) => params.push("self".into()),
+        _ => {}
+    }
+    for (name, ty, default) in PY.params(api, c) {
+        params.push(match (ty.is_empty(), default) {
+            (true, _) => name,
+            (false, Some(_)) => format!("{name}: {ty} = ..."),
+            (false, None) => format!("{name}: {ty}"),
+        });
+    }
+    let params = if params.len() > 3 {
+        let lines: String = params.iter().map(|p| format!("\n{indent}    {p},")).collect();
+        format!("{lines}\n{indent}")
+    } else {
+        params.join(", ")
+    };
+    FunctionPyi {
+        indent,
+        decorators,
+        name: PY.function(&c.name),
+        params,
+        returns: PY.returns(c, class),
+        doc: PY.docstring(&PY.doc_text(api, &c.doc), &format!("{indent}    ")),
+    }
+    .render()
+    .unwrap_or_default()
+}
+
+fn init_pyi(api: &Api) -> String {
+    let mut parts = Vec::new();
+    for item in &api.items {
+        match item {
+            Item::Record(r) => parts.push(
+                RecordPyi {
+                    input: r.direction == Direction::Input,
+                    name: PY.type_name(&r.name),
+                    doc: PY.docstring(&PY.doc_text(api, &r.doc), "    "),
+                    fields: fields(api, r),
+                }
+                .render()
+                .unwrap_or_default(),
+            ),
+            Item::Enum(e) => parts.push(
+                EnumPyi {
+                    name: PY.type_name(&e.name),
+                    bases: enum_bases(e).replace("_enum.", "enum."),
+                    doc: PY.docstring(&PY.doc_text(api, &e.doc), "    "),
+                    variants: variants(api, e),
+                }
+                .render()
+                .unwrap_or_default(),
+            ),
+            Item::Class(k) => parts.push(
+                ClassPyi {
+                    name: PY.type_name(&k.name),
+                    doc: PY.docstring(&class_doc(api, k), "    "),
+                    members: k.members.iter().filter(|m| offered(m)).map(|m| function_pyi(api, Some(k), m)).collect(),
+                    compiled_doc: PY.docstring(&PY.doc_text(api, &k.compiled_doc), "        "),
+                    has_free: k.members.iter().any(|m| m.kind == CallableKind::Free && offered(m)),
+                }
+                .render()
+                .unwrap_or_default(),
+            ),
+            Item::Function(f) if offered(f) => parts.push(function_pyi(api, None, f)),
+            Item::Function(_) => {}
+        }
+    }
+    parts.push(ErrorPyi { base: ERROR_BASE, doc: PY.docstring(ERROR_DOC, "    "), kinds: error_kinds(api) }.render().unwrap_or_default());
+    let parts = parts.iter().map(|p| p.trim().to_string()).collect();
+    InitPyi { banner: banner("#"), doc: PY.docstring(&format!("{}: {}", api.title, PY.doc_text(api, &api.doc)), ""), parts }
+        .render()
+        .unwrap_or_default()
+}
+
+#[derive(Template)]
+#[template(path = "python/pyproject.toml", escape = "none")]
+struct Pyproject {
+    banner: String,
+    package: String,
+    version: String,
+    description: String,
+    manifest: &'static str,
+}
+
+pub fn render(api: &Api) -> Vec<Output> {
+    let pyproject = Pyproject {
+        banner: banner("#"),
+        package: api.package.clone(),
+        version: api.version.clone(),
+        description: format!("UForm {} for Python: a pyo3 module over the UForm Rust runtime, with complete type stubs.", api.title),
+        manifest: "../../bindings/python/Cargo.toml",
+    };
+    let mut out = vec![
+        Output { path: "python/glue.rs".into(), contents: glue_file(api) },
+        Output { path: "python/pyproject.toml".into(), contents: pyproject.render().unwrap_or_default() },
+        Output { path: "python/uform/__init__.py".into(), contents: init_py(api) },
+        Output { path: "python/uform/__init__.pyi".into(), contents: init_pyi(api) },
+        // PEP 561: the package ships its own complete types.
+        Output { path: "python/uform/py.typed".into(), contents: String::new() },
+    ];
+    out.extend(crate::lang::docs::render(&docs::PythonDocs, api));
+    out
+}

@@ -1,0 +1,5 @@
+class {{ name }}({{ bases }}):
+    """{{ doc }}"""
+{% for v in variants %}
+    {{ v.name }} = {{ v.value }}
+{%- endfor %}

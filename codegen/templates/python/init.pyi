@@ -1,0 +1,16 @@
+{{ banner }}
+"""{{ doc }}"""
+
+import builtins
+import dataclasses
+import enum
+import os
+from types import TracebackType
+from typing import List, Optional, Sequence, Tuple, Type, TypedDict, Union, final
+
+__version__: str
+{%- for part in parts %}
+
+
+{{ part }}
+{%- endfor %}

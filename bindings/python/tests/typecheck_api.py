@@ -1,0 +1,124 @@
+"""Uses every API of the `uform` package, checked with `mypy --strict` against the installed stubs (never run)."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+from typing import List, Optional
+
+import uform
+from uform import Executor, Mesh, Mood
+
+
+def discovery() -> None:
+    compiled: str = uform.capabilities_compiled()
+    available: str = uform.capabilities_available()
+    devices: List[uform.GpuDevice] = uform.gpu_devices()
+    for d in devices:
+        vendor: uform.GpuVendor = d.vendor
+        ordinal: int = d.vendor_ordinal
+        gpu_class: Optional[str] = d.gpu_class
+        units: int = d.compute_units
+        memory: int = d.memory_bytes
+        name: str = d.name
+        print(compiled, available, vendor, ordinal, gpu_class, units, memory, name)
+    made = uform.GpuDevice(vendor=uform.GpuVendor.AMD, vendor_ordinal=0, gpu_class=None, compute_units=1, memory_bytes=1, name="x")
+    assert made == made
+
+
+def executors(directory: pathlib.Path) -> None:
+    ram: Executor = Executor.for_ram()
+    ram = Executor.for_ram(memory_domains=[0], cpu_class="intel-haswell", threads=4, deferred_limit=64)
+    ram.drain()
+    ram.drain(Mood.SPINNING)
+    ram.drain(mood=Mood.PARKED)
+    same: Executor = ram.compiled
+    same.free()
+    config: uform.ExecutorForRamConfig = {"threads": 2}
+    with Executor.for_ram(**config) as scoped:
+        scoped.drain()
+    vram: Executor = Executor.for_vram(
+        devices=(0, 1),
+        gpu_class="nvidia-hopper",
+        memory_domains=[0],
+        cpu_class=None,
+        streams=[0x7F00_0000],
+        scratch_limit=1 << 30,
+        deferred_limit=8,
+    )
+    vram.free()
+    vram_config: uform.ExecutorForVramConfig = {"devices": [0]}
+    pool_config: uform.ExecutorOnPoolConfig = {"deferred_limit": 8}
+    Executor.for_vram(**vram_config).free()
+    Executor.on_pool(0x1000, **pool_config).free()
+    Executor.on_pool(0x1000, memory_domains=None, cpu_class="amd-genoa", deferred_limit=None).free()
+
+
+def meshes(directory: pathlib.Path) -> None:
+    with Executor.for_ram(threads=1) as executor:
+        mesh: Mesh = Mesh.bootstrap(executor)
+        description: uform.MeshDescription = mesh.describe()
+        index: int = description.host_domain_index
+        count: int = description.host_domain_count
+        gpus: tuple[uform.GpuDevice, ...] = description.gpus
+        per_domain: int = description.gpus_per_multimem_domain
+        domains: int = description.multimem_domain_count
+        tier: uform.MultimemTier = description.multimem_tier
+        print(index, count, gpus, per_domain, domains, tier is uform.MultimemTier.SWITCH_REDUCED, tier.value)
+        assert mesh.compiled is mesh
+        mesh.free()
+        with Mesh.bootstrap(
+            executor,
+            host_domain_index=0,
+            host_domain_count=2,
+            gpus_per_multimem_domain=None,
+            directory=directory,
+            job="typed",
+            timeout_seconds=1,
+        ) as peers:
+            peers.describe()
+        Mesh.bootstrap(executor, directory=os.fspath(directory), job="typed").free()
+        options: Optional[uform.MeshOptions] = uform.mesh_options_from_environment()
+        if options is not None:
+            options["directory"] = directory
+            Mesh.bootstrap(executor, **options).free()
+
+
+def errors() -> None:
+    try:
+        Executor.for_ram(threads=0)
+    except uform.InvalidArgumentError as e:
+        code: str = e.code
+        value_error: ValueError = e
+        print(code, value_error)
+    except uform.UnsupportedError as e:
+        not_implemented: NotImplementedError = e
+        print(not_implemented)
+    except uform.TimeoutError as e:
+        timeout: TimeoutError = e
+        print(timeout)
+    except uform.IoError as e:
+        os_error: OSError = e
+        print(os_error.errno)
+    except uform.OutOfMemoryError as e:
+        memory: MemoryError = e
+        print(memory)
+    except (
+        uform.UnavailableError,
+        uform.InUseError,
+        uform.ConflictError,
+        uform.DeviceError,
+        uform.FreedHandleError,
+        uform.InternalError,
+    ) as e:
+        runtime: RuntimeError = e
+        print(runtime)
+    except uform.UFormError as e:
+        print(e.code)
+
+
+def enums() -> None:
+    vendors: List[int] = [uform.GpuVendor.UNKNOWN, uform.GpuVendor.NVIDIA, uform.GpuVendor.AMD, uform.GpuVendor.APPLE]
+    tiers: List[str] = [uform.MultimemTier.SWITCH_REDUCED, uform.MultimemTier.PEER_READ]
+    moods: List[Mood] = [Mood.PARKED, Mood.SPINNING]
+    print(vendors, tiers, moods, uform.__version__)

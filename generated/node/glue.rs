@@ -2,19 +2,20 @@
 //
 // The napi-rs glue of the `uform` npm package, included by `bindings/node/src/lib.rs`: one `#[napi]` class per
 // IDL class (the `Compiled*` handles), plain-object conversions for records and enums, one function per free
-// function. Arguments are read with the validating helpers of `bindings/node/src/runtime.rs`; every core error
-// crosses as a napi error whose `code` is the error kind, which the generated `index.js` turns into `UFormError`.
+// function, and for every instance method a raw napi callback taking the handle number (`FAST`), which is what
+// the wrapper calls. Arguments are read with the validating helpers of `bindings/node/src/runtime.rs`; every core
+// error crosses as an error whose `code` is the error kind, which the generated `index.js` turns into `UFormError`.
 
 impl FromJs for uform_core::MeshOptions {
     fn from_js(value: Js, argument: &str) -> Result<Self> {
         let Some(object) = record(value, argument)? else { return Ok(Default::default()) };
         Ok(uform_core::MeshOptions {
-            host_domain_index: optional::<u32>(object.field("hostDomainIndex")?, &format!("{argument}.hostDomainIndex"))?,
-            host_domain_count: optional::<u32>(object.field("hostDomainCount")?, &format!("{argument}.hostDomainCount"))?,
-            gpus_per_multimem_domain: optional::<u32>(object.field("gpusPerMultimemDomain")?, &format!("{argument}.gpusPerMultimemDomain"))?,
-            directory: optional::<String>(object.field("directory")?, &format!("{argument}.directory"))?,
-            job: optional::<String>(object.field("job")?, &format!("{argument}.job"))?,
-            timeout_seconds: optional::<u32>(object.field("timeoutSeconds")?, &format!("{argument}.timeoutSeconds"))?,
+            host_domain_index: optional::<u32>(object.field("hostDomainIndex")?, "hostDomainIndex")?,
+            host_domain_count: optional::<u32>(object.field("hostDomainCount")?, "hostDomainCount")?,
+            gpus_per_multimem_domain: optional::<u32>(object.field("gpusPerMultimemDomain")?, "gpusPerMultimemDomain")?,
+            directory: optional::<String>(object.field("directory")?, "directory")?,
+            job: optional::<String>(object.field("job")?, "job")?,
+            timeout_seconds: optional::<u32>(object.field("timeoutSeconds")?, "timeoutSeconds")?,
         })
     }
 }
@@ -104,10 +105,10 @@ impl FromJs for uform_core::ExecutorForRamConfig {
     fn from_js(value: Js, argument: &str) -> Result<Self> {
         let Some(object) = record(value, argument)? else { return Ok(Default::default()) };
         Ok(uform_core::ExecutorForRamConfig {
-            memory_domains: optional::<Vec<u32>>(object.field("memoryDomains")?, &format!("{argument}.memoryDomains"))?,
-            cpu_class: optional::<String>(object.field("cpuClass")?, &format!("{argument}.cpuClass"))?,
-            threads: optional::<u32>(object.field("threads")?, &format!("{argument}.threads"))?,
-            deferred_limit: optional::<u32>(object.field("deferredLimit")?, &format!("{argument}.deferredLimit"))?,
+            memory_domains: optional::<Vec<u32>>(object.field("memoryDomains")?, "memoryDomains")?,
+            cpu_class: optional::<String>(object.field("cpuClass")?, "cpuClass")?,
+            threads: optional::<u32>(object.field("threads")?, "threads")?,
+            deferred_limit: optional::<u32>(object.field("deferredLimit")?, "deferredLimit")?,
         })
     }
 }
@@ -127,9 +128,9 @@ impl FromJs for uform_core::ExecutorOnPoolConfig {
     fn from_js(value: Js, argument: &str) -> Result<Self> {
         let Some(object) = record(value, argument)? else { return Ok(Default::default()) };
         Ok(uform_core::ExecutorOnPoolConfig {
-            memory_domains: optional::<Vec<u32>>(object.field("memoryDomains")?, &format!("{argument}.memoryDomains"))?,
-            cpu_class: optional::<String>(object.field("cpuClass")?, &format!("{argument}.cpuClass"))?,
-            deferred_limit: optional::<u32>(object.field("deferredLimit")?, &format!("{argument}.deferredLimit"))?,
+            memory_domains: optional::<Vec<u32>>(object.field("memoryDomains")?, "memoryDomains")?,
+            cpu_class: optional::<String>(object.field("cpuClass")?, "cpuClass")?,
+            deferred_limit: optional::<u32>(object.field("deferredLimit")?, "deferredLimit")?,
         })
     }
 }
@@ -148,13 +149,13 @@ impl FromJs for uform_core::ExecutorForVramConfig {
     fn from_js(value: Js, argument: &str) -> Result<Self> {
         let Some(object) = record(value, argument)? else { return Ok(Default::default()) };
         Ok(uform_core::ExecutorForVramConfig {
-            devices: optional::<Vec<u32>>(object.field("devices")?, &format!("{argument}.devices"))?,
-            gpu_class: optional::<String>(object.field("gpuClass")?, &format!("{argument}.gpuClass"))?,
-            memory_domains: optional::<Vec<u32>>(object.field("memoryDomains")?, &format!("{argument}.memoryDomains"))?,
-            cpu_class: optional::<String>(object.field("cpuClass")?, &format!("{argument}.cpuClass"))?,
-            streams: optional::<Vec<Address>>(object.field("streams")?, &format!("{argument}.streams"))?.map(|v| v.into_iter().map(|a| a.0).collect()),
-            scratch_limit: optional::<u64>(object.field("scratchLimit")?, &format!("{argument}.scratchLimit"))?,
-            deferred_limit: optional::<u32>(object.field("deferredLimit")?, &format!("{argument}.deferredLimit"))?,
+            devices: optional::<Vec<u32>>(object.field("devices")?, "devices")?,
+            gpu_class: optional::<String>(object.field("gpuClass")?, "gpuClass")?,
+            memory_domains: optional::<Vec<u32>>(object.field("memoryDomains")?, "memoryDomains")?,
+            cpu_class: optional::<String>(object.field("cpuClass")?, "cpuClass")?,
+            streams: optional::<Vec<Address>>(object.field("streams")?, "streams")?.map(|v| v.into_iter().map(|a| a.0).collect()),
+            scratch_limit: optional::<u64>(object.field("scratchLimit")?, "scratchLimit")?,
+            deferred_limit: optional::<u32>(object.field("deferredLimit")?, "deferredLimit")?,
         })
     }
 }
@@ -173,10 +174,20 @@ impl ToJs for uform_core::ExecutorForVramConfig {
     }
 }
 
+/// The core handles of every live `CompiledMesh`, by number.
+static MESH_HANDLES: Handles<uform_core::Mesh> = Handles::new();
+
 /// The native layer's Mesh: the core handle behind the wrapper's `Mesh`.
 #[napi]
 pub struct CompiledMesh {
     inner: uform_core::Mesh,
+    handle: u32,
+}
+
+impl Drop for CompiledMesh {
+    fn drop(&mut self) {
+        MESH_HANDLES.remove(self.handle);
+    }
 }
 
 #[napi]
@@ -184,7 +195,9 @@ impl CompiledMesh {
     #[napi(factory, js_name = "bootstrap")]
     pub fn bootstrap(executor: &CompiledExecutor, options: Unknown<'_>) -> Result<CompiledMesh> {
         let options = optional::<uform_core::MeshOptions>(Js::of(&options), "options")?.unwrap_or_default();
-        Ok(CompiledMesh { inner: guard(|| uform_core::Mesh::bootstrap(&executor.inner, options))? })
+        let inner = guard(|| uform_core::Mesh::bootstrap(&executor.inner, options))?;
+        let handle = MESH_HANDLES.insert(inner.clone());
+        Ok(CompiledMesh { inner, handle })
     }
     #[napi(js_name = "describe")]
     pub fn describe(&self, env: Env) -> Result<Out> {
@@ -195,12 +208,51 @@ impl CompiledMesh {
     pub fn free(&self) -> Result<()> {
         guard(|| self.inner.free())
     }
+    /// The number the wrapper passes to the plain functions behind the methods.
+    #[napi(getter, js_name = "handle")]
+    pub fn handle(&self) -> u32 {
+        self.handle
+    }
 }
+
+/// `CompiledMesh.describe` for the wrapper: `meshDescribe(handle, …)`.
+unsafe extern "C" fn fast_mesh_describe(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    unsafe {
+        raw_call(env, info, |args| {
+            let handle = required::<u32>(args.get(0), "handle")?;
+            let inner = MESH_HANDLES.get(handle, "Mesh", "describe")?;
+            let value = guard(|| inner.describe())?;
+            Ok(Some(value.to_js(args.env())?))
+        })
+    }
+}
+
+/// `CompiledMesh.free` for the wrapper: `meshFree(handle, …)`.
+unsafe extern "C" fn fast_mesh_free(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    unsafe {
+        raw_call(env, info, |args| {
+            let handle = required::<u32>(args.get(0), "handle")?;
+            let inner = MESH_HANDLES.get(handle, "Mesh", "free")?;
+            guard(|| inner.free())?;
+            Ok(None)
+        })
+    }
+}
+
+/// The core handles of every live `CompiledExecutor`, by number.
+static EXECUTOR_HANDLES: Handles<uform_core::Executor> = Handles::new();
 
 /// The native layer's Executor: the core handle behind the wrapper's `Executor`.
 #[napi]
 pub struct CompiledExecutor {
     inner: uform_core::Executor,
+    handle: u32,
+}
+
+impl Drop for CompiledExecutor {
+    fn drop(&mut self) {
+        EXECUTOR_HANDLES.remove(self.handle);
+    }
 }
 
 #[napi]
@@ -208,18 +260,24 @@ impl CompiledExecutor {
     #[napi(factory, js_name = "forRam")]
     pub fn for_ram(config: Unknown<'_>) -> Result<CompiledExecutor> {
         let config = optional::<uform_core::ExecutorForRamConfig>(Js::of(&config), "config")?.unwrap_or_default();
-        Ok(CompiledExecutor { inner: guard(|| uform_core::Executor::for_ram(config))? })
+        let inner = guard(|| uform_core::Executor::for_ram(config))?;
+        let handle = EXECUTOR_HANDLES.insert(inner.clone());
+        Ok(CompiledExecutor { inner, handle })
     }
     #[napi(factory, js_name = "forVram")]
     pub fn for_vram(config: Unknown<'_>) -> Result<CompiledExecutor> {
         let config = optional::<uform_core::ExecutorForVramConfig>(Js::of(&config), "config")?.unwrap_or_default();
-        Ok(CompiledExecutor { inner: guard(|| uform_core::Executor::for_vram(config))? })
+        let inner = guard(|| uform_core::Executor::for_vram(config))?;
+        let handle = EXECUTOR_HANDLES.insert(inner.clone());
+        Ok(CompiledExecutor { inner, handle })
     }
     #[napi(factory, js_name = "onPool")]
     pub fn on_pool(pool: Unknown<'_>, config: Unknown<'_>) -> Result<CompiledExecutor> {
         let pool = required::<Address>(Js::of(&pool), "pool")?.0;
         let config = optional::<uform_core::ExecutorOnPoolConfig>(Js::of(&config), "config")?.unwrap_or_default();
-        Ok(CompiledExecutor { inner: guard(|| uform_core::Executor::on_pool(pool, config))? })
+        let inner = guard(|| uform_core::Executor::on_pool(pool, config))?;
+        let handle = EXECUTOR_HANDLES.insert(inner.clone());
+        Ok(CompiledExecutor { inner, handle })
     }
     #[napi(js_name = "drain")]
     pub fn drain(&self, mood: Unknown<'_>) -> Result<()> {
@@ -229,6 +287,36 @@ impl CompiledExecutor {
     #[napi(js_name = "free")]
     pub fn free(&self) -> Result<()> {
         guard(|| self.inner.free())
+    }
+    /// The number the wrapper passes to the plain functions behind the methods.
+    #[napi(getter, js_name = "handle")]
+    pub fn handle(&self) -> u32 {
+        self.handle
+    }
+}
+
+/// `CompiledExecutor.drain` for the wrapper: `executorDrain(handle, …)`.
+unsafe extern "C" fn fast_executor_drain(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    unsafe {
+        raw_call(env, info, |args| {
+            let handle = required::<u32>(args.get(0), "handle")?;
+            let inner = EXECUTOR_HANDLES.get(handle, "Executor", "drain")?;
+            let mood = optional::<uform_core::Mood>(args.get(1), "mood")?.unwrap_or(uform_core::Mood::Parked);
+            guard(|| inner.drain(mood))?;
+            Ok(None)
+        })
+    }
+}
+
+/// `CompiledExecutor.free` for the wrapper: `executorFree(handle, …)`.
+unsafe extern "C" fn fast_executor_free(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    unsafe {
+        raw_call(env, info, |args| {
+            let handle = required::<u32>(args.get(0), "handle")?;
+            let inner = EXECUTOR_HANDLES.get(handle, "Executor", "free")?;
+            guard(|| inner.free())?;
+            Ok(None)
+        })
     }
 }
 
@@ -257,16 +345,20 @@ pub fn gpu_devices(env: Env) -> Result<Out> {
     Ok(Out(value.to_js(env.raw())?))
 }
 
+/// `capabilitiesCompiled()`, computed once.
+static CAPABILITIES_COMPILED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
 #[napi(js_name = "capabilitiesCompiled")]
 pub fn capabilities_compiled(env: Env) -> Result<Out> {
-    let value = guard(|| Ok(uform_core::capabilities_compiled()))?;
-    Ok(Out(value.to_js(env.raw())?))
+    Ok(Out(constant_string(env.raw(), &CAPABILITIES_COMPILED, || guard(|| Ok(uform_core::capabilities_compiled())))?))
 }
+
+/// `capabilitiesAvailable()`, computed once.
+static CAPABILITIES_AVAILABLE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
 #[napi(js_name = "capabilitiesAvailable")]
 pub fn capabilities_available(env: Env) -> Result<Out> {
-    let value = guard(|| Ok(uform_core::capabilities_available()))?;
-    Ok(Out(value.to_js(env.raw())?))
+    Ok(Out(constant_string(env.raw(), &CAPABILITIES_AVAILABLE, || guard(|| Ok(uform_core::capabilities_available())))?))
 }
 
 #[napi(js_name = "meshOptionsFromEnvironment")]
@@ -274,3 +366,11 @@ pub fn mesh_options_from_environment(env: Env) -> Result<Out> {
     let value = guard(|| uform_core::mesh_options_from_environment())?;
     Ok(Out(match &value { Some(v) => v.to_js(env.raw())?, None => null(env.raw())? }))
 }
+
+/// The raw callbacks `lib.rs` registers on the module: (JavaScript name, callback).
+pub const FAST: &[(&str, sys::napi_callback)] = &[
+    ("meshDescribe", Some(fast_mesh_describe)),
+    ("meshFree", Some(fast_mesh_free)),
+    ("executorDrain", Some(fast_executor_drain)),
+    ("executorFree", Some(fast_executor_free)),
+];

@@ -133,6 +133,7 @@ const MESH_FINALIZER = new FinalizationRegistry((compiled) => {
 /** One process's place among the processes of a run, made once and borrowed by every trainer. */
 class Mesh {
     #compiled;
+    #handle;
     #borrowed;
 
     /** @private Instances come from the static constructors. */
@@ -141,6 +142,8 @@ class Mesh {
             throw new TypeError('Mesh has no public constructor; use Mesh.bootstrap');
         }
         this.#compiled = compiled;
+        // The number the native layer's plain functions take for this handle; see `FAST` in the glue.
+        this.#handle = compiled.handle;
         // Arguments the native handle borrows stay reachable while it lives, so their finalizers wait for it.
         this.#borrowed = borrowed;
         MESH_FINALIZER.register(this, compiled, this);
@@ -165,7 +168,7 @@ class Mesh {
     /** Reports the mesh's shape and this process's place in it. */
     describe() {
         try {
-            return this.#compiled.describe();
+            return native.meshDescribe(this.#handle);
         } catch (error) {
             throw uformError(error);
         }
@@ -174,7 +177,7 @@ class Mesh {
     /** Leaves the mesh; every trainer borrowing it must be freed first. */
     free() {
         try {
-            this.#compiled.free();
+            native.meshFree(this.#handle);
         } catch (error) {
             throw uformError(error);
         }
@@ -211,6 +214,7 @@ const EXECUTOR_FINALIZER = new FinalizationRegistry((compiled) => {
  */
 class Executor {
     #compiled;
+    #handle;
     #borrowed;
 
     /** @private Instances come from the static constructors. */
@@ -219,6 +223,8 @@ class Executor {
             throw new TypeError('Executor has no public constructor; use Executor.forRam, Executor.forVram, Executor.onPool');
         }
         this.#compiled = compiled;
+        // The number the native layer's plain functions take for this handle; see `FAST` in the glue.
+        this.#handle = compiled.handle;
         // Arguments the native handle borrows stay reachable while it lives, so their finalizers wait for it.
         this.#borrowed = borrowed;
         EXECUTOR_FINALIZER.register(this, compiled, this);
@@ -273,7 +279,7 @@ class Executor {
      */
     drain(mood) {
         try {
-            this.#compiled.drain(mood);
+            native.executorDrain(this.#handle, mood);
         } catch (error) {
             throw uformError(error);
         }
@@ -282,7 +288,7 @@ class Executor {
     /** Runs every deferred call and joins the threads now; a second `free` does nothing. */
     free() {
         try {
-            this.#compiled.free();
+            native.executorFree(this.#handle);
         } catch (error) {
             throw uformError(error);
         }

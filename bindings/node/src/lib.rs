@@ -14,3 +14,9 @@ use runtime::*;
 pub fn noop() {}
 
 include!("../../../generated/node/glue.rs");
+
+/// Adds the raw callbacks of the glue's `FAST` list (the instance methods by handle number) to the exports.
+#[napi(module_exports)]
+pub fn register(exports: napi::bindgen_prelude::Object, env: Env) -> napi::Result<()> {
+    register_fast(env.raw(), napi::JsValue::raw(&exports), FAST).map_err(|e| napi::Error::from_reason(e.reason))
+}

@@ -2,9 +2,17 @@
 //
 // The napi-rs glue of the `uform` npm package, included by `bindings/node/src/lib.rs`: one `#[napi]` class per
 // IDL class (the `Compiled*` handles), plain-object conversions for records and enums, one function per free
-// function. Arguments are read with the validating helpers of `bindings/node/src/runtime.rs`; every core error
-// crosses as a napi error whose `code` is the error kind, which the generated `index.js` turns into `UFormError`.
+// function, and for every instance method a raw napi callback taking the handle number (`FAST`), which is what
+// the wrapper calls. Arguments are read with the validating helpers of `bindings/node/src/runtime.rs`; every core
+// error crosses as an error whose `code` is the error kind, which the generated `index.js` turns into `UFormError`.
 {%- for part in parts %}
 
 {{ part }}
 {%- endfor %}
+
+/// The raw callbacks `lib.rs` registers on the module: (JavaScript name, callback).
+pub const FAST: &[(&str, sys::napi_callback)] = &[
+{%- for (js, rust) in fast %}
+    ("{{ js }}", Some({{ rust }})),
+{%- endfor %}
+];

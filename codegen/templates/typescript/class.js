@@ -9,6 +9,7 @@ const {{ registry }} = new FinalizationRegistry((compiled) => {
 
 {{ doc }}class {{ name }} {
     #compiled;
+    #handle;
     #borrowed;
 
     /** @private Instances come from the static constructors. */
@@ -17,6 +18,8 @@ const {{ registry }} = new FinalizationRegistry((compiled) => {
             throw new TypeError('{{ name }} has no public constructor; use {{ constructors }}');
         }
         this.#compiled = compiled;
+        // The number the native layer's plain functions take for this handle; see `FAST` in the glue.
+        this.#handle = compiled.handle;
         // Arguments the native handle borrows stay reachable while it lives, so their finalizers wait for it.
         this.#borrowed = borrowed;
         {{ registry }}.register(this, compiled, this);
@@ -43,7 +46,11 @@ const {{ registry }} = new FinalizationRegistry((compiled) => {
         {{ check }}
 {%- endfor %}
         try {
+{%- if let Some(fast) = m.fast %}
+            {% if m.returns %}return {% endif %}native.{{ fast }}(this.#handle{% if !m.args.is_empty() %}, {{ m.args }}{% endif %});
+{%- else %}
             {% if m.returns %}return {% endif %}this.#compiled.{{ m.name }}({{ m.args }});
+{%- endif %}
         } catch (error) {
             throw uformError(error);
         }

@@ -18,6 +18,21 @@ impl Ts {
     pub fn variant(&self, name: &Name) -> String {
         name.pascal()
     }
+    /// The native layer's plain function behind an instance method, taking the handle number first
+    /// (`executorDrain`): what the wrapper calls, since a number crosses napi faster than an object unwraps.
+    pub fn fast_function(&self, class: &Name, method: &Name) -> String {
+        let mut words = class.words().to_vec();
+        words.extend(method.words().iter().cloned());
+        Name::parse(&words.join("_")).camel()
+    }
+    /// The plain function an instance method has, if any: not constructors, and not methods taking a class
+    /// argument, which only napi-rs's own conversion checks.
+    pub fn fast_function_of(&self, class: &Class, method: &Callable) -> Option<String> {
+        let eligible = method.kind != CallableKind::Constructor
+            && method.offered_in(Language::TypeScript)
+            && !method.params.iter().any(|p| matches!(p.ty, Type::Class(_)));
+        eligible.then(|| self.fast_function(&class.name, &method.name))
+    }
 
     /// The spelling of a type. `compiled` spells the native layer's view, where string enums are plain strings.
     pub fn ty(&self, api: &Api, ty: &Type, compiled: bool) -> String {

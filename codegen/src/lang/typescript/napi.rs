@@ -125,7 +125,9 @@ struct ClassRs {
     name: String,
     compiled: String,
     core: String,
+    handles: String,
     members: Vec<String>,
+    fast: Vec<String>,
 }
 
 #[derive(Template)]
@@ -133,6 +135,7 @@ struct ClassRs {
 struct GlueRs {
     banner: String,
     parts: Vec<String>,
+    fast: Vec<(String, String)>,
 }
 
 fn enumeration(ts: &Ts, g: &Glue, e: &Enum) -> String {
@@ -184,11 +187,69 @@ fn record(ts: &Ts, g: &Glue, r: &Record) -> String {
     RecordRs { core: g.core(&r.name), input, fields }.render().unwrap_or_default().trim().to_string()
 }
 
+/// Reads a callable's non-class parameters: one `let` per parameter, from the JavaScript value `source(i, name)`.
+fn read_params(ts: &Ts, g: &Glue, c: &Callable, source: &dyn Fn(usize, &str) -> String) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (i, p) in c.params.iter().enumerate() {
+        let (rust, js) = (p.name.snake(), ts.member(&p.name));
+        if matches!(p.ty, Type::Class(_)) {
+            continue;
+        }
+        let js_value = source(i, &rust);
+        let read = match &p.default {
+            Some(Literal::EmptyRecord) => format!("{}.unwrap_or_default()", g.read(&p.ty, &js_value, &format!("{js:?}"), true)),
+            Some(d) => format!("{}.unwrap_or({})", g.read(&p.ty, &js_value, &format!("{js:?}"), true), g.literal(&p.ty, d)),
+            None => g.read(&p.ty, &js_value, &format!("{js:?}"), false),
+        };
+        lines.push(format!("let {rust} = {read};"));
+    }
+    lines
+}
+
+/// The core call of a callable, run under the panic guard. `receiver` is the core handle of a method.
+fn core_call(g: &Glue, class: Option<&Class>, c: &Callable, receiver: &str) -> String {
+    let args: Vec<String> = c
+        .params
+        .iter()
+        .map(|p| match p.ty {
+            Type::Class(_) => format!("&{}.inner", p.name.snake()),
+            _ => p.name.snake(),
+        })
+        .collect();
+    let callee = match (class, c.kind) {
+        (Some(k), CallableKind::Constructor) => format!("{}::{}", g.core(&k.name), c.name.snake()),
+        (Some(_), _) => format!("{receiver}.{}", c.name.snake()),
+        (None, _) => format!("uform_core::{}", c.name.snake()),
+    };
+    let call = format!("{callee}({})", args.join(", "));
+    if c.throws {
+        format!("guard(|| {call})")
+    } else {
+        format!("guard(|| Ok({call}))")
+    }
+}
+
+/// The lines that turn `value` (the call's result) into a JavaScript value in `env`, ending with the value.
+fn write_result(g: &Glue, c: &Callable, env: &str) -> String {
+    let ty = c.returns.as_ref().expect("a callable with a result");
+    let write = |v: &str| format!("{}.to_js({env})", g.written(ty, v).trim_start_matches('&'));
+    if c.returns_optional {
+        format!("match &value {{ Some(v) => {}?, None => null({env})? }}", write("v"))
+    } else {
+        format!("{}?", write("value"))
+    }
+}
+
+/// Whether a function's result is a process constant the glue makes into a JavaScript string once: no parameters,
+/// cannot fail, returns a string. (The capability lists: what the binary was built with and what the machine
+/// offers do not change while the process runs.)
+fn constant_string(c: &Callable) -> bool {
+    c.params.is_empty() && !c.throws && c.returns == Some(Type::String) && !c.returns_optional
+}
+
 /// One `#[napi]` function or method: read the arguments, call the core under the panic guard, write the result.
 fn callable(ts: &Ts, g: &Glue, api: &Api, class: Option<&Class>, c: &Callable) -> String {
     let mut params = Vec::new();
-    let mut body = Vec::new();
-    let mut args = Vec::new();
     if class.is_some() && c.kind != CallableKind::Constructor {
         params.push("&self".to_string());
     }
@@ -197,55 +258,43 @@ fn callable(ts: &Ts, g: &Glue, api: &Api, class: Option<&Class>, c: &Callable) -
         params.push("env: Env".to_string());
     }
     for p in &c.params {
-        let (rust, js) = (p.name.snake(), ts.member(&p.name));
+        let rust = p.name.snake();
         match &p.ty {
             // A class argument is its compiled handle; napi-rs checks the type tag before the borrow.
             Type::Class(k) => {
                 let compiled = api.class(k).map_or_else(|| k.pascal(), |k| k.compiled.pascal());
                 params.push(format!("{rust}: &{compiled}"));
-                args.push(format!("&{rust}.inner"));
             }
-            ty => {
-                params.push(format!("{rust}: Unknown<'_>"));
-                let js_value = format!("Js::of(&{rust})");
-                let read = match &p.default {
-                    Some(Literal::EmptyRecord) => format!("{}.unwrap_or_default()", g.read(ty, &js_value, &format!("{js:?}"), true)),
-                    Some(d) => format!("{}.unwrap_or({})", g.read(ty, &js_value, &format!("{js:?}"), true), g.literal(ty, d)),
-                    None => g.read(ty, &js_value, &format!("{js:?}"), false),
-                };
-                body.push(format!("let {rust} = {read};"));
-                args.push(rust);
-            }
+            _ => params.push(format!("{rust}: Unknown<'_>")),
         }
     }
-    let callee = match (class, c.kind) {
-        (Some(k), CallableKind::Constructor) => format!("{}::{}", g.core(&k.name), c.name.snake()),
-        (Some(_), _) => format!("self.inner.{}", c.name.snake()),
-        (None, _) => format!("uform_core::{}", c.name.snake()),
-    };
-    let call = format!("{callee}({})", args.join(", "));
-    let guarded = if c.throws { format!("guard(|| {call})") } else { format!("guard(|| Ok({call}))") };
+    let mut body = read_params(ts, g, c, &|_, rust| format!("Js::of(&{rust})"));
+    let guarded = core_call(g, class, c, "self.inner");
+    let mut statics = String::new();
     let returns = match (class, c.kind, &c.returns) {
         (Some(k), CallableKind::Constructor, _) => {
-            body.push(format!("Ok({} {{ inner: {guarded}? }})", k.compiled.pascal()));
+            body.push(format!("let inner = {guarded}?;"));
+            body.push(format!("let handle = {}.insert(inner.clone());", handles(k)));
+            body.push(format!("Ok({} {{ inner, handle }})", k.compiled.pascal()));
             k.compiled.pascal()
         }
         (_, _, None) => {
             body.push(guarded);
             "()".into()
         }
-        (_, _, Some(ty)) => {
+        (None, _, Some(_)) if constant_string(c) => {
+            let cache = c.name.screaming();
+            statics = format!("/// `{}()`, computed once.\nstatic {cache}: std::sync::OnceLock<String> = std::sync::OnceLock::new();\n\n", ts.function(&c.name));
+            body.push(format!("Ok(Out(constant_string(env.raw(), &{cache}, || {guarded})?))"));
+            "Out".into()
+        }
+        (_, _, Some(_)) => {
             body.push(format!("let value = {guarded}?;"));
-            let write = |v: &str| format!("{}.to_js(env.raw())", g.written(ty, v).trim_start_matches('&'));
-            if c.returns_optional {
-                body.push(format!("Ok(Out(match &value {{ Some(v) => {}?, None => null(env.raw())? }}))", write("v")));
-            } else {
-                body.push(format!("Ok(Out({}?))", write("value")));
-            }
+            body.push(format!("Ok(Out({}))", write_result(g, c, "env.raw()")));
             "Out".into()
         }
     };
-    CallableRs {
+    let rendered = CallableRs {
         indent: if class.is_some() { "    " } else { "" },
         factory: c.kind == CallableKind::Constructor,
         js_name_lit: format!("{:?}", if class.is_some() { ts.member(&c.name) } else { ts.function(&c.name) }),
@@ -255,15 +304,57 @@ fn callable(ts: &Ts, g: &Glue, api: &Api, class: Option<&Class>, c: &Callable) -
         body,
     }
     .render()
-    .unwrap_or_default()
+    .unwrap_or_default();
+    format!("{statics}{rendered}")
+}
+
+/// The registry of a class's core handles, by number.
+fn handles(k: &Class) -> String {
+    format!("{}_HANDLES", k.name.screaming())
+}
+
+/// The raw napi callback behind an instance method, taking the handle number and then the method's arguments.
+fn fast(ts: &Ts, g: &Glue, k: &Class, c: &Callable) -> String {
+    let name = format!("fast_{}_{}", k.name.snake(), c.name.snake());
+    let mut body = vec![
+        "let handle = required::<u32>(args.get(0), \"handle\")?;".to_string(),
+        format!("let inner = {}.get(handle, {:?}, {:?})?;", handles(k), ts.type_name(&k.name), ts.member(&c.name)),
+    ];
+    body.extend(read_params(ts, g, c, &|i, _| format!("args.get({})", i + 1)));
+    let guarded = core_call(g, Some(k), c, "inner");
+    match &c.returns {
+        None => {
+            body.push(format!("{guarded}?;"));
+            body.push("Ok(None)".into());
+        }
+        Some(_) => {
+            body.push(format!("let value = {guarded}?;"));
+            body.push(format!("Ok(Some({}))", write_result(g, c, "args.env()")));
+        }
+    }
+    let mut out = format!(
+        "/// `{}.{}` for the wrapper: `{}(handle, …)`.\nunsafe extern \"C\" fn {name}(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {{\n    unsafe {{\n        raw_call(env, info, |args| {{\n",
+        k.compiled.pascal(),
+        ts.member(&c.name),
+        ts.fast_function(&k.name, &c.name)
+    );
+    for line in body {
+        out.push_str(&format!("            {line}\n"));
+    }
+    out.push_str("        })\n    }\n}");
+    out
 }
 
 fn class(ts: &Ts, g: &Glue, api: &Api, k: &Class) -> String {
+    let members = k.members.iter().filter(|m| m.offered_in(Language::TypeScript));
+    let fast_functions: Vec<String> = members.clone().filter(|m| ts.fast_function_of(k, m).is_some()).map(|m| fast(ts, g, k, m)).collect();
     ClassRs {
         name: ts.type_name(&k.name),
         compiled: k.compiled.pascal(),
         core: k.name.pascal(),
-        members: k.members.iter().filter(|m| m.offered_in(Language::TypeScript)).map(|m| callable(ts, g, api, Some(k), m)).collect(),
+        handles: handles(k),
+        members: members.map(|m| callable(ts, g, api, Some(k), m)).collect(),
+        fast: fast_functions,
     }
     .render()
     .unwrap_or_default()
@@ -281,5 +372,9 @@ pub fn render(api: &Api) -> Output {
             Item::Function(_) => {}
         }
     }
-    Output { path: "node/glue.rs".into(), contents: GlueRs { banner: banner("//"), parts }.render().unwrap_or_default() }
+    let fast = api
+        .classes()
+        .flat_map(|k| k.members.iter().filter_map(move |m| Some((Ts.fast_function_of(k, m)?, format!("fast_{}_{}", k.name.snake(), m.name.snake())))))
+        .collect();
+    Output { path: "node/glue.rs".into(), contents: GlueRs { banner: banner("//"), parts, fast }.render().unwrap_or_default() }
 }

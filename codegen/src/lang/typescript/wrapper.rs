@@ -36,6 +36,8 @@ pub struct MemberJs {
     pub checks: Vec<String>,
     pub returns: bool,
     pub frees: bool,
+    /// The native plain function taking the handle number, when the method has one.
+    pub fast: Option<String>,
 }
 
 #[derive(Template)]
@@ -146,6 +148,7 @@ fn class(ts: &Ts, api: &Api, k: &Class) -> String {
             checks,
             returns: m.returns.is_some(),
             frees: m.kind == CallableKind::Free,
+            fast: ts.fast_function_of(k, m),
         }
     };
     let name = ts.type_name(&k.name);

@@ -6,7 +6,15 @@
 
 /// Reads the keyword arguments of `MeshOptions` into `uform_core::MeshOptions`.
 #[allow(clippy::too_many_arguments)]
-fn mesh_options_from_kwargs(py: Python<'_>, host_domain_index: Option<&Bound<'_, PyAny>>, host_domain_count: Option<&Bound<'_, PyAny>>, gpus_per_multimem_domain: Option<&Bound<'_, PyAny>>, directory: Option<&Bound<'_, PyAny>>, job: Option<&Bound<'_, PyAny>>, timeout_seconds: Option<&Bound<'_, PyAny>>, ) -> PyResult<uform_core::MeshOptions> {
+fn mesh_options_from_kwargs(
+    py: Python<'_>,
+    host_domain_index: Option<&Bound<'_, PyAny>>,
+    host_domain_count: Option<&Bound<'_, PyAny>>,
+    gpus_per_multimem_domain: Option<&Bound<'_, PyAny>>,
+    directory: Option<&Bound<'_, PyAny>>,
+    job: Option<&Bound<'_, PyAny>>,
+    timeout_seconds: Option<&Bound<'_, PyAny>>,
+) -> PyResult<uform_core::MeshOptions> {
     let _ = py;
     Ok(uform_core::MeshOptions {
         host_domain_index: opt(host_domain_index, "host_domain_index", arg_u32)?,
@@ -30,7 +38,15 @@ fn mesh_options_from_py(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<uf
     let directory = map.get_item("directory")?;
     let job = map.get_item("job")?;
     let timeout_seconds = map.get_item("timeout_seconds")?;
-    mesh_options_from_kwargs(value.py(), host_domain_index.as_ref(), host_domain_count.as_ref(), gpus_per_multimem_domain.as_ref(), directory.as_ref(), job.as_ref(), timeout_seconds.as_ref(), )
+    mesh_options_from_kwargs(
+        value.py(),
+        host_domain_index.as_ref(),
+        host_domain_count.as_ref(),
+        gpus_per_multimem_domain.as_ref(),
+        directory.as_ref(),
+        job.as_ref(),
+        timeout_seconds.as_ref(),
+    )
 }
 
 /// Writes `uform_core::MeshOptions` as a `MeshOptions` dict with the fields that are present.
@@ -120,7 +136,13 @@ fn gpu_device_to_py<'py>(py: Python<'py>, value: &uform_core::GpuDevice) -> PyRe
 
 /// Reads the keyword arguments of `ExecutorForRamConfig` into `uform_core::ExecutorForRamConfig`.
 #[allow(clippy::too_many_arguments)]
-fn executor_for_ram_config_from_kwargs(py: Python<'_>, memory_domains: Option<&Bound<'_, PyAny>>, cpu_class: Option<&Bound<'_, PyAny>>, threads: Option<&Bound<'_, PyAny>>, deferred_limit: Option<&Bound<'_, PyAny>>, ) -> PyResult<uform_core::ExecutorForRamConfig> {
+fn executor_for_ram_config_from_kwargs(
+    py: Python<'_>,
+    memory_domains: Option<&Bound<'_, PyAny>>,
+    cpu_class: Option<&Bound<'_, PyAny>>,
+    threads: Option<&Bound<'_, PyAny>>,
+    deferred_limit: Option<&Bound<'_, PyAny>>,
+) -> PyResult<uform_core::ExecutorForRamConfig> {
     let _ = py;
     Ok(uform_core::ExecutorForRamConfig {
         memory_domains: opt(memory_domains, "memory_domains", |v: &Bound<'_, PyAny>, a: &str| arg_list(v, a, arg_u32))?,
@@ -140,7 +162,13 @@ fn executor_for_ram_config_from_py(value: &Bound<'_, PyAny>, argument: &str) -> 
     let cpu_class = map.get_item("cpu_class")?;
     let threads = map.get_item("threads")?;
     let deferred_limit = map.get_item("deferred_limit")?;
-    executor_for_ram_config_from_kwargs(value.py(), memory_domains.as_ref(), cpu_class.as_ref(), threads.as_ref(), deferred_limit.as_ref(), )
+    executor_for_ram_config_from_kwargs(
+        value.py(),
+        memory_domains.as_ref(),
+        cpu_class.as_ref(),
+        threads.as_ref(),
+        deferred_limit.as_ref(),
+    )
 }
 
 /// Writes `uform_core::ExecutorForRamConfig` as a `ExecutorForRamConfig` dict with the fields that are present.
@@ -156,7 +184,12 @@ fn executor_for_ram_config_to_py<'py>(py: Python<'py>, value: &uform_core::Execu
 
 /// Reads the keyword arguments of `ExecutorOnPoolConfig` into `uform_core::ExecutorOnPoolConfig`.
 #[allow(clippy::too_many_arguments)]
-fn executor_on_pool_config_from_kwargs(py: Python<'_>, memory_domains: Option<&Bound<'_, PyAny>>, cpu_class: Option<&Bound<'_, PyAny>>, deferred_limit: Option<&Bound<'_, PyAny>>, ) -> PyResult<uform_core::ExecutorOnPoolConfig> {
+fn executor_on_pool_config_from_kwargs(
+    py: Python<'_>,
+    memory_domains: Option<&Bound<'_, PyAny>>,
+    cpu_class: Option<&Bound<'_, PyAny>>,
+    deferred_limit: Option<&Bound<'_, PyAny>>,
+) -> PyResult<uform_core::ExecutorOnPoolConfig> {
     let _ = py;
     Ok(uform_core::ExecutorOnPoolConfig {
         memory_domains: opt(memory_domains, "memory_domains", |v: &Bound<'_, PyAny>, a: &str| arg_list(v, a, arg_u32))?,
@@ -174,7 +207,12 @@ fn executor_on_pool_config_from_py(value: &Bound<'_, PyAny>, argument: &str) -> 
     let memory_domains = map.get_item("memory_domains")?;
     let cpu_class = map.get_item("cpu_class")?;
     let deferred_limit = map.get_item("deferred_limit")?;
-    executor_on_pool_config_from_kwargs(value.py(), memory_domains.as_ref(), cpu_class.as_ref(), deferred_limit.as_ref(), )
+    executor_on_pool_config_from_kwargs(
+        value.py(),
+        memory_domains.as_ref(),
+        cpu_class.as_ref(),
+        deferred_limit.as_ref(),
+    )
 }
 
 /// Writes `uform_core::ExecutorOnPoolConfig` as a `ExecutorOnPoolConfig` dict with the fields that are present.
@@ -189,7 +227,16 @@ fn executor_on_pool_config_to_py<'py>(py: Python<'py>, value: &uform_core::Execu
 
 /// Reads the keyword arguments of `ExecutorForVramConfig` into `uform_core::ExecutorForVramConfig`.
 #[allow(clippy::too_many_arguments)]
-fn executor_for_vram_config_from_kwargs(py: Python<'_>, devices: Option<&Bound<'_, PyAny>>, gpu_class: Option<&Bound<'_, PyAny>>, memory_domains: Option<&Bound<'_, PyAny>>, cpu_class: Option<&Bound<'_, PyAny>>, streams: Option<&Bound<'_, PyAny>>, scratch_limit: Option<&Bound<'_, PyAny>>, deferred_limit: Option<&Bound<'_, PyAny>>, ) -> PyResult<uform_core::ExecutorForVramConfig> {
+fn executor_for_vram_config_from_kwargs(
+    py: Python<'_>,
+    devices: Option<&Bound<'_, PyAny>>,
+    gpu_class: Option<&Bound<'_, PyAny>>,
+    memory_domains: Option<&Bound<'_, PyAny>>,
+    cpu_class: Option<&Bound<'_, PyAny>>,
+    streams: Option<&Bound<'_, PyAny>>,
+    scratch_limit: Option<&Bound<'_, PyAny>>,
+    deferred_limit: Option<&Bound<'_, PyAny>>,
+) -> PyResult<uform_core::ExecutorForVramConfig> {
     let _ = py;
     Ok(uform_core::ExecutorForVramConfig {
         devices: opt(devices, "devices", |v: &Bound<'_, PyAny>, a: &str| arg_list(v, a, arg_u32))?,
@@ -215,7 +262,16 @@ fn executor_for_vram_config_from_py(value: &Bound<'_, PyAny>, argument: &str) ->
     let streams = map.get_item("streams")?;
     let scratch_limit = map.get_item("scratch_limit")?;
     let deferred_limit = map.get_item("deferred_limit")?;
-    executor_for_vram_config_from_kwargs(value.py(), devices.as_ref(), gpu_class.as_ref(), memory_domains.as_ref(), cpu_class.as_ref(), streams.as_ref(), scratch_limit.as_ref(), deferred_limit.as_ref(), )
+    executor_for_vram_config_from_kwargs(
+        value.py(),
+        devices.as_ref(),
+        gpu_class.as_ref(),
+        memory_domains.as_ref(),
+        cpu_class.as_ref(),
+        streams.as_ref(),
+        scratch_limit.as_ref(),
+        deferred_limit.as_ref(),
+    )
 }
 
 /// Writes `uform_core::ExecutorForVramConfig` as a `ExecutorForVramConfig` dict with the fields that are present.
@@ -259,8 +315,7 @@ impl Mesh {
     }
     /// Leaves the mesh; every trainer borrowing it must be freed first.
     fn free(&self, py: Python<'_>) -> PyResult<()> {
-        let value = py.detach(|| guard(|| self.core.free())).map_err(|e| raise(py, e))?;
-        let () = value;
+        py.detach(|| guard(|| self.core.free())).map_err(|e| raise(py, e))?;
         Ok(())
     }
 
@@ -322,14 +377,12 @@ impl Executor {
     #[pyo3(signature = (mood=None))]
     fn drain(&self, py: Python<'_>, mood: Option<Bound<'_, PyAny>>) -> PyResult<()> {
         let mood = opt(mood.as_ref(), "mood", mood_from_py)?.unwrap_or(uform_core::Mood::Parked);
-        let value = py.detach(|| guard(|| self.core.drain(mood))).map_err(|e| raise(py, e))?;
-        let () = value;
+        py.detach(|| guard(|| self.core.drain(mood))).map_err(|e| raise(py, e))?;
         Ok(())
     }
     /// Runs every deferred call and joins the threads now; a second `Executor.free()` does nothing.
     fn free(&self, py: Python<'_>) -> PyResult<()> {
-        let value = py.detach(|| guard(|| self.core.free())).map_err(|e| raise(py, e))?;
-        let () = value;
+        py.detach(|| guard(|| self.core.free())).map_err(|e| raise(py, e))?;
         Ok(())
     }
 

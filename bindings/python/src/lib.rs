@@ -2,7 +2,7 @@
 //! [`runtime`] is generated into `generated/python/glue.rs` by `cargo xtask codegen` and included here; the
 //! pure-Python package around it (`generated/python/uform/`) is generated too.
 
-#![allow(clippy::needless_lifetimes, clippy::too_many_arguments, clippy::unit_arg)]
+#![allow(clippy::needless_lifetimes, clippy::too_many_arguments, clippy::redundant_closure)]
 
 mod runtime;
 

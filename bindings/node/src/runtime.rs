@@ -571,24 +571,37 @@ pub fn register_fast(env: sys::napi_env, exports: sys::napi_value, fast: &[(&str
 }
 
 /// A string that stays the same for the life of the process (the capability lists): computed by the core once,
-/// then only copied into a new JavaScript string per call (Node 20 cannot keep a reference to a string; ASCII
-/// crosses as Latin-1, which V8 copies without decoding).
+/// made into a JavaScript string once per JavaScript environment (thread), and handed out from there. Node 20
+/// cannot reference a string itself, so the reference holds a one-element array around it.
 pub fn constant_string(
     env: sys::napi_env,
-    cache: &'static std::sync::OnceLock<String>,
+    text: &'static std::sync::OnceLock<String>,
+    holder: &'static std::thread::LocalKey<std::cell::Cell<sys::napi_ref>>,
     make: impl FnOnce() -> Result<String>,
 ) -> Result<sys::napi_value> {
-    let text = match cache.get() {
+    let held = holder.with(|h| h.get());
+    if !held.is_null() {
+        let (mut array, mut value) = (ptr::null_mut(), ptr::null_mut());
+        if unsafe { sys::napi_get_reference_value(env, held, &mut array) } == sys::Status::napi_ok
+            && !array.is_null()
+            && unsafe { sys::napi_get_element(env, array, 0, &mut value) } == sys::Status::napi_ok
+        {
+            return Ok(value);
+        }
+    }
+    let text = match text.get() {
         Some(text) => text,
         None => {
             let made = make()?;
-            cache.get_or_init(|| made)
+            text.get_or_init(|| made)
         }
     };
-    if !text.is_ascii() {
-        return text.to_js(env);
-    }
-    let mut value = ptr::null_mut();
-    check(unsafe { sys::napi_create_string_latin1(env, text.as_ptr().cast(), text.len() as isize, &mut value) }, "create a string")?;
+    let value = text.to_js(env)?;
+    let mut array = ptr::null_mut();
+    check(unsafe { sys::napi_create_array_with_length(env, 1, &mut array) }, "create an array")?;
+    check(unsafe { sys::napi_set_element(env, array, 0, value) }, "fill an array")?;
+    let mut reference = ptr::null_mut();
+    check(unsafe { sys::napi_create_reference(env, array, 1, &mut reference) }, "keep a string")?;
+    holder.with(|h| h.set(reference));
     Ok(value)
 }

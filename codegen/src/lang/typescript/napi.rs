@@ -270,7 +270,6 @@ fn callable(ts: &Ts, g: &Glue, api: &Api, class: Option<&Class>, c: &Callable) -
     }
     let mut body = read_params(ts, g, c, &|_, rust| format!("Js::of(&{rust})"));
     let guarded = core_call(g, class, c, "self.inner");
-    let mut statics = String::new();
     let returns = match (class, c.kind, &c.returns) {
         (Some(k), CallableKind::Constructor, _) => {
             body.push(format!("let inner = {guarded}?;"));
@@ -282,19 +281,13 @@ fn callable(ts: &Ts, g: &Glue, api: &Api, class: Option<&Class>, c: &Callable) -
             body.push(guarded);
             "()".into()
         }
-        (None, _, Some(_)) if constant_string(c) => {
-            let cache = c.name.screaming();
-            statics = format!("/// `{}()`, computed once.\nstatic {cache}: std::sync::OnceLock<String> = std::sync::OnceLock::new();\n\n", ts.function(&c.name));
-            body.push(format!("Ok(Out(constant_string(env.raw(), &{cache}, || {guarded})?))"));
-            "Out".into()
-        }
         (_, _, Some(_)) => {
             body.push(format!("let value = {guarded}?;"));
             body.push(format!("Ok(Out({}))", write_result(g, c, "env.raw()")));
             "Out".into()
         }
     };
-    let rendered = CallableRs {
+    CallableRs {
         indent: if class.is_some() { "    " } else { "" },
         factory: c.kind == CallableKind::Constructor,
         js_name_lit: format!("{:?}", if class.is_some() { ts.member(&c.name) } else { ts.function(&c.name) }),
@@ -304,13 +297,48 @@ fn callable(ts: &Ts, g: &Glue, api: &Api, class: Option<&Class>, c: &Callable) -
         body,
     }
     .render()
-    .unwrap_or_default();
-    format!("{statics}{rendered}")
+    .unwrap_or_default()
 }
 
 /// The registry of a class's core handles, by number.
 fn handles(k: &Class) -> String {
     format!("{}_HANDLES", k.name.screaming())
+}
+
+/// The raw napi callback of a free function (napi-rs's own conversion costs ~100 ns a call once a function takes
+/// an argument or the `Env`); registered under the function's JavaScript name.
+fn raw_function(ts: &Ts, g: &Glue, c: &Callable) -> String {
+    let name = format!("fn_{}", c.name.snake());
+    let mut statics = String::new();
+    let mut body = read_params(ts, g, c, &|i, _| format!("args.get({i})"));
+    let guarded = core_call(g, None, c, "");
+    match &c.returns {
+        None => {
+            body.push(format!("{guarded}?;"));
+            body.push("Ok(None)".into());
+        }
+        Some(_) if constant_string(c) => {
+            let cache = c.name.screaming();
+            statics = format!(
+                "/// `{}()`, computed once, and the JavaScript string of it in each environment.\nstatic {cache}: std::sync::OnceLock<String> = std::sync::OnceLock::new();\nthread_local! {{\n    static {cache}_JS: std::cell::Cell<sys::napi_ref> = const {{ std::cell::Cell::new(std::ptr::null_mut()) }};\n}}\n\n",
+                ts.function(&c.name)
+            );
+            body.push(format!("Ok(Some(constant_string(args.env(), &{cache}, &{cache}_JS, || {guarded})?))"));
+        }
+        Some(_) => {
+            body.push(format!("let value = {guarded}?;"));
+            body.push(format!("Ok(Some({}))", write_result(g, c, "args.env()")));
+        }
+    }
+    let mut out = format!(
+        "{statics}/// `{}()`.\nunsafe extern \"C\" fn {name}(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {{\n    unsafe {{\n        raw_call(env, info, |args| {{\n",
+        ts.function(&c.name)
+    );
+    for line in body {
+        out.push_str(&format!("            {line}\n"));
+    }
+    out.push_str("        })\n    }\n}");
+    out
 }
 
 /// The raw napi callback behind an instance method, taking the handle number and then the method's arguments.
@@ -368,13 +396,14 @@ pub fn render(api: &Api) -> Output {
             Item::Enum(e) => parts.push(enumeration(&ts, &g, e)),
             Item::Record(r) => parts.push(record(&ts, &g, r)),
             Item::Class(k) => parts.push(class(&ts, &g, api, k)),
-            Item::Function(f) if f.offered_in(Language::TypeScript) => parts.push(callable(&ts, &g, api, None, f)),
+            Item::Function(f) if f.offered_in(Language::TypeScript) => parts.push(raw_function(&ts, &g, f)),
             Item::Function(_) => {}
         }
     }
-    let fast = api
-        .classes()
-        .flat_map(|k| k.members.iter().filter_map(move |m| Some((Ts.fast_function_of(k, m)?, format!("fast_{}_{}", k.name.snake(), m.name.snake())))))
+    let functions = api.functions().filter(|f| f.offered_in(Language::TypeScript)).map(|f| (Ts.function(&f.name), format!("fn_{}", f.name.snake())));
+    let fast = functions
+        .chain(api.classes()
+        .flat_map(|k| k.members.iter().filter_map(move |m| Some((Ts.fast_function_of(k, m)?, format!("fast_{}_{}", k.name.snake(), m.name.snake()))))))
         .collect();
     Output { path: "node/glue.rs".into(), contents: GlueRs { banner: banner("//"), parts, fast }.render().unwrap_or_default() }
 }

@@ -15,11 +15,40 @@ include!("../../../generated/python/glue.rs");
 #[pyfunction]
 fn _noop() {}
 
+/// Nanoseconds per call of a core function called from Rust, without Python: the benchmark's measure of what
+/// the core itself costs, so that the binding's share of a call can be told apart. Not part of the API.
+#[pyfunction]
+fn _core_ns(py: Python<'_>, which: &str, iterations: u32) -> PyResult<f64> {
+    let iterations = iterations.max(1);
+    let started = std::time::Instant::now();
+    match which {
+        "capabilities_compiled" => {
+            for _ in 0..iterations {
+                std::hint::black_box(uform_core::capabilities_compiled());
+            }
+        }
+        "drain" => {
+            let executor = uform_core::Executor::for_ram(uform_core::ExecutorForRamConfig { threads: Some(1), ..Default::default() })
+                .map_err(|e| raise(py, e))?;
+            let started = std::time::Instant::now();
+            for _ in 0..iterations {
+                std::hint::black_box(executor.drain(uform_core::Mood::Parked)).map_err(|e| raise(py, e))?;
+            }
+            let elapsed = started.elapsed();
+            executor.free().map_err(|e| raise(py, e))?;
+            return Ok(elapsed.as_nanos() as f64 / f64::from(iterations));
+        }
+        other => return Err(pyo3::exceptions::PyValueError::new_err(format!("no core benchmark {other:?}"))),
+    }
+    Ok(started.elapsed().as_nanos() as f64 / f64::from(iterations))
+}
+
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     register(m)?;
     m.add_function(wrap_pyfunction!(init, m)?)?;
     m.add_function(wrap_pyfunction!(_noop, m)?)?;
+    m.add_function(wrap_pyfunction!(_core_ns, m)?)?;
     Ok(())
 }

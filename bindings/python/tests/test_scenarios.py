@@ -427,3 +427,21 @@ def test_17_records_compare_print_and_are_immutable() -> None:
     assert gpu == same and gpu != dataclasses.replace(same, vendor_ordinal=1)
     assert "GpuDevice(vendor=<GpuVendor.NVIDIA: 1>" in repr(gpu) and "name='H200'" in repr(gpu)
     assert "Executor" in repr(Executor.for_ram(threads=1))
+
+
+def test_06_repeated_create_and_free_does_not_grow_memory() -> None:
+    import resource
+
+    def rss_kib() -> int:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * (resource.getpagesize() // 1024)
+
+    for _ in range(20):
+        Executor.for_ram(threads=1).free()
+    before = rss_kib()
+    for _ in range(300):
+        with Executor.for_ram(threads=1) as executor:
+            with Mesh.bootstrap(executor) as mesh:
+                mesh.describe()
+    grown = rss_kib() - before
+    assert grown < 16 * 1024, f"resident memory grew by {grown} KiB over 300 create/free cycles"

@@ -7,7 +7,7 @@
 //   node bindings/node/build.mjs [--release] [--pack] [--out DIR]
 
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -30,6 +30,13 @@ function target() {
     if (platform !== 'linux') return `${platform}-${arch}`;
     const glibc = process.report?.getReport?.().header?.glibcVersionRuntime;
     return `${platform}-${arch}-${glibc ? 'gnu' : 'musl'}`;
+}
+
+// The package's version is the interface's: refuse to pack a package.json that drifted from idl/uform.yaml.
+const idlVersion = /^version:\s*(\S+)/m.exec(readFileSync(join(root, 'idl/uform.yaml'), 'utf8'))?.[1];
+const packageVersion = JSON.parse(readFileSync(join(here, 'package.json'), 'utf8')).version;
+if (idlVersion !== packageVersion) {
+    throw new Error(`bindings/node/package.json has version ${packageVersion}, but idl/uform.yaml has ${idlVersion}`);
 }
 
 const cargo = process.env.CARGO ?? 'cargo';

@@ -133,7 +133,12 @@ impl DocStyle for PythonDocs {
     }
     fn error_entry(&self, api: &Api, error: &ErrorKindDef) -> Entry {
         Entry {
-            name: format!("{}({ERROR_BASE}, {})", PY.error_class(error), PY.error_builtin(error)),
+            name: {
+                let (class, builtin) = (PY.error_class(error), PY.error_builtin(error));
+                // `uform.TimeoutError` derives from the builtin of the same name.
+                let builtin = if class == builtin { format!("builtins.{builtin}") } else { builtin.to_string() };
+                format!("{class}({ERROR_BASE}, {builtin})")
+            },
             ty: None,
             doc: format!("`code` {:?}. {}", PY.error_code(error), text(self, api, &error.doc)),
         }

@@ -1,7 +1,7 @@
 //! `uform-node`: the napi-rs native layer of the `uform` npm package. Everything but the helpers in
 //! [`runtime`] is generated into `generated/node/glue.rs` by `cargo xtask codegen` and included here.
 
-#![allow(clippy::needless_lifetimes, clippy::too_many_arguments)]
+#![allow(clippy::needless_lifetimes, clippy::too_many_arguments, clippy::redundant_closure)]
 
 mod runtime;
 

@@ -218,7 +218,7 @@ impl CompiledMesh {
 /// `CompiledMesh.describe` for the wrapper: `meshDescribe(handle, …)`.
 unsafe extern "C" fn fast_mesh_describe(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     unsafe {
-        raw_call(env, info, |args| {
+        raw_call::<1>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
             let inner = MESH_HANDLES.get(handle, "Mesh", "describe")?;
             let value = guard(|| inner.describe())?;
@@ -230,7 +230,7 @@ unsafe extern "C" fn fast_mesh_describe(env: sys::napi_env, info: sys::napi_call
 /// `CompiledMesh.free` for the wrapper: `meshFree(handle, …)`.
 unsafe extern "C" fn fast_mesh_free(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     unsafe {
-        raw_call(env, info, |args| {
+        raw_call::<1>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
             let inner = MESH_HANDLES.get(handle, "Mesh", "free")?;
             guard(|| inner.free())?;
@@ -298,7 +298,7 @@ impl CompiledExecutor {
 /// `CompiledExecutor.drain` for the wrapper: `executorDrain(handle, …)`.
 unsafe extern "C" fn fast_executor_drain(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     unsafe {
-        raw_call(env, info, |args| {
+        raw_call::<2>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
             let inner = EXECUTOR_HANDLES.get(handle, "Executor", "drain")?;
             let mood = optional::<uform_core::Mood>(args.get(1), "mood")?.unwrap_or(uform_core::Mood::Parked);
@@ -311,7 +311,7 @@ unsafe extern "C" fn fast_executor_drain(env: sys::napi_env, info: sys::napi_cal
 /// `CompiledExecutor.free` for the wrapper: `executorFree(handle, …)`.
 unsafe extern "C" fn fast_executor_free(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     unsafe {
-        raw_call(env, info, |args| {
+        raw_call::<1>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
             let inner = EXECUTOR_HANDLES.get(handle, "Executor", "free")?;
             guard(|| inner.free())?;
@@ -342,7 +342,7 @@ impl ToJs for uform_core::Mood {
 /// `gpuDevices()`.
 unsafe extern "C" fn fn_gpu_devices(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     unsafe {
-        raw_call(env, info, |args| {
+        raw_call::<0>(env, info, |args| {
             let value = guard(|| Ok(uform_core::gpu_devices()))?;
             Ok(Some(value.to_js(args.env())?))
         })
@@ -358,7 +358,7 @@ thread_local! {
 /// `capabilitiesCompiled()`.
 unsafe extern "C" fn fn_capabilities_compiled(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     unsafe {
-        raw_call(env, info, |args| {
+        raw_call::<0>(env, info, |args| {
             Ok(Some(constant_string(args.env(), &CAPABILITIES_COMPILED, &CAPABILITIES_COMPILED_JS, || guard(|| Ok(uform_core::capabilities_compiled())))?))
         })
     }
@@ -373,7 +373,7 @@ thread_local! {
 /// `capabilitiesAvailable()`.
 unsafe extern "C" fn fn_capabilities_available(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     unsafe {
-        raw_call(env, info, |args| {
+        raw_call::<0>(env, info, |args| {
             Ok(Some(constant_string(args.env(), &CAPABILITIES_AVAILABLE, &CAPABILITIES_AVAILABLE_JS, || guard(|| Ok(uform_core::capabilities_available())))?))
         })
     }
@@ -382,7 +382,7 @@ unsafe extern "C" fn fn_capabilities_available(env: sys::napi_env, info: sys::na
 /// `meshOptionsFromEnvironment()`.
 unsafe extern "C" fn fn_mesh_options_from_environment(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     unsafe {
-        raw_call(env, info, |args| {
+        raw_call::<0>(env, info, |args| {
             let value = guard(|| uform_core::mesh_options_from_environment())?;
             Ok(Some(match &value { Some(v) => v.to_js(args.env())?, None => null(args.env())? }))
         })

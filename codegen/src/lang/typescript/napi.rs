@@ -331,8 +331,9 @@ fn raw_function(ts: &Ts, g: &Glue, c: &Callable) -> String {
         }
     }
     let mut out = format!(
-        "{statics}/// `{}()`.\nunsafe extern \"C\" fn {name}(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {{\n    unsafe {{\n        raw_call(env, info, |args| {{\n",
-        ts.function(&c.name)
+        "{statics}/// `{}()`.\nunsafe extern \"C\" fn {name}(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {{\n    unsafe {{\n        raw_call::<{}>(env, info, |args| {{\n",
+        ts.function(&c.name),
+        c.params.len()
     );
     for line in body {
         out.push_str(&format!("            {line}\n"));
@@ -361,10 +362,11 @@ fn fast(ts: &Ts, g: &Glue, k: &Class, c: &Callable) -> String {
         }
     }
     let mut out = format!(
-        "/// `{}.{}` for the wrapper: `{}(handle, …)`.\nunsafe extern \"C\" fn {name}(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {{\n    unsafe {{\n        raw_call(env, info, |args| {{\n",
+        "/// `{}.{}` for the wrapper: `{}(handle, …)`.\nunsafe extern \"C\" fn {name}(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {{\n    unsafe {{\n        raw_call::<{}>(env, info, |args| {{\n",
         k.compiled.pascal(),
         ts.member(&c.name),
-        ts.fast_function(&k.name, &c.name)
+        ts.fast_function(&k.name, &c.name),
+        c.params.len() + 1
     );
     for line in body {
         out.push_str(&format!("            {line}\n"));

@@ -86,6 +86,18 @@ class ScenarioTest {
     }
 
     @Test
+    fun `06 repeated create and free, by free() and by use {}, leaves no threads behind`() {
+        fun threads() = File("/proc/self/status").readLines().first { it.startsWith("Threads:") }.substringAfter(":").trim().toInt()
+        Executor.forRam(ExecutorForRamConfig(threads = 2u)).use { it.drain() } // warm up JNA and the runtime
+        val before = threads()
+        repeat(100) {
+            Executor.forRam(ExecutorForRamConfig(threads = 2u)).free()
+            Executor.forRam(ExecutorForRamConfig(threads = 2u)).use { it.drain(Mood.SPINNING) }
+        }
+        assertTrue(threads() <= before + 1, "threads before $before, after ${threads()}")
+    }
+
+    @Test
     fun `07 use {} frees the executor`() {
         val executor = Executor.forRam(ExecutorForRamConfig(threads = 1u))
         executor.use { it.drain() }

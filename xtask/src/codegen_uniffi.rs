@@ -13,10 +13,8 @@ use uform_uniffi_bindgen::{generate, Language, SWIFT_FFI_MODULE, SWIFT_MODULE};
 const UDL: &str = "uniffi/uform.udl";
 
 pub fn bindgen(_root: &Path, outputs: &[Output]) -> Result<Vec<Output>, String> {
-    let udl = outputs
-        .iter()
-        .find(|o| o.path == Path::new(UDL))
-        .ok_or_else(|| format!("the generator produced no {UDL}"))?;
+    let udl =
+        outputs.iter().find(|o| o.path == Path::new(UDL)).ok_or_else(|| format!("the generator produced no {UDL}"))?;
     let stem = "uform";
     let mut out = Vec::new();
     for file in generate(&udl.contents, stem, Language::Kotlin)? {

@@ -53,7 +53,8 @@ pub fn generate(udl: &str, stem: &str, language: Language) -> Result<Vec<File>, 
     let crate_dir = root.join("crate");
     let src = crate_dir.join("src");
     let out = root.join("out");
-    let write = |path: &Utf8Path, text: &str| std::fs::write(path, text).map_err(|e| format!("cannot write {path}: {e}"));
+    let write =
+        |path: &Utf8Path, text: &str| std::fs::write(path, text).map_err(|e| format!("cannot write {path}: {e}"));
     std::fs::create_dir_all(&src).map_err(|e| format!("cannot create {src}: {e}"))?;
     write(&crate_dir.join("Cargo.toml"), &format!("[package]\nname = \"{CRATE}\"\nversion = \"0.0.0\"\n"))?;
     let udl_path = src.join(format!("{stem}.udl"));
@@ -86,7 +87,8 @@ fn collect(base: &std::path::Path, dir: &std::path::Path, out: &mut Vec<File>) -
         if path.is_dir() {
             collect(base, &path, out)?;
         } else {
-            let contents = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let contents =
+                std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             out.push(File { path: path.strip_prefix(base).expect("under base").to_path_buf(), contents });
         }
     }
@@ -103,7 +105,8 @@ impl Scratch {
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let dir = std::env::temp_dir().join(format!("uform-uniffi-bindgen-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let path = Utf8PathBuf::from_path_buf(dir).map_err(|p| format!("temporary directory {} is not UTF-8", p.display()))?;
+        let path =
+            Utf8PathBuf::from_path_buf(dir).map_err(|p| format!("temporary directory {} is not UTF-8", p.display()))?;
         Ok(Scratch { path })
     }
 }

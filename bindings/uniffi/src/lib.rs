@@ -5,3 +5,61 @@
 uniffi::include_scaffolding!("uform");
 
 include!("../../../generated/uniffi/glue.rs");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_the_internal_error() {
+        let result: Result<(), UFormError> = guard(|| panic!("boom"));
+        match result {
+            Err(UFormError::Internal(message)) => assert!(message.contains("boom"), "{message}"),
+            other => panic!("expected Internal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_core_kind_keeps_its_kind_and_message() {
+        for kind in uform_core::ErrorKind::ALL {
+            let error: UFormError = uform_core::Error::new(kind, format!("`x` is {}", kind.code())).into();
+            assert_eq!(format!("{error:?}").split('(').next().unwrap().to_lowercase(), kind.code().replace('_', ""));
+            assert_eq!(error.to_string(), format!("`x` is {}", kind.code()));
+        }
+    }
+
+    #[test]
+    fn absent_config_means_all_absent_and_records_round_trip() {
+        let options = MeshOptions {
+            host_domain_index: Some(1),
+            host_domain_count: Some(2),
+            gpus_per_multimem_domain: None,
+            directory: Some("/d".into()),
+            job: Some("j".into()),
+            timeout_seconds: Some(3),
+        };
+        let core: uform_core::MeshOptions = options.clone().into();
+        assert_eq!(MeshOptions::from(core), options);
+        assert_eq!(
+            uform_core::MeshOptions::from(MeshOptions::from(uform_core::MeshOptions::default())),
+            uform_core::MeshOptions::default()
+        );
+    }
+
+    #[test]
+    fn a_mesh_keeps_its_executor_alive_and_dropping_frees() {
+        let executor = Executor::for_ram(Some(ExecutorForRamConfig {
+            memory_domains: None,
+            cpu_class: None,
+            threads: Some(1),
+            deferred_limit: None,
+        }))
+        .unwrap();
+        let executor = std::sync::Arc::new(executor);
+        let mesh = Mesh::bootstrap(executor.clone(), None).unwrap();
+        assert!(matches!(executor.free(), Err(UFormError::InUse(_))));
+        assert_eq!(mesh.describe().unwrap().host_domain_count, 1);
+        drop(mesh);
+        executor.free().unwrap();
+    }
+}

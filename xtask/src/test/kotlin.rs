@@ -17,7 +17,15 @@ pub fn run() -> Result<(), String> {
     run_in(
         &kotlin,
         "mvn",
-        &["-B", "-q", "-Dstyle.color=never", "install:install-file", "-Dfile=target/uform-0.1.0.jar", "-DpomFile=pom.xml", &repo_arg],
+        &[
+            "-B",
+            "-q",
+            "-Dstyle.color=never",
+            "install:install-file",
+            "-Dfile=target/uform-0.1.0.jar",
+            "-DpomFile=pom.xml",
+            &repo_arg,
+        ],
     )?;
     // Maven caches what it resolves from the local repository in ~/.m2; drop that copy so the consumer always
     // resolves the jar just built.

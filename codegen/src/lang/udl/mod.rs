@@ -100,7 +100,9 @@ fn callable_doc(udl: &Udl, callable: &Callable) -> String {
 fn callable_udl(udl: &Udl, callable: &Callable, indent: &'static str) -> String {
     let doc = udl.doc_block(&callable_doc(udl, callable), indent);
     if callable.kind == CallableKind::Constructor {
-        return ConstructorUdl { doc, attributes: udl.attributes(callable), params: udl.params(callable) }.render().unwrap_or_default();
+        return ConstructorUdl { doc, attributes: udl.attributes(callable), params: udl.params(callable) }
+            .render()
+            .unwrap_or_default();
     }
     FunctionUdl {
         doc,
@@ -118,7 +120,11 @@ fn record_udl(udl: &Udl, r: &Record) -> String {
     RecordUdl {
         doc: udl.doc_block(&udl.doc_text(&r.doc), ""),
         name: udl.type_name(&r.name),
-        fields: r.fields.iter().map(|f| DocLine { doc: udl.doc_block(&udl.doc_text(&f.doc), "    "), declaration: udl.field(r, f) }).collect(),
+        fields: r
+            .fields
+            .iter()
+            .map(|f| DocLine { doc: udl.doc_block(&udl.doc_text(&f.doc), "    "), declaration: udl.field(r, f) })
+            .collect(),
     }
     .render()
     .unwrap_or_default()
@@ -141,7 +147,11 @@ fn enum_udl(udl: &Udl, e: &Enum) -> String {
     EnumUdl {
         doc: udl.doc_block(&enum_doc(udl, e), ""),
         name: udl.type_name(&e.name),
-        variants: e.variants.iter().map(|v| VariantLine { doc: udl.doc_block(&variant_doc(udl, e, v), "    "), name: udl.variant(&v.name) }).collect(),
+        variants: e
+            .variants
+            .iter()
+            .map(|v| VariantLine { doc: udl.doc_block(&variant_doc(udl, e, v), "    "), name: udl.variant(&v.name) })
+            .collect(),
     }
     .render()
     .unwrap_or_default()
@@ -192,7 +202,10 @@ fn udl_file(udl: &Udl, api: &Api) -> String {
     UdlFile {
         banner: banner("//"),
         // uniffi's parser rejects a `///` block after a leading comment, so the overview is a plain comment.
-        doc: udl.doc_block(&format!("{}: {}", api.title, udl.doc_text(&api.doc)), "").replace("/// ", "// ").replace("///\n", "//\n"),
+        doc: udl
+            .doc_block(&format!("{}: {}", api.title, udl.doc_text(&api.doc)), "")
+            .replace("/// ", "// ")
+            .replace("///\n", "//\n"),
         namespace: api.package.clone(),
         functions: api.functions().filter(|f| offered(f)).map(|f| callable_udl(udl, f, "    ")).collect(),
         parts,
@@ -329,7 +342,13 @@ fn glue_class(udl: &Udl, c: &Class) -> String {
     GlueClass {
         doc: udl.doc_block(&udl.doc_text(&c.doc), ""),
         name: udl.type_name(&c.name),
-        members: c.members.iter().filter(|m| offered(m)).map(|m| glue_callable(udl, Some(c), m)).collect::<Vec<_>>().join("\n"),
+        members: c
+            .members
+            .iter()
+            .filter(|m| offered(m))
+            .map(|m| glue_callable(udl, Some(c), m))
+            .collect::<Vec<_>>()
+            .join("\n"),
         free: c.members.iter().find(|m| m.kind == CallableKind::Free).map(|m| udl.member(&m.name)),
     }
     .render()
@@ -347,7 +366,11 @@ fn glue_file(udl: &Udl, api: &Api) -> String {
             Item::Function(_) => {}
         }
     }
-    parts.push(GlueError { name: ERROR, kinds: api.errors.iter().map(|e| udl.variant(&e.name)).collect() }.render().unwrap_or_default());
+    parts.push(
+        GlueError { name: ERROR, kinds: api.errors.iter().map(|e| udl.variant(&e.name)).collect() }
+            .render()
+            .unwrap_or_default(),
+    );
     GlueFile { banner: banner("//"), error: ERROR, parts }.render().unwrap_or_default()
 }
 

@@ -33,15 +33,17 @@ executor.drain();
 let sink = 0;
 // Interleave, so drift in the machine's speed touches every measurement alike.
 const noop = [];
+const napiRs = [];
 const capabilities = [];
 const drain = [];
 for (let pass = 0; pass < 3; pass++) {
     noop.push(nsPerCall(() => native.noop()));
+    napiRs.push(nsPerCall(() => native.noopNapiRs()));
     capabilities.push(nsPerCall(() => (sink += capabilitiesCompiled().length)));
     drain.push(nsPerCall(() => executor.drain()));
 }
 executor.free();
 const best = (xs) => Math.min(...xs);
 const [n, c, d] = [best(noop), best(capabilities), best(drain)];
-console.error(`node: noop ${n.toFixed(1)} ns, capabilitiesCompiled ${c.toFixed(1)} ns, drain ${d.toFixed(1)} ns (${sink > 0 ? 'ok' : ''})`);
+console.error(`node: noop ${n.toFixed(1)} ns (a #[napi] no-op: ${best(napiRs).toFixed(1)} ns), capabilitiesCompiled ${c.toFixed(1)} ns, drain ${d.toFixed(1)} ns (${sink > 0 ? 'ok' : ''})`);
 console.log(`overhead node: capabilities/noop=${(c / n).toFixed(2)} drain/noop=${(d / n).toFixed(2)}`);

@@ -17,6 +17,11 @@ unsafe extern "C" fn noop(_env: sys::napi_env, _info: sys::napi_callback_info) -
 
 include!("../../../generated/node/glue.rs");
 
+/// The same no-op through napi-rs's `#[napi]` glue (registered as `noopNapiRs`): the benchmark prints it for context,
+/// since it is what a napi-rs addon's cheapest call costs.
+#[napi(js_name = "noopNapiRs")]
+pub fn noop_napi_rs() {}
+
 /// Adds the raw callbacks of the glue's `FAST` list (the instance methods by handle number) to the exports.
 #[napi(module_exports)]
 pub fn register(exports: napi::bindgen_prelude::Object, env: Env) -> napi::Result<()> {

@@ -16,21 +16,32 @@ use crate::error::{Error, Result};
 
 /// The CPU classes this build can dispatch to (those of its target architecture, `portable` first) and every
 /// GPU class the tables know, comma-separated.
+/// Computed once per process: neither the build nor the machine changes while it runs, and bindings call this on
+/// hot paths (the overhead benchmarks).
 pub fn capabilities_compiled() -> String {
-    let cpu = compiled_cpu_classes().map(|class| class.name);
-    let gpu = GPU_CLASSES.iter().map(|class| class.name);
-    join_unique(cpu.chain(gpu))
+    static COMPILED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    COMPILED
+        .get_or_init(|| {
+            let cpu = compiled_cpu_classes().map(|class| class.name);
+            let gpu = GPU_CLASSES.iter().map(|class| class.name);
+            join_unique(cpu.chain(gpu))
+        })
+        .clone()
 }
 
 /// The CPU classes this machine satisfies and the classes of the GPUs present, comma-separated. A GPU whose
 /// class the tables do not know adds nothing.
+/// Computed once per process, like the device list it reads.
 pub fn capabilities_available() -> String {
-    let cpu = runnable_cpu_classes();
-    let devices = gpu_devices();
-    let gpu = devices
-        .iter()
-        .filter_map(|device| device.gpu_class.as_deref());
-    join_unique(cpu.into_iter().chain(gpu))
+    static AVAILABLE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    AVAILABLE
+        .get_or_init(|| {
+            let cpu = runnable_cpu_classes();
+            let devices = gpu_devices();
+            let gpu = devices.iter().filter_map(|device| device.gpu_class.as_deref());
+            join_unique(cpu.into_iter().chain(gpu))
+        })
+        .clone()
 }
 
 /// The CPU classes this machine satisfies, in table order; `portable` at the least.

@@ -34,6 +34,17 @@ pub fn have(program: &str) -> bool {
     Command::new(program).arg("--version").output().is_ok_and(|o| o.status.success())
 }
 
+/// Runs a prepared command, failing with `what` when it fails.
+pub fn status(mut cmd: Command, what: &str) -> Result<(), String> {
+    eprintln!("+ {cmd:?}");
+    let s = cmd.status().map_err(|e| format!("cannot run {what}: {e}"))?;
+    if s.success() {
+        Ok(())
+    } else {
+        Err(format!("{what} failed with {s}"))
+    }
+}
+
 /// Installs Debian packages when any of `check` programs/files is missing (needs root, as on CI).
 pub fn apt_install(packages: &[&str]) -> Result<(), String> {
     let missing: Vec<&str> = packages

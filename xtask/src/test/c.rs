@@ -2,7 +2,7 @@
 //! libuform, run natively and under valgrind (zero errors, zero leaks), then a CMake consumer and a pkg-config
 //! consumer built against an installed prefix — with the shared and with the static library.
 
-use crate::util::{apt_install, cargo, root, run_in};
+use crate::util::{apt_install, cargo, root, run_in, status};
 use std::path::Path;
 use std::process::Command;
 
@@ -41,16 +41,6 @@ fn gcc(flags: &[&str], src: &Path, include: &Path, lib: &Path, out: &Path) -> Re
     let mut cmd = Command::new("gcc");
     cmd.args(flags).arg(src).arg("-I").arg(include).arg("-L").arg(lib).arg("-luform").arg("-o").arg(out);
     status(cmd, "gcc")
-}
-
-fn status(mut cmd: Command, what: &str) -> Result<(), String> {
-    eprintln!("+ {cmd:?}");
-    let s = cmd.status().map_err(|e| format!("cannot run {what}: {e}"))?;
-    if s.success() {
-        Ok(())
-    } else {
-        Err(format!("{what} failed with {s}"))
-    }
 }
 
 /// Installs into a prefix, then builds and runs the two consumers against it.

@@ -5,7 +5,7 @@
 //!
 //! `overhead()` is the Node part of `cargo xtask bench overhead`.
 
-use crate::util::{apt_install, have, root, run_in};
+use crate::util::{apt_install, have, root, run_in, status};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -133,16 +133,6 @@ pub fn overhead() -> Result<(), String> {
     let mut cmd = Command::new("node");
     cmd.arg("bench/overhead.mjs").current_dir(&consumer);
     status(cmd, "the Node overhead benchmark")
-}
-
-fn status(mut cmd: Command, what: &str) -> Result<(), String> {
-    eprintln!("+ {cmd:?}");
-    let s = cmd.status().map_err(|e| format!("cannot run {what}: {e}"))?;
-    if s.success() {
-        Ok(())
-    } else {
-        Err(format!("{what} failed with {s}"))
-    }
 }
 
 fn write(path: &Path, text: &str) -> Result<(), String> {

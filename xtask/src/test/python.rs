@@ -8,7 +8,7 @@
 //!
 //! `overhead()` is the Python part of `cargo xtask bench overhead`.
 
-use crate::util::{apt_install, have, root};
+use crate::util::{apt_install, have, root, status};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -119,12 +119,3 @@ fn path_with(dir: &Path) -> String {
     }
 }
 
-fn status(mut cmd: Command, what: &str) -> Result<(), String> {
-    eprintln!("+ {cmd:?}");
-    let s = cmd.status().map_err(|e| format!("cannot run {what}: {e}"))?;
-    if s.success() {
-        Ok(())
-    } else {
-        Err(format!("{what} failed with {s}"))
-    }
-}

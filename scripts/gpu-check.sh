@@ -97,3 +97,8 @@ if ((failures > 0)); then
     exit 1
 fi
 echo "gpu-check: OK, ${#gpus[@]} NVIDIA device(s) match nvidia-smi"
+
+# The VRAM executor on every device: its own streams, all devices at once, borrowed streams, then free.
+if [[ -z "${UFORM_LIST_DEVICES:-}" ]]; then
+    cargo run --quiet --release -p uform-core --example vram_check || { echo "gpu-check: the VRAM executor check failed" >&2; exit 1; }
+fi

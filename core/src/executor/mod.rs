@@ -135,7 +135,12 @@ fn host_plan(
 ) -> Result<HostPlan> {
     positive("threads", threads)?;
     positive("deferredLimit", deferred_limit)?;
-    let plan = placement::plan("memoryDomains", memory_domains)?;
+    // One thread and no placement asked for: the caller is the only thread and is never pinned, so the topology
+    // (milliseconds to discover, per process) is not read at all. Meshes of many one-thread processes start faster.
+    let plan = match (threads, memory_domains) {
+        (Some(1), None) => placement::Plan::caller_only(),
+        _ => placement::plan("memoryDomains", memory_domains)?,
+    };
     let cpu_class = cpu_class(cpu)?;
     let threads = threads.map_or_else(|| plan.default_threads(), |t| t as usize);
     Ok(HostPlan { plan, threads, deferred_limit: deferred_limit.unwrap_or(DEFAULT_DEFERRED_LIMIT) as usize, cpu_class })

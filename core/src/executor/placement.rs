@@ -113,6 +113,10 @@ pub(crate) fn plan(argument: &str, memory_domains: Option<&[u32]>) -> Result<Pla
 }
 
 impl Plan {
+    /// The plan of an executor whose only thread is the caller: nothing to place.
+    pub fn caller_only() -> Plan {
+        Plan { cores: vec![Vec::new()] }
+    }
     /// 7/8 of the cores, rounded down, at least one.
     pub fn default_threads(&self) -> usize {
         (self.cores.len() * 7 / 8).max(1)

@@ -33,15 +33,23 @@ fn output_is_deterministic_lf_and_newline_terminated() {
 }
 
 #[test]
-fn one_doc_sentence_reaches_the_header_the_jsdoc_and_the_docs() {
+fn one_doc_sentence_reaches_every_surface() {
     let idl = std::fs::read_to_string(root().join("idl/uform.yaml")).unwrap();
-    let edited = idl.replace("Spawns host threads for RAM-resident models.", "Spawns host threads, placed by NUMA node.");
+    let (before, after) = ("Spawns host threads for RAM-resident models.", "Spawns host threads, placed by NUMA node.");
+    let edited = idl.replace(before, after);
     assert_ne!(idl, edited);
-    let api = uform_codegen::load_str(&edited, "edited.yaml").unwrap();
-    let files = uform_codegen::render(&api);
-    for path in ["c/uform.h", "typescript/index.d.ts", "docs/javascript/executors.md", "docs/c/executors.md"] {
-        let file = files.iter().find(|o| o.path == Path::new(path)).unwrap_or_else(|| panic!("no {path}"));
-        assert!(file.contents.contains("Spawns host threads, placed by NUMA node."), "{path} did not change");
+    let original = outputs();
+    let files = uform_codegen::render(&uform_codegen::load_str(&edited, "edited.yaml").unwrap());
+    let mut reached = Vec::new();
+    for (old, new) in original.iter().zip(&files) {
+        assert_eq!(old.path, new.path);
+        if old.contents.contains(before) {
+            assert!(new.contents.contains(after) && !new.contents.contains(before), "{} did not change", new.path.display());
+            reached.push(new.path.display().to_string());
+        }
+    }
+    for path in ["c/uform.h", "typescript/index.d.ts", "docs/javascript/executors.md", "docs/c/executors.md", "python/uform/__init__.pyi"] {
+        assert!(reached.iter().any(|r| r == path), "the sentence never reached {path}: {reached:?}");
     }
 }
 

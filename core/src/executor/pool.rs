@@ -138,9 +138,12 @@ impl Engine {
         }
     }
 
+    /// Sets the idle mood; the workers are woken only when it changes (a parked worker that stays parked need
+    /// not wake, so draining an idle executor makes no system call).
     pub fn set_mood(&self, mood: Mood) {
-        self.hot.0.mood.store(mood_code(mood), SeqCst);
-        self.ring(i32::MAX);
+        if self.hot.0.mood.swap(mood_code(mood), SeqCst) != mood_code(mood) {
+            self.ring(i32::MAX);
+        }
     }
 
     pub fn stop(&self) {

@@ -56,6 +56,7 @@ use crate::handle::Lifecycle;
 use crate::types::*;
 use deferred::Deferred;
 use pool::{Engine, Padded};
+use std::cell::Cell;
 use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -393,19 +394,26 @@ impl Executor {
 
     /// Calls `f(i)` for every `i` in `0..n`, each thread taking one contiguous slice (static split).
     pub fn for_n(&self, n: usize, f: impl Fn(usize) + Sync) -> Result<()> {
-        self.for_slices_named("for_n", n, |range| range.for_each(&f))
+        self.for_slices_named("for_n", n, true, |range, tick| {
+            for i in range {
+                f(i);
+                tick();
+            }
+        })
     }
 
     /// Calls `f(range)` once per non-empty static slice of `0..n`, at most one slice per thread.
     pub fn for_slices(&self, n: usize, f: impl Fn(Range<usize>) + Sync) -> Result<()> {
-        self.for_slices_named("for_slices", n, f)
+        self.for_slices_named("for_slices", n, false, |range, _tick| f(range))
     }
 
-    fn for_slices_named(&self, method: &str, n: usize, f: impl Fn(Range<usize>) + Sync) -> Result<()> {
+    /// The static split behind `for_n` and `for_slices`. `f(range, tick)` calls `tick()` after each task when
+    /// `lazy`, so a dispatch to parked workers can finish tiny work on the caller without waking them.
+    fn for_slices_named(&self, method: &str, n: usize, lazy: bool, f: impl Fn(Range<usize>, &dyn Fn()) + Sync) -> Result<()> {
         let Some(_guard) = self.begin(method)? else {
             return self.inline(|| {
                 let parts = self.inner.threads.min(n.max(1));
-                (0..parts).map(|s| slice_bounds(n, parts, s)).filter(|r| !r.is_empty()).for_each(&f)
+                (0..parts).map(|s| slice_bounds(n, parts, s)).filter(|r| !r.is_empty()).for_each(|r| f(r, &|| {}))
             });
         };
         if n == 0 {
@@ -416,15 +424,23 @@ impl Executor {
         let generation = engine.next_generation();
         let slot = PanicSlot::default();
         let job = |thread: usize| {
+            let done = Cell::new(0usize);
+            let tick = || {
+                done.set(done.get() + 1);
+                engine.after_task(thread, done.get());
+            };
             for k in 0..threads {
                 let slice = (thread + k) % threads;
+                if k > 0 {
+                    engine.before_stealing(thread, slice, generation);
+                }
                 let range = slice_bounds(n, threads, slice);
                 if !range.is_empty() && engine.claim(slice, generation) {
-                    slot.guard(|| f(range));
+                    slot.guard(|| f(range, &tick));
                 }
             }
         };
-        engine.broadcast(&job, false);
+        engine.broadcast(&job, false, lazy);
         slot.into_result()
     }
 
@@ -438,14 +454,20 @@ impl Executor {
         }
         let next = Padded(AtomicUsize::new(0));
         let slot = PanicSlot::default();
-        let job = |_thread: usize| loop {
-            let i = next.0.fetch_add(1, Ordering::Relaxed);
-            if i >= n {
-                break;
+        let engine = &self.inner.shared.engine;
+        let job = |thread: usize| {
+            let mut done = 0usize;
+            loop {
+                let i = next.0.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    break;
+                }
+                slot.guard(|| f(i));
+                done += 1;
+                engine.after_task(thread, done);
             }
-            slot.guard(|| f(i));
         };
-        self.inner.shared.engine.broadcast(&job, false);
+        engine.broadcast(&job, false, true);
         slot.into_result()
     }
 
@@ -457,7 +479,7 @@ impl Executor {
         };
         let slot = PanicSlot::default();
         let job = |thread: usize| slot.guard(|| f(thread));
-        self.inner.shared.engine.broadcast(&job, true);
+        self.inner.shared.engine.broadcast(&job, true, false);
         slot.into_result()
     }
 }

@@ -18,6 +18,15 @@
 //! they stop after [`PARK_AFTER`] of idleness and sleep on the `bell` futex. Anyone who gives them something to
 //! do (a dispatch, a deferred call, a mood change, shutdown) publishes it with a sequentially consistent write and
 //! rings the bell only when `sleepers` is non-zero, so a dispatch to spinning workers makes no system call.
+//!
+//! # Waking late
+//!
+//! Waking a parked worker costs a system call and an inter-processor interrupt: microseconds, far more than a
+//! tiny task. So a dispatch that finds workers asleep may defer the wake (`lazy`): the caller starts on the work
+//! alone, reports each finished task through [`Engine::after_task`], and rings the bell only once the work has
+//! taken [`WAKE_AFTER`]; after ringing it leaves other threads' slices to the woken workers for up to
+//! [`STEAL_AFTER`] before claiming what is left itself.
+//! Tiny dispatches finish on the caller without any system call; long ones lose at most `WAKE_AFTER`.
 
 use crate::types::Mood;
 use std::cell::{Cell, UnsafeCell};
@@ -29,6 +38,12 @@ use std::time::{Duration, Instant};
 /// idle executor costs about 0.05 ms of CPU per second of idleness (one spin after the last call), long enough
 /// that back-to-back dispatches do not pay a wake-up.
 pub const PARK_AFTER: Duration = Duration::from_micros(50);
+
+/// How long a lazily waking dispatch works alone before it wakes parked workers: about one wake-up's cost.
+pub const WAKE_AFTER: Duration = Duration::from_micros(4);
+
+/// How long the caller of a dispatch that woke workers late leaves their slices to them before it steals.
+pub const STEAL_AFTER: Duration = Duration::from_micros(200);
 
 /// How long a dispatching caller spins for its workers to finish before it sleeps on a futex too.
 const CALLER_SPIN: Duration = Duration::from_micros(100);
@@ -65,6 +80,12 @@ pub(crate) struct Engine {
     pub dispatch: Mutex<()>,
     /// The generation of the last dispatch; written only under `dispatch`.
     generation: Padded<Cell<u64>>,
+    /// When the running dispatch deferred waking parked workers, and still has not woken them; caller-only.
+    wake_pending: Cell<Option<Instant>>,
+    /// When the running dispatch woke parked workers late, if it did; caller-only.
+    woke_late: Cell<Option<Instant>>,
+    /// When the running dispatch started; caller-only.
+    started: Cell<Option<Instant>>,
     pub threads: usize,
 }
 
@@ -117,6 +138,9 @@ impl Engine {
             claims: (0..threads).map(|_| Padded(AtomicU64::new(0))).collect(),
             dispatch: Mutex::new(()),
             generation: Padded(Cell::new(0)),
+            wake_pending: Cell::new(None),
+            woke_late: Cell::new(None),
+            started: Cell::new(None),
             threads,
         }
     }
@@ -253,10 +277,44 @@ impl Engine {
         }
     }
 
+    /// Called by `job` after each task it finishes (`done` counts them on this thread). On the caller of a lazily
+    /// waking dispatch, rings the bell once the work has lasted [`WAKE_AFTER`]; elsewhere it does nothing.
+    #[inline]
+    pub fn after_task(&self, thread: usize, done: usize) {
+        if thread != 0 {
+            return;
+        }
+        if let Some(start) = self.wake_pending.get() {
+            if (done.is_power_of_two() || done % 64 == 0) && start.elapsed() >= WAKE_AFTER {
+                self.wake_pending.set(None);
+                self.woke_late.set(Some(Instant::now()));
+                self.ring(i32::MAX);
+            }
+        }
+    }
+
+    /// Before `thread` claims another thread's `slice`: the caller of a dispatch that woke workers late gives
+    /// them time to claim it themselves, so a few long tasks still run in parallel: up to [`STEAL_AFTER`], and
+    /// never longer than half of what its own slice took (past that, doing the slice itself is faster than waiting
+    /// for a wake-up). Every slice is claimed by someone in the end: the caller claims what is left.
+    #[inline]
+    pub fn before_stealing(&self, thread: usize, slice: usize, generation: u64) {
+        let (Some(woke), Some(started)) = (self.woke_late.get(), self.started.get()) else { return };
+        if thread != 0 {
+            return;
+        }
+        let patience = STEAL_AFTER.min(woke.saturating_duration_since(started).max(started.elapsed()) / 2);
+        let start = Instant::now();
+        while self.claims[slice].0.load(Acquire) != generation && start.elapsed() < patience {
+            std::hint::spin_loop();
+        }
+    }
+
     /// Runs `job` on every thread: the caller runs `job(0)`, each worker that enters in time runs
-    /// `job(its index)`. With `every_thread`, waits for every worker to have run it. The caller must hold the
-    /// dispatch lock, and `threads` must exceed 1.
-    pub fn broadcast(&self, job: &Job<'_>, every_thread: bool) {
+    /// `job(its index)`. With `every_thread`, waits for every worker to have run it. With `lazy`, parked workers
+    /// are woken only if the work outlasts [`WAKE_AFTER`] (see the module docs); `job` must then report its tasks
+    /// through [`Engine::after_task`]. The caller must hold the dispatch lock, and `threads` must exceed 1.
+    pub fn broadcast(&self, job: &Job<'_>, every_thread: bool, lazy: bool) {
         let previous_owner = OWNER.with(|o| o.replace(self.address()));
         let generation = self.generation.0.get() + 1;
         self.generation.0.set(generation);
@@ -267,8 +325,17 @@ impl Engine {
         }
         self.exited.0.store(0, Relaxed);
         self.hot.0.state.store(generation << GEN_SHIFT | OPEN, SeqCst);
-        self.ring(i32::MAX);
+        self.woke_late.set(None);
+        self.started.set(None);
+        if lazy && !every_thread && self.bell.0 .1.load(SeqCst) > 0 {
+            let now = Instant::now();
+            self.wake_pending.set(Some(now));
+            self.started.set(Some(now));
+        } else {
+            self.ring(i32::MAX);
+        }
         job(0);
+        self.wake_pending.set(None);
         if every_thread {
             self.wait_exited(self.threads as u32 - 1);
         }

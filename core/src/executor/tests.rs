@@ -467,3 +467,31 @@ fn for_vram_errors_without_a_gpu() {
         assert!(message.contains(&format!("ordinal {ordinal}")) && message.contains(&format!("lists {ordinal}")), "{message}");
     }
 }
+
+/// Dispatches to parked workers: tiny work finishes on the caller, long work wakes the workers late; either way
+/// every index runs exactly once (the late-wake path leaves slices to workers, then steals what is left).
+#[test]
+fn dispatches_to_parked_workers_cover_every_index_once() {
+    for threads in [2u32, 3] {
+        let executor = Executor::for_ram(ExecutorForRamConfig { threads: Some(threads), ..Default::default() }).unwrap();
+        for (n, task) in [(2usize, Duration::ZERO), (5, Duration::from_micros(300)), (4096, Duration::ZERO)] {
+            for verb in 0..2 {
+                std::thread::sleep(Duration::from_millis(3)); // longer than PARK_AFTER: the workers sleep
+                let hits: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(0)).collect();
+                let work = |i: usize| {
+                    if !task.is_zero() {
+                        std::thread::sleep(task);
+                    }
+                    hits[i].fetch_add(1, SeqCst);
+                };
+                if verb == 0 {
+                    executor.for_n(n, work).unwrap();
+                } else {
+                    executor.for_n_dynamic(n, work).unwrap();
+                }
+                assert!(hits.iter().all(|h| h.load(SeqCst) == 1), "threads {threads}, n {n}, verb {verb}");
+            }
+        }
+        executor.free().unwrap();
+    }
+}

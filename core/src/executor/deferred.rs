@@ -4,7 +4,7 @@ use crate::error::{Error, Result};
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use super::pool::Engine;
-use std::sync::atomic::Ordering::SeqCst;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 pub(crate) type Call = Box<dyn FnOnce() + Send + 'static>;
@@ -22,6 +22,9 @@ struct State {
 
 pub(crate) struct Deferred {
     limit: usize,
+    /// Calls in flight plus panics not yet reported, mirrored from `state` on every change under its lock, so a
+    /// `drain` of an idle executor returns without locking.
+    unsettled: AtomicUsize,
     state: Mutex<State>,
     slot_freed: Condvar,
     completed: Condvar,
@@ -29,7 +32,12 @@ pub(crate) struct Deferred {
 
 impl Deferred {
     pub fn new(limit: usize) -> Deferred {
-        Deferred { limit, state: Mutex::default(), slot_freed: Condvar::new(), completed: Condvar::new() }
+        Deferred { limit, unsettled: AtomicUsize::new(0), state: Mutex::default(), slot_freed: Condvar::new(), completed: Condvar::new() }
+    }
+
+    /// Mirrors what a `drain` would have to wait for or report; call with the lock held, after changing `state`.
+    fn settle(&self, state: &State) {
+        self.unsettled.store(state.in_flight + state.panics as usize, SeqCst);
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -56,6 +64,7 @@ impl Deferred {
         state.queue.push_back(call);
         state.in_flight += 1;
         state.submitted += 1;
+        self.settle(&state);
         queued.fetch_add(1, SeqCst);
     }
 
@@ -82,6 +91,7 @@ impl Deferred {
         }
         state.in_flight -= 1;
         state.completed += 1;
+        self.settle(&state);
         drop(state);
         self.slot_freed.notify_one();
         self.completed.notify_all();
@@ -90,6 +100,9 @@ impl Deferred {
     /// Waits until every call submitted so far has completed, running queued calls on this thread meanwhile.
     /// Then reports (and forgets) the panics recorded since the last report.
     pub fn drain(&self, engine: &Engine) -> Result<()> {
+        if self.unsettled.load(SeqCst) == 0 {
+            return Ok(()); // nothing in flight, nothing to report: everything submitted before this call is done
+        }
         let queued = &engine.queued.0;
         let mut state = self.lock();
         let target = state.submitted;
@@ -109,6 +122,7 @@ impl Deferred {
         }
         let (count, first) = (state.panics, state.first_panic.take().unwrap_or_default());
         state.panics = 0;
+        self.settle(&state);
         Err(Error::internal(format!(
             "{count} deferred call{} panicked since the last `drain`; the first: {first}",
             if count == 1 { "" } else { "s" }

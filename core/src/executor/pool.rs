@@ -165,7 +165,8 @@ impl Engine {
     /// Sets the idle mood; the workers are woken only when it changes (a parked worker that stays parked need
     /// not wake, so draining an idle executor makes no system call).
     pub fn set_mood(&self, mood: Mood) {
-        if self.hot.0.mood.swap(mood_code(mood), SeqCst) != mood_code(mood) {
+        let code = mood_code(mood);
+        if self.hot.0.mood.load(Relaxed) != code && self.hot.0.mood.swap(code, SeqCst) != code {
             self.ring(i32::MAX);
         }
     }

@@ -108,11 +108,17 @@ export interface ExecutorOnPoolConfig {
 export interface ExecutorForVramConfig {
     /** Device ordinals, positions in `gpuDevices`, to drive; absent takes one free device. */
     devices?: number[];
-    /** The GPU class every device dispatches as, spelled like "nvidia-hopper"; absent derives the devices' own. */
+    /**
+     * The GPU class every device dispatches as, spelled like "nvidia-hopper"; absent derives the devices'
+     * own.
+     */
     gpuClass?: string;
     /** NUMA node IDs whose cores the host decoders take; absent takes every node. */
     memoryDomains?: number[];
-    /** The CPU class the host decoders dispatch as, spelled like "intel-haswell"; absent derives the CPU's own. */
+    /**
+     * The CPU class the host decoders dispatch as, spelled like "intel-haswell"; absent derives the CPU's
+     * own.
+     */
     cpuClass?: string;
     /** Borrowed CUDA stream addresses, one per device in `devices` order; absent creates its own. */
     streams?: bigint[];

@@ -134,23 +134,5 @@ impl C {
     }
 }
 
-/// A `/** … */` block at `indent`, wrapped.
-pub fn comment(text: &str, indent: &str) -> String {
-    if text.is_empty() {
-        return String::new();
-    }
-    let wrapped = crate::lang::wrap(text, 110 - indent.len() - 3);
-    if wrapped.len() == 1 && wrapped[0].len() + indent.len() + 7 <= 110 {
-        return format!("{indent}/** {} */\n", wrapped[0]);
-    }
-    let mut out = format!("{indent}/**\n");
-    for line in wrapped {
-        if line.is_empty() {
-            out.push_str(&format!("{indent} *\n"));
-        } else {
-            out.push_str(&format!("{indent} * {line}\n"));
-        }
-    }
-    out.push_str(&format!("{indent} */\n"));
-    out
-}
+/// A `/** … */` block at `indent`, wrapped: the same block C uses as TypeScript.
+pub use crate::lang::star_comment as comment;

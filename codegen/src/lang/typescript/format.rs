@@ -155,23 +155,5 @@ impl Ts {
     }
 }
 
-/// Wraps text as a JSDoc block at `indent`.
-pub fn jsdoc_block(text: &str, indent: &str) -> String {
-    if text.is_empty() {
-        return String::new();
-    }
-    let lines: Vec<&str> = text.lines().collect();
-    if lines.len() == 1 && text.len() + indent.len() < 110 {
-        return format!("{indent}/** {text} */\n");
-    }
-    let mut out = format!("{indent}/**\n");
-    for line in crate::lang::wrap(text, 110 - indent.len() - 3) {
-        if line.is_empty() {
-            out.push_str(&format!("{indent} *\n"));
-        } else {
-            out.push_str(&format!("{indent} * {line}\n"));
-        }
-    }
-    out.push_str(&format!("{indent} */\n"));
-    out
-}
+/// A JSDoc block at `indent`, wrapped.
+pub use crate::lang::star_comment as jsdoc_block;

@@ -2,12 +2,13 @@
 //!
 //! # Threads
 //!
-//! A RAM executor of `threads` threads is the calling thread plus `threads - 1` spawned workers: every fork-join
-//! verb ([`Executor::for_n`], [`Executor::for_n_dynamic`], [`Executor::for_slices`], [`Executor::for_threads`])
-//! runs part of the work on the thread that calls it, as ForkUnion's caller-inclusive pools do, and thread index
-//! 0 is always the caller. Worker `i` is pinned (through hwloc) to the `i`-th core of the chosen NUMA nodes,
-//! taken round-robin node by node so the threads spread evenly; the calling thread is never pinned. When the OS
-//! refuses a binding (containers often do), the worker runs unpinned and [`Executor::pinning_fallback`] says why.
+//! A RAM executor of `threads` threads (at most [`MAX_THREADS`]) is the calling thread plus `threads - 1` spawned
+//! workers: every fork-join verb ([`Executor::for_n`], [`Executor::for_n_dynamic`], [`Executor::for_slices`],
+//! [`Executor::for_threads`]) runs part of the work on the thread that calls it, as ForkUnion's caller-inclusive
+//! pools do, and thread index 0 is always the caller. Worker `i` is pinned (through hwloc) to the `i`-th core of
+//! the chosen NUMA nodes, taken round-robin node by node so the threads spread evenly; the calling thread is never
+//! pinned. When the OS refuses a binding (containers often do), the worker runs unpinned and
+//! [`Executor::pinning_fallback`] says why.
 //!
 //! # Dispatch
 //!
@@ -65,6 +66,10 @@ use std::thread::JoinHandle;
 
 /// Deferred calls an executor tracks at once when `deferredLimit` is absent.
 pub const DEFAULT_DEFERRED_LIMIT: u32 = 1024;
+
+/// The most threads one RAM executor spawns: a larger `threads` is an invalid argument, checked before anything is
+/// allocated per thread (4294967295 threads would otherwise ask for half a terabyte of per-thread state at once).
+pub const MAX_THREADS: u32 = 65_536;
 
 /// The threads or streams a verb runs on, shared across models. Cloning shares the same executor.
 #[derive(Clone)]
@@ -136,6 +141,9 @@ fn host_plan(
 ) -> Result<HostPlan> {
     positive("threads", threads)?;
     positive("deferredLimit", deferred_limit)?;
+    if let Some(t) = threads.filter(|t| *t > MAX_THREADS) {
+        return Err(Error::invalid_argument("threads", format!("must be at most {MAX_THREADS}, got {t}")));
+    }
     // One thread and no placement asked for: the caller is the only thread and is never pinned, so the topology
     // (milliseconds to discover, per process) is not read at all. Meshes of many one-thread processes start faster.
     let plan = match (threads, memory_domains) {

@@ -29,6 +29,12 @@ fn for_ram_config_errors() {
         kind_and_message(Executor::for_ram(zero_threads)),
         (ErrorKind::InvalidArgument, "`threads` must be at least 1, got 0".to_string())
     );
+    // The largest count a caller can pass fails before anything is allocated per thread.
+    let too_many = ExecutorForRamConfig { threads: Some(u32::MAX), ..Default::default() };
+    assert_eq!(
+        kind_and_message(Executor::for_ram(too_many)),
+        (ErrorKind::InvalidArgument, "`threads` must be at most 65536, got 4294967295".to_string())
+    );
     let zero_limit = ExecutorForRamConfig { deferred_limit: Some(0), ..Default::default() };
     assert_eq!(
         kind_and_message(Executor::for_ram(zero_limit)),

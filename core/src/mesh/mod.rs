@@ -30,11 +30,13 @@
 //!    writes the marker `ready-<index>-<nonce>-<roster hash>` and returns once every member has written the same
 //!    marker. A record can only count when its process confirms a roster that contains the fresh nonces of the
 //!    processes now joining, which no process of an earlier run can do;
-//! 5. after `timeoutSeconds` (default 120) it fails with a timeout error naming the indices that never joined (and
-//!    those that joined but never confirmed, with the reason when their process was found gone).
+//! 5. after `timeoutSeconds` (default 120) it fails with a timeout error naming the indices that never joined, runs
+//!    of three or more as `first-last` (and those that joined but never confirmed, with the reason when their process
+//!    was found gone). A look costs what the directory holds, never `hostDomainCount`.
 //!
-//! Every failure removes this process's record and markers, and the job directory when that leaves it empty, so a
-//! failed bootstrap leaves nothing behind. A process that finds a conflict keeps its record for 100 ms first, so its
+//! Every failure (a timeout, a conflict, a write or a listing that fails: a read-only or full file system) removes
+//! this process's record and markers, and the job directory when that leaves it empty, so a failed bootstrap leaves
+//! nothing behind. A process that finds a conflict keeps its record for 100 ms first, so its
 //! peers, polling at most 50 ms apart, report the same conflict instead of waiting for the timeout.
 //!
 //! # Stale runs

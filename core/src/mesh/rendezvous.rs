@@ -52,7 +52,48 @@ struct Listing {
 
 enum Step {
     Joined(Vec<Record>, String),
-    Waiting { missing: Vec<u32>, unconfirmed: Vec<u32> },
+    Waiting { missing: Missing, unconfirmed: Vec<u32> },
+}
+
+/// Indices that have no record, as ascending half-open ranges: a run of 4294967295 processes costs two numbers.
+#[derive(Default, Debug, PartialEq, Eq)]
+struct Missing(Vec<(u32, u32)>);
+
+impl Missing {
+    /// Adds `start..end` (nothing when empty); ranges arrive in ascending order.
+    fn add(&mut self, start: u32, end: u32) {
+        if start >= end {
+            return;
+        }
+        match self.0.last_mut() {
+            Some(last) if last.1 == start => last.1 = end,
+            _ => self.0.push((start, end)),
+        }
+    }
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    fn len(&self) -> u64 {
+        self.0.iter().map(|(s, e)| u64::from(e - s)).sum()
+    }
+    fn contains(&self, index: u32) -> bool {
+        self.0.iter().any(|(s, e)| (*s..*e).contains(&index))
+    }
+}
+
+/// `[1, 3, 5-4294967294]`: single indices and pairs spelled out, longer runs as first-last.
+impl std::fmt::Display for Missing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts = Vec::new();
+        for (start, end) in &self.0 {
+            match end - start {
+                1 => parts.push(start.to_string()),
+                2 => parts.extend([start.to_string(), (start + 1).to_string()]),
+                _ => parts.push(format!("{start}-{}", end - 1)),
+            }
+        }
+        write!(f, "[{}]", parts.join(", "))
+    }
 }
 
 pub(crate) fn join(rendezvous: &Rendezvous, me: Record, shape_check: &dyn Fn(&[Record]) -> Result<()>) -> Result<Joined> {
@@ -81,48 +122,33 @@ pub(crate) fn join(rendezvous: &Rendezvous, me: Record, shape_check: &dyn Fn(&[R
         confirmed: None,
     };
     let deadline = Instant::now() + rendezvous.timeout;
-    // Stale records of this machine go before this process's own record appears, so an index never shows two.
+    // Nothing of this process exists until the job directory does; from then on every failure, whatever call it
+    // comes from, takes this process's files along (and the directory when that empties it).
     watch.ensure_directory()?;
-    let first = watch.list()?;
-    watch.refresh(&first, true)?;
-    watch.write_own()?;
-
-    let mut pause = FIRST_POLL;
-    let mut previous: Option<BTreeSet<String>> = None;
-    loop {
-        let listing = watch.list()?;
-        let step = watch.step(&listing, shape_check);
-        match step {
-            Err(error) => {
-                // Every failure path leaves nothing behind; a conflict waits first so the peers see it too.
-                if error.kind() == crate::ErrorKind::Conflict || error.kind() == crate::ErrorKind::InvalidArgument {
-                    std::thread::sleep(CONFLICT_LINGER);
-                }
-                watch.abandon();
-                return Err(error);
-            }
-            Ok(Step::Joined(roster, roster_hash)) => {
-                let inode = inode(&watch.job_path).map_err(|e| Error::io("reading the job directory", &watch.job_path, &e))?;
-                return Ok(Joined {
+    match watch.meet(deadline, shape_check) {
+        Ok((roster, roster_hash)) => {
+            match inode(&watch.job_path) {
+                Ok(inode) => Ok(Joined {
                     directory: rendezvous.directory.clone(),
                     job_path: watch.job_path.clone(),
                     inode,
                     me: watch.me.clone(),
                     roster,
                     roster_hash,
-                });
-            }
-            Ok(Step::Waiting { missing, unconfirmed }) => {
-                let now = Instant::now();
-                if now >= deadline {
-                    let error = watch.timeout_error(&missing, &unconfirmed);
+                }),
+                Err(e) => {
                     watch.abandon();
-                    return Err(error);
+                    Err(Error::io("reading the job directory", &watch.job_path, &e))
                 }
-                pause = if previous.as_ref() == Some(&listing.names) { (pause * 2).min(LONGEST_POLL) } else { FIRST_POLL };
-                previous = Some(listing.names);
-                std::thread::sleep(pause.min(deadline - now));
             }
+        }
+        Err(error) => {
+            // A conflict waits first so the peers see it too.
+            if error.kind() == crate::ErrorKind::Conflict || error.kind() == crate::ErrorKind::InvalidArgument {
+                std::thread::sleep(CONFLICT_LINGER);
+            }
+            watch.abandon();
+            Err(error)
         }
     }
 }
@@ -135,6 +161,32 @@ fn inode(path: &Path) -> std::io::Result<(u64, u64)> {
 impl Watch<'_> {
     fn io(&self, action: &str, err: &std::io::Error) -> Error {
         Error::io(action, &self.job_path, err)
+    }
+
+    /// Writes this process's record and polls until the roster is confirmed by every member (its records and hash),
+    /// the deadline passes, or a look fails. The caller removes what this process wrote when it fails.
+    fn meet(&mut self, deadline: Instant, shape_check: &dyn Fn(&[Record]) -> Result<()>) -> Result<(Vec<Record>, String)> {
+        // Stale records of this machine go before this process's own record appears, so an index never shows two.
+        let first = self.list()?;
+        self.refresh(&first, true)?;
+        self.write_own()?;
+        let mut pause = FIRST_POLL;
+        let mut previous: Option<BTreeSet<String>> = None;
+        loop {
+            let listing = self.list()?;
+            match self.step(&listing, shape_check)? {
+                Step::Joined(roster, roster_hash) => return Ok((roster, roster_hash)),
+                Step::Waiting { missing, unconfirmed } => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return Err(self.timeout_error(&missing, &unconfirmed));
+                    }
+                    pause = if previous.as_ref() == Some(&listing.names) { (pause * 2).min(LONGEST_POLL) } else { FIRST_POLL };
+                    previous = Some(listing.names);
+                    std::thread::sleep(pause.min(deadline - now));
+                }
+            }
+        }
     }
 
     fn ensure_directory(&self) -> Result<()> {
@@ -231,7 +283,7 @@ impl Watch<'_> {
         if !listing.names.contains(&self.my_name) {
             self.write_own()?;
             self.confirmed = None;
-            return Ok(Step::Waiting { missing: vec![], unconfirmed: vec![] });
+            return Ok(Step::Waiting { missing: Missing::default(), unconfirmed: vec![] });
         }
         self.refresh(listing, false)?;
 
@@ -266,16 +318,23 @@ impl Watch<'_> {
             }
             live.entry(r.index).or_default().push((name, r));
         }
+        // Only the claimed indices are visited, so a look costs what the directory holds, never `hostDomainCount`
+        // (which may be 4294967295): the indices between them are missing, kept as ranges.
         let mut roster = Vec::new();
-        let mut missing = Vec::new();
-        for index in 0..self.me.count {
+        let mut missing = Missing::default();
+        let claimed: BTreeSet<u32> = live.keys().chain(finished.keys()).copied().filter(|i| *i < self.me.count).collect();
+        let mut next = 0;
+        for index in claimed {
+            missing.add(next, index);
+            next = index + 1;
             match (live.get(&index).map(Vec::as_slice), finished.get(&index).map(Vec::as_slice)) {
                 (Some([one]), _) => roster.push(one.1.clone()),
                 (Some(several), _) => return Err(self.duplicate_error(index, several)),
                 (None, Some([one])) => roster.push(one.1.clone()),
-                _ => missing.push(index),
+                _ => missing.add(index, index + 1),
             }
         }
+        missing.add(next, self.me.count);
         if !missing.is_empty() {
             return Ok(Step::Waiting { missing, unconfirmed: vec![] });
         }
@@ -301,7 +360,7 @@ impl Watch<'_> {
         if unconfirmed.is_empty() {
             return Ok(Step::Joined(roster, hash));
         }
-        Ok(Step::Waiting { missing: vec![], unconfirmed })
+        Ok(Step::Waiting { missing: Missing::default(), unconfirmed })
     }
 
     fn check_agreement(&self, name: &str, r: &Record) -> Result<()> {
@@ -352,7 +411,7 @@ impl Watch<'_> {
         ))
     }
 
-    fn timeout_error(&self, missing: &[u32], unconfirmed: &[u32]) -> Error {
+    fn timeout_error(&self, missing: &Missing, unconfirmed: &[u32]) -> Error {
         let mut message = format!(
             "timed out after {} s waiting for the peers of job `{}` in `{}`",
             self.rendezvous.timeout.as_secs(),
@@ -361,7 +420,7 @@ impl Watch<'_> {
         );
         if !missing.is_empty() {
             message += &format!(
-                ": host domain {} {:?} of {} never joined",
+                ": host domain {} {} of {} never joined",
                 if missing.len() == 1 { "index" } else { "indices" },
                 missing,
                 self.me.count
@@ -376,7 +435,7 @@ impl Watch<'_> {
             );
         }
         let notes: Vec<&String> =
-            self.departed.iter().filter(|(i, _)| missing.contains(i) || unconfirmed.contains(i)).map(|(_, n)| n).collect();
+            self.departed.iter().filter(|(i, _)| missing.contains(**i) || unconfirmed.contains(i)).map(|(_, n)| n).collect();
         if !notes.is_empty() {
             message += &format!(" ({})", notes.into_iter().cloned().collect::<Vec<_>>().join("; "));
         }
@@ -463,5 +522,27 @@ pub(crate) fn leave(joined: &Joined) -> Result<()> {
             }
             Err(e) => return Err(Error::io("removing the finished job directory", &tombstone, &e)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Missing;
+
+    #[test]
+    fn missing_indices_are_ranges() {
+        let mut m = Missing::default();
+        m.add(0, 0);
+        assert!(m.is_empty());
+        m.add(1, 2);
+        m.add(3, 5);
+        m.add(5, 6);
+        m.add(7, u32::MAX);
+        assert_eq!(m.to_string(), "[1, 3-5, 7-4294967294]");
+        assert_eq!(m.len(), 1 + 3 + u64::from(u32::MAX - 7));
+        assert!(m.contains(4) && m.contains(u32::MAX - 1) && !m.contains(2) && !m.contains(u32::MAX));
+        let mut pair = Missing::default();
+        pair.add(1, 3);
+        assert_eq!(pair.to_string(), "[1, 2]");
     }
 }

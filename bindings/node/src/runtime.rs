@@ -7,8 +7,9 @@
 //! of the UForm kinds into a `UFormError`; other napi errors pass through unchanged.
 //!
 //! Arguments are read from raw values, never coerced: a fractional, negative or `NaN` count, a `number` where a
-//! `bigint` is expected, a string where a number is expected, an unknown enum value — each is an invalid-argument
-//! error naming the argument. For optional fields and parameters, `undefined` and `null` mean absent.
+//! `bigint` is expected, a string where a number is expected, an unknown enum value, a string with a lone surrogate
+//! (which UTF-8 cannot carry) — each is an invalid-argument error naming the argument. For optional fields and
+//! parameters, `undefined` and `null` mean absent.
 
 use napi::bindgen_prelude::{FromNapiValue, ToNapiValue};
 use napi::{sys, JsValue, Unknown};
@@ -110,6 +111,38 @@ impl Js {
         Some(String::from_utf8_lossy(&buf).into_owned())
     }
 
+    /// Whether a string holds a lone surrogate, which UTF-8 cannot carry. V8 writes one as U+FFFD, so only a string
+    /// that reads with U+FFFD is read again as UTF-16 to tell a lone surrogate from a real U+FFFD.
+    fn has_lone_surrogate(&self, text: &str) -> bool {
+        text.contains('\u{FFFD}') && char::decode_utf16(self.utf16()).any(|c| c.is_err())
+    }
+
+    fn utf16(&self) -> Vec<u16> {
+        let mut len = 0usize;
+        unsafe { sys::napi_get_value_string_utf16(self.env, self.raw, ptr::null_mut(), 0, &mut len) };
+        let mut buf = vec![0u16; len + 1];
+        let mut written = 0usize;
+        unsafe { sys::napi_get_value_string_utf16(self.env, self.raw, buf.as_mut_ptr(), buf.len(), &mut written) };
+        buf.truncate(written);
+        buf
+    }
+
+    /// A string as an error message quotes it, a lone surrogate escaped as `\u{d800}` rather than shown as U+FFFD.
+    fn quoted(&self) -> String {
+        let text = self.string().unwrap_or_default();
+        if !self.has_lone_surrogate(&text) {
+            return format!("{text:?}");
+        }
+        let mut shown = String::from('"');
+        for c in char::decode_utf16(self.utf16()) {
+            match c {
+                Ok(c) => shown.extend(c.escape_debug()),
+                Err(lone) => shown += &format!("\\u{{{:x}}}", lone.unpaired_surrogate()),
+            }
+        }
+        shown + "\""
+    }
+
     /// How a value is shown in an error message: numbers as JavaScript prints them, strings quoted, bigints with `n`.
     pub fn describe(&self) -> String {
         match self.kind() {
@@ -121,7 +154,7 @@ impl Js {
                 b.to_string()
             }
             sys::ValueType::napi_number => show_number(self.number().unwrap_or(f64::NAN)),
-            sys::ValueType::napi_string => format!("{:?}", self.string().unwrap_or_default()),
+            sys::ValueType::napi_string => self.quoted(),
             sys::ValueType::napi_bigint => match unsafe { napi::bindgen_prelude::BigInt::from_napi_value(self.env, self.raw) } {
                 Ok(big) if big.words.len() <= 2 => {
                     let magnitude = big.words.iter().rev().fold(0u128, |acc, w| (acc << 64) | *w as u128);
@@ -271,7 +304,11 @@ impl FromJs for bool {
 
 impl FromJs for String {
     fn from_js(value: Js, argument: &str) -> Result<String> {
-        value.string().ok_or_else(|| invalid(argument, format!("must be a string, got {}", value.describe())))
+        let text = value.string().ok_or_else(|| invalid(argument, format!("must be a string, got {}", value.describe())))?;
+        if value.has_lone_surrogate(&text) {
+            return Err(invalid(argument, format!("must be valid UTF-8 (no lone surrogates), got {}", value.describe())));
+        }
+        Ok(text)
     }
 }
 

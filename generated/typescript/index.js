@@ -192,7 +192,8 @@ class Mesh {
 
     /** Frees the Mesh as `free()` does, so `using` releases it at the end of its scope. */
     [disposeSymbol]() {
-        this.free();
+        // The class's own `free`, not `this.free`: a wrong `this` is a TypeError, never a call of its `free`.
+        Mesh.prototype.free.call(this);
     }
 }
 
@@ -303,7 +304,8 @@ class Executor {
 
     /** Frees the Executor as `free()` does, so `using` releases it at the end of its scope. */
     [disposeSymbol]() {
-        this.free();
+        // The class's own `free`, not `this.free`: a wrong `this` is a TypeError, never a call of its `free`.
+        Executor.prototype.free.call(this);
     }
 }
 

@@ -67,6 +67,7 @@ const {{ registry }} = new FinalizationRegistry((compiled) => {
 
     /** Frees the {{ name }} as `{{ free }}()` does, so `using` releases it at the end of its scope. */
     [disposeSymbol]() {
-        this.{{ free }}();
+        // The class's own `{{ free }}`, not `this.{{ free }}`: a wrong `this` is a TypeError, never a call of its `{{ free }}`.
+        {{ name }}.prototype.{{ free }}.call(this);
     }
 }

@@ -376,10 +376,10 @@ impl Checker {
         params: Option<&Vec<RawParam>>,
         returns: Option<&S<String>>,
         returns_optional: Option<&S<bool>>,
-        throws: Option<&S<bool>>,
-        blocking: Option<&S<bool>>,
+        flags: Flags<'_>,
         only: Option<&Vec<S<String>>>,
     ) -> Callable {
+        let Flags { throws, blocking, try_first, constant } = flags;
         if !is_snake(&name.value) {
             self.problem(&name.referenced, id, format!("name `{}` must be snake_case", name.value));
         }
@@ -432,7 +432,7 @@ impl Checker {
                 })
                 .collect()
         });
-        Callable {
+        let callable = Callable {
             name: Name::parse(&name.value),
             c_name,
             kind,
@@ -442,8 +442,21 @@ impl Checker {
             returns_optional,
             throws: Self::flag(throws, true),
             blocking: Self::flag(blocking, false),
+            try_first: Self::flag(try_first, false),
+            constant: Self::flag(constant, false),
             only,
+        };
+        if let Some(flag) = try_first.filter(|f| f.value) {
+            if !callable.blocking {
+                self.problem(&flag.referenced, id, "`try_first` needs `blocking: true`: it names a non-blocking attempt made before blocking");
+            }
         }
+        if let Some(flag) = constant.filter(|f| f.value) {
+            if kind != CallableKind::Function || !callable.params.is_empty() || callable.returns.is_none() || callable.blocking {
+                self.problem(&flag.referenced, id, "`constant` needs a function with no parameters that returns a value and does not block");
+            }
+        }
+        callable
     }
 
     fn class(&mut self, item: &RawItem, name: &S<String>) -> Class {
@@ -503,8 +516,7 @@ impl Checker {
                 m.params.as_ref(),
                 m.returns.as_ref(),
                 m.returns_optional.as_ref(),
-                m.throws.as_ref(),
-                m.blocking.as_ref(),
+                Flags { throws: m.throws.as_ref(), blocking: m.blocking.as_ref(), try_first: m.try_first.as_ref(), constant: m.constant.as_ref() },
                 m.only.as_ref(),
             );
             if kind == CallableKind::Constructor {
@@ -540,11 +552,18 @@ impl Checker {
             item.params.as_ref(),
             item.returns.as_ref(),
             item.returns_optional.as_ref(),
-            item.throws.as_ref(),
-            item.blocking.as_ref(),
+            Flags { throws: item.throws.as_ref(), blocking: item.blocking.as_ref(), try_first: item.try_first.as_ref(), constant: item.constant.as_ref() },
             item.only.as_ref(),
         )
     }
+}
+
+/// The yes/no keys of a function or member, as written.
+struct Flags<'a> {
+    throws: Option<&'a S<bool>>,
+    blocking: Option<&'a S<bool>>,
+    try_first: Option<&'a S<bool>>,
+    constant: Option<&'a S<bool>>,
 }
 
 fn show(raw: &RawLiteral) -> String {

@@ -69,22 +69,27 @@ impl ErrorKind {
     }
 }
 
-/// The error every fallible core call returns.
+/// The error every fallible core call returns. Boxed, so that a `Result<()>` is one pointer wide and comes back in
+/// a register: the calls that succeed most often (an idle `drain`) pay nothing for the size of the failure.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Error {
+pub struct Error(Box<Failure>);
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Failure {
     kind: ErrorKind,
     message: String,
 }
 
 impl Error {
+    #[cold]
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error { kind, message: message.into() }
+        Error(Box::new(Failure { kind, message: message.into() }))
     }
     pub fn kind(&self) -> ErrorKind {
-        self.kind
+        self.0.kind
     }
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 
     /// `argument` is invalid: `what` says why, naming the value.
@@ -113,8 +118,10 @@ impl Error {
         Error::new(ErrorKind::Internal, message)
     }
     /// A freed handle of `class` was used by `method`.
+    #[cold]
     pub fn freed(class: &str, method: &str) -> Self {
-        Error::new(ErrorKind::FreedHandle, format!("`{method}` was called on a {class} that was already freed"))
+        let article = if class.starts_with(['A', 'E', 'I', 'O', 'U']) { "an" } else { "a" };
+        Error::new(ErrorKind::FreedHandle, format!("`{method}` was called on {article} {class} that was already freed"))
     }
     /// An I/O failure on `path` while doing `action`.
     pub fn io(action: &str, path: &std::path::Path, err: &std::io::Error) -> Self {
@@ -134,7 +141,7 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        f.write_str(&self.0.message)
     }
 }
 

@@ -23,11 +23,13 @@ impl Lifecycle {
         Lifecycle::default()
     }
 
+    #[inline]
     pub fn is_freed(&self) -> bool {
         self.state.load(Ordering::Acquire) & FREED != 0
     }
 
     /// Fails with a freed-handle error naming `class` and `method` once the handle is freed.
+    #[inline]
     pub fn check(&self, class: &str, method: &str) -> Result<()> {
         if self.is_freed() {
             Err(Error::freed(class, method))

@@ -4,8 +4,13 @@ use crate::error::{Error, Result};
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use super::pool::Engine;
-use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::atomic::{AtomicU32, Ordering::{Relaxed, SeqCst}};
 use std::sync::{Condvar, Mutex, MutexGuard};
+
+/// Bits of the quiet word: nothing in flight and no panic to report; the idle mood is `Spinning`; freed.
+pub(crate) const QUIET_SETTLED: u32 = 1;
+pub(crate) const QUIET_SPINNING: u32 = 2;
+pub(crate) const QUIET_FREED: u32 = 4;
 
 pub(crate) type Call = Box<dyn FnOnce() + Send + 'static>;
 
@@ -22,9 +27,10 @@ struct State {
 
 pub(crate) struct Deferred {
     limit: usize,
-    /// Calls in flight plus panics not yet reported, mirrored from `state` on every change under its lock, so a
-    /// `drain` of an idle executor returns without locking.
-    unsettled: AtomicUsize,
+    /// The quiet word (see [`super::Quiet`]): its `SETTLED` bit mirrors "no call in flight and no panic awaiting its
+    /// report" from `state` on every change under its lock, so a `drain` of an idle executor returns without
+    /// locking; the executor keeps its mood and freed bits.
+    pub(crate) quiet: AtomicU32,
     state: Mutex<State>,
     slot_freed: Condvar,
     completed: Condvar,
@@ -32,12 +38,20 @@ pub(crate) struct Deferred {
 
 impl Deferred {
     pub fn new(limit: usize) -> Deferred {
-        Deferred { limit, unsettled: AtomicUsize::new(0), state: Mutex::default(), slot_freed: Condvar::new(), completed: Condvar::new() }
+        Deferred { limit, quiet: AtomicU32::new(QUIET_SETTLED), state: Mutex::default(), slot_freed: Condvar::new(), completed: Condvar::new() }
     }
 
     /// Mirrors what a `drain` would have to wait for or report; call with the lock held, after changing `state`.
     fn settle(&self, state: &State) {
-        self.unsettled.store(state.in_flight + state.panics as usize, SeqCst);
+        let settled = state.in_flight == 0 && state.panics == 0;
+        // Only `settle` writes this bit, always under the lock, so reading it first cannot race another writer.
+        if (self.quiet.load(Relaxed) & QUIET_SETTLED != 0) != settled {
+            if settled {
+                self.quiet.fetch_or(QUIET_SETTLED, SeqCst);
+            } else {
+                self.quiet.fetch_and(!QUIET_SETTLED, SeqCst);
+            }
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -99,10 +113,24 @@ impl Deferred {
 
     /// Waits until every call submitted so far has completed, running queued calls on this thread meanwhile.
     /// Then reports (and forgets) the panics recorded since the last report.
+    #[inline]
     pub fn drain(&self, engine: &Engine) -> Result<()> {
-        if self.unsettled.load(SeqCst) == 0 {
+        if self.is_settled() {
             return Ok(()); // nothing in flight, nothing to report: everything submitted before this call is done
         }
+        self.drain_busy(engine)
+    }
+
+    /// Whether nothing is in flight and no panic awaits its report, so a `drain` now would return at once.
+    #[inline]
+    pub fn is_settled(&self) -> bool {
+        self.quiet.load(SeqCst) & QUIET_SETTLED != 0
+    }
+
+    /// The part of [`Deferred::drain`] that waits: out of line, so the idle check inlines into its callers.
+    #[cold]
+    #[inline(never)]
+    fn drain_busy(&self, engine: &Engine) -> Result<()> {
         let queued = &engine.queued.0;
         let mut state = self.lock();
         let target = state.submitted;

@@ -94,10 +94,45 @@ struct Shared {
 }
 
 impl Shared {
+    /// Sets the engine's idle mood and mirrors it into the quiet word. Concurrent drains may set different moods:
+    /// each writes the engine's mood as it reads it after its own change and retries until the engine agrees, so
+    /// the word ends with the mood the engine ends with.
+    #[inline(always)]
+    fn set_mood(&self, mood: Mood) {
+        self.engine.set_mood(mood);
+        let quiet = &self.deferred.quiet;
+        loop {
+            let current = self.engine.mood();
+            let spinning = matches!(current, Mood::Spinning);
+            if (quiet.load(Ordering::Relaxed) & deferred::QUIET_SPINNING != 0) != spinning {
+                if spinning {
+                    quiet.fetch_or(deferred::QUIET_SPINNING, Ordering::SeqCst);
+                } else {
+                    quiet.fetch_and(!deferred::QUIET_SPINNING, Ordering::SeqCst);
+                }
+            }
+            if self.engine.mood() == current {
+                return;
+            }
+        }
+    }
+
     fn run_one_deferred(&self) {
         if let Some(call) = self.deferred.take(&self.engine) {
             self.deferred.run(call);
         }
+    }
+}
+
+/// An executor's quiet word, kept alive as long as this lives (see [`Executor::quiet`]).
+pub struct Quiet {
+    shared: Arc<Shared>,
+}
+
+impl Quiet {
+    /// The word: compare it with [`Executor::drain_quiet_when`]. Its address is stable while this `Quiet` lives.
+    pub fn word(&self) -> &std::sync::atomic::AtomicU32 {
+        &self.shared.deferred.quiet
     }
 }
 
@@ -283,10 +318,12 @@ impl Executor {
         )))
     }
 
+    #[inline(always)]
     fn check(&self, method: &str) -> Result<()> {
         self.inner.lifecycle.check("Executor", method)
     }
 
+    #[cold]
     fn own_thread_error(&self, method: &str) -> Error {
         Error::in_use(format!(
             "`{method}` was called from one of this Executor's own threads and would wait for itself; call it from another thread"
@@ -295,14 +332,56 @@ impl Executor {
 
     /// Waits for every deferred call submitted so far, then idles in `mood`. Reports deferred calls that
     /// panicked since the last report as an internal error (the mood is set either way).
+    #[inline(always)]
     pub fn drain(&self, mood: Mood) -> Result<()> {
-        self.check("drain")?;
+        match self.try_drain(mood) {
+            Some(done) => done,
+            None => self.drain_busy(mood),
+        }
+    }
+
+    /// [`Executor::drain`] when it can finish without waiting: `None` when deferred calls are in flight (or a
+    /// panic awaits its report), and the call would have to wait; otherwise what `drain` returns, having set the
+    /// mood. Bindings that hold a lock across calls (Python's GIL) try this first and release the lock only to wait.
+    #[inline(always)]
+    pub fn try_drain(&self, mood: Mood) -> Option<Result<()>> {
+        if let Err(freed) = self.check("drain") {
+            return Some(Err(freed));
+        }
         let shared = &self.inner.shared;
         if shared.engine.is_own_thread() {
-            return Err(self.own_thread_error("drain"));
+            return Some(Err(self.own_thread_error("drain")));
         }
+        if !shared.deferred.is_settled() {
+            return None;
+        }
+        shared.set_mood(mood);
+        Some(Ok(()))
+    }
+
+    /// The executor's quiet word, for bindings that can read memory without calling in (Node reads it from
+    /// JavaScript through an external `ArrayBuffer`): while it equals [`Executor::drain_quiet_when`]`(mood)`, a
+    /// `drain(mood)` would return at once and change nothing, so such a binding may skip the call. The word is
+    /// written with the state it mirrors, before the call that changed that state returns. (One difference: a
+    /// `drain` made from inside one of this executor's own dispatches fails as in use, which the word cannot
+    /// tell; JavaScript never runs there.)
+    pub fn quiet(&self) -> Quiet {
+        Quiet { shared: self.inner.shared.clone() }
+    }
+
+    /// What [`Executor::quiet`] holds while a `drain(mood)` would return at once: not freed, nothing in flight,
+    /// no panic to report, and already idling in `mood`.
+    pub const fn drain_quiet_when(mood: Mood) -> u32 {
+        deferred::QUIET_SETTLED | if matches!(mood, Mood::Spinning) { deferred::QUIET_SPINNING } else { 0 }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn drain_busy(&self, mood: Mood) -> Result<()> {
+        self.check("drain")?;
+        let shared = &self.inner.shared;
         let report = shared.deferred.drain(&shared.engine);
-        shared.engine.set_mood(mood);
+        shared.set_mood(mood);
         report
     }
 
@@ -315,6 +394,7 @@ impl Executor {
             return Ok(());
         }
         let shared = &self.inner.shared;
+        shared.deferred.quiet.fetch_or(deferred::QUIET_FREED, Ordering::SeqCst);
         let report = shared.deferred.drain(&shared.engine);
         self.inner.shutdown();
         // Anything submitted concurrently with the free ran on the workers before they stopped, or runs here.

@@ -145,11 +145,13 @@ impl Engine {
         }
     }
 
+    #[inline]
     fn address(&self) -> usize {
         self as *const Engine as usize
     }
 
     /// Whether the calling thread is one of this engine's workers or is inside one of its dispatches.
+    #[inline]
     pub fn is_own_thread(&self) -> bool {
         OWNER.with(|o| o.get() == self.address())
     }
@@ -164,6 +166,7 @@ impl Engine {
 
     /// Sets the idle mood; the workers are woken only when it changes (a parked worker that stays parked need
     /// not wake, so draining an idle executor makes no system call).
+    #[inline]
     pub fn set_mood(&self, mood: Mood) {
         let code = mood_code(mood);
         if self.hot.0.mood.load(Relaxed) != code && self.hot.0.mood.swap(code, SeqCst) != code {

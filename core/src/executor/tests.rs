@@ -501,3 +501,58 @@ fn dispatches_to_parked_workers_cover_every_index_once() {
         executor.free().unwrap();
     }
 }
+
+#[test]
+fn the_quiet_word_says_exactly_when_a_drain_would_change_nothing() {
+    let e = ram(2);
+    let quiet = e.quiet();
+    let word = || quiet.word().load(SeqCst);
+    let (parked, spinning) = (Executor::drain_quiet_when(Mood::Parked), Executor::drain_quiet_when(Mood::Spinning));
+    assert_ne!(parked, spinning);
+    assert_eq!(word(), parked, "a new executor is idle and parked");
+    e.drain(Mood::Spinning).unwrap();
+    assert_eq!(word(), spinning);
+    assert_eq!(e.try_drain(Mood::Spinning).map(|r| r.is_ok()), Some(true));
+
+    // A call in flight: neither mood's value, and `try_drain` says it would have to wait.
+    let release = Arc::new(AtomicBool::new(false));
+    let r = release.clone();
+    e.submit(move || {
+        while !r.load(SeqCst) {
+            std::thread::yield_now();
+        }
+    })
+    .unwrap();
+    assert!(word() != parked && word() != spinning, "a call in flight must show in the word before submit returns");
+    assert!(e.try_drain(Mood::Spinning).is_none());
+    release.store(true, SeqCst);
+    e.drain(Mood::Parked).unwrap();
+    assert_eq!(word(), parked);
+
+    // A panic awaiting its report keeps the word unsettled until a drain reports it.
+    e.submit(|| panic!("quiet boom")).unwrap();
+    assert!(e.drain(Mood::Parked).is_err());
+    assert_eq!(word(), parked);
+
+    // Concurrent drains with different moods leave the word agreeing with the engine.
+    let threads: Vec<_> = (0..4)
+        .map(|i| {
+            let e = e.clone();
+            std::thread::spawn(move || {
+                for j in 0..2000 {
+                    e.drain(if (i + j) % 2 == 0 { Mood::Parked } else { Mood::Spinning }).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(word(), Executor::drain_quiet_when(e.inner.shared.engine.mood()));
+
+    e.free().unwrap();
+    assert!(word() != parked && word() != spinning, "a freed executor's word matches no mood");
+    assert!(matches!(e.try_drain(Mood::Parked), Some(Err(ref err)) if err.kind() == ErrorKind::FreedHandle));
+    drop(e);
+    assert!(word() != parked, "the word outlives the executor while a Quiet holds it");
+}

@@ -286,6 +286,11 @@ pub struct Callable {
     pub throws: bool,
     /// Waits on other threads or processes: bindings release their interpreter lock around it.
     pub blocking: bool,
+    /// The core's `try_<name>` finishes the call without blocking when it can (`None` when it would have to wait):
+    /// bindings that release a lock around blocking calls try it first and release the lock only to wait.
+    pub try_first: bool,
+    /// The result never changes while the process runs: bindings compute it once and hand out the same value.
+    pub constant: bool,
     /// The languages that offer it; `None` for all.
     pub only: Option<Vec<Language>>,
 }

@@ -54,6 +54,8 @@ pub struct RawItem {
     pub returns_optional: Option<S<bool>>,
     pub throws: Option<S<bool>>,
     pub blocking: Option<S<bool>>,
+    pub try_first: Option<S<bool>>,
+    pub constant: Option<S<bool>>,
     pub only: Option<Vec<S<String>>>,
 }
 
@@ -90,6 +92,8 @@ pub struct RawMember {
     pub returns_optional: Option<S<bool>>,
     pub throws: Option<S<bool>>,
     pub blocking: Option<S<bool>>,
+    pub try_first: Option<S<bool>>,
+    pub constant: Option<S<bool>>,
     pub only: Option<Vec<S<String>>>,
 }
 

@@ -130,6 +130,27 @@ fn every_broken_input_gets_its_message_and_position() {
         ("record field holding a class", broken("type: Mood\n", "type: Pool\n"), "Options.mood: a record field cannot hold class `Pool`"),
         ("unknown key", broken("    direction: input", "    directions: input"), "unknown field `directions`"),
         ("not YAML at all", "items: [unclosed".to_string(), "base.yaml:1:"),
+        (
+            "title that is no file name",
+            broken("title: Executors", "title: ../../x"),
+            "base.yaml:3:8: title `../../x` must be one PascalCase word: it names the reference pages, docs/<language>/<title>.md",
+        ),
+        ("title that is a hidden file name", broken("title: Executors", "title: .inf"), "title `.inf` must be one PascalCase word"),
+        (
+            "try_first on a call that does not block",
+            broken("        c: uform_pool_free\n", "        c: uform_pool_free\n        try_first: true\n"),
+            "Pool.free: `try_first` needs `blocking: true`: it names a non-blocking attempt made before blocking",
+        ),
+        (
+            "constant on a function that takes parameters",
+            broken("    throws: false\n    returns: string", "    throws: false\n    constant: true\n    params:\n      - name: mood\n        type: Mood\n    returns: string"),
+            "version: `constant` needs a function with no parameters that returns a value and does not block",
+        ),
+        (
+            "constant on a method",
+            broken("        c: uform_pool_free\n", "        c: uform_pool_free\n        constant: true\n"),
+            "Pool.free: `constant` needs a function with no parameters that returns a value and does not block",
+        ),
         ("unknown language in only", broken("    throws: false", "    throws: false\n    only: [cobol]"), "version: `only` names unknown language `cobol`"),
     ];
     assert!(cases.len() >= 15);

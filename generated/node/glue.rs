@@ -320,6 +320,27 @@ unsafe extern "C" fn fast_executor_free(env: sys::napi_env, info: sys::napi_call
     }
 }
 
+/// `executorQuiet(handle)`: the Executor's quiet word, as a 4-byte external `ArrayBuffer` the wrapper reads.
+unsafe extern "C" fn fast_executor_quiet(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    unsafe {
+        raw_call::<1>(env, info, |args| {
+            let handle = required::<u32>(args.get(0), "handle")?;
+            let inner = EXECUTOR_HANDLES.get(handle, "Executor", "quiet")?;
+            Ok(Some(quiet_buffer(args.env(), inner.quiet())?))
+        })
+    }
+}
+
+/// `executorDrainQuiet(…)`: what the quiet word holds while `drain(…)` with these arguments would change nothing.
+unsafe extern "C" fn fast_executor_drain_quiet(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    unsafe {
+        raw_call::<1>(env, info, |args| {
+            let mood = optional::<uform_core::Mood>(args.get(0), "mood")?.unwrap_or(uform_core::Mood::Parked);
+            Ok(Some(f64::from(uform_core::Executor::drain_quiet_when(mood)).to_js(args.env())?))
+        })
+    }
+}
+
 impl FromJs for uform_core::Mood {
     fn from_js(value: Js, argument: &str) -> Result<Self> {
         match enum_number(value, argument, &[(0, "Parked"), (1, "Spinning"), ], "Mood")? {
@@ -349,32 +370,22 @@ unsafe extern "C" fn fn_gpu_devices(env: sys::napi_env, info: sys::napi_callback
     }
 }
 
-/// `capabilitiesCompiled()`, computed once, and the JavaScript string of it in each environment.
-static CAPABILITIES_COMPILED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-thread_local! {
-    static CAPABILITIES_COMPILED_JS: std::cell::Cell<sys::napi_ref> = const { std::cell::Cell::new(std::ptr::null_mut()) };
-}
-
 /// `capabilitiesCompiled()`.
 unsafe extern "C" fn fn_capabilities_compiled(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     unsafe {
         raw_call::<0>(env, info, |args| {
-            Ok(Some(constant_string(args.env(), &CAPABILITIES_COMPILED, &CAPABILITIES_COMPILED_JS, || guard(|| Ok(uform_core::capabilities_compiled())))?))
+            let value = guard(|| Ok(uform_core::capabilities_compiled()))?;
+            Ok(Some(value.to_js(args.env())?))
         })
     }
-}
-
-/// `capabilitiesAvailable()`, computed once, and the JavaScript string of it in each environment.
-static CAPABILITIES_AVAILABLE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-thread_local! {
-    static CAPABILITIES_AVAILABLE_JS: std::cell::Cell<sys::napi_ref> = const { std::cell::Cell::new(std::ptr::null_mut()) };
 }
 
 /// `capabilitiesAvailable()`.
 unsafe extern "C" fn fn_capabilities_available(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     unsafe {
         raw_call::<0>(env, info, |args| {
-            Ok(Some(constant_string(args.env(), &CAPABILITIES_AVAILABLE, &CAPABILITIES_AVAILABLE_JS, || guard(|| Ok(uform_core::capabilities_available())))?))
+            let value = guard(|| Ok(uform_core::capabilities_available()))?;
+            Ok(Some(value.to_js(args.env())?))
         })
     }
 }
@@ -399,4 +410,6 @@ pub const FAST: &[(&str, sys::napi_callback)] = &[
     ("meshFree", Some(fast_mesh_free)),
     ("executorDrain", Some(fast_executor_drain)),
     ("executorFree", Some(fast_executor_free)),
+    ("executorQuiet", Some(fast_executor_quiet)),
+    ("executorDrainQuiet", Some(fast_executor_drain_quiet)),
 ];

@@ -377,7 +377,7 @@ impl Executor {
     #[pyo3(signature = (mood=None))]
     fn drain(&self, py: Python<'_>, mood: Option<Bound<'_, PyAny>>) -> PyResult<()> {
         let mood = opt(mood.as_ref(), "mood", mood_from_py)?.unwrap_or(uform_core::Mood::Parked);
-        py.detach(|| guard(|| self.core.drain(mood))).map_err(|e| raise(py, e))?;
+        match guard_value(|| self.core.try_drain(mood)) { Ok(Some(done)) => done, Ok(None) => py.detach(|| guard(|| self.core.drain(mood))), Err(panic) => Err(panic) }.map_err(|e| raise(py, e))?;
         Ok(())
     }
     /// Runs every deferred call and joins the threads now; a second `Executor.free()` does nothing.
@@ -436,15 +436,17 @@ fn gpu_devices(py: Python<'_>) -> PyResult<Py<PyAny>> {
 /// The hardware capabilities this binary was compiled with, comma-separated.
 #[pyfunction]
 fn capabilities_compiled(py: Python<'_>) -> PyResult<Py<PyAny>> {
-    let value = guard_value(|| uform_core::capabilities_compiled()).map_err(|e| raise(py, e))?;
-    Ok((py_value(py, value.as_str()))?.unbind())
+    static VALUE: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    let value = VALUE.get_or_try_init(py, || -> PyResult<Py<PyAny>> { let value = guard_value(|| uform_core::capabilities_compiled()).map_err(|e| raise(py, e))?; Ok((py_value(py, value.as_str()))?.unbind()) })?;
+    Ok(value.clone_ref(py))
 }
 
 /// The hardware capabilities the current machine offers at runtime, comma-separated.
 #[pyfunction]
 fn capabilities_available(py: Python<'_>) -> PyResult<Py<PyAny>> {
-    let value = guard_value(|| uform_core::capabilities_available()).map_err(|e| raise(py, e))?;
-    Ok((py_value(py, value.as_str()))?.unbind())
+    static VALUE: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    let value = VALUE.get_or_try_init(py, || -> PyResult<Py<PyAny>> { let value = guard_value(|| uform_core::capabilities_available()).map_err(|e| raise(py, e))?; Ok((py_value(py, value.as_str()))?.unbind()) })?;
+    Ok(value.clone_ref(py))
 }
 
 /// Builds mesh options from the environment of torchrun (`RANK`, `WORLD_SIZE`, `TORCHELASTIC_RUN_ID`) or

@@ -197,6 +197,22 @@ class Mesh {
     }
 }
 
+/** What an Executor's quiet word holds while `drain(mood)` would change nothing: for an absent argument, then each value. */
+const EXECUTOR_DRAIN_QUIET = [native.executorDrainQuiet(), native.executorDrainQuiet(0), native.executorDrainQuiet(1)];
+
+function executorDrainQuietWord(mood) {
+    switch (mood) {
+        case undefined:
+            return EXECUTOR_DRAIN_QUIET[0];
+        case 0:
+            return EXECUTOR_DRAIN_QUIET[1];
+        case 1:
+            return EXECUTOR_DRAIN_QUIET[2];
+        default:
+            return -1; // no word holds it: the native layer judges the argument
+    }
+}
+
 /** Frees every Executor the program forgot to free, once the collector has reclaimed it. */
 const EXECUTOR_FINALIZER = new FinalizationRegistry((compiled) => {
     try {
@@ -217,6 +233,7 @@ class Executor {
     #compiled;
     #handle;
     #borrowed;
+    #quiet;
 
     /** @private Instances come from the static constructors. */
     constructor(token, compiled, borrowed) {
@@ -228,6 +245,8 @@ class Executor {
         this.#handle = compiled.handle;
         // Arguments the native handle borrows stay reachable while it lives, so their finalizers wait for it.
         this.#borrowed = borrowed;
+        // The core's quiet word, read before calling in: while it says a call would change nothing, the call is skipped.
+        this.#quiet = new Uint32Array(native.executorQuiet(this.#handle));
         EXECUTOR_FINALIZER.register(this, compiled, this);
     }
 
@@ -279,6 +298,9 @@ class Executor {
      * @param mood What the threads or streams do once they go idle.
      */
     drain(mood) {
+        if (Atomics.load(this.#quiet, 0) === executorDrainQuietWord(mood)) {
+            return;
+        }
         try {
             native.executorDrain(this.#handle, mood);
         } catch (error) {
@@ -331,22 +353,34 @@ function gpuDevices() {
     }
 }
 
+/** The value of `capabilitiesCompiled()`, asked of the native layer on the first call. */
+let capabilitiesCompiledValue;
+
 /** The hardware capabilities this binary was compiled with, comma-separated. */
 function capabilitiesCompiled() {
-    try {
-        return native.capabilitiesCompiled();
-    } catch (error) {
-        throw uformError(error);
+    if (capabilitiesCompiledValue === undefined) {
+        try {
+            capabilitiesCompiledValue = native.capabilitiesCompiled();
+        } catch (error) {
+            throw uformError(error);
+        }
     }
+    return capabilitiesCompiledValue;
 }
+
+/** The value of `capabilitiesAvailable()`, asked of the native layer on the first call. */
+let capabilitiesAvailableValue;
 
 /** The hardware capabilities the current machine offers at runtime, comma-separated. */
 function capabilitiesAvailable() {
-    try {
-        return native.capabilitiesAvailable();
-    } catch (error) {
-        throw uformError(error);
+    if (capabilitiesAvailableValue === undefined) {
+        try {
+            capabilitiesAvailableValue = native.capabilitiesAvailable();
+        } catch (error) {
+            throw uformError(error);
+        }
     }
+    return capabilitiesAvailableValue;
 }
 
 /**

@@ -611,38 +611,21 @@ pub fn register_fast(env: sys::napi_env, exports: sys::napi_value, fast: &[(&str
     Ok(())
 }
 
-/// A string that stays the same for the life of the process (the capability lists): computed by the core once,
-/// made into a JavaScript string once per JavaScript environment (thread), and handed out from there. Node 20
-/// cannot reference a string itself, so the reference holds a one-element array around it.
-pub fn constant_string(
-    env: sys::napi_env,
-    text: &'static std::sync::OnceLock<String>,
-    holder: &'static std::thread::LocalKey<std::cell::Cell<sys::napi_ref>>,
-    make: impl FnOnce() -> Result<String>,
-) -> Result<sys::napi_value> {
-    let held = holder.with(|h| h.get());
-    if !held.is_null() {
-        let (mut array, mut value) = (ptr::null_mut(), ptr::null_mut());
-        if unsafe { sys::napi_get_reference_value(env, held, &mut array) } == sys::Status::napi_ok
-            && !array.is_null()
-            && unsafe { sys::napi_get_element(env, array, 0, &mut value) } == sys::Status::napi_ok
-        {
-            return Ok(value);
-        }
+/// An executor's quiet word as a 4-byte external `ArrayBuffer` over the core's atomic, which the wrapper reads with
+/// `Atomics.load` before calling in (see `uform_core::Executor::quiet`). The buffer owns the `Quiet`, so the word
+/// stays where it is until the collector frees the buffer.
+pub fn quiet_buffer(env: sys::napi_env, quiet: uform_core::executor::Quiet) -> Result<sys::napi_value> {
+    unsafe extern "C" fn release(_env: sys::napi_env, _data: *mut std::ffi::c_void, hint: *mut std::ffi::c_void) {
+        drop(unsafe { Box::from_raw(hint.cast::<uform_core::executor::Quiet>()) });
     }
-    let text = match text.get() {
-        Some(text) => text,
-        None => {
-            let made = make()?;
-            text.get_or_init(|| made)
-        }
-    };
-    let value = text.to_js(env)?;
-    let mut array = ptr::null_mut();
-    check(unsafe { sys::napi_create_array_with_length(env, 1, &mut array) }, "create an array")?;
-    check(unsafe { sys::napi_set_element(env, array, 0, value) }, "fill an array")?;
-    let mut reference = ptr::null_mut();
-    check(unsafe { sys::napi_create_reference(env, array, 1, &mut reference) }, "keep a string")?;
-    holder.with(|h| h.set(reference));
-    Ok(value)
+    let quiet = Box::new(quiet);
+    let word = quiet.word().as_ptr().cast::<std::ffi::c_void>();
+    let hint = Box::into_raw(quiet);
+    let mut buffer = ptr::null_mut();
+    let status = unsafe { sys::napi_create_external_arraybuffer(env, word, 4, Some(release), hint.cast(), &mut buffer) };
+    if status != sys::Status::napi_ok {
+        drop(unsafe { Box::from_raw(hint) });
+        check(status, "share the quiet word")?;
+    }
+    Ok(buffer)
 }

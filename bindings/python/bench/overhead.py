@@ -28,15 +28,19 @@ def main() -> None:
         drain = executor.drain
         drain()
         # Interleave so that frequency scaling treats all three alike.
-        results = {"noop": [], "capabilities": [], "drain": []}  # type: dict[str, list[float]]
+        results = {"noop": [], "noop_with_argument": [], "capabilities": [], "drain": []}  # type: dict[str, list[float]]
         for _ in range(3):
             results["noop"].append(best_ns(noop))
+            results["noop_with_argument"].append(best_ns(_native._noop_with_argument))
             results["capabilities"].append(best_ns(capabilities))
             results["drain"].append(best_ns(drain))
     ns = {name: min(values) for name, values in results.items()}
     core = {name: min(_native._core_ns(name, NUMBER) for _ in range(REPEAT)) for name in ("capabilities_compiled", "drain")}
     print(f"core ns/call (from Rust, no Python): capabilities_compiled={core['capabilities_compiled']:.1f} drain={core['drain']:.1f}")
-    print(f"python ns/call: noop={ns['noop']:.1f} capabilities_compiled={ns['capabilities']:.1f} drain={ns['drain']:.1f}")
+    print(
+        f"python ns/call: noop={ns['noop']:.1f} (a no-op taking one optional argument, as drain does: "
+        f"{ns['noop_with_argument']:.1f}) capabilities_compiled={ns['capabilities']:.1f} drain={ns['drain']:.1f}"
+    )
     print(f"overhead python: capabilities/noop={ns['capabilities'] / ns['noop']:.2f} drain/noop={ns['drain'] / ns['noop']:.2f}")
 
 

@@ -15,6 +15,13 @@ include!("../../../generated/python/glue.rs");
 #[pyfunction]
 fn _noop() {}
 
+/// The same no-op taking one optional argument, as `drain(mood=None)` does: in the stable ABI for Python 3.9 a
+/// function with arguments is called with a tuple and a dict (METH_VARARGS | METH_KEYWORDS; METH_FASTCALL joined
+/// the limited API only in 3.10), which costs more than the bare no-op's METH_NOARGS. The benchmark prints both.
+#[pyfunction]
+#[pyo3(signature = (_mood=None))]
+fn _noop_with_argument(_mood: Option<Bound<'_, PyAny>>) {}
+
 /// Nanoseconds per call of a core function called from Rust, without Python: the benchmark's measure of what
 /// the core itself costs, so that the binding's share of a call can be told apart. Not part of the API.
 #[pyfunction]
@@ -49,6 +56,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     register(m)?;
     m.add_function(wrap_pyfunction!(init, m)?)?;
     m.add_function(wrap_pyfunction!(_noop, m)?)?;
+    m.add_function(wrap_pyfunction!(_noop_with_argument, m)?)?;
     m.add_function(wrap_pyfunction!(_core_ns, m)?)?;
     Ok(())
 }

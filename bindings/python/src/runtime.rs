@@ -88,11 +88,13 @@ pub fn invalid(py: Python<'_>, argument: &str, what: impl Display) -> PyErr {
 }
 
 /// Runs a core call, turning a panic into the internal error: a panic never crosses into Python.
+#[inline(always)]
 pub fn guard<T>(call: impl FnOnce() -> uform_core::Result<T>) -> uform_core::Result<T> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)).unwrap_or_else(|payload| Err(uform_core::Error::from_panic(payload)))
 }
 
 /// Runs a core call that cannot fail, turning a panic into the internal error.
+#[inline(always)]
 pub fn guard_value<T>(call: impl FnOnce() -> T) -> uform_core::Result<T> {
     guard(|| Ok(call()))
 }

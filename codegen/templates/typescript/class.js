@@ -1,4 +1,4 @@
-/** Frees every {{ name }} the program forgot to free, once the collector has reclaimed it. */
+{{ quiet_tables }}/** Frees every {{ name }} the program forgot to free, once the collector has reclaimed it. */
 const {{ registry }} = new FinalizationRegistry((compiled) => {
     try {
         compiled.free();
@@ -11,6 +11,9 @@ const {{ registry }} = new FinalizationRegistry((compiled) => {
     #compiled;
     #handle;
     #borrowed;
+{%- if quiet_word.is_some() %}
+    #quiet;
+{%- endif %}
 
     /** @private Instances come from the static constructors. */
     constructor(token, compiled, borrowed) {
@@ -22,6 +25,10 @@ const {{ registry }} = new FinalizationRegistry((compiled) => {
         this.#handle = compiled.handle;
         // Arguments the native handle borrows stay reachable while it lives, so their finalizers wait for it.
         this.#borrowed = borrowed;
+{%- if let Some(word) = quiet_word %}
+        // The core's quiet word, read before calling in: while it says a call would change nothing, the call is skipped.
+        this.#quiet = new Uint32Array(native.{{ word }}(this.#handle));
+{%- endif %}
         {{ registry }}.register(this, compiled, this);
     }
 {%- for m in constructors_js %}
@@ -45,6 +52,11 @@ const {{ registry }} = new FinalizationRegistry((compiled) => {
 {%- for check in m.checks %}
         {{ check }}
 {%- endfor %}
+{%- if let Some(quiet) = m.quiet %}
+        if ({{ quiet }}) {
+            return;
+        }
+{%- endif %}
         try {
 {%- if let Some(fast) = m.fast %}
             {% if m.returns %}return {% endif %}native.{{ fast }}(this.#handle{% if !m.args.is_empty() %}, {{ m.args }}{% endif %});

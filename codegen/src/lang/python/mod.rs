@@ -224,7 +224,15 @@ fn glue_callable(api: &Api, class: Option<&Class>, c: &Callable) -> String {
         (None, _) => format!("uform_core::{method}({args})"),
     };
     let guarded = if c.throws { format!("guard(|| {call})") } else { format!("guard_value(|| {call})") };
-    let run = if c.blocking { format!("py.detach(|| {guarded})") } else { guarded };
+    let run = match (c.blocking, c.try_first) {
+        // Holding the GIL costs nothing when the call does not wait: release it only when the core says it must.
+        (true, true) => {
+            let attempt = call.replacen(&format!(".{method}("), &format!(".try_{method}("), 1);
+            format!("match guard_value(|| {attempt}) {{ Ok(Some(done)) => done, Ok(None) => py.detach(|| {guarded}), Err(panic) => Err(panic) }}")
+        }
+        (true, false) => format!("py.detach(|| {guarded})"),
+        _ => guarded,
+    };
     let returns_value = c.kind == CallableKind::Constructor || c.returns.is_some();
     if returns_value {
         body.push(format!("let value = {run}.map_err(|e| raise(py, e))?;"));
@@ -235,6 +243,17 @@ fn glue_callable(api: &Api, class: Option<&Class>, c: &Callable) -> String {
         (CallableKind::Constructor, _) => {
             body.push(format!("Ok(Self {{ core: value, _borrowed: vec![{}] }})", borrowed.join(", ")));
             "Self".to_string()
+        }
+        (_, Some(t)) if c.constant => {
+            // Made into a Python object on the first call; every later call hands out that object.
+            body.pop();
+            body.push("static VALUE: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();".into());
+            body.push(format!(
+                "let value = VALUE.get_or_try_init(py, || -> PyResult<Py<PyAny>> {{ let value = {run}.map_err(|e| raise(py, e))?; Ok(({})?.unbind()) }})?;",
+                PY.writer("value", t, c.returns_optional, false)
+            ));
+            body.push("Ok(value.clone_ref(py))".into());
+            "Py<PyAny>".to_string()
         }
         (_, Some(t)) => {
             body.push(format!("Ok(({})?.unbind())", PY.writer("value", t, c.returns_optional, false)));

@@ -34,6 +34,40 @@ impl Ts {
         eligible.then(|| self.fast_function(&class.name, &method.name))
     }
 
+    /// The JavaScript check a `try_first` method makes before calling in (see [`Quiet`]), when its shape allows
+    /// one: no result, and at most one argument, an enum.
+    pub fn quiet_of(&self, api: &Api, class: &Class, method: &Callable) -> Option<Quiet> {
+        let enum_param = match method.params.as_slice() {
+            [] => None,
+            [p] => match &p.ty {
+                Type::Enum(n) => Some(api.enumeration(n)?),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        if !method.try_first || method.returns.is_some() || self.fast_function_of(class, method).is_none() {
+            return None;
+        }
+        let values = enum_param.map_or_else(Vec::new, |e| {
+            e.variants
+                .iter()
+                .map(|v| match &v.value {
+                    EnumValue::Number(n) => n.to_string(),
+                    EnumValue::String(s) => format!("{s:?}"),
+                })
+                .collect()
+        });
+        let fast = self.fast_function(&class.name, &method.name);
+        Some(Quiet {
+            word: self.fast_function(&class.name, &Name::parse("quiet")),
+            expected: format!("{fast}Quiet"),
+            table: format!("{}_{}_QUIET", class.name.screaming(), method.name.screaming()),
+            lookup: format!("{fast}QuietWord"),
+            argument: method.params.first().map(|p| self.member(&p.name)),
+            values,
+        })
+    }
+
     /// The spelling of a type. `compiled` spells the native layer's view, where string enums are plain strings.
     pub fn ty(&self, api: &Api, ty: &Type, compiled: bool) -> String {
         match ty {
@@ -157,3 +191,22 @@ impl Ts {
 
 /// A JSDoc block at `indent`, wrapped.
 pub use crate::lang::star_comment as jsdoc_block;
+
+/// How the wrapper skips calling in when the core's quiet word says the call would change nothing (a `try_first`
+/// method, like `drain` on an idle executor): the word is an external `ArrayBuffer` over the core's atomic, read
+/// with `Atomics.load`, and compared with what the core says it holds while the call would change nothing, asked
+/// once per argument value when the module loads.
+pub struct Quiet {
+    /// The native function giving a handle's word (`executorQuiet`).
+    pub word: String,
+    /// The native function giving the expected word for an argument (`executorDrainQuiet`).
+    pub expected: String,
+    /// The wrapper's table of expected words (`EXECUTOR_DRAIN_QUIET`): absent argument first, then each value.
+    pub table: String,
+    /// The wrapper's function from an argument to its expected word (`executorDrainQuietWord`).
+    pub lookup: String,
+    /// The method's one argument, if any.
+    pub argument: Option<String>,
+    /// The JavaScript literals of the argument's enum values.
+    pub values: Vec<String>,
+}

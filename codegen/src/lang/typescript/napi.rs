@@ -240,13 +240,6 @@ fn write_result(g: &Glue, c: &Callable, env: &str) -> String {
     }
 }
 
-/// Whether a function's result is a process constant the glue makes into a JavaScript string once: no parameters,
-/// cannot fail, returns a string. (The capability lists: what the binary was built with and what the machine
-/// offers do not change while the process runs.)
-fn constant_string(c: &Callable) -> bool {
-    c.params.is_empty() && !c.throws && c.returns == Some(Type::String) && !c.returns_optional
-}
-
 /// One `#[napi]` function or method: read the arguments, call the core under the panic guard, write the result.
 fn callable(ts: &Ts, g: &Glue, api: &Api, class: Option<&Class>, c: &Callable) -> String {
     let mut params = Vec::new();
@@ -309,7 +302,6 @@ fn handles(k: &Class) -> String {
 /// an argument or the `Env`); registered under the function's JavaScript name.
 fn raw_function(ts: &Ts, g: &Glue, c: &Callable) -> String {
     let name = format!("fn_{}", c.name.snake());
-    let mut statics = String::new();
     let mut body = read_params(ts, g, c, &|i, _| format!("args.get({i})"));
     let guarded = core_call(g, None, c, "");
     match &c.returns {
@@ -317,21 +309,13 @@ fn raw_function(ts: &Ts, g: &Glue, c: &Callable) -> String {
             body.push(format!("{guarded}?;"));
             body.push("Ok(None)".into());
         }
-        Some(_) if constant_string(c) => {
-            let cache = c.name.screaming();
-            statics = format!(
-                "/// `{}()`, computed once, and the JavaScript string of it in each environment.\nstatic {cache}: std::sync::OnceLock<String> = std::sync::OnceLock::new();\nthread_local! {{\n    static {cache}_JS: std::cell::Cell<sys::napi_ref> = const {{ std::cell::Cell::new(std::ptr::null_mut()) }};\n}}\n\n",
-                ts.function(&c.name)
-            );
-            body.push(format!("Ok(Some(constant_string(args.env(), &{cache}, &{cache}_JS, || {guarded})?))"));
-        }
         Some(_) => {
             body.push(format!("let value = {guarded}?;"));
             body.push(format!("Ok(Some({}))", write_result(g, c, "args.env()")));
         }
     }
     let mut out = format!(
-        "{statics}/// `{}()`.\nunsafe extern \"C\" fn {name}(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {{\n    unsafe {{\n        raw_call::<{}>(env, info, |args| {{\n",
+        "/// `{}()`.\nunsafe extern \"C\" fn {name}(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {{\n    unsafe {{\n        raw_call::<{}>(env, info, |args| {{\n",
         ts.function(&c.name),
         c.params.len()
     );
@@ -375,9 +359,54 @@ fn fast(ts: &Ts, g: &Glue, k: &Class, c: &Callable) -> String {
     out
 }
 
+/// The raw napi callbacks behind the wrapper's quiet checks (see `Quiet` in the formatter): the class's word, once
+/// per class, and the expected word of each `try_first` method.
+fn quiet_functions(ts: &Ts, g: &Glue, api: &Api, k: &Class) -> Vec<(String, String, String)> {
+    let plans: Vec<(&Callable, crate::lang::typescript::format::Quiet)> =
+        k.members.iter().filter_map(|m| Some((m, ts.quiet_of(api, k, m)?))).collect();
+    let Some((_, first)) = plans.first() else { return Vec::new() };
+    let raw = |js: &str, rust: &str, doc: String, arguments: usize, body: Vec<String>| {
+        let mut out = format!(
+            "/// {doc}\nunsafe extern \"C\" fn {rust}(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {{\n    unsafe {{\n        raw_call::<{arguments}>(env, info, |args| {{\n"
+        );
+        for line in body {
+            out.push_str(&format!("            {line}\n"));
+        }
+        out.push_str("        })\n    }\n}");
+        (js.to_string(), rust.to_string(), out)
+    };
+    let class = ts.type_name(&k.name);
+    let mut out = vec![raw(
+        &first.word,
+        &format!("fast_{}_quiet", k.name.snake()),
+        format!("`{}(handle)`: the {class}'s quiet word, as a 4-byte external `ArrayBuffer` the wrapper reads.", first.word),
+        1,
+        vec![
+            "let handle = required::<u32>(args.get(0), \"handle\")?;".into(),
+            format!("let inner = {}.get(handle, {class:?}, \"quiet\")?;", handles(k)),
+            "Ok(Some(quiet_buffer(args.env(), inner.quiet())?))".into(),
+        ],
+    )];
+    for (m, plan) in &plans {
+        let mut body = read_params(ts, g, m, &|i, _| format!("args.get({i})"));
+        let args: Vec<String> = m.params.iter().map(|p| p.name.snake()).collect();
+        body.push(format!("Ok(Some(f64::from({}::{}_quiet_when({})).to_js(args.env())?))", g.core(&k.name), m.name.snake(), args.join(", ")));
+        let member = ts.member(&m.name);
+        out.push(raw(
+            &plan.expected,
+            &format!("fast_{}_{}_quiet", k.name.snake(), m.name.snake()),
+            format!("`{}(…)`: what the quiet word holds while `{member}(…)` with these arguments would change nothing.", plan.expected),
+            m.params.len().max(1),
+            body,
+        ));
+    }
+    out
+}
+
 fn class(ts: &Ts, g: &Glue, api: &Api, k: &Class) -> String {
     let members = k.members.iter().filter(|m| m.offered_in(Language::TypeScript));
-    let fast_functions: Vec<String> = members.clone().filter(|m| ts.fast_function_of(k, m).is_some()).map(|m| fast(ts, g, k, m)).collect();
+    let mut fast_functions: Vec<String> = members.clone().filter(|m| ts.fast_function_of(k, m).is_some()).map(|m| fast(ts, g, k, m)).collect();
+    fast_functions.extend(quiet_functions(ts, g, api, k).into_iter().map(|(_, _, code)| code));
     ClassRs {
         name: ts.type_name(&k.name),
         compiled: k.compiled.pascal(),
@@ -406,6 +435,7 @@ pub fn render(api: &Api) -> Output {
     let fast = functions
         .chain(api.classes()
         .flat_map(|k| k.members.iter().filter_map(move |m| Some((Ts.fast_function_of(k, m)?, format!("fast_{}_{}", k.name.snake(), m.name.snake()))))))
+        .chain(api.classes().flat_map(|k| quiet_functions(&ts, &g, api, k).into_iter().map(|(js, rust, _)| (js, rust))))
         .collect();
     Output { path: "node/glue.rs".into(), contents: GlueRs { banner: banner("//"), parts, fast }.render().unwrap_or_default() }
 }

@@ -38,6 +38,8 @@ pub struct MemberJs {
     pub frees: bool,
     /// The native plain function taking the handle number, when the method has one.
     pub fast: Option<String>,
+    /// The condition under which the call would change nothing, read from the quiet word (`try_first` methods).
+    pub quiet: Option<String>,
 }
 
 #[derive(Template)]
@@ -52,6 +54,10 @@ struct ClassJs {
     constructors_js: Vec<MemberJs>,
     methods: Vec<MemberJs>,
     free: String,
+    /// The native function giving an instance's quiet word, when a method checks it.
+    quiet_word: Option<String>,
+    /// The tables of expected quiet words and their lookups, one per checking method.
+    quiet_tables: String,
 }
 
 #[derive(Template)]
@@ -61,6 +67,8 @@ struct FunctionJs {
     name: String,
     params: String,
     checks: Vec<String>,
+    /// Asked of the native layer once, then handed out from the wrapper.
+    constant: bool,
 }
 
 pub struct ErrorJs {
@@ -149,8 +157,35 @@ fn class(ts: &Ts, api: &Api, k: &Class) -> String {
             returns: m.returns.is_some(),
             frees: m.kind == CallableKind::Free,
             fast: ts.fast_function_of(k, m),
+            quiet: ts.quiet_of(api, k, m).map(|q| {
+                format!("Atomics.load(this.#quiet, 0) === {}({})", q.lookup, q.argument.unwrap_or_default())
+            }),
         }
     };
+    let quiet_plans: Vec<_> = offered.iter().filter_map(|m| ts.quiet_of(api, k, m).map(|q| (*m, q))).collect();
+    let quiet_tables: String = quiet_plans
+        .iter()
+        .map(|(m, q)| {
+            let word_of = &q.lookup;
+            let calls: Vec<String> = std::iter::once(format!("native.{}()", q.expected)).chain(q.values.iter().map(|v| format!("native.{}({v})", q.expected))).collect();
+            let argument = q.argument.clone().unwrap_or_default();
+            let mut cases = vec![format!("        case undefined:\n            return {}[0];", q.table)];
+            for (i, v) in q.values.iter().enumerate() {
+                cases.push(format!("        case {v}:\n            return {}[{}];", q.table, i + 1));
+            }
+            format!(
+                "/** What {article} {class}'s quiet word holds while `{method}({argument})` would change nothing: for an absent argument, then each value. */\nconst {table} = [{calls}];\n\nfunction {word_of}({argument}) {{\n    switch ({switch}) {{\n{cases}\n        default:\n            return -1; // no word holds it: the native layer judges the argument\n    }}\n}}\n\n",
+                article = if ts.type_name(&k.name).starts_with(['A', 'E', 'I', 'O', 'U']) { "an" } else { "a" },
+                class = ts.type_name(&k.name),
+                method = ts.member(&m.name),
+                table = q.table,
+                calls = calls.join(", "),
+                switch = if argument.is_empty() { "undefined".to_string() } else { argument.clone() },
+                cases = cases.join("\n"),
+            )
+        })
+        .collect();
+    let quiet_word = quiet_plans.first().map(|(_, q)| q.word.clone());
     let name = ts.type_name(&k.name);
     let constructors: Vec<String> = offered.iter().filter(|m| m.kind == CallableKind::Constructor).map(|m| format!("{name}.{}", ts.member(&m.name))).collect();
     let mut doc = ts.jsdoc(api, &k.doc);
@@ -167,6 +202,8 @@ fn class(ts: &Ts, api: &Api, k: &Class) -> String {
         methods: offered.iter().filter(|m| m.kind != CallableKind::Constructor).map(|m| member(m)).collect(),
         free: offered.iter().find(|m| m.kind == CallableKind::Free).map_or_else(|| "free".into(), |m| ts.member(&m.name)),
         name,
+        quiet_word,
+        quiet_tables,
     }
     .render()
     .unwrap_or_default()
@@ -174,7 +211,7 @@ fn class(ts: &Ts, api: &Api, k: &Class) -> String {
 
 fn function(ts: &Ts, api: &Api, f: &Callable) -> String {
     let (params, _, _, checks) = params_and_args(ts, api, f);
-    FunctionJs { doc: callable_jsdoc(ts, api, f, ""), name: ts.function(&f.name), params, checks }.render().unwrap_or_default()
+    FunctionJs { doc: callable_jsdoc(ts, api, f, ""), name: ts.function(&f.name), params, checks, constant: f.constant }.render().unwrap_or_default()
 }
 
 fn errors(ts: &Ts, api: &Api) -> String {

@@ -1,6 +1,7 @@
-//! `cargo xtask test c`: the C scenario suite compiled with gcc against the generated header and linked with
-//! libuform, run natively and under valgrind (zero errors, zero leaks), then a CMake consumer and a pkg-config
-//! consumer built against an installed prefix — with the shared and with the static library.
+//! `cargo xtask test c`: the C scenario suite (tests/c/test_uform.c) and the bad-input table (tests/c/test_bad_input.c)
+//! compiled with gcc against the generated header and linked with libuform, each run natively and under valgrind
+//! (zero errors, zero leaks), then a CMake consumer and a pkg-config consumer built against an installed prefix —
+//! with the shared and with the static library.
 
 use crate::util::{apt_install, cargo, root, run_in, status};
 use std::path::Path;
@@ -14,26 +15,29 @@ pub fn run() -> Result<(), String> {
     let scratch = out.join("scratch dir é");
     std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
     let lib = root.join("target/debug");
-    let binary = out.join("test_uform");
-    let (header, src) = (root.join("generated/c"), root.join("tests/c/test_uform.c"));
-    gcc(&["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g"], &src, &header, &lib, &binary)?;
-    let env = |cmd: &mut Command| {
-        cmd.env("LD_LIBRARY_PATH", &lib).env("UFORM_TEST_DIR", &scratch);
-    };
-    let mut native = Command::new(&binary);
-    env(&mut native);
-    status(native, "the C suite")?;
-    let mut grind = Command::new("valgrind");
-    grind.args([
-        "--quiet",
-        "--leak-check=full",
-        "--show-leak-kinds=definite,indirect,possible",
-        "--errors-for-leak-kinds=definite,indirect,possible",
-        "--error-exitcode=3",
-    ]);
-    grind.arg(format!("--suppressions={}", root.join("tests/c/valgrind.supp").display())).arg(&binary).env("UFORM_TEST_NO_PROCESSES", "1");
-    env(&mut grind);
-    status(grind, "the C suite under valgrind")?;
+    let header = root.join("generated/c");
+    let flags = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g"];
+    for (name, what) in [("test_uform", "the C suite"), ("test_bad_input", "the C bad-input table")] {
+        let binary = out.join(name);
+        gcc(&flags, &root.join(format!("tests/c/{name}.c")), &header, &lib, &binary)?;
+        let env = |cmd: &mut Command| {
+            cmd.env("LD_LIBRARY_PATH", &lib).env("UFORM_TEST_DIR", &scratch);
+        };
+        let mut native = Command::new(&binary);
+        env(&mut native);
+        status(native, what)?;
+        let mut grind = Command::new("valgrind");
+        grind.args([
+            "--quiet",
+            "--leak-check=full",
+            "--show-leak-kinds=definite,indirect,possible",
+            "--errors-for-leak-kinds=definite,indirect,possible",
+            "--error-exitcode=3",
+        ]);
+        grind.arg(format!("--suppressions={}", root.join("tests/c/valgrind.supp").display())).arg(&binary).env("UFORM_TEST_NO_PROCESSES", "1");
+        env(&mut grind);
+        status(grind, &format!("{what} under valgrind"))?;
+    }
     consumers(&out)
 }
 

@@ -2,6 +2,8 @@
 //! compiled with gcc against the generated header and linked with libuform, each run natively and under valgrind
 //! (zero errors, zero leaks), then a CMake consumer and a pkg-config consumer built against an installed prefix —
 //! with the shared and with the static library.
+//!
+//! `overhead()` is the C part of `cargo xtask bench overhead`.
 
 use crate::util::{apt_install, cargo, root, run_in, status};
 use std::path::Path;
@@ -39,6 +41,50 @@ pub fn run() -> Result<(), String> {
         status(grind, &format!("{what} under valgrind"))?;
     }
     consumers(&out)
+}
+
+/// `cargo xtask bench overhead`, the C part: builds libuform (release) and, with one set of gcc flags, the no-op
+/// library bench/c/noop.c and the benchmark bench/c/overhead.c; runs it (its detail goes to stderr) and returns its
+/// line `overhead c: noop_ns=N capabilities_ns=N drain_ns=N capabilities/noop=R drain/noop=R`.
+pub fn overhead() -> Result<String, String> {
+    apt_install(&["libhwloc-dev", "libudev-dev", "gcc"])?;
+    cargo(&["build", "--quiet", "--release", "-p", "uform-c"])?;
+    let root = root();
+    let lib = root.join("target/release");
+    let out = root.join("target/c-bench");
+    std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    // The same flags for the no-op library and the benchmark; -fPIC -shared only make the library a library.
+    let flags = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic"];
+    let noop = out.join("libuform_bench_noop.so");
+    let mut cc = Command::new("gcc");
+    cc.args(flags).args(["-fPIC", "-shared"]).arg(root.join("bench/c/noop.c")).arg("-o").arg(&noop);
+    status(cc, "gcc (the no-op library)")?;
+    let binary = out.join("overhead");
+    let mut cc = Command::new("gcc");
+    cc.args(flags)
+        .arg(root.join("bench/c/overhead.c"))
+        .arg("-I")
+        .arg(root.join("generated/c"))
+        .arg("-L")
+        .arg(&lib)
+        .arg("-L")
+        .arg(&out)
+        .args(["-luform", "-luform_bench_noop", "-o"])
+        .arg(&binary);
+    status(cc, "gcc (the overhead benchmark)")?;
+    let library_path = format!("{}:{}", lib.display(), out.display());
+    eprintln!("+ LD_LIBRARY_PATH={library_path} {}", binary.display());
+    let run = Command::new(&binary)
+        .env("LD_LIBRARY_PATH", &library_path)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot run the C overhead benchmark: {e}"))?;
+    if !run.status.success() {
+        return Err(format!("the C overhead benchmark failed with {}", run.status));
+    }
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let line = stdout.lines().find(|l| l.starts_with("overhead c: ")).map(str::to_string);
+    line.ok_or_else(|| format!("the C overhead benchmark printed no `overhead c:` line: {stdout:?}"))
 }
 
 fn gcc(flags: &[&str], src: &Path, include: &Path, lib: &Path, out: &Path) -> Result<(), String> {
@@ -83,4 +129,23 @@ fn consumers(out: &Path) -> Result<(), String> {
     let mut cmd = Command::new(&exe);
     cmd.env("LD_LIBRARY_PATH", &lib);
     status(cmd, "the pkg-config consumer")
+}
+
+#[cfg(test)]
+mod tests {
+    /// Builds and runs the C overhead benchmark: `cargo test -p xtask -- --ignored c_overhead_line`.
+    #[test]
+    #[ignore = "builds libuform in release and runs a benchmark"]
+    fn c_overhead_line() {
+        let line = super::overhead().unwrap();
+        let fields: Vec<(&str, f64)> = line
+            .strip_prefix("overhead c: ")
+            .unwrap()
+            .split(' ')
+            .map(|f| f.split_once('=').map(|(k, v)| (k, v.parse::<f64>().unwrap())).unwrap())
+            .collect();
+        let names: Vec<&str> = fields.iter().map(|(k, _)| *k).collect();
+        assert_eq!(names, ["noop_ns", "capabilities_ns", "drain_ns", "capabilities/noop", "drain/noop"], "{line}");
+        assert!(fields.iter().all(|(_, v)| *v > 0.0), "{line}");
+    }
 }

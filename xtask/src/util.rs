@@ -45,6 +45,19 @@ pub fn status(mut cmd: Command, what: &str) -> Result<(), String> {
     }
 }
 
+/// Runs a prepared command with its standard error shown, and returns the line of its standard output that starts
+/// with `prefix` (the benchmarks' result line), echoing everything it printed.
+pub fn result_line(mut cmd: Command, what: &str, prefix: &str) -> Result<String, String> {
+    eprintln!("+ {cmd:?}");
+    let out = cmd.stderr(std::process::Stdio::inherit()).output().map_err(|e| format!("cannot run {what}: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    eprint!("{text}");
+    if !out.status.success() {
+        return Err(format!("{what} failed with {}", out.status));
+    }
+    text.lines().find(|l| l.starts_with(prefix)).map(str::to_string).ok_or_else(|| format!("{what} printed no line starting with `{prefix}`"))
+}
+
 /// Installs Debian packages when any of `check` programs/files is missing (needs root, as on CI).
 pub fn apt_install(packages: &[&str]) -> Result<(), String> {
     let missing: Vec<&str> = packages

@@ -52,4 +52,7 @@ console.error(
         `(a constant: the wrapper asks the native layer once; each native call makes the string anew: ${best(crossing).toFixed(1)} ns), ` +
         `drain ${d.toFixed(1)} ns (${sink > 0 ? 'ok' : ''})`,
 );
-console.log(`overhead node: capabilities/noop=${(c / n).toFixed(2)} drain/noop=${(d / n).toFixed(2)}`);
+console.log(
+    `overhead node: capabilities/noop=${(c / n).toFixed(2)} drain/noop=${(d / n).toFixed(2)} ` +
+        `noop_ns=${n.toFixed(1)} capabilities_ns=${c.toFixed(1)} drain_ns=${d.toFixed(1)}`,
+);

@@ -41,7 +41,10 @@ def main() -> None:
         f"python ns/call: noop={ns['noop']:.1f} (a no-op taking one optional argument, as drain does: "
         f"{ns['noop_with_argument']:.1f}) capabilities_compiled={ns['capabilities']:.1f} drain={ns['drain']:.1f}"
     )
-    print(f"overhead python: capabilities/noop={ns['capabilities'] / ns['noop']:.2f} drain/noop={ns['drain'] / ns['noop']:.2f}")
+    print(
+        f"overhead python: capabilities/noop={ns['capabilities'] / ns['noop']:.2f} drain/noop={ns['drain'] / ns['noop']:.2f} "
+        f"noop_ns={ns['noop']:.1f} capabilities_ns={ns['capabilities']:.1f} drain_ns={ns['drain']:.1f}"
+    )
 
 
 if __name__ == "__main__":

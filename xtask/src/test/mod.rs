@@ -38,8 +38,43 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
 }
 
-/// `cargo xtask bench overhead`: each binding's per-call overhead table.
+/// `cargo xtask bench overhead`: per-call cost of `capabilitiesCompiled` and of `drain` on an idle executor in each
+/// binding, against a bare no-op made with the same binding technology and timed in the same run, as one table.
+/// Each language's benchmark prints its own `overhead <language>: ...` line (kept verbatim below the table).
 pub fn overhead() -> Result<(), String> {
-    node::overhead()?;
-    python::overhead()
+    let runs: [(&str, fn() -> Result<String, String>); 3] = [("c", c::overhead), ("node", node::overhead), ("python", python::overhead)];
+    let mut lines = Vec::new();
+    for (language, run) in runs {
+        eprintln!("==> overhead {language}");
+        lines.push((language, run()?));
+    }
+    println!("{}", overhead_table(&lines));
+    Ok(())
+}
+
+/// The table of the benchmarks' result lines (`key=value` pairs after the colon, in any order).
+fn overhead_table(lines: &[(&str, String)]) -> String {
+    let field = |line: &str, key: &str| -> String {
+        line.split_whitespace().find_map(|pair| pair.strip_prefix(key)?.strip_prefix('=').map(str::to_string)).unwrap_or_else(|| "?".into())
+    };
+    let mut out = String::from(
+        "binding overhead: ns per call, best of interleaved rounds; each ratio is against that binding's bare no-op, same run\n",
+    );
+    out.push_str(&format!("{:<8} {:>9} {:>16} {:>8} {:>14} {:>8}\n", "binding", "no-op ns", "capabilities ns", "ratio", "idle drain ns", "ratio"));
+    for (language, line) in lines {
+        out.push_str(&format!(
+            "{:<8} {:>9} {:>16} {:>8} {:>14} {:>8}\n",
+            language,
+            field(line, "noop_ns"),
+            field(line, "capabilities_ns"),
+            field(line, "capabilities/noop"),
+            field(line, "drain_ns"),
+            field(line, "drain/noop"),
+        ));
+    }
+    for (_, line) in lines {
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.trim_end().to_string()
 }

@@ -5,7 +5,7 @@
 //!
 //! `overhead()` is the Node part of `cargo xtask bench overhead`.
 
-use crate::util::{apt_install, have, root, run_in, status};
+use crate::util::{apt_install, have, result_line, root, run_in, status};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -127,12 +127,12 @@ fn tsc() -> Result<PathBuf, String> {
 
 /// `cargo xtask bench overhead`, the Node part: builds and installs the package as the tests do, then runs
 /// bindings/node/bench/overhead.mjs, which prints `overhead node: capabilities/noop=R1 drain/noop=R2`.
-pub fn overhead() -> Result<(), String> {
+pub fn overhead() -> Result<String, String> {
     ensure_node()?;
     let consumer = install_package()?;
     let mut cmd = Command::new("node");
     cmd.arg("bench/overhead.mjs").current_dir(&consumer);
-    status(cmd, "the Node overhead benchmark")
+    result_line(cmd, "the Node overhead benchmark", "overhead node:")
 }
 
 fn write(path: &Path, text: &str) -> Result<(), String> {

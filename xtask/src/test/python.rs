@@ -9,7 +9,7 @@
 //!
 //! `overhead()` is the Python part of `cargo xtask bench overhead`.
 
-use crate::util::{apt_install, have, root, status};
+use crate::util::{apt_install, have, result_line, root, status};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -54,11 +54,11 @@ fn misuse_is_rejected(python: &Path) -> Result<(), String> {
 }
 
 /// `cargo xtask bench overhead` for Python: ns per call of two API calls against the bare pyo3 no-op.
-pub fn overhead() -> Result<(), String> {
+pub fn overhead() -> Result<String, String> {
     let venv = install_wheel()?;
     let mut bench = Command::new(venv.join("bin/python"));
     bench.arg(root().join("bindings/python/bench/overhead.py")).current_dir(root());
-    status(bench, "the Python overhead benchmark")
+    result_line(bench, "the Python overhead benchmark", "overhead python:")
 }
 
 fn ensure_python() -> Result<(), String> {

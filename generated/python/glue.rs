@@ -99,7 +99,7 @@ fn multimem_tier_to_py<'py>(py: Python<'py>, value: uform_core::MultimemTier) ->
 /// Reads a `GpuVendor` (or its number) into `uform_core::GpuVendor`.
 #[allow(dead_code)]
 fn gpu_vendor_from_py(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<uform_core::GpuVendor> {
-    let raw = arg_i32(value, argument)?;
+    let raw = arg_enum_number(value, argument, "GpuVendor")?;
     match raw {
         0 => Ok(uform_core::GpuVendor::Unknown),
         1 => Ok(uform_core::GpuVendor::Nvidia),
@@ -407,7 +407,7 @@ impl Executor {
 /// Reads a `Mood` (or its number) into `uform_core::Mood`.
 #[allow(dead_code)]
 fn mood_from_py(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<uform_core::Mood> {
-    let raw = arg_i32(value, argument)?;
+    let raw = arg_enum_number(value, argument, "Mood")?;
     match raw {
         0 => Ok(uform_core::Mood::Parked),
         1 => Ok(uform_core::Mood::Spinning),

@@ -141,6 +141,19 @@ pub fn arg_i32(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<i32> {
     value.extract().map_err(|_| invalid(value.py(), argument, format!("must fit in 32 bits, got {value}")))
 }
 
+/// A number enum argument: a plain int, or a member of the `uform` enum `name` (an `IntEnum`). A member of another
+/// enum (`GpuVendor.NVIDIA` for a `Mood`) is a `TypeError`, not its number.
+pub fn arg_enum_number(value: &Bound<'_, PyAny>, argument: &str, name: &str) -> PyResult<i32> {
+    if value.is_instance_of::<PyInt>() && !value.is_exact_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>() {
+        let ty = value.get_type();
+        let ours = ty.name().is_ok_and(|n| n.to_string() == name) && ty.module().is_ok_and(|m| m.to_string() == "uform");
+        if !ours {
+            return Err(type_error(argument, &format!("a {name} or an int"), value));
+        }
+    }
+    arg_i32(value, argument)
+}
+
 pub fn arg_f64(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<f64> {
     if value.is_instance_of::<PyBool>() {
         return Err(type_error(argument, "a float", value));

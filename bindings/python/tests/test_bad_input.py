@@ -240,6 +240,8 @@ def rows() -> Iterator[Case]:
     for value in [2, -1, 99, 2**31, -(2**31) - 1, 2**64, 2**1000, -(2**1000)]:
         yield Case(f"drain-mood={short(value)}", lambda w, v=value: w.executor.drain(v), uform.InvalidArgumentError, ("`mood`",))
     yield Case("drain-mood=name", lambda w: w.executor.drain("PARKED"), TypeError, ("`mood`",))
+    # A member of another IntEnum is not taken for its number.
+    yield Case("drain-mood=GpuVendor.NVIDIA", lambda w: w.executor.drain(uform.GpuVendor.NVIDIA), TypeError, ("`mood`", "Mood"))  # type: ignore[arg-type]
 
     # Mesh.bootstrap: the executor is required and must be an Executor.
     yield Case("bootstrap-executor=None", lambda w: Mesh.bootstrap(None), TypeError)  # type: ignore[arg-type]

@@ -10,7 +10,7 @@ fn {{ snake }}_from_py(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<{{ 
         other => Err(invalid(value.py(), argument, format!("must be one of {{ accepted }}, got {other:?}"))),
     }
 {%- else %}
-    let raw = arg_i32(value, argument)?;
+    let raw = arg_enum_number(value, argument, "{{ py_name }}")?;
     match raw {
 {%- for v in variants %}
         {{ v.value }} => Ok({{ core }}::{{ v.rust }}),

@@ -62,8 +62,8 @@ impl Lifecycle {
     }
 
     /// Marks the handle freed. `Ok(true)` the first time, `Ok(false)` when it already was, and an in-use error
-    /// naming `class` and `borrowers` while anything borrows it.
-    pub fn begin_free(&self, class: &str, borrowers: &str) -> Result<bool> {
+    /// naming `class` and its borrowers (`borrower`, one; `borrowers`, several) while anything borrows it.
+    pub fn begin_free(&self, class: &str, (borrower, borrowers): (&str, &str)) -> Result<bool> {
         let mut current = self.state.load(Ordering::Acquire);
         loop {
             if current & FREED != 0 {
@@ -71,10 +71,8 @@ impl Lifecycle {
             }
             let borrows = current / ONE_BORROW;
             if borrows > 0 {
-                return Err(Error::in_use(format!(
-                    "this {class} is still borrowed by {borrows} {borrowers}; free {} first",
-                    if borrows == 1 { "it" } else { "them" }
-                )));
+                let (whom, pronoun) = if borrows == 1 { (borrower, "it") } else { (borrowers, "them") };
+                return Err(Error::in_use(format!("`free` cannot free this {class} yet: {borrows} {whom} still borrow{} it; free {pronoun} first", if borrows == 1 { "s" } else { "" })));
             }
             match self.state.compare_exchange_weak(current, current | FREED, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => return Ok(true),
@@ -112,8 +110,8 @@ mod tests {
     fn free_is_idempotent_and_blocks_calls() {
         let l = Lifecycle::new();
         assert!(l.check("Executor", "drain").is_ok());
-        assert!(l.begin_free("Executor", "meshes").unwrap());
-        assert!(!l.begin_free("Executor", "meshes").unwrap());
+        assert!(l.begin_free("Executor", ("mesh", "meshes")).unwrap());
+        assert!(!l.begin_free("Executor", ("mesh", "meshes")).unwrap());
         assert_eq!(l.check("Executor", "drain").unwrap_err().kind(), ErrorKind::FreedHandle);
     }
 
@@ -121,11 +119,11 @@ mod tests {
     fn borrowed_handles_cannot_be_freed() {
         let l = Arc::new(Lifecycle::new());
         let lease = Lease::take(&l, "Mesh", "borrow").unwrap();
-        let err = l.begin_free("Mesh", "trainers").unwrap_err();
+        let err = l.begin_free("Mesh", ("trainer", "trainers")).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InUse);
-        assert!(err.message().contains("1 trainers"), "{}", err.message());
+        assert_eq!(err.message(), "`free` cannot free this Mesh yet: 1 trainer still borrows it; free it first");
         drop(lease);
-        assert!(l.begin_free("Mesh", "trainers").unwrap());
+        assert!(l.begin_free("Mesh", ("trainer", "trainers")).unwrap());
         assert_eq!(Lease::take(&l, "Mesh", "borrow").unwrap_err().kind(), ErrorKind::FreedHandle);
     }
 }

@@ -390,7 +390,7 @@ impl Executor {
         if self.inner.shared.engine.is_own_thread() && !self.inner.lifecycle.is_freed() {
             return Err(self.own_thread_error("free"));
         }
-        if !self.inner.lifecycle.begin_free("Executor", "meshes")? {
+        if !self.inner.lifecycle.begin_free("Executor", ("mesh", "meshes"))? {
             return Ok(());
         }
         let shared = &self.inner.shared;

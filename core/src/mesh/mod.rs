@@ -182,7 +182,7 @@ impl Mesh {
     /// Leaves the mesh and returns the executor's borrow. A second call does nothing; freeing while a trainer
     /// borrows the mesh is an in-use error. Removing the job directory is the last member's job.
     pub fn free(&self) -> Result<()> {
-        if !self.inner.lifecycle.begin_free("Mesh", "trainers")? {
+        if !self.inner.lifecycle.begin_free("Mesh", ("trainer", "trainers"))? {
             return Ok(());
         }
         self.inner.leave()

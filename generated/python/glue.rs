@@ -325,8 +325,12 @@ impl Mesh {
         slf.clone()
     }
 
-    fn __enter__<'py>(slf: &Bound<'py, Self>) -> Bound<'py, Self> {
-        slf.clone()
+    /// Entering a `with` block on a freed Mesh fails as freed, as a closed file does.
+    fn __enter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+        if slf.get().core.is_freed() {
+            return Err(raise(slf.py(), uform_core::Error::freed("Mesh", "__enter__")));
+        }
+        Ok(slf.clone())
     }
 
     /// Leaving a `with` block frees it, as `free()` does; exceptions propagate.
@@ -392,8 +396,12 @@ impl Executor {
         slf.clone()
     }
 
-    fn __enter__<'py>(slf: &Bound<'py, Self>) -> Bound<'py, Self> {
-        slf.clone()
+    /// Entering a `with` block on a freed Executor fails as freed, as a closed file does.
+    fn __enter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+        if slf.get().core.is_freed() {
+            return Err(raise(slf.py(), uform_core::Error::freed("Executor", "__enter__")));
+        }
+        Ok(slf.clone())
     }
 
     /// Leaving a `with` block frees it, as `free()` does; exceptions propagate.

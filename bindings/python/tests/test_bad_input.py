@@ -329,9 +329,9 @@ def rows() -> Iterator[Case]:
         ("drain(SPINNING)", lambda w: w.freed_executor.drain(mood=Mood.SPINNING), "`drain`"),
         ("bootstrap", lambda w: Mesh.bootstrap(w.freed_executor), "Mesh.bootstrap"),
         ("bootstrap-with-peers", lambda w: Mesh.bootstrap(w.freed_executor, host_domain_count=2, directory=w.directory, job="j", timeout_seconds=1), "Mesh.bootstrap"),
-        ("with-executor-drain", lambda w: w.freed_executor.__enter__().drain(), "`drain`"),
+        ("with-executor", lambda w: w.freed_executor.__enter__(), "`__enter__`"),
         ("describe", lambda w: w.freed_mesh.describe(), "`describe`"),
-        ("with-mesh-describe", lambda w: w.freed_mesh.__enter__().describe(), "`describe`"),
+        ("with-mesh", lambda w: w.freed_mesh.__enter__(), "`__enter__`"),
     ]
     for name, call, method in freed:
         yield Case(f"freed-{name}", call, uform.FreedHandleError, (method, "freed"))

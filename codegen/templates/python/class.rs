@@ -18,8 +18,12 @@ impl {{ name }} {
     }
 {%- if let Some(free) = free %}
 
-    fn __enter__<'py>(slf: &Bound<'py, Self>) -> Bound<'py, Self> {
-        slf.clone()
+    /// Entering a `with` block on a freed {{ py_name }} fails as freed, as a closed file does.
+    fn __enter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+        if slf.get().core.is_freed() {
+            return Err(raise(slf.py(), uform_core::Error::freed("{{ py_name }}", "__enter__")));
+        }
+        Ok(slf.clone())
     }
 
     /// Leaving a `with` block frees it, as `{{ free }}()` does; exceptions propagate.

@@ -385,6 +385,11 @@ impl Executor {
         report
     }
 
+    /// Whether `free` has run: every later call but `free` fails as freed.
+    pub fn is_freed(&self) -> bool {
+        self.inner.lifecycle.is_freed()
+    }
+
     /// Runs every deferred call and joins the threads now; a second `free` does nothing.
     pub fn free(&self) -> Result<()> {
         if self.inner.shared.engine.is_own_thread() && !self.inner.lifecycle.is_freed() {

@@ -181,6 +181,11 @@ impl Mesh {
 
     /// Leaves the mesh and returns the executor's borrow. A second call does nothing; freeing while a trainer
     /// borrows the mesh is an in-use error. Removing the job directory is the last member's job.
+    /// Whether `free` has run: every later call but `free` fails as freed.
+    pub fn is_freed(&self) -> bool {
+        self.inner.lifecycle.is_freed()
+    }
+
     pub fn free(&self) -> Result<()> {
         if !self.inner.lifecycle.begin_free("Mesh", ("trainer", "trainers"))? {
             return Ok(());

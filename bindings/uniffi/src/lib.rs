@@ -6,6 +6,19 @@ uniffi::include_scaffolding!("uform");
 
 include!("../../../generated/uniffi/glue.rs");
 
+/// The Kotlin overhead benchmark's peer (hand-written, not generated, not part of the API): a bare no-op that the
+/// benchmark (`bindings/kotlin/src/bench/`) binds through JNA direct mapping, `Native.register`, exactly as the
+/// uniffi-generated Kotlin binds its functions, so `capabilitiesCompiled()` and `drain()` are measured against the
+/// cost of the call mechanism alone.
+#[no_mangle]
+pub extern "C" fn uform_bench_noop() {}
+
+/// The benchmark's second peer: a no-op that, like every uniffi function, takes a `RustCallStatus` out-parameter
+/// (a JNA `Structure` the Kotlin side writes before and reads back after each call); it separates what the status
+/// costs from what the call costs.
+#[no_mangle]
+pub extern "C" fn uform_bench_noop_status(_status: *mut uniffi::RustCallStatus) {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

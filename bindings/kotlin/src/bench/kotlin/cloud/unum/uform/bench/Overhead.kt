@@ -73,6 +73,8 @@ private class Subject(val name: String, val loop: (n: Int) -> Long) {
 /** How many distinct files named libuform_uniffi.so this process has mapped: the peers must share uniffi's copy. */
 private fun mappedCopies() = File("/proc/self/maps").readLines().filter { it.endsWith("libuform_uniffi.so") }.map { it.substringAfterLast(' ') }.toSet()
 
+private fun rssMb() = File("/proc/self/status").readLines().first { it.startsWith("VmRSS:") }.split(Regex("\\s+"))[1].toLong() / 1024
+
 fun main() {
     val executor = Executor.forRam(ExecutorForRamConfig(threads = 1u))
     executor.drain()
@@ -105,8 +107,10 @@ fun main() {
             "loaded ${copies.single()} instead of the packed $packed: unset LD_LIBRARY_PATH and jna.library.path"
         }
     }
+    val rssBefore = rssMb()
     for (subject in subjects) subject.warmUp()
     repeat(PASSES) { for (subject in subjects) subject.measure() }
+    val rssAfter = rssMb()
     executor.free()
     executor.close()
 
@@ -122,6 +126,12 @@ fun main() {
             "Structure and its nested RustBuffer, %.1f ns JNA's reflective write before and read after the call); " +
             "capabilitiesCompiled %.1f ns; drain %.1f ns")
             .format(Locale.ROOT, noop, status, status - reused, reused - noop, capabilities, drain),
+    )
+    System.err.println(
+        ("kotlin: VmRSS %d MB before, %d MB after the runs: each uniffi call allocates JNA Memory (the RustCallStatus, " +
+            "RustBuffers) that JNA's single Cleaner thread frees later; when the calling thread keeps the CPU busy, " +
+            "that backlog and the collector's work on it are part of the time above")
+            .format(Locale.ROOT, rssBefore, rssAfter),
     )
     System.err.println(
         ("kotlin: where it goes: capabilitiesCompiled() is 2 uniffi calls (the function, returning a RustBuffer by value, then " +

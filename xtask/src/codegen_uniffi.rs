@@ -18,7 +18,7 @@ pub fn bindgen(_root: &Path, outputs: &[Output]) -> Result<Vec<Output>, String> 
     let stem = "uform";
     let mut out = Vec::new();
     for file in generate(&udl.contents, stem, Language::Kotlin)? {
-        out.push(output(Path::new("kotlin").join(&file.path), file.contents));
+        out.push(output(Path::new("kotlin").join(&file.path), guard_lowering(file.contents)?));
     }
     for file in generate(&udl.contents, stem, Language::Swift)? {
         let name = file.path.to_string_lossy().to_string();
@@ -35,6 +35,21 @@ pub fn bindgen(_root: &Path, outputs: &[Output]) -> Result<Vec<Output>, String> 
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
+}
+
+/// uniffi 0.32's Kotlin `lower()` clones an object's handle without the destroyed check every method call makes
+/// (`callWithHandle`), so passing a closed object as an argument (a closed `Executor` to `Mesh.bootstrap`) clones
+/// a freed `Arc` in Rust: a use after free that kills the JVM. Lowering through `callWithHandle` turns it into the
+/// `IllegalStateException` a method call on a closed object throws, and holds the object alive while it is cloned.
+/// (Cloning in `lower()` came with mozilla/uniffi-rs#1797; the check did not.) An upstream change to these lines
+/// fails the generation here rather than silently dropping the guard.
+fn guard_lowering(kotlin: String) -> Result<String, String> {
+    const UNGUARDED: &str = "        return value.uniffiCloneHandle()\n";
+    const GUARDED: &str = "        return value.callWithHandle { it }\n";
+    if kotlin.contains("uniffiCloneHandle") && !kotlin.contains(UNGUARDED) {
+        return Err("uniffi's Kotlin no longer lowers objects with `return value.uniffiCloneHandle()`: review guard_lowering in xtask/src/codegen_uniffi.rs".into());
+    }
+    Ok(kotlin.replace(UNGUARDED, GUARDED))
 }
 
 fn output(path: PathBuf, mut contents: String) -> Output {

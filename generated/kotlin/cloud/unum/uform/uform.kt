@@ -1504,7 +1504,7 @@ open class Executor: Disposable, AutoCloseable, ExecutorInterface
  */
 public object FfiConverterTypeExecutor: FfiConverter<Executor, Long> {
     override fun lower(value: Executor): Long {
-        return value.uniffiCloneHandle()
+        return value.callWithHandle { it }
     }
 
     override fun lift(value: Long): Executor {
@@ -1816,7 +1816,7 @@ open class Mesh: Disposable, AutoCloseable, MeshInterface
  */
 public object FfiConverterTypeMesh: FfiConverter<Mesh, Long> {
     override fun lower(value: Mesh): Long {
-        return value.uniffiCloneHandle()
+        return value.callWithHandle { it }
     }
 
     override fun lift(value: Long): Mesh {

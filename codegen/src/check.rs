@@ -604,6 +604,13 @@ pub fn check(file: &RawFile) -> Result<Api, Vec<Diagnostic>> {
     if file.package.value != "uform" {
         c.problem(&file.package.referenced, "", format!("package `{}` must be `uform`: every C name starts with `{PREFIX}`", file.package.value));
     }
+    if !is_pascal(&file.title.value) {
+        c.problem(
+            &file.title.referenced,
+            "",
+            format!("title `{}` must be one PascalCase word: it names the reference pages, docs/<language>/<title>.md", file.title.value),
+        );
+    }
     let doc = c.doc(file.doc.as_ref(), &file.package.referenced, "package", &empty, true);
     let intro = c.doc(file.intro.as_ref(), &file.package.referenced, "package", &empty, false);
 

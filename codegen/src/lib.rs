@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod diagnostics;
+pub mod fuzz;
 pub mod lang;
 pub mod model;
 mod raw;
@@ -41,11 +42,31 @@ pub fn load_str(text: &str, file: &str) -> Result<model::Api, Diagnostics> {
     check::check(&raw).map_err(diagnostics)
 }
 
+/// Loads and checks IDL bytes, as read from a file. Bytes that are not UTF-8 are one diagnostic at the first bad
+/// byte. Never panics, whatever the input.
+pub fn load_bytes(bytes: &[u8], file: &str) -> Result<model::Api, Diagnostics> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => load_str(text, file),
+        Err(e) => {
+            let good = &bytes[..e.valid_up_to()];
+            let line_start = good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            // The prefix is valid UTF-8, so its lines and columns count characters as the YAML parser does.
+            let line = good.iter().filter(|&&b| b == b'\n').count() as u32 + 1;
+            let column = String::from_utf8_lossy(&good[line_start..]).chars().count() as u32 + 1;
+            let bad = bytes[e.valid_up_to()];
+            Err(Diagnostics {
+                file: file.to_string(),
+                problems: vec![Diagnostic { line, column, item: String::new(), message: format!("not UTF-8: invalid byte sequence starting with 0x{bad:02x}; save the file as UTF-8") }],
+            })
+        }
+    }
+}
+
 /// Loads and checks the IDL file at `path`.
 pub fn load(path: &Path) -> Result<model::Api, Diagnostics> {
     let file = path.display().to_string();
-    match std::fs::read_to_string(path) {
-        Ok(text) => load_str(&text, &file),
+    match std::fs::read(path) {
+        Ok(bytes) => load_bytes(&bytes, &file),
         Err(e) => Err(Diagnostics {
             file,
             problems: vec![Diagnostic { line: 0, column: 0, item: String::new(), message: format!("cannot read: {e}") }],

@@ -1,6 +1,6 @@
 //! A table of broken IDL inputs: each must give its specific message at its position, and never a panic.
 
-use uform_codegen::load_str;
+use uform_codegen::{load_bytes, load_str};
 
 /// A small valid IDL that each case breaks in one place.
 const BASE: &str = r#"package: uform
@@ -176,6 +176,18 @@ fn every_problem_is_reported_at_once() {
     let text = broken("type: u32", "type: u33").replace("c: uform_mood_t", "c: mood").replace("    doc: A pool.\n", "");
     let d = load_str(&text, "base.yaml").unwrap_err();
     assert_eq!(d.problems.len(), 3, "{d}");
+}
+
+#[test]
+fn bytes_that_are_not_utf8_get_their_position() {
+    let mut bytes = BASE.replacen("title: Executors", "title: Ex\u{e9}cutors", 1).into_bytes();
+    let at = bytes.iter().position(|&b| b == 0xc3).unwrap();
+    bytes[at + 1] = 0xff;
+    let d = load_bytes(&bytes, "base.yaml").unwrap_err();
+    assert_eq!(d.to_string(), "base.yaml:3:10: not UTF-8: invalid byte sequence starting with 0xc3; save the file as UTF-8\n1 problem in base.yaml");
+    let d = load_bytes(b"package: uform\n\xff", "base.yaml").unwrap_err();
+    assert!(d.to_string().starts_with("base.yaml:2:1: not UTF-8: invalid byte sequence starting with 0xff"), "{d}");
+    assert!(load_bytes(BASE.as_bytes(), "base.yaml").is_ok());
 }
 
 #[test]

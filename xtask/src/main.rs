@@ -1,9 +1,10 @@
 //! `cargo xtask …`: the project's commands. `codegen` regenerates `generated/` from `idl/uform.yaml`;
 //! `test` runs every test in every language (installing what it needs); `bench` runs the benchmarks;
-//! `install` installs the C library.
+//! `install` installs the C library; `fuzz` fuzzes the IDL loader.
 
 mod codegen;
 mod codegen_uniffi;
+mod fuzz;
 mod install;
 mod test;
 mod util;
@@ -14,6 +15,7 @@ const USAGE: &str = "usage: cargo xtask <command>
   codegen [--check]          regenerate generated/ from idl/uform.yaml; --check names every stale file
   test [LANGUAGE...]         run the tests: rust, c, node, python, kotlin, swift (default: all)
   bench <dispatch|mesh|overhead>   run a benchmark side by side with its peers
+  fuzz [--seconds N] [--stable] [--merge]   fuzz the IDL loader (fuzz/README.md)
   install --prefix DIR       install uform.h, libuform.{so,a}, uform.pc and the CMake package config";
 
 fn main() -> ExitCode {
@@ -23,6 +25,7 @@ fn main() -> ExitCode {
         Some("test") => test::run(&args[1..]),
         Some("bench") => bench(&args[1..]),
         Some("install") => install::run(&args[1..]),
+        Some("fuzz") => fuzz::run(&args[1..]),
         _ => Err(USAGE.to_string()),
     };
     match result {

@@ -61,6 +61,9 @@ impl Checker {
     }
 
     fn parse_doc(&mut self, text: &str, loc: &Location, item: &str, scope: &Scope) -> Doc {
+        if text.contains("*/") {
+            self.problem(loc, item, "doc text contains `*/`, which would end the /** */ comments of C, TypeScript, Kotlin and Swift early");
+        }
         let mut segments = Vec::new();
         let mut rest = text.trim();
         while let Some(start) = rest.find("[[") {
@@ -603,6 +606,16 @@ pub fn check(file: &RawFile) -> Result<Api, Vec<Diagnostic>> {
     let empty = Scope { members: &[] };
     if file.package.value != "uform" {
         c.problem(&file.package.referenced, "", format!("package `{}` must be `uform`: every C name starts with `{PREFIX}`", file.package.value));
+    }
+    let version = &file.version.value;
+    let version_ok = version.starts_with(|c: char| c.is_ascii_digit())
+        && version.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'));
+    if !version_ok {
+        c.problem(
+            &file.version.referenced,
+            "",
+            format!("version `{version}` must be a version number like 1.2.3 (digits, letters, `.`, `-`, `+`): it is written into C, Python and package files"),
+        );
     }
     if !is_pascal(&file.title.value) {
         c.problem(

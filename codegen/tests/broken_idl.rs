@@ -151,6 +151,8 @@ fn every_broken_input_gets_its_message_and_position() {
             broken("        c: uform_pool_free\n", "        c: uform_pool_free\n        constant: true\n"),
             "Pool.free: `constant` needs a function with no parameters that returns a value and does not block",
         ),
+        ("doc text that ends a block comment", broken("doc: A pool.", "doc: A pool */ int x; /*"), "Pool: doc text contains `*/`"),
+        ("version with a quote", broken("version: 0.1.0", "version: 0.1\"x"), "version `0.1\"x` must be a version number like 1.2.3"),
         ("unknown language in only", broken("    throws: false", "    throws: false\n    only: [cobol]"), "version: `only` names unknown language `cobol`"),
     ];
     assert!(cases.len() >= 15);

@@ -298,26 +298,11 @@ fn handles(k: &Class) -> String {
     format!("{}_HANDLES", k.name.screaming())
 }
 
-/// The raw napi callback of a free function (napi-rs's own conversion costs ~100 ns a call once a function takes
-/// an argument or the `Env`); registered under the function's JavaScript name.
-fn raw_function(ts: &Ts, g: &Glue, c: &Callable) -> String {
-    let name = format!("fn_{}", c.name.snake());
-    let mut body = read_params(ts, g, c, &|i, _| format!("args.get({i})"));
-    let guarded = core_call(g, None, c, "");
-    match &c.returns {
-        None => {
-            body.push(format!("{guarded}?;"));
-            body.push("Ok(None)".into());
-        }
-        Some(_) => {
-            body.push(format!("let value = {guarded}?;"));
-            body.push(format!("Ok(Some({}))", write_result(g, c, "args.env()")));
-        }
-    }
+/// A raw napi callback around `body`, which reads its first `arguments` arguments from `args` and returns
+/// `Result<Option<napi_value>>`: the one shape of every function in the glue's `FAST` list.
+fn raw_callback(doc: &str, name: &str, arguments: usize, body: Vec<String>) -> String {
     let mut out = format!(
-        "/// `{}()`.\nunsafe extern \"C\" fn {name}(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {{\n    unsafe {{\n        raw_call::<{}>(env, info, |args| {{\n",
-        ts.function(&c.name),
-        c.params.len()
+        "/// {doc}\nunsafe extern \"C\" fn {name}(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {{\n    unsafe {{\n        raw_call::<{arguments}>(env, info, |args| {{\n"
     );
     for line in body {
         out.push_str(&format!("            {line}\n"));
@@ -326,15 +311,8 @@ fn raw_function(ts: &Ts, g: &Glue, c: &Callable) -> String {
     out
 }
 
-/// The raw napi callback behind an instance method, taking the handle number and then the method's arguments.
-fn fast(ts: &Ts, g: &Glue, k: &Class, c: &Callable) -> String {
-    let name = format!("fast_{}_{}", k.name.snake(), c.name.snake());
-    let mut body = vec![
-        "let handle = required::<u32>(args.get(0), \"handle\")?;".to_string(),
-        format!("let inner = {}.get(handle, {:?}, {:?})?;", handles(k), ts.type_name(&k.name), ts.member(&c.name)),
-    ];
-    body.extend(read_params(ts, g, c, &|i, _| format!("args.get({})", i + 1)));
-    let guarded = core_call(g, Some(k), c, "inner");
+/// The last lines of a raw callback: run the guarded core call and hand back its result, if any.
+fn finish_raw(body: &mut Vec<String>, g: &Glue, c: &Callable, guarded: &str) {
     match &c.returns {
         None => {
             body.push(format!("{guarded}?;"));
@@ -345,18 +323,26 @@ fn fast(ts: &Ts, g: &Glue, k: &Class, c: &Callable) -> String {
             body.push(format!("Ok(Some({}))", write_result(g, c, "args.env()")));
         }
     }
-    let mut out = format!(
-        "/// `{}.{}` for the wrapper: `{}(handle, …)`.\nunsafe extern \"C\" fn {name}(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {{\n    unsafe {{\n        raw_call::<{}>(env, info, |args| {{\n",
-        k.compiled.pascal(),
-        ts.member(&c.name),
-        ts.fast_function(&k.name, &c.name),
-        c.params.len() + 1
-    );
-    for line in body {
-        out.push_str(&format!("            {line}\n"));
-    }
-    out.push_str("        })\n    }\n}");
-    out
+}
+
+/// The raw napi callback of a free function (napi-rs's own conversion costs ~100 ns a call once a function takes
+/// an argument or the `Env`); registered under the function's JavaScript name.
+fn raw_function(ts: &Ts, g: &Glue, c: &Callable) -> String {
+    let mut body = read_params(ts, g, c, &|i, _| format!("args.get({i})"));
+    finish_raw(&mut body, g, c, &core_call(g, None, c, ""));
+    raw_callback(&format!("`{}()`.", ts.function(&c.name)), &format!("fn_{}", c.name.snake()), c.params.len(), body)
+}
+
+/// The raw napi callback behind an instance method, taking the handle number and then the method's arguments.
+fn fast(ts: &Ts, g: &Glue, k: &Class, c: &Callable) -> String {
+    let mut body = vec![
+        "let handle = required::<u32>(args.get(0), \"handle\")?;".to_string(),
+        format!("let inner = {}.get(handle, {:?}, {:?})?;", handles(k), ts.type_name(&k.name), ts.member(&c.name)),
+    ];
+    body.extend(read_params(ts, g, c, &|i, _| format!("args.get({})", i + 1)));
+    finish_raw(&mut body, g, c, &core_call(g, Some(k), c, "inner"));
+    let doc = format!("`{}.{}` for the wrapper: `{}(handle, …)`.", k.compiled.pascal(), ts.member(&c.name), ts.fast_function(&k.name, &c.name));
+    raw_callback(&doc, &format!("fast_{}_{}", k.name.snake(), c.name.snake()), c.params.len() + 1, body)
 }
 
 /// The raw napi callbacks behind the wrapper's quiet checks (see `Quiet` in the formatter): the class's word, once
@@ -366,14 +352,7 @@ fn quiet_functions(ts: &Ts, g: &Glue, api: &Api, k: &Class) -> Vec<(String, Stri
         k.members.iter().filter_map(|m| Some((m, ts.quiet_of(api, k, m)?))).collect();
     let Some((_, first)) = plans.first() else { return Vec::new() };
     let raw = |js: &str, rust: &str, doc: String, arguments: usize, body: Vec<String>| {
-        let mut out = format!(
-            "/// {doc}\nunsafe extern \"C\" fn {rust}(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {{\n    unsafe {{\n        raw_call::<{arguments}>(env, info, |args| {{\n"
-        );
-        for line in body {
-            out.push_str(&format!("            {line}\n"));
-        }
-        out.push_str("        })\n    }\n}");
-        (js.to_string(), rust.to_string(), out)
+        (js.to_string(), rust.to_string(), raw_callback(&doc, rust, arguments, body))
     };
     let class = ts.type_name(&k.name);
     let mut out = vec![raw(

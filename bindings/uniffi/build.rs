@@ -5,5 +5,6 @@ fn main() {
     let udl = "../../generated/uniffi/uform.udl";
     println!("cargo:rerun-if-changed={udl}");
     println!("cargo:rerun-if-changed=../../generated/uniffi/glue.rs");
-    uniffi::generate_scaffolding_for_crate(udl, "uform_uniffi").expect("uniffi scaffolding from generated/uniffi/uform.udl");
+    uniffi::generate_scaffolding_for_crate(udl, "uform_uniffi")
+        .expect("uniffi scaffolding from generated/uniffi/uform.udl");
 }

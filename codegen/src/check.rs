@@ -62,7 +62,11 @@ impl Checker {
 
     fn parse_doc(&mut self, text: &str, loc: &Location, item: &str, scope: &Scope) -> Doc {
         if text.contains("*/") {
-            self.problem(loc, item, "doc text contains `*/`, which would end the /** */ comments of C, TypeScript, Kotlin and Swift early");
+            self.problem(
+                loc,
+                item,
+                "doc text contains `*/`, which would end the /** */ comments of C, TypeScript, Kotlin and Swift early",
+            );
         }
         let mut segments = Vec::new();
         let mut rest = text.trim();
@@ -96,7 +100,11 @@ impl Checker {
                 return None;
             };
             if !members.contains(method) {
-                self.problem(loc, item, format!("doc references `{target}`, but class `{class}` has no member `{method}`"));
+                self.problem(
+                    loc,
+                    item,
+                    format!("doc references `{target}`, but class `{class}` has no member `{method}`"),
+                );
                 return None;
             }
             return Some(Reference::Method { class: Name::parse(class), method: Name::parse(method) });
@@ -107,7 +115,10 @@ impl Checker {
         if self.declared.functions.contains(target) {
             return Some(Reference::Function(Name::parse(target)));
         }
-        if self.declared.records.contains(target) || self.declared.enums.contains_key(target) || self.declared.classes.contains_key(target) {
+        if self.declared.records.contains(target)
+            || self.declared.enums.contains_key(target)
+            || self.declared.classes.contains_key(target)
+        {
             return Some(Reference::Type(Name::parse(target)));
         }
         self.problem(loc, item, format!("doc references unknown `[[{target}]]`"));
@@ -142,7 +153,10 @@ impl Checker {
                 self.problem(
                     &raw.referenced,
                     item,
-                    format!("unknown type `{text}`; use a builtin ({}), `list<T>`, or a declared record, enum or class", BUILTINS.join(", ")),
+                    format!(
+                        "unknown type `{text}`; use a builtin ({}), `list<T>`, or a declared record, enum or class",
+                        BUILTINS.join(", ")
+                    ),
                 );
                 return None;
             }
@@ -151,7 +165,11 @@ impl Checker {
 
     fn literal(&mut self, raw: &S<RawLiteral>, ty: &Type, item: &str) -> Option<Literal> {
         let bad = |this: &mut Checker, why: String| {
-            this.problem(&raw.referenced, item, format!("default {} does not fit type {}: {why}", show(&raw.value), show_type(ty)));
+            this.problem(
+                &raw.referenced,
+                item,
+                format!("default {} does not fit type {}: {why}", show(&raw.value), show_type(ty)),
+            );
             None
         };
         let value = match &raw.value {
@@ -254,7 +272,12 @@ impl Checker {
     fn record(&mut self, item: &RawItem, name: &S<String>) -> Record {
         let id = name.value.clone();
         self.unexpected(
-            &[("values", item.values.is_some()), ("members", item.members.is_some()), ("params", item.params.is_some()), ("returns", item.returns.is_some())],
+            &[
+                ("values", item.values.is_some()),
+                ("members", item.members.is_some()),
+                ("params", item.params.is_some()),
+                ("returns", item.returns.is_some()),
+            ],
             &name.referenced,
             &id,
             "a record",
@@ -268,11 +291,16 @@ impl Checker {
                 Direction::Output
             }
             None => {
-                self.problem(&name.referenced, &id, "has no `direction`; say `input` (passed in) or `output` (returned)");
+                self.problem(
+                    &name.referenced,
+                    &id,
+                    "has no `direction`; say `input` (passed in) or `output` (returned)",
+                );
                 Direction::Output
             }
         };
-        let c_name = self.c_name(item.c.as_ref(), &format!("{PREFIX}{}_t", Name::parse(&id).snake()), &name.referenced, &id);
+        let c_name =
+            self.c_name(item.c.as_ref(), &format!("{PREFIX}{}_t", Name::parse(&id).snake()), &name.referenced, &id);
         let field_names: Vec<String> = item.fields.iter().flatten().map(|f| f.name.value.clone()).collect();
         let scope = Scope { members: &field_names };
         let doc = self.doc(item.doc.as_ref(), &name.referenced, &id, &Scope { members: &[] }, true);
@@ -303,7 +331,11 @@ impl Checker {
             let default = match (&f.default, &ty) {
                 (Some(d), Some(t)) => {
                     if !optional {
-                        self.problem(&d.referenced, &fid, "a default needs `optional: true`: it is what an absent value derives");
+                        self.problem(
+                            &d.referenced,
+                            &fid,
+                            "a default needs `optional: true`: it is what an absent value derives",
+                        );
                     }
                     self.literal(d, t, &fid)
                 }
@@ -320,12 +352,18 @@ impl Checker {
     fn enumeration(&mut self, item: &RawItem, name: &S<String>) -> Enum {
         let id = name.value.clone();
         self.unexpected(
-            &[("fields", item.fields.is_some()), ("members", item.members.is_some()), ("params", item.params.is_some()), ("direction", item.direction.is_some())],
+            &[
+                ("fields", item.fields.is_some()),
+                ("members", item.members.is_some()),
+                ("params", item.params.is_some()),
+                ("direction", item.direction.is_some()),
+            ],
             &name.referenced,
             &id,
             "an enum",
         );
-        let c_name = self.c_name(item.c.as_ref(), &format!("{PREFIX}{}_t", Name::parse(&id).snake()), &name.referenced, &id);
+        let c_name =
+            self.c_name(item.c.as_ref(), &format!("{PREFIX}{}_t", Name::parse(&id).snake()), &name.referenced, &id);
         let doc = self.doc(item.doc.as_ref(), &name.referenced, &id, &Scope { members: &[] }, true);
         let mut variants = Vec::new();
         let mut names = BTreeSet::new();
@@ -350,7 +388,11 @@ impl Checker {
                 RawLiteral::Integer(n) if *n >= i32::MIN as i64 && *n <= i32::MAX as i64 => EnumValue::Number(*n),
                 RawLiteral::String(s) if !s.is_empty() => EnumValue::String(s.clone()),
                 other => {
-                    self.problem(&v.value.referenced, &vid, format!("value {} is neither a 32-bit integer nor a non-empty string", show(other)));
+                    self.problem(
+                        &v.value.referenced,
+                        &vid,
+                        format!("value {} is neither a 32-bit integer nor a non-empty string", show(other)),
+                    );
                     continue;
                 }
             };
@@ -414,8 +456,16 @@ impl Checker {
             if p.default.is_some() {
                 defaulted = true;
             } else if defaulted {
-                let loc = params.into_iter().flatten().find(|r| Name::parse(&r.name.value) == p.name).map(|r| r.name.referenced);
-                self.problem(&loc.unwrap_or(name.referenced), id, format!("parameter `{}` without a default follows one with a default", p.name.snake()));
+                let loc = params
+                    .into_iter()
+                    .flatten()
+                    .find(|r| Name::parse(&r.name.value) == p.name)
+                    .map(|r| r.name.referenced);
+                self.problem(
+                    &loc.unwrap_or(name.referenced),
+                    id,
+                    format!("parameter `{}` without a default follows one with a default", p.name.snake()),
+                );
             }
         }
         let returns_ty = returns.and_then(|r| self.ty(r, id));
@@ -429,7 +479,14 @@ impl Checker {
                 .filter_map(|l| {
                     let lang = Language::parse(&l.value);
                     if lang.is_none() {
-                        self.problem(&l.referenced, id, format!("`only` names unknown language `{}` (c, typescript, python, kotlin, swift)", l.value));
+                        self.problem(
+                            &l.referenced,
+                            id,
+                            format!(
+                                "`only` names unknown language `{}` (c, typescript, python, kotlin, swift)",
+                                l.value
+                            ),
+                        );
                     }
                     lang
                 })
@@ -451,12 +508,24 @@ impl Checker {
         };
         if let Some(flag) = try_first.filter(|f| f.value) {
             if !callable.blocking {
-                self.problem(&flag.referenced, id, "`try_first` needs `blocking: true`: it names a non-blocking attempt made before blocking");
+                self.problem(
+                    &flag.referenced,
+                    id,
+                    "`try_first` needs `blocking: true`: it names a non-blocking attempt made before blocking",
+                );
             }
         }
         if let Some(flag) = constant.filter(|f| f.value) {
-            if kind != CallableKind::Function || !callable.params.is_empty() || callable.returns.is_none() || callable.blocking {
-                self.problem(&flag.referenced, id, "`constant` needs a function with no parameters that returns a value and does not block");
+            if kind != CallableKind::Function
+                || !callable.params.is_empty()
+                || callable.returns.is_none()
+                || callable.blocking
+            {
+                self.problem(
+                    &flag.referenced,
+                    id,
+                    "`constant` needs a function with no parameters that returns a value and does not block",
+                );
             }
         }
         callable
@@ -465,7 +534,12 @@ impl Checker {
     fn class(&mut self, item: &RawItem, name: &S<String>) -> Class {
         let id = name.value.clone();
         self.unexpected(
-            &[("fields", item.fields.is_some()), ("values", item.values.is_some()), ("params", item.params.is_some()), ("returns", item.returns.is_some())],
+            &[
+                ("fields", item.fields.is_some()),
+                ("values", item.values.is_some()),
+                ("params", item.params.is_some()),
+                ("returns", item.returns.is_some()),
+            ],
             &name.referenced,
             &id,
             "a class",
@@ -477,7 +551,11 @@ impl Checker {
         let details = self.doc(item.details.as_ref(), &name.referenced, &id, &empty, false);
         let thread_safety = self.doc(item.thread_safety.as_ref(), &name.referenced, &id, &empty, false);
         if item.thread_safety.is_none() {
-            self.problem(&name.referenced, &id, "has no `thread_safety`; say whether its methods may be called from several threads");
+            self.problem(
+                &name.referenced,
+                &id,
+                "has no `thread_safety`; say whether its methods may be called from several threads",
+            );
         }
         let compiled = match &item.compiled {
             Some(c) => Name::parse(&c.value),
@@ -486,7 +564,8 @@ impl Checker {
                 Name::parse(&format!("Compiled{id}"))
             }
         };
-        let compiled_doc = self.doc(item.compiled_doc.as_ref(), &name.referenced, &format!("{id}.compiled"), &empty, true);
+        let compiled_doc =
+            self.doc(item.compiled_doc.as_ref(), &name.referenced, &format!("{id}.compiled"), &empty, true);
         let mut members = Vec::new();
         let mut seen = BTreeSet::new();
         let mut frees = 0;
@@ -519,7 +598,12 @@ impl Checker {
                 m.params.as_ref(),
                 m.returns.as_ref(),
                 m.returns_optional.as_ref(),
-                Flags { throws: m.throws.as_ref(), blocking: m.blocking.as_ref(), try_first: m.try_first.as_ref(), constant: m.constant.as_ref() },
+                Flags {
+                    throws: m.throws.as_ref(),
+                    blocking: m.blocking.as_ref(),
+                    try_first: m.try_first.as_ref(),
+                    constant: m.constant.as_ref(),
+                },
                 m.only.as_ref(),
             );
             if kind == CallableKind::Constructor {
@@ -539,7 +623,12 @@ impl Checker {
     fn function(&mut self, item: &RawItem, name: &S<String>) -> Callable {
         let id = name.value.clone();
         self.unexpected(
-            &[("fields", item.fields.is_some()), ("values", item.values.is_some()), ("members", item.members.is_some()), ("direction", item.direction.is_some())],
+            &[
+                ("fields", item.fields.is_some()),
+                ("values", item.values.is_some()),
+                ("members", item.members.is_some()),
+                ("direction", item.direction.is_some()),
+            ],
             &name.referenced,
             &id,
             "a function",
@@ -555,7 +644,12 @@ impl Checker {
             item.params.as_ref(),
             item.returns.as_ref(),
             item.returns_optional.as_ref(),
-            Flags { throws: item.throws.as_ref(), blocking: item.blocking.as_ref(), try_first: item.try_first.as_ref(), constant: item.constant.as_ref() },
+            Flags {
+                throws: item.throws.as_ref(),
+                blocking: item.blocking.as_ref(),
+                try_first: item.try_first.as_ref(),
+                constant: item.constant.as_ref(),
+            },
             item.only.as_ref(),
         )
     }
@@ -605,7 +699,11 @@ pub fn check(file: &RawFile) -> Result<Api, Vec<Diagnostic>> {
     c.declare(file);
     let empty = Scope { members: &[] };
     if file.package.value != "uform" {
-        c.problem(&file.package.referenced, "", format!("package `{}` must be `uform`: every C name starts with `{PREFIX}`", file.package.value));
+        c.problem(
+            &file.package.referenced,
+            "",
+            format!("package `{}` must be `uform`: every C name starts with `{PREFIX}`", file.package.value),
+        );
     }
     let version = &file.version.value;
     let version_ok = version.starts_with(|c: char| c.is_ascii_digit())
@@ -621,7 +719,10 @@ pub fn check(file: &RawFile) -> Result<Api, Vec<Diagnostic>> {
         c.problem(
             &file.title.referenced,
             "",
-            format!("title `{}` must be one PascalCase word: it names the reference pages, docs/<language>/<title>.md", file.title.value),
+            format!(
+                "title `{}` must be one PascalCase word: it names the reference pages, docs/<language>/<title>.md",
+                file.title.value
+            ),
         );
     }
     let doc = c.doc(file.doc.as_ref(), &file.package.referenced, "package", &empty, true);
@@ -668,7 +769,11 @@ pub fn check(file: &RawFile) -> Result<Api, Vec<Diagnostic>> {
                 continue;
             }
             [(_, first), ..] => {
-                c.problem(&first.referenced, &first.value, "an item is named by exactly one of `record`, `enum`, `class`, `function`");
+                c.problem(
+                    &first.referenced,
+                    &first.value,
+                    "an item is named by exactly one of `record`, `enum`, `class`, `function`",
+                );
                 continue;
             }
         };
@@ -697,7 +802,12 @@ pub fn check(file: &RawFile) -> Result<Api, Vec<Diagnostic>> {
         }
         for n in names {
             if let Some(first) = c_names.insert(n.clone(), item.name().pascal()) {
-                c.problems.push(Diagnostic { line: 0, column: 0, item: item.name().pascal(), message: format!("C name `{n}` is also used by `{first}`") });
+                c.problems.push(Diagnostic {
+                    line: 0,
+                    column: 0,
+                    item: item.name().pascal(),
+                    message: format!("C name `{n}` is also used by `{first}`"),
+                });
             }
         }
     }

@@ -25,7 +25,10 @@ pub fn fuzz_one(data: &[u8]) -> Outcome {
     match std::str::from_utf8(data) {
         Ok(_) => outcome,
         Err(_) => {
-            assert!(matches!(outcome, Outcome::Rejected { problems: 1 }), "bytes that are not UTF-8 were not rejected: {outcome:?}");
+            assert!(
+                matches!(outcome, Outcome::Rejected { problems: 1 }),
+                "bytes that are not UTF-8 were not rejected: {outcome:?}"
+            );
             run_bytes(String::from_utf8_lossy(data).as_bytes())
         }
     }

@@ -56,7 +56,14 @@ pub fn load_bytes(bytes: &[u8], file: &str) -> Result<model::Api, Diagnostics> {
             let bad = bytes[e.valid_up_to()];
             Err(Diagnostics {
                 file: file.to_string(),
-                problems: vec![Diagnostic { line, column, item: String::new(), message: format!("not UTF-8: invalid byte sequence starting with 0x{bad:02x}; save the file as UTF-8") }],
+                problems: vec![Diagnostic {
+                    line,
+                    column,
+                    item: String::new(),
+                    message: format!(
+                        "not UTF-8: invalid byte sequence starting with 0x{bad:02x}; save the file as UTF-8"
+                    ),
+                }],
             })
         }
     }
@@ -69,7 +76,12 @@ pub fn load(path: &Path) -> Result<model::Api, Diagnostics> {
         Ok(bytes) => load_bytes(&bytes, &file),
         Err(e) => Err(Diagnostics {
             file,
-            problems: vec![Diagnostic { line: 0, column: 0, item: String::new(), message: format!("cannot read: {e}") }],
+            problems: vec![Diagnostic {
+                line: 0,
+                column: 0,
+                item: String::new(),
+                message: format!("cannot read: {e}"),
+            }],
         }),
     }
 }

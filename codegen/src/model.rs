@@ -151,7 +151,10 @@ pub enum Reference {
     Member(Name),
     Type(Name),
     Function(Name),
-    Method { class: Name, method: Name },
+    Method {
+        class: Name,
+        method: Name,
+    },
 }
 
 impl Doc {

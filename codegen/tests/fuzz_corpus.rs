@@ -123,10 +123,18 @@ fn report(kind: &str, failure: &Failure, data: &[u8], context: &str, from: Optio
         None => std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&file, data)).map(|_| file.clone()),
     };
     let saved = match written {
-        Ok(file) => format!("in {}\nreplay: UFORM_FUZZ_REPLAY={} cargo test -p uform-codegen --test fuzz_corpus", file.display(), file.display()),
+        Ok(file) => format!(
+            "in {}\nreplay: UFORM_FUZZ_REPLAY={} cargo test -p uform-codegen --test fuzz_corpus",
+            file.display(),
+            file.display()
+        ),
         Err(e) => format!("could not save it to {}: {e}", file.display()),
     };
-    let shown = if data.len() <= 4096 { format!("{:?}", String::from_utf8_lossy(data)) } else { format!("({} bytes)", data.len()) };
+    let shown = if data.len() <= 4096 {
+        format!("{:?}", String::from_utf8_lossy(data))
+    } else {
+        format!("({} bytes)", data.len())
+    };
     format!("the pipeline {why}\n{context}\n{saved}\ninput: {shown}")
 }
 
@@ -152,7 +160,10 @@ fn read_inputs(path: &Path) -> Vec<(PathBuf, Vec<u8>)> {
         vec![path.to_path_buf()]
     };
     files.sort();
-    files.into_iter().map(|p| (p.clone(), std::fs::read(&p).unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display())))).collect()
+    files
+        .into_iter()
+        .map(|p| (p.clone(), std::fs::read(&p).unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display()))))
+        .collect()
 }
 
 /// The entries of a libFuzzer dictionary: `"value"` or `name="value"` lines with `\\`, `\"` and `\xNN` escapes.
@@ -173,7 +184,8 @@ fn read_dictionary(path: &Path) -> Vec<Vec<u8>> {
             match (body[i], body.get(i + 1)) {
                 (b'\\', Some(b'x')) => {
                     let hex = std::str::from_utf8(&body[i + 2..(i + 4).min(body.len())]).unwrap_or("");
-                    let byte = u8::from_str_radix(hex, 16).unwrap_or_else(|_| panic!("{}:{}: bad \\x escape", path.display(), n + 1));
+                    let byte = u8::from_str_radix(hex, 16)
+                        .unwrap_or_else(|_| panic!("{}:{}: bad \\x escape", path.display(), n + 1));
                     value.push(byte);
                     i += 4;
                 }
@@ -342,7 +354,9 @@ fn mutate(rng: &mut Rng, data: &mut Vec<u8>, pool: &[Vec<u8>], dictionary: &[Vec
 fn the_dictionary_parses() {
     let entries = read_dictionary(&root().join("fuzz/idl.dict"));
     assert!(entries.len() > 50, "{} entries", entries.len());
-    assert!(entries.contains(&b"\n  - ".to_vec()) && entries.contains(&vec![0xff]) && entries.contains(&b"\"".to_vec()));
+    assert!(
+        entries.contains(&b"\n  - ".to_vec()) && entries.contains(&vec![0xff]) && entries.contains(&b"\"".to_vec())
+    );
 }
 
 #[test]
@@ -382,7 +396,9 @@ fn the_corpus_replays_clean() {
         match result {
             Ok(Outcome::Rendered { .. }) => rendered += 1,
             Ok(Outcome::Rejected { .. }) => {}
-            Err(failure) => panic!("{}", report("replay", &failure, data, &format!("replaying {}", path.display()), Some(path))),
+            Err(failure) => {
+                panic!("{}", report("replay", &failure, data, &format!("replaying {}", path.display()), Some(path)))
+            }
         }
     }
     eprintln!(
@@ -402,7 +418,10 @@ fn mutated_corpus_inputs_run_clean() {
     if seconds == 0 || std::env::var_os("UFORM_FUZZ_REPLAY").is_some() {
         return;
     }
-    let seed = env_u64("UFORM_FUZZ_SEED", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64) | 1;
+    let seed = env_u64(
+        "UFORM_FUZZ_SEED",
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64,
+    ) | 1;
     let mut pool: Vec<Vec<u8>> = read_inputs(&corpus_dir()).into_iter().map(|(_, d)| d).collect();
     pool.push(std::fs::read(root().join("idl/uform.yaml")).unwrap());
     let seeds = pool.len();
@@ -431,7 +450,8 @@ fn mutated_corpus_inputs_run_clean() {
             }
             Ok(Outcome::Rejected { .. }) => {}
             Err(failure) => {
-                let context = format!("mutation run: seed {seed} (UFORM_FUZZ_SEED={seed} replays the run), exec {execs}");
+                let context =
+                    format!("mutation run: seed {seed} (UFORM_FUZZ_SEED={seed} replays the run), exec {execs}");
                 panic!("{}", report("mutant", &failure, &data, &context, None));
             }
         }

@@ -44,11 +44,21 @@ fn one_doc_sentence_reaches_every_surface() {
     for (old, new) in original.iter().zip(&files) {
         assert_eq!(old.path, new.path);
         if old.contents.contains(before) {
-            assert!(new.contents.contains(after) && !new.contents.contains(before), "{} did not change", new.path.display());
+            assert!(
+                new.contents.contains(after) && !new.contents.contains(before),
+                "{} did not change",
+                new.path.display()
+            );
             reached.push(new.path.display().to_string());
         }
     }
-    for path in ["c/uform.h", "typescript/index.d.ts", "docs/javascript/executors.md", "docs/c/executors.md", "python/uform/__init__.pyi"] {
+    for path in [
+        "c/uform.h",
+        "typescript/index.d.ts",
+        "docs/javascript/executors.md",
+        "docs/c/executors.md",
+        "python/uform/__init__.pyi",
+    ] {
         assert!(reached.iter().any(|r| r == path), "the sentence never reached {path}: {reached:?}");
     }
 }

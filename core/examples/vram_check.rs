@@ -35,14 +35,20 @@ fn run() -> Result<usize, String> {
         .map(|(i, _)| i as u32)
         .collect();
     for &ordinal in &nvidia {
-        check(&format!("device {ordinal}"), ExecutorForVramConfig { devices: Some(vec![ordinal]), ..Default::default() }, 1)?;
+        check(
+            &format!("device {ordinal}"),
+            ExecutorForVramConfig { devices: Some(vec![ordinal]), ..Default::default() },
+            1,
+        )?;
     }
-    let all = ExecutorForVramConfig { devices: Some(nvidia.clone()), scratch_limit: Some(1 << 30), ..Default::default() };
+    let all =
+        ExecutorForVramConfig { devices: Some(nvidia.clone()), scratch_limit: Some(1 << 30), ..Default::default() };
     check("all devices", all.clone(), nvidia.len())?;
     // Borrowed streams: another executor's live streams, kept in device order and left to their owner.
     let owner = Executor::for_vram(all).map_err(|e| format!("owner: forVram failed: {e}"))?;
     let owned = owner.stream_addresses();
-    let borrowed = ExecutorForVramConfig { devices: Some(nvidia.clone()), streams: Some(owned.clone()), ..Default::default() };
+    let borrowed =
+        ExecutorForVramConfig { devices: Some(nvidia.clone()), streams: Some(owned.clone()), ..Default::default() };
     let kept = check("borrowed streams", borrowed, nvidia.len())?;
     if kept != owned {
         return Err(format!("borrowed streams came back as {kept:x?}, expected {owned:x?}"));

@@ -72,7 +72,10 @@ impl Lifecycle {
             let borrows = current / ONE_BORROW;
             if borrows > 0 {
                 let (whom, pronoun) = if borrows == 1 { (borrower, "it") } else { (borrowers, "them") };
-                return Err(Error::in_use(format!("`free` cannot free this {class} yet: {borrows} {whom} still borrow{} it; free {pronoun} first", if borrows == 1 { "s" } else { "" })));
+                return Err(Error::in_use(format!(
+                    "`free` cannot free this {class} yet: {borrows} {whom} still borrow{} it; free {pronoun} first",
+                    if borrows == 1 { "s" } else { "" }
+                )));
             }
             match self.state.compare_exchange_weak(current, current | FREED, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => return Ok(true),

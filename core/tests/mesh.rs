@@ -150,7 +150,12 @@ fn spawn(dir: &Path, job: &str, spec: Spec, results: &Path) -> Peer {
         .env("UFORM_MESH_DIR", dir)
         .env("UFORM_MESH_JOB", job)
         .stdout(Stdio::null());
-    for (name, value) in [("UFORM_MESH_INDEX", spec.index), ("UFORM_MESH_COUNT", spec.count), ("UFORM_MESH_TIMEOUT", spec.timeout), ("UFORM_MESH_GPD", spec.gpd)] {
+    for (name, value) in [
+        ("UFORM_MESH_INDEX", spec.index),
+        ("UFORM_MESH_COUNT", spec.count),
+        ("UFORM_MESH_TIMEOUT", spec.timeout),
+        ("UFORM_MESH_GPD", spec.gpd),
+    ] {
         if let Some(v) = value {
             command.env(name, v.to_string());
         }
@@ -177,7 +182,14 @@ fn pid(peer: &Peer) -> u32 {
 /// Spawns `count` peers of `job` and returns their results in index order.
 fn run(dir: &Path, results: &Path, job: &str, count: u32, timeout: u32) -> Vec<String> {
     let peers: Vec<Peer> = (0..count)
-        .map(|index| spawn(dir, job, Spec { index: Some(index), count: Some(count), timeout: Some(timeout), ..Spec::default() }, results))
+        .map(|index| {
+            spawn(
+                dir,
+                job,
+                Spec { index: Some(index), count: Some(count), timeout: Some(timeout), ..Spec::default() },
+                results,
+            )
+        })
         .collect();
     peers.into_iter().map(finish).collect()
 }
@@ -190,7 +202,8 @@ fn assert_met(results: &[String], count: u32) {
 }
 
 fn entries(dir: &Path) -> BTreeSet<String> {
-    std::fs::read_dir(dir).map_or_else(|_| BTreeSet::new(), |d| d.map(|e| e.unwrap().file_name().into_string().unwrap()).collect())
+    std::fs::read_dir(dir)
+        .map_or_else(|_| BTreeSet::new(), |d| d.map(|e| e.unwrap().file_name().into_string().unwrap()).collect())
 }
 
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
@@ -219,7 +232,11 @@ fn mesh_2_8_and_32_processes_meet_and_leave_nothing() {
         let job = format!("meet-{count}");
         let outcome = run(scratch.dir(), results.dir(), &job, count, 60);
         assert_met(&outcome, count);
-        assert!(!scratch.dir().join(&job).exists(), "job directory left behind: {:?}", entries(&scratch.dir().join(&job)));
+        assert!(
+            !scratch.dir().join(&job).exists(),
+            "job directory left behind: {:?}",
+            entries(&scratch.dir().join(&job))
+        );
     }
     assert!(entries(scratch.dir()).is_empty(), "{:?}", entries(scratch.dir()));
 }
@@ -249,8 +266,11 @@ fn mesh_two_jobs_in_one_directory_at_once() {
     let scratch = Scratch::new("two-jobs");
     let results = Scratch::new("two-jobs-results");
     let spec = |index| Spec { index: Some(index), count: Some(2), timeout: Some(30), ..Spec::default() };
-    let peers: Vec<Peer> =
-        ["a", "b", "a", "b"].iter().enumerate().map(|(i, job)| spawn(scratch.dir(), job, spec((i / 2) as u32), results.dir())).collect();
+    let peers: Vec<Peer> = ["a", "b", "a", "b"]
+        .iter()
+        .enumerate()
+        .map(|(i, job)| spawn(scratch.dir(), job, spec((i / 2) as u32), results.dir()))
+        .collect();
     let outcome: Vec<String> = peers.into_iter().map(finish).collect();
     assert_eq!(outcome[0], "ok|0|2|0|0|peer-read|0\nfreed|ok\n");
     assert_eq!(outcome[1], "ok|0|2|0|0|peer-read|0\nfreed|ok\n");
@@ -285,8 +305,18 @@ fn mesh_duplicate_index_is_a_conflict_naming_both() {
 fn mesh_count_disagreement_is_a_conflict_naming_the_values() {
     let scratch = Scratch::new("count");
     let results = Scratch::new("count-results");
-    let a = spawn(scratch.dir(), "count", Spec { index: Some(0), count: Some(2), timeout: Some(5), ..Spec::default() }, results.dir());
-    let b = spawn(scratch.dir(), "count", Spec { index: Some(1), count: Some(3), timeout: Some(5), ..Spec::default() }, results.dir());
+    let a = spawn(
+        scratch.dir(),
+        "count",
+        Spec { index: Some(0), count: Some(2), timeout: Some(5), ..Spec::default() },
+        results.dir(),
+    );
+    let b = spawn(
+        scratch.dir(),
+        "count",
+        Spec { index: Some(1), count: Some(3), timeout: Some(5), ..Spec::default() },
+        results.dir(),
+    );
     for text in [finish(a), finish(b)] {
         assert!(text.starts_with("err|conflict|"), "{text}");
         assert!(text.contains("`hostDomainCount`") && text.contains("says 2") && text.contains("says 3"), "{text}");
@@ -298,8 +328,18 @@ fn mesh_count_disagreement_is_a_conflict_naming_the_values() {
 fn mesh_gpus_per_domain_disagreement_is_a_conflict() {
     let scratch = Scratch::new("gpd");
     let results = Scratch::new("gpd-results");
-    let a = spawn(scratch.dir(), "gpd", Spec { index: Some(0), count: Some(2), timeout: Some(5), gpd: Some(4), ..Spec::default() }, results.dir());
-    let b = spawn(scratch.dir(), "gpd", Spec { index: Some(1), count: Some(2), timeout: Some(5), gpd: Some(8), ..Spec::default() }, results.dir());
+    let a = spawn(
+        scratch.dir(),
+        "gpd",
+        Spec { index: Some(0), count: Some(2), timeout: Some(5), gpd: Some(4), ..Spec::default() },
+        results.dir(),
+    );
+    let b = spawn(
+        scratch.dir(),
+        "gpd",
+        Spec { index: Some(1), count: Some(2), timeout: Some(5), gpd: Some(8), ..Spec::default() },
+        results.dir(),
+    );
     for text in [finish(a), finish(b)] {
         assert!(text.starts_with("err|conflict|") && text.contains("`gpusPerMultimemDomain`"), "{text}");
         assert!(text.contains("has 4") && text.contains("has 8"), "{text}");
@@ -313,7 +353,8 @@ fn mesh_peer_that_never_comes_times_out_and_leaves_nothing() {
     let results = Scratch::new("never-results");
     let start = Instant::now();
     let spec = |index| Spec { index: Some(index), count: Some(3), timeout: Some(1), ..Spec::default() };
-    let peers = [spawn(scratch.dir(), "never", spec(0), results.dir()), spawn(scratch.dir(), "never", spec(1), results.dir())];
+    let peers =
+        [spawn(scratch.dir(), "never", spec(0), results.dir()), spawn(scratch.dir(), "never", spec(1), results.dir())];
     for text in peers.map(finish) {
         assert!(text.starts_with("err|timeout|timed out after 1 s"), "{text}");
         // The peer that times out first takes its record along, so the other may name it missing too.
@@ -345,7 +386,8 @@ fn mesh_peer_killed_while_joining_then_a_rerun_works() {
     let spec = |index, timeout| Spec { index: Some(index), count: Some(4), timeout: Some(timeout), ..Spec::default() };
     let victim = spawn(scratch.dir(), "k", spec(1, 60), results.dir());
     wait_for("the victim's record", || members(&job) == 1);
-    let survivors = [spawn(scratch.dir(), "k", spec(0, 2), results.dir()), spawn(scratch.dir(), "k", spec(2, 2), results.dir())];
+    let survivors =
+        [spawn(scratch.dir(), "k", spec(0, 2), results.dir()), spawn(scratch.dir(), "k", spec(2, 2), results.dir())];
     wait_for("three records", || members(&job) == 3);
     let victim_pid = pid(&victim);
     kill(victim);
@@ -369,11 +411,19 @@ fn mesh_peer_killed_after_joining_then_a_rerun_works() {
     let scratch = Scratch::new("killed-joined");
     let results = Scratch::new("killed-joined-results");
     let hold = results.dir().join("hold");
-    let spec = |index| Spec { index: Some(index), count: Some(2), timeout: Some(30), hold: Some(hold.clone()), ..Spec::default() };
+    let spec = |index| Spec {
+        index: Some(index),
+        count: Some(2),
+        timeout: Some(30),
+        hold: Some(hold.clone()),
+        ..Spec::default()
+    };
     let survivor = spawn(scratch.dir(), "j", spec(0), results.dir());
     let victim = spawn(scratch.dir(), "j", spec(1), results.dir());
     wait_for("both to join", || {
-        [&survivor.result, &victim.result].iter().all(|r| std::fs::read_to_string(r).is_ok_and(|t| t.starts_with("ok|")))
+        [&survivor.result, &victim.result]
+            .iter()
+            .all(|r| std::fs::read_to_string(r).is_ok_and(|t| t.starts_with("ok|")))
     });
     kill(victim);
     std::fs::write(&hold, "").unwrap();
@@ -413,7 +463,12 @@ fn mesh_record_of_another_machine_that_collides_names_the_file() {
     let foreign = r#"{"version":1,"job":"f","nonce":"00000000000000bb","host":"elsewhere","machine":"other-boot/pid:[1]",
         "pid":4242,"start_time":7,"index":0,"count":2,"gpus_per_multimem_domain":0,"gpus":[]}"#;
     std::fs::write(job.join("member-0-00000000000000bb.json"), foreign).unwrap();
-    let text = finish(spawn(scratch.dir(), "f", Spec { index: Some(0), count: Some(2), timeout: Some(2), ..Spec::default() }, results.dir()));
+    let text = finish(spawn(
+        scratch.dir(),
+        "f",
+        Spec { index: Some(0), count: Some(2), timeout: Some(2), ..Spec::default() },
+        results.dir(),
+    ));
     assert!(text.starts_with("err|conflict|"), "{text}");
     assert!(text.contains("(host elsewhere, pid 4242)") && text.contains("member-0-00000000000000bb.json"), "{text}");
     // Only the foreign file remains: this process left nothing.
@@ -450,8 +505,13 @@ fn mesh_unwritable_directory_is_an_io_error() {
         assert!(err.message().contains(&directory.display().to_string()), "{err}");
         assert!(start.elapsed() < Duration::from_millis(500), "an I/O error fails at once");
     }
-    assert_eq!(entries(scratch.dir()), BTreeSet::from(["a file".to_string()]).into_iter().chain(
-        if unsafe { libc::geteuid() } != 0 { Some("read-only".to_string()) } else { None }).collect());
+    assert_eq!(
+        entries(scratch.dir()),
+        BTreeSet::from(["a file".to_string()])
+            .into_iter()
+            .chain(if unsafe { libc::geteuid() } != 0 { Some("read-only".to_string()) } else { None })
+            .collect()
+    );
     executor.free().unwrap();
 }
 
@@ -527,8 +587,11 @@ fn mesh_without_peers_touches_no_file() {
     let mesh = Mesh::bootstrap(&executor, options).unwrap();
     assert_eq!(mesh.describe().unwrap().host_domain_count, 1);
     drop(mesh);
-    let err = Mesh::bootstrap(&executor, MeshOptions { host_domain_index: Some(1), host_domain_count: Some(1), ..Default::default() })
-        .unwrap_err();
+    let err = Mesh::bootstrap(
+        &executor,
+        MeshOptions { host_domain_index: Some(1), host_domain_count: Some(1), ..Default::default() },
+    )
+    .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidArgument);
     assert!(err.message().starts_with("`hostDomainIndex`"), "{err}");
     executor.free().unwrap();
@@ -539,15 +602,32 @@ fn mesh_options_from_the_environment_of_launchers() {
     let results = Scratch::new("env");
     let cases: [(&[(&str, &str)], &str); 4] = [
         (&[], "Ok(None)"),
-        (&[("RANK", "2"), ("WORLD_SIZE", "4"), ("TORCHELASTIC_RUN_ID", "r1")], "host_domain_index: Some(2), host_domain_count: Some(4)"),
-        (&[("SLURM_PROCID", "1"), ("SLURM_NTASKS", "3"), ("SLURM_JOB_ID", "77"), ("SLURM_STEP_ID", "0")], "job: Some(\"slurm-77-0\")"),
+        (
+            &[("RANK", "2"), ("WORLD_SIZE", "4"), ("TORCHELASTIC_RUN_ID", "r1")],
+            "host_domain_index: Some(2), host_domain_count: Some(4)",
+        ),
+        (
+            &[("SLURM_PROCID", "1"), ("SLURM_NTASKS", "3"), ("SLURM_JOB_ID", "77"), ("SLURM_STEP_ID", "0")],
+            "job: Some(\"slurm-77-0\")",
+        ),
         (&[("RANK", "two"), ("WORLD_SIZE", "4")], "`RANK` must be a non-negative decimal number, got \\\"two\\\""),
     ];
     for (i, (vars, expected)) in cases.iter().enumerate() {
         let result = results.dir().join(format!("env-{i}"));
         let mut command = Command::new(std::env::current_exe().unwrap());
-        command.args(["--exact", "mesh_peer_entry", "--test-threads=1", "-q"]).env(ROLE, "env").env("UFORM_MESH_RESULT", &result);
-        for name in ["RANK", "WORLD_SIZE", "TORCHELASTIC_RUN_ID", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_JOB_ID", "SLURM_STEP_ID"] {
+        command
+            .args(["--exact", "mesh_peer_entry", "--test-threads=1", "-q"])
+            .env(ROLE, "env")
+            .env("UFORM_MESH_RESULT", &result);
+        for name in [
+            "RANK",
+            "WORLD_SIZE",
+            "TORCHELASTIC_RUN_ID",
+            "SLURM_PROCID",
+            "SLURM_NTASKS",
+            "SLURM_JOB_ID",
+            "SLURM_STEP_ID",
+        ] {
             command.env_remove(name);
         }
         command.envs(vars.iter().copied()).stdout(Stdio::null());
@@ -556,9 +636,10 @@ fn mesh_options_from_the_environment_of_launchers() {
         assert!(text.contains(expected), "{vars:?}: {text}");
     }
     // The pure form over a lookup.
-    let options = mesh_options_from_lookup(|name| (name == "SLURM_PROCID" || name == "SLURM_NTASKS").then(|| "1".to_string()))
-        .unwrap()
-        .unwrap();
+    let options =
+        mesh_options_from_lookup(|name| (name == "SLURM_PROCID" || name == "SLURM_NTASKS").then(|| "1".to_string()))
+            .unwrap()
+            .unwrap();
     assert_eq!((options.host_domain_index, options.host_domain_count, options.job), (Some(1), Some(1), None));
 }
 
@@ -574,7 +655,8 @@ fn mesh_peer_killed_while_joining_a_replacement_completes_the_run() {
     let spec = |index, timeout| Spec { index: Some(index), count: Some(4), timeout: Some(timeout), ..Spec::default() };
     let victim = spawn(scratch.dir(), "r", spec(1, 60), results.dir());
     wait_for("the victim's record", || members(&job) == 1);
-    let survivors = [spawn(scratch.dir(), "r", spec(0, 30), results.dir()), spawn(scratch.dir(), "r", spec(2, 30), results.dir())];
+    let survivors =
+        [spawn(scratch.dir(), "r", spec(0, 30), results.dir()), spawn(scratch.dir(), "r", spec(2, 30), results.dir())];
     wait_for("three records", || members(&job) == 3);
     kill(victim);
     // The survivors are still waiting. The dead record must not count as index 1, neither as its member (it can never
@@ -592,7 +674,13 @@ fn mesh_whole_run_killed_after_joining_leaves_nothing_live() {
     let results = Scratch::new("all-killed-results");
     let job = scratch.dir().join("a");
     let hold = results.dir().join("hold");
-    let spec = |index| Spec { index: Some(index), count: Some(2), timeout: Some(30), hold: Some(hold.clone()), ..Spec::default() };
+    let spec = |index| Spec {
+        index: Some(index),
+        count: Some(2),
+        timeout: Some(30),
+        hold: Some(hold.clone()),
+        ..Spec::default()
+    };
     let peers = [spawn(scratch.dir(), "a", spec(0), results.dir()), spawn(scratch.dir(), "a", spec(1), results.dir())];
     wait_for("both to join", || {
         peers.iter().all(|p| std::fs::read_to_string(&p.result).is_ok_and(|t| t.starts_with("ok|")))
@@ -623,7 +711,14 @@ fn mesh_read_only_directory_is_an_io_error_and_leaves_nothing() {
     // The directory also holds what a killed run left: records of processes that are gone.
     let left = dir.join("left");
     let old: Vec<Peer> = (0..2)
-        .map(|index| spawn(&dir, "left", Spec { index: Some(index), count: Some(3), timeout: Some(60), ..Spec::default() }, results.dir()))
+        .map(|index| {
+            spawn(
+                &dir,
+                "left",
+                Spec { index: Some(index), count: Some(3), timeout: Some(60), ..Spec::default() },
+                results.dir(),
+            )
+        })
         .collect();
     wait_for("the killed run's records", || members(&left) == 2);
     old.into_iter().for_each(kill);
@@ -662,7 +757,11 @@ fn read_only_fails_at_once(dir: &Path) {
         let err = Mesh::bootstrap(&executor, options).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Io, "{job}: {err}");
         assert!(err.message().contains(&dir.join(job).display().to_string()), "{err}");
-        assert!(start.elapsed() < Duration::from_secs(2), "an I/O error fails at once, not after {:?}", start.elapsed());
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "an I/O error fails at once, not after {:?}",
+            start.elapsed()
+        );
     }
     executor.free().unwrap();
 }
@@ -742,10 +841,18 @@ fn writes_fail(dir: &Path, results: &Path, fault: WriteFault) {
         let start = Instant::now();
         let text = finish(peer);
         assert!(text.starts_with("err|io|") && text.contains(&job.display().to_string()), "{fault:?}: {text}");
-        assert!(start.elapsed() < Duration::from_secs(10), "{fault:?}: failed only after {:?}: {text}", start.elapsed());
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{fault:?}: failed only after {:?}: {text}",
+            start.elapsed()
+        );
     };
     let only_filler = || -> BTreeSet<String> {
-        if fault == WriteFault::FullDisk { BTreeSet::from(["filler".to_string()]) } else { BTreeSet::new() }
+        if fault == WriteFault::FullDisk {
+            BTreeSet::from(["filler".to_string()])
+        } else {
+            BTreeSet::new()
+        }
     };
 
     if fault == WriteFault::FullDisk {
@@ -819,7 +926,11 @@ fn namespaces_unavailable() -> Option<String> {
             match output {
                 Err(e) => Some(format!("cannot run `unshare`: {e}")),
                 Ok(o) if o.status.success() => None,
-                Ok(o) => Some(format!("`unshare -Urm` and a tmpfs mount failed with {}: {}", o.status, String::from_utf8_lossy(&o.stderr).trim())),
+                Ok(o) => Some(format!(
+                    "`unshare -Urm` and a tmpfs mount failed with {}: {}",
+                    o.status,
+                    String::from_utf8_lossy(&o.stderr).trim()
+                )),
             }
         })
         .clone()
@@ -845,6 +956,10 @@ fn namespaced(setup: &str, dir: &Path, name: &str, results: &Path) -> Result<(),
     match output.status.code() {
         Some(0) => Ok(()),
         Some(97) => Err(format!("`{setup}` failed: {}", stderr.trim())),
-        _ => panic!("the {name} scenario failed with {}:\n{}\n{stderr}", output.status, String::from_utf8_lossy(&output.stdout)),
+        _ => panic!(
+            "the {name} scenario failed with {}:\n{}\n{stderr}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout)
+        ),
     }
 }

@@ -35,11 +35,22 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if libfuzzer {
         std::fs::create_dir_all(root().join(WORK)).map_err(|e| format!("cannot create {WORK}: {e}"))?;
         let time = format!("-max_total_time={seconds}");
-        cargo_fuzz(&[WORK, CORPUS, "--", "-dict=fuzz/idl.dict", "-timeout=2", "-max_len=16384", "-print_final_stats=1", &time])?;
+        cargo_fuzz(&[
+            WORK,
+            CORPUS,
+            "--",
+            "-dict=fuzz/idl.dict",
+            "-timeout=2",
+            "-max_len=16384",
+            "-print_final_stats=1",
+            &time,
+        ])?;
         eprintln!("new inputs are in {WORK}; `cargo xtask fuzz --merge` folds those that add coverage into {CORPUS}");
         Ok(())
     } else {
-        eprintln!("nightly Rust with cargo-fuzz is not installed (or --stable): running the stable harness for {seconds} s");
+        eprintln!(
+            "nightly Rust with cargo-fuzz is not installed (or --stable): running the stable harness for {seconds} s"
+        );
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut cmd = Command::new(cargo);
         cmd.current_dir(root())

@@ -17,7 +17,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
 
 /// Builds libuform with `profile` and installs it under `prefix`.
 pub fn install(prefix: &Path, profile: &str) -> Result<(), String> {
-    let prefix = if prefix.is_absolute() { prefix.to_path_buf() } else { std::env::current_dir().map_err(|e| e.to_string())?.join(prefix) };
+    let prefix = if prefix.is_absolute() {
+        prefix.to_path_buf()
+    } else {
+        std::env::current_dir().map_err(|e| e.to_string())?.join(prefix)
+    };
     let mut build = vec!["build", "--quiet", "-p", "uform-c"];
     if profile == "release" {
         build.push("--release");
@@ -29,7 +33,11 @@ pub fn install(prefix: &Path, profile: &str) -> Result<(), String> {
     for dir in [&include, &lib, &pkgconfig, &cmake] {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
-    let copy = |from: PathBuf, to: PathBuf| std::fs::copy(&from, &to).map(|_| ()).map_err(|e| format!("cannot copy {} to {}: {e}", from.display(), to.display()));
+    let copy = |from: PathBuf, to: PathBuf| {
+        std::fs::copy(&from, &to)
+            .map(|_| ())
+            .map_err(|e| format!("cannot copy {} to {}: {e}", from.display(), to.display()))
+    };
     copy(root().join("generated/c/uform.h"), include.join("uform.h"))?;
     copy(built.join("libuform.so"), lib.join("libuform.so"))?;
     copy(built.join("libuform.a"), lib.join("libuform.a"))?;

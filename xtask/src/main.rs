@@ -39,7 +39,9 @@ fn main() -> ExitCode {
 
 fn bench(args: &[String]) -> Result<(), String> {
     match args.first().map(String::as_str) {
-        Some(name @ ("dispatch" | "mesh")) => util::cargo(&["run", "--release", "--quiet", "-p", "uform-bench", "--bin", name]),
+        Some(name @ ("dispatch" | "mesh")) => {
+            util::cargo(&["run", "--release", "--quiet", "-p", "uform-bench", "--bin", name])
+        }
         Some("overhead") => test::overhead(),
         _ => Err(USAGE.to_string()),
     }

@@ -55,7 +55,10 @@ pub fn result_line(mut cmd: Command, what: &str, prefix: &str) -> Result<String,
     if !out.status.success() {
         return Err(format!("{what} failed with {}", out.status));
     }
-    text.lines().find(|l| l.starts_with(prefix)).map(str::to_string).ok_or_else(|| format!("{what} printed no line starting with `{prefix}`"))
+    text.lines()
+        .find(|l| l.starts_with(prefix))
+        .map(str::to_string)
+        .ok_or_else(|| format!("{what} printed no line starting with `{prefix}`"))
 }
 
 /// Installs Debian packages when any of `check` programs/files is missing (needs root, as on CI).

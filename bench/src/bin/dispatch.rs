@@ -83,9 +83,13 @@ fn main() {
         let stats = SIZES
             .iter()
             .map(|&n| {
-                measure(BACK_TO_BACK, || {}, || {
-                    pool.for_n(n, |prong| task(prong.task_index));
-                })
+                measure(
+                    BACK_TO_BACK,
+                    || {},
+                    || {
+                        pool.for_n(n, |prong| task(prong.task_index));
+                    },
+                )
             })
             .collect();
         let idle = idle_cpu_ms(|| {
@@ -98,8 +102,7 @@ fn main() {
         let config = ExecutorForRamConfig { threads: Some(THREADS as u32), ..Default::default() };
         let executor = Executor::for_ram(config).expect("executor");
         executor.drain(Mood::Spinning).unwrap();
-        let stats =
-            SIZES.iter().map(|&n| measure(BACK_TO_BACK, || {}, || executor.for_n(n, task).unwrap())).collect();
+        let stats = SIZES.iter().map(|&n| measure(BACK_TO_BACK, || {}, || executor.for_n(n, task).unwrap())).collect();
         let idle = idle_cpu_ms(|| executor.for_n(2, task).unwrap());
         rows.push(Row { name: "uform spinning", stats, idle_cpu_ms: idle });
 
@@ -107,7 +110,11 @@ fn main() {
         let stats = SIZES
             .iter()
             .map(|&n| {
-                measure(AFTER_IDLE, || std::thread::sleep(Duration::from_micros(1100)), || executor.for_n(n, task).unwrap())
+                measure(
+                    AFTER_IDLE,
+                    || std::thread::sleep(Duration::from_micros(1100)),
+                    || executor.for_n(n, task).unwrap(),
+                )
             })
             .collect();
         let idle = idle_cpu_ms(|| executor.for_n(2, task).unwrap());

@@ -19,7 +19,8 @@ fn monotonic_ns() -> u64 {
 fn peer(args: &[String]) {
     let [directory, job, index, count] = args else { panic!("usage: mesh --peer DIR JOB INDEX COUNT") };
     // One thread: the benchmark measures the meeting, not the thread pool; the executor is still made inside the window.
-    let executor = Executor::for_ram(ExecutorForRamConfig { threads: Some(1), ..Default::default() }).expect("executor");
+    let executor =
+        Executor::for_ram(ExecutorForRamConfig { threads: Some(1), ..Default::default() }).expect("executor");
     let options = MeshOptions {
         host_domain_index: Some(index.parse().unwrap()),
         host_domain_count: Some(count.parse().unwrap()),
@@ -65,10 +66,14 @@ fn main() {
     }
     let directory: PathBuf = std::env::temp_dir().join(format!("uform-mesh-bench-{}", std::process::id()));
     std::fs::create_dir_all(&directory).unwrap();
-    println!("{:>9} {:>10} {:>10} {:>10}   (ms from the last spawn to every bootstrap returned, {RUNS} runs)", "processes", "median", "min", "max");
+    println!(
+        "{:>9} {:>10} {:>10} {:>10}   (ms from the last spawn to every bootstrap returned, {RUNS} runs)",
+        "processes", "median", "min", "max"
+    );
     let mut medians = Vec::new();
     for count in [2u32, 8, 32] {
-        let mut times: Vec<f64> = (0..RUNS).map(|run| once(&directory, &format!("bench-{count}-{run}"), count)).collect();
+        let mut times: Vec<f64> =
+            (0..RUNS).map(|run| once(&directory, &format!("bench-{count}-{run}"), count)).collect();
         times.sort_by(|a, b| a.partial_cmp(b).unwrap());
         let median = times[RUNS / 2];
         println!("{count:>9} {median:>10.2} {:>10.2} {:>10.2}", times[0], times[RUNS - 1]);

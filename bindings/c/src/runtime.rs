@@ -130,7 +130,11 @@ fn process_value(key: &str) -> Option<ProcessValue> {
 }
 
 fn downcast<R: Copy + 'static>(key: &str, value: ProcessValue) -> Result<R, Error> {
-    value.1.downcast_ref::<SendPtr<R>>().map(|p| p.0).ok_or_else(|| Error::internal(format!("cache entry {key} has another type")))
+    value
+        .1
+        .downcast_ref::<SendPtr<R>>()
+        .map(|p| p.0)
+        .ok_or_else(|| Error::internal(format!("cache entry {key} has another type")))
 }
 
 /// Computes a value once per process, with an arena that lives as long; later calls get the same value.
@@ -194,9 +198,12 @@ pub fn read_str(ptr: *const c_char, argument: &str) -> Result<Option<String>, Er
         return Ok(None);
     }
     let bytes = unsafe { CStr::from_ptr(ptr) }.to_bytes();
-    std::str::from_utf8(bytes)
-        .map(|s| Some(s.to_string()))
-        .map_err(|e| Error::invalid_argument(argument, format!("is not UTF-8: byte {} of {:?} is invalid", e.valid_up_to(), String::from_utf8_lossy(bytes))))
+    std::str::from_utf8(bytes).map(|s| Some(s.to_string())).map_err(|e| {
+        Error::invalid_argument(
+            argument,
+            format!("is not UTF-8: byte {} of {:?} is invalid", e.valid_up_to(), String::from_utf8_lossy(bytes)),
+        )
+    })
 }
 
 /// A C array argument: NULL with a zero count is absent; NULL with a count is an invalid argument.
@@ -229,7 +236,11 @@ pub struct Entry<T> {
 
 impl<T> Entry<T> {
     /// Computes a result once per handle; C reads it until the handle is freed.
-    pub fn cached<R: Copy + 'static>(&self, key: &'static str, compute: impl FnOnce(&mut Arena) -> Result<R, Error>) -> Result<&R, Error> {
+    pub fn cached<R: Copy + 'static>(
+        &self,
+        key: &'static str,
+        compute: impl FnOnce(&mut Arena) -> Result<R, Error>,
+    ) -> Result<&R, Error> {
         let mut map = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         if !map.contains_key(key) {
             let mut arena = Arena::default();
@@ -318,13 +329,22 @@ impl<T: Send + Sync + 'static> Registry<T> {
             Err(Error::new(ErrorKind::FreedHandle, format!("`{argument}` is a freed {class} handle")))
         } else {
             let article = if class.starts_with(['A', 'E', 'I', 'O', 'U']) { "an" } else { "a" };
-            Err(Error::new(ErrorKind::FreedHandle, format!("`{argument}` ({id:#x}) was never handed out by UForm as {article} {class} handle")))
+            Err(Error::new(
+                ErrorKind::FreedHandle,
+                format!("`{argument}` ({id:#x}) was never handed out by UForm as {article} {class} handle"),
+            ))
         }
     }
 
     /// Frees a handle: `release` runs on the value (it may refuse, as a borrowed handle does); a handle
     /// already freed is left alone.
-    pub fn free(&self, id: usize, argument: &str, class: &str, release: impl FnOnce(&T) -> Result<(), Error>) -> Result<(), Error> {
+    pub fn free(
+        &self,
+        id: usize,
+        argument: &str,
+        class: &str,
+        release: impl FnOnce(&T) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         let entry = match self.get(id, argument, class) {
             Ok(entry) => entry,
             Err(_) if self.issued(id) => return Ok(()),
@@ -428,7 +448,13 @@ impl HandleCache {
                 let recent = unsafe { &mut *cache.recent.get() };
                 let evicted = if recent.len() >= RECENT_HANDLES { std::mem::take(recent) } else { Vec::new() };
                 let keep = entry.clone();
-                recent.push(Recent { registry, id, entry_type: TypeId::of::<Entry<T>>(), entry: pointer.cast(), _keep: keep });
+                recent.push(Recent {
+                    registry,
+                    id,
+                    entry_type: TypeId::of::<Entry<T>>(),
+                    entry: pointer.cast(),
+                    _keep: keep,
+                });
                 evicted
             };
             drop(evicted);

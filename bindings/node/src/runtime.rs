@@ -42,7 +42,10 @@ pub fn invalid(argument: &str, what: impl Display) -> Failure {
 
 /// A napi call that failed under us: a bug or an exhausted engine, reported as internal.
 fn engine(what: &str, status: sys::napi_status) -> Failure {
-    napi::Error::new(Kind(uform_core::ErrorKind::Internal.code()), format!("the JavaScript engine failed to {what} (napi status {status})"))
+    napi::Error::new(
+        Kind(uform_core::ErrorKind::Internal.code()),
+        format!("the JavaScript engine failed to {what} (napi status {status})"),
+    )
 }
 
 fn check(status: sys::napi_status, what: &str) -> Result<()> {
@@ -106,7 +109,9 @@ impl Js {
         unsafe { sys::napi_get_value_string_utf8(self.env, self.raw, ptr::null_mut(), 0, &mut len) };
         let mut buf = vec![0u8; len + 1];
         let mut written = 0usize;
-        unsafe { sys::napi_get_value_string_utf8(self.env, self.raw, buf.as_mut_ptr().cast(), buf.len(), &mut written) };
+        unsafe {
+            sys::napi_get_value_string_utf8(self.env, self.raw, buf.as_mut_ptr().cast(), buf.len(), &mut written)
+        };
         buf.truncate(written);
         Some(String::from_utf8_lossy(&buf).into_owned())
     }
@@ -155,13 +160,15 @@ impl Js {
             }
             sys::ValueType::napi_number => show_number(self.number().unwrap_or(f64::NAN)),
             sys::ValueType::napi_string => self.quoted(),
-            sys::ValueType::napi_bigint => match unsafe { napi::bindgen_prelude::BigInt::from_napi_value(self.env, self.raw) } {
-                Ok(big) if big.words.len() <= 2 => {
-                    let magnitude = big.words.iter().rev().fold(0u128, |acc, w| (acc << 64) | *w as u128);
-                    format!("{}{magnitude}n", if big.sign_bit && magnitude != 0 { "-" } else { "" })
+            sys::ValueType::napi_bigint => {
+                match unsafe { napi::bindgen_prelude::BigInt::from_napi_value(self.env, self.raw) } {
+                    Ok(big) if big.words.len() <= 2 => {
+                        let magnitude = big.words.iter().rev().fold(0u128, |acc, w| (acc << 64) | *w as u128);
+                        format!("{}{magnitude}n", if big.sign_bit && magnitude != 0 { "-" } else { "" })
+                    }
+                    _ => "a bigint wider than 128 bits".into(),
                 }
-                _ => "a bigint wider than 128 bits".into(),
-            },
+            }
             sys::ValueType::napi_symbol => "a symbol".into(),
             sys::ValueType::napi_function => "a function".into(),
             _ if self.is_array() => "an array".into(),
@@ -189,7 +196,10 @@ impl Js {
     /// The property `name` of an object (`undefined` when missing).
     pub fn field(&self, name: &str) -> Result<Js> {
         let mut key = ptr::null_mut();
-        check(unsafe { sys::napi_create_string_utf8(self.env, name.as_ptr().cast(), name.len() as isize, &mut key) }, "create a key")?;
+        check(
+            unsafe { sys::napi_create_string_utf8(self.env, name.as_ptr().cast(), name.len() as isize, &mut key) },
+            "create a key",
+        )?;
         let mut value = ptr::null_mut();
         // A getter may throw; its exception stays pending and napi reports it, which is what the caller should see.
         let status = unsafe { sys::napi_get_property(self.env, self.raw, key, &mut value) };
@@ -211,7 +221,11 @@ fn show_number(n: f64) -> String {
     if n.is_nan() {
         "NaN".into()
     } else if n.is_infinite() {
-        if n > 0.0 { "Infinity".into() } else { "-Infinity".into() }
+        if n > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        }
     } else if n == n.trunc() && n.abs() < 1e21 {
         format!("{}", n as i128)
     } else {
@@ -250,7 +264,9 @@ fn whole(value: Js, argument: &str, max: f64) -> Result<f64> {
     match value.number() {
         Some(n) if n.is_nan() => Err(invalid(argument, "must be a number, got NaN")),
         Some(n) if n.fract() == 0.0 && (0.0..=max).contains(&n) => Ok(n),
-        Some(n) if n.is_finite() && n.fract() != 0.0 => Err(invalid(argument, format!("must be a whole number, got {}", show_number(n)))),
+        Some(n) if n.is_finite() && n.fract() != 0.0 => {
+            Err(invalid(argument, format!("must be a whole number, got {}", show_number(n))))
+        }
         Some(n) if n < 0.0 => Err(invalid(argument, format!("must not be negative, got {}", show_number(n)))),
         Some(n) => Err(invalid(argument, format!("must be at most {}, got {}", show_number(max), show_number(n)))),
         None if value.kind() == sys::ValueType::napi_bigint => {
@@ -304,9 +320,13 @@ impl FromJs for bool {
 
 impl FromJs for String {
     fn from_js(value: Js, argument: &str) -> Result<String> {
-        let text = value.string().ok_or_else(|| invalid(argument, format!("must be a string, got {}", value.describe())))?;
+        let text =
+            value.string().ok_or_else(|| invalid(argument, format!("must be a string, got {}", value.describe())))?;
         if value.has_lone_surrogate(&text) {
-            return Err(invalid(argument, format!("must be valid UTF-8 (no lone surrogates), got {}", value.describe())));
+            return Err(invalid(
+                argument,
+                format!("must be valid UTF-8 (no lone surrogates), got {}", value.describe()),
+            ));
         }
         Ok(text)
     }
@@ -319,10 +339,18 @@ impl FromJs for Address {
     fn from_js(value: Js, argument: &str) -> Result<Address> {
         match value.bigint() {
             Some((false, v, true)) => Ok(Address(v)),
-            Some(_) => Err(invalid(argument, format!("must be an address from 0n to 2n ** 64n - 1n, got {}", value.describe()))),
-            None if value.kind() == sys::ValueType::napi_number => {
-                Err(invalid(argument, format!("must be a bigint address, not a number, got {} (write {}n)", value.describe(), value.describe())))
-            }
+            Some(_) => Err(invalid(
+                argument,
+                format!("must be an address from 0n to 2n ** 64n - 1n, got {}", value.describe()),
+            )),
+            None if value.kind() == sys::ValueType::napi_number => Err(invalid(
+                argument,
+                format!(
+                    "must be a bigint address, not a number, got {} (write {}n)",
+                    value.describe(),
+                    value.describe()
+                ),
+            )),
             None => Err(invalid(argument, format!("must be a bigint address, got {}", value.describe()))),
         }
     }
@@ -429,7 +457,10 @@ impl ToJs for bool {
 impl ToJs for str {
     fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
         let mut v = ptr::null_mut();
-        check(unsafe { sys::napi_create_string_utf8(env, self.as_ptr().cast(), self.len() as isize, &mut v) }, "create a string")?;
+        check(
+            unsafe { sys::napi_create_string_utf8(env, self.as_ptr().cast(), self.len() as isize, &mut v) },
+            "create a string",
+        )?;
         Ok(v)
     }
 }
@@ -506,14 +537,16 @@ impl Object {
     }
     pub fn set_raw(&self, name: &str, value: sys::napi_value) -> Result<()> {
         let mut key = ptr::null_mut();
-        check(unsafe { sys::napi_create_string_utf8(self.env, name.as_ptr().cast(), name.len() as isize, &mut key) }, "create a key")?;
+        check(
+            unsafe { sys::napi_create_string_utf8(self.env, name.as_ptr().cast(), name.len() as isize, &mut key) },
+            "create a key",
+        )?;
         check(unsafe { sys::napi_set_property(self.env, self.raw, key, value) }, "set a property")
     }
     pub fn finish(self) -> sys::napi_value {
         self.raw
     }
 }
-
 
 /// The core handles of one class, by number. The wrapper calls instance methods through plain functions that take
 /// this number (see `FAST` in the glue): unwrapping a napi-rs object costs ~170 ns per call in Node 20
@@ -583,14 +616,18 @@ pub unsafe fn raw_call<const N: usize>(
 ) -> sys::napi_value {
     let mut argc = N;
     let mut args = Args { env, argv: [ptr::null_mut(); N] };
-    if unsafe { sys::napi_get_cb_info(env, info, &mut argc, args.argv.as_mut_ptr(), ptr::null_mut(), ptr::null_mut()) } != sys::Status::napi_ok {
+    if unsafe { sys::napi_get_cb_info(env, info, &mut argc, args.argv.as_mut_ptr(), ptr::null_mut(), ptr::null_mut()) }
+        != sys::Status::napi_ok
+    {
         return ptr::null_mut();
     }
     match body(&args) {
         Ok(Some(value)) => value,
         Ok(None) => ptr::null_mut(),
         Err(error) => {
-            let (Ok(code), Ok(message)) = (error.status.0.to_js(env), error.reason.to_js(env)) else { return ptr::null_mut() };
+            let (Ok(code), Ok(message)) = (error.status.0.to_js(env), error.reason.to_js(env)) else {
+                return ptr::null_mut();
+            };
             let mut thrown = ptr::null_mut();
             if unsafe { sys::napi_create_error(env, code, message, &mut thrown) } == sys::Status::napi_ok {
                 unsafe { sys::napi_throw(env, thrown) };
@@ -604,7 +641,19 @@ pub unsafe fn raw_call<const N: usize>(
 pub fn register_fast(env: sys::napi_env, exports: sys::napi_value, fast: &[(&str, sys::napi_callback)]) -> Result<()> {
     for (name, callback) in fast {
         let mut function = ptr::null_mut();
-        check(unsafe { sys::napi_create_function(env, name.as_ptr().cast(), name.len() as isize, *callback, ptr::null_mut(), &mut function) }, "create a function")?;
+        check(
+            unsafe {
+                sys::napi_create_function(
+                    env,
+                    name.as_ptr().cast(),
+                    name.len() as isize,
+                    *callback,
+                    ptr::null_mut(),
+                    &mut function,
+                )
+            },
+            "create a function",
+        )?;
         let object = Object { env, raw: exports };
         object.set_raw(name, function)?;
     }
@@ -622,7 +671,8 @@ pub fn quiet_buffer(env: sys::napi_env, quiet: uform_core::executor::Quiet) -> R
     let word = quiet.word().as_ptr().cast::<std::ffi::c_void>();
     let hint = Box::into_raw(quiet);
     let mut buffer = ptr::null_mut();
-    let status = unsafe { sys::napi_create_external_arraybuffer(env, word, 4, Some(release), hint.cast(), &mut buffer) };
+    let status =
+        unsafe { sys::napi_create_external_arraybuffer(env, word, 4, Some(release), hint.cast(), &mut buffer) };
     if status != sys::Status::napi_ok {
         drop(unsafe { Box::from_raw(hint) });
         check(status, "share the quiet word")?;

@@ -35,8 +35,11 @@ fn _core_ns(py: Python<'_>, which: &str, iterations: u32) -> PyResult<f64> {
             }
         }
         "drain" => {
-            let executor = uform_core::Executor::for_ram(uform_core::ExecutorForRamConfig { threads: Some(1), ..Default::default() })
-                .map_err(|e| raise(py, e))?;
+            let executor = uform_core::Executor::for_ram(uform_core::ExecutorForRamConfig {
+                threads: Some(1),
+                ..Default::default()
+            })
+            .map_err(|e| raise(py, e))?;
             let started = std::time::Instant::now();
             for _ in 0..iterations {
                 std::hint::black_box(executor.drain(uform_core::Mood::Parked)).map_err(|e| raise(py, e))?;

@@ -32,7 +32,9 @@ pub fn init(py: Python<'_>, classes: Bound<'_, PyDict>) -> PyResult<()> {
 
 /// A registered class by name.
 pub fn class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-    let classes = CLASSES.get(py).ok_or_else(|| PyRuntimeError::new_err("uform._native used before `import uform` registered its classes"))?;
+    let classes = CLASSES
+        .get(py)
+        .ok_or_else(|| PyRuntimeError::new_err("uform._native used before `import uform` registered its classes"))?;
     classes
         .bind(py)
         .get_item(name)?
@@ -90,7 +92,8 @@ pub fn invalid(py: Python<'_>, argument: &str, what: impl Display) -> PyErr {
 /// Runs a core call, turning a panic into the internal error: a panic never crosses into Python.
 #[inline(always)]
 pub fn guard<T>(call: impl FnOnce() -> uform_core::Result<T>) -> uform_core::Result<T> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)).unwrap_or_else(|payload| Err(uform_core::Error::from_panic(payload)))
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(call))
+        .unwrap_or_else(|payload| Err(uform_core::Error::from_panic(payload)))
 }
 
 /// Runs a core call that cannot fail, turning a panic into the internal error.
@@ -146,7 +149,8 @@ pub fn arg_i32(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<i32> {
 pub fn arg_enum_number(value: &Bound<'_, PyAny>, argument: &str, name: &str) -> PyResult<i32> {
     if value.is_instance_of::<PyInt>() && !value.is_exact_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>() {
         let ty = value.get_type();
-        let ours = ty.name().is_ok_and(|n| n.to_string() == name) && ty.module().is_ok_and(|m| m.to_string() == "uform");
+        let ours =
+            ty.name().is_ok_and(|n| n.to_string() == name) && ty.module().is_ok_and(|m| m.to_string() == "uform");
         if !ours {
             return Err(type_error(argument, &format!("a {name} or an int"), value));
         }
@@ -210,8 +214,9 @@ pub fn arg_list<'py, T>(
     argument: &str,
     element: impl Fn(&Bound<'py, PyAny>, &str) -> PyResult<T>,
 ) -> PyResult<Vec<T>> {
-    let text_like =
-        value.is_instance_of::<PyString>() || value.is_instance_of::<PyBytes>() || value.is_instance_of::<PyByteArray>();
+    let text_like = value.is_instance_of::<PyString>()
+        || value.is_instance_of::<PyBytes>()
+        || value.is_instance_of::<PyByteArray>();
     if text_like || !value.is_instance_of::<PySequence>() {
         return Err(type_error(argument, "a list", value));
     }

@@ -190,7 +190,12 @@ pub fn render(style: &dyn DocStyle, api: &Api) -> Vec<Output> {
                     declaration: style.class_declaration(api, k),
                     details: text(style, api, &k.details),
                     thread_safety: text(style, api, &k.thread_safety),
-                    members: k.members.iter().filter(|m| style.offered(m)).map(|m| callable(style, api, Some(k), m)).collect(),
+                    members: k
+                        .members
+                        .iter()
+                        .filter(|m| style.offered(m))
+                        .map(|m| callable(style, api, Some(k), m))
+                        .collect(),
                     compiled: style.compiled_declaration(api, k).map(|d| (text(style, api, &k.compiled_doc), d)),
                 }
                 .render()
@@ -218,5 +223,8 @@ pub fn render(style: &dyn DocStyle, api: &Api) -> Vec<Output> {
         imports: style.imports(api),
         sections,
     };
-    vec![Output { path: format!("docs/{}/{}.md", style.folder(), api.title.to_lowercase()).into(), contents: page.render().unwrap_or_default() }]
+    vec![Output {
+        path: format!("docs/{}/{}.md", style.folder(), api.title.to_lowercase()).into(),
+        contents: page.render().unwrap_or_default(),
+    }]
 }

@@ -52,9 +52,7 @@ pub struct CpuClass {
     pub doc: &'static str,
 }
 
-const HASWELL: &[&str] = &[
-    "avx", "avx2", "fma", "f16c", "bmi1", "bmi2", "popcnt", "lzcnt",
-];
+const HASWELL: &[&str] = &["avx", "avx2", "fma", "f16c", "bmi1", "bmi2", "popcnt", "lzcnt"];
 const SKYLAKE: &[&str] = &[
     "avx", "avx2", "fma", "f16c", "bmi1", "bmi2", "popcnt", "lzcnt", //
     "avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl",
@@ -191,9 +189,7 @@ pub fn cpu_class(name: &str) -> Option<&'static CpuClass> {
 
 /// The classes this build's target architecture can dispatch to, in table order.
 pub fn compiled_cpu_classes() -> impl Iterator<Item = &'static CpuClass> {
-    CPU_CLASSES
-        .iter()
-        .filter(|class| class.arch.matches_target())
+    CPU_CLASSES.iter().filter(|class| class.arch.matches_target())
 }
 
 /// The features of `class` this CPU lacks; empty when the CPU runs it. A class of another architecture lacks
@@ -202,12 +198,7 @@ pub fn missing_features(class: &CpuClass) -> Vec<&'static str> {
     if !class.arch.matches_target() {
         return class.features.to_vec();
     }
-    class
-        .features
-        .iter()
-        .copied()
-        .filter(|feature| !feature_detected(feature))
-        .collect()
+    class.features.iter().copied().filter(|feature| !feature_detected(feature)).collect()
 }
 
 /// Whether this CPU (and its operating system, for state it must save) offers `feature`.
@@ -217,10 +208,7 @@ pub fn feature_detected(feature: &str) -> bool {
 
 /// The most capable class this CPU satisfies; `portable` at the least.
 pub fn native_cpu_class() -> &'static str {
-    compiled_cpu_classes()
-        .filter(|class| missing_features(class).is_empty())
-        .last()
-        .map_or("portable", |c| c.name)
+    compiled_cpu_classes().filter(|class| missing_features(class).is_empty()).last().map_or("portable", |c| c.name)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -325,16 +313,9 @@ mod tests {
         let mut seen = HashSet::new();
         for class in CPU_CLASSES {
             assert!(seen.insert(class.name), "{} twice", class.name);
-            let valid = class
-                .name
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+            let valid = class.name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
             assert!(valid, "{}", class.name);
-            assert!(
-                class.name == "portable" || class.name.split_once('-').is_some(),
-                "{}",
-                class.name
-            );
+            assert!(class.name == "portable" || class.name.split_once('-').is_some(), "{}", class.name);
             assert!(!class.doc.is_empty());
         }
     }
@@ -345,12 +326,7 @@ mod tests {
             let classes: Vec<_> = CPU_CLASSES.iter().filter(|c| c.arch == arch).collect();
             for pair in classes.windows(2) {
                 for feature in pair[0].features {
-                    assert!(
-                        pair[1].features.contains(feature),
-                        "{} lacks {feature} of {}",
-                        pair[1].name,
-                        pair[0].name
-                    );
+                    assert!(pair[1].features.contains(feature), "{} lacks {feature} of {}", pair[1].name, pair[0].name);
                 }
                 assert!(pair[1].features.len() > pair[0].features.len());
             }
@@ -362,10 +338,7 @@ mod tests {
         // A misspelt feature would silently read as absent, so each one must have its own arm in `detect`.
         let source = include_str!("cpu_classes.rs");
         for feature in compiled_cpu_classes().flat_map(|c| c.features.iter().copied()) {
-            assert!(
-                source.contains(&format!("\"{feature}\" => ")),
-                "no detector arm for {feature}"
-            );
+            assert!(source.contains(&format!("\"{feature}\" => ")), "no detector arm for {feature}");
             let _ = feature_detected(feature); // must not panic
         }
     }
@@ -375,27 +348,16 @@ mod tests {
         let native = cpu_class(native_cpu_class()).unwrap();
         assert!(missing_features(native).is_empty());
         assert!(native.arch.matches_target());
-        let after: Vec<_> = compiled_cpu_classes()
-            .skip_while(|c| c.name != native.name)
-            .skip(1)
-            .collect();
+        let after: Vec<_> = compiled_cpu_classes().skip_while(|c| c.name != native.name).skip(1).collect();
         for class in after {
-            assert!(
-                !missing_features(class).is_empty(),
-                "{} is satisfied but not native",
-                class.name
-            );
+            assert!(!missing_features(class).is_empty(), "{} is satisfied but not native", class.name);
         }
     }
 
     #[test]
     fn portable_requires_nothing_and_other_architectures_miss_everything() {
         assert!(missing_features(cpu_class("portable").unwrap()).is_empty());
-        let foreign = if cfg!(target_arch = "aarch64") {
-            "intel-haswell"
-        } else {
-            "arm-sve2"
-        };
+        let foreign = if cfg!(target_arch = "aarch64") { "intel-haswell" } else { "arm-sve2" };
         let class = cpu_class(foreign).unwrap();
         assert_eq!(missing_features(class), class.features.to_vec());
     }
@@ -403,14 +365,8 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn detection_agrees_with_std_where_std_can_tell() {
-        assert_eq!(
-            feature_detected("avx2"),
-            std::is_x86_feature_detected!("avx2")
-        );
-        assert_eq!(
-            feature_detected("avx512f"),
-            std::is_x86_feature_detected!("avx512f")
-        );
+        assert_eq!(feature_detected("avx2"), std::is_x86_feature_detected!("avx2"));
+        assert_eq!(feature_detected("avx512f"), std::is_x86_feature_detected!("avx512f"));
         // Tiles without the OS saving them, or without AVX-512, would be a detection bug.
         if feature_detected("amx-tile") {
             assert!(feature_detected("avx512f"));

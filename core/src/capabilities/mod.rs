@@ -7,8 +7,8 @@
 mod cpu_classes;
 
 pub use cpu_classes::{
-    compiled_cpu_classes, cpu_class, feature_detected, missing_features, native_cpu_class, CpuArch,
-    CpuClass, CPU_CLASSES,
+    compiled_cpu_classes, cpu_class, feature_detected, missing_features, native_cpu_class, CpuArch, CpuClass,
+    CPU_CLASSES,
 };
 
 use crate::devices::{gpu_devices, GPU_CLASSES};
@@ -46,10 +46,7 @@ pub fn capabilities_available() -> String {
 
 /// The CPU classes this machine satisfies, in table order; `portable` at the least.
 pub fn runnable_cpu_classes() -> Vec<&'static str> {
-    compiled_cpu_classes()
-        .filter(|class| missing_features(class).is_empty())
-        .map(|class| class.name)
-        .collect()
+    compiled_cpu_classes().filter(|class| missing_features(class).is_empty()).map(|class| class.name).collect()
 }
 
 /// Checks that `cpu_class` (the argument named `argument`) is a known class this CPU can run, and returns the
@@ -108,12 +105,7 @@ mod tests {
 
     fn well_formed(list: &str) {
         assert!(!list.is_empty());
-        assert!(
-            !list.contains(' ')
-                && !list.starts_with(',')
-                && !list.ends_with(',')
-                && !list.contains(",,")
-        );
+        assert!(!list.contains(' ') && !list.starts_with(',') && !list.ends_with(',') && !list.contains(",,"));
         let names: Vec<&str> = list.split(',').collect();
         let mut unique = names.clone();
         unique.sort();
@@ -131,11 +123,7 @@ mod tests {
         well_formed(&compiled);
         assert!(compiled.starts_with("portable,"));
         for class in GPU_CLASSES {
-            assert!(
-                compiled.split(',').any(|name| name == class.name),
-                "{} missing",
-                class.name
-            );
+            assert!(compiled.split(',').any(|name| name == class.name), "{} missing", class.name);
         }
         for class in CPU_CLASSES {
             assert_eq!(
@@ -168,10 +156,7 @@ mod tests {
             if is_gpu_class(name) {
                 assert!(validate_gpu_class("gpuClass", name).is_ok());
             } else {
-                assert_eq!(
-                    validate_cpu_class("cpuClass", name),
-                    Ok(cpu_class(name).unwrap().name)
-                );
+                assert_eq!(validate_cpu_class("cpuClass", name), Ok(cpu_class(name).unwrap().name));
             }
         }
     }
@@ -181,60 +166,35 @@ mod tests {
         let available = capabilities_available();
         assert!(available.starts_with("portable"));
         assert!(available.split(',').any(|name| name == native_cpu_class()));
-        assert_eq!(
-            runnable_cpu_classes().last().copied(),
-            Some(native_cpu_class())
-        );
+        assert_eq!(runnable_cpu_classes().last().copied(), Some(native_cpu_class()));
     }
 
     #[test]
     fn an_unknown_cpu_class_is_an_invalid_argument_listing_every_name() {
         let e = validate_cpu_class("cpuClass", "intel-pentium-pro").unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-        assert!(
-            e.message()
-                .starts_with("`cpuClass` names an unknown CPU class \"intel-pentium-pro\""),
-            "{e}"
-        );
+        assert!(e.message().starts_with("`cpuClass` names an unknown CPU class \"intel-pentium-pro\""), "{e}");
         for class in CPU_CLASSES {
-            assert!(
-                e.message().contains(class.name),
-                "{} not listed in {e}",
-                class.name
-            );
+            assert!(e.message().contains(class.name), "{} not listed in {e}", class.name);
         }
         // Names are matched exactly: no case folding, no trimming.
         for near_miss in ["Intel-Haswell", " portable", "portable ", ""] {
-            assert_eq!(
-                validate_cpu_class("cpuClass", near_miss)
-                    .unwrap_err()
-                    .kind(),
-                ErrorKind::InvalidArgument
-            );
+            assert_eq!(validate_cpu_class("cpuClass", near_miss).unwrap_err().kind(), ErrorKind::InvalidArgument);
         }
     }
 
     #[test]
     fn a_class_of_another_architecture_is_unsupported_and_says_why() {
-        let (foreign, arch) = if cfg!(target_arch = "aarch64") {
-            ("intel-haswell", "x86_64")
-        } else {
-            ("arm-sve2", "aarch64")
-        };
+        let (foreign, arch) =
+            if cfg!(target_arch = "aarch64") { ("intel-haswell", "x86_64") } else { ("arm-sve2", "aarch64") };
         let e = validate_cpu_class("cpuClass", foreign).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Unsupported);
-        assert!(
-            e.message().contains(foreign)
-                && e.message().contains(arch)
-                && e.message().contains("cpuClass"),
-            "{e}"
-        );
+        assert!(e.message().contains(foreign) && e.message().contains(arch) && e.message().contains("cpuClass"), "{e}");
     }
 
     #[test]
     fn a_class_this_cpu_cannot_run_names_the_missing_features() {
-        let Some(class) = compiled_cpu_classes().find(|class| !missing_features(class).is_empty())
-        else {
+        let Some(class) = compiled_cpu_classes().find(|class| !missing_features(class).is_empty()) else {
             return; // this CPU runs every class of its architecture
         };
         let e = validate_cpu_class("cpuClass", class.name).unwrap_err();

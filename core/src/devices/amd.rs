@@ -141,18 +141,15 @@ struct PropertiesBuffer {
 
 type HipInit = unsafe extern "C" fn(flags: c_uint) -> c_int;
 type HipGetDeviceCount = unsafe extern "C" fn(count: *mut c_int) -> c_int;
-type HipGetDeviceProperties =
-    unsafe extern "C" fn(properties: *mut HipDevicePropR0600, device: c_int) -> c_int;
+type HipGetDeviceProperties = unsafe extern "C" fn(properties: *mut HipDevicePropR0600, device: c_int) -> c_int;
 
 const HIP_SUCCESS: c_int = 0;
 
 /// Where the HIP runtime may be: the loader's search path first (so `LD_LIBRARY_PATH` wins), then ROCm's
 /// default prefix.
 fn library_candidates() -> Vec<String> {
-    let mut names: Vec<String> = ["libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let mut names: Vec<String> =
+        ["libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6"].iter().map(|s| s.to_string()).collect();
     if let Some(root) = std::env::var_os("ROCM_PATH") {
         names.push(format!("{}/lib/libamdhip64.so", root.to_string_lossy()));
     }
@@ -170,9 +167,7 @@ fn runtime() -> Option<&'static Library> {
     LIBRARY
         .get_or_init(|| {
             // SAFETY: loading the HIP runtime runs its initialisers, which do not depend on anything we hold.
-            library_candidates()
-                .into_iter()
-                .find_map(|name| unsafe { Library::new(name) }.ok())
+            library_candidates().into_iter().find_map(|name| unsafe { Library::new(name) }.ok())
         })
         .as_ref()
 }
@@ -183,10 +178,7 @@ pub fn devices() -> Vec<GpuDevice> {
     let Some(library) = runtime() else {
         return Vec::new();
     };
-    catch_unwind(AssertUnwindSafe(|| read_devices(library)))
-        .ok()
-        .flatten()
-        .unwrap_or_default()
+    catch_unwind(AssertUnwindSafe(|| read_devices(library))).ok().flatten().unwrap_or_default()
 }
 
 fn read_devices(library: &Library) -> Option<Vec<GpuDevice>> {
@@ -194,12 +186,8 @@ fn read_devices(library: &Library) -> Option<Vec<GpuDevice>> {
     // hip_runtime_api.h; the properties pointer has room for the whole struct and more.
     unsafe {
         let init = library.get::<HipInit>(b"hipInit\0").ok()?;
-        let count_devices = library
-            .get::<HipGetDeviceCount>(b"hipGetDeviceCount\0")
-            .ok()?;
-        let properties_of = library
-            .get::<HipGetDeviceProperties>(b"hipGetDevicePropertiesR0600\0")
-            .ok()?;
+        let count_devices = library.get::<HipGetDeviceCount>(b"hipGetDeviceCount\0").ok()?;
+        let properties_of = library.get::<HipGetDeviceProperties>(b"hipGetDevicePropertiesR0600\0").ok()?;
         if init(0) != HIP_SUCCESS {
             return None;
         }
@@ -266,10 +254,7 @@ mod tests {
         assert_eq!(offset_of!(HipDevicePropR0600, sharedMemPerBlockOptin), 696);
         assert_eq!(offset_of!(HipDevicePropR0600, reserved), 780);
         assert_eq!(offset_of!(HipDevicePropR0600, gcnArchName), 1160);
-        assert_eq!(
-            offset_of!(HipDevicePropR0600, maxSharedMemoryPerMultiProcessor),
-            1416
-        );
+        assert_eq!(offset_of!(HipDevicePropR0600, maxSharedMemoryPerMultiProcessor), 1416);
         assert_eq!(offset_of!(HipDevicePropR0600, hdpMemFlushCntl), 1432);
         assert_eq!(offset_of!(HipDevicePropR0600, asicRevision), 1468);
         assert_eq!(size_of::<HipDevicePropR0600>(), 1472);
@@ -291,12 +276,7 @@ mod tests {
 
     #[test]
     fn a_device_is_read_from_its_properties() {
-        let p = properties(
-            "AMD Instinct MI300X",
-            "gfx942:sramecc+:xnack-",
-            192 << 30,
-            304,
-        );
+        let p = properties("AMD Instinct MI300X", "gfx942:sramecc+:xnack-", 192 << 30, 304);
         let device = device_from_properties(3, &p).unwrap();
         assert_eq!(device.vendor, GpuVendor::Amd);
         assert_eq!(device.vendor_ordinal, 3);

@@ -89,9 +89,7 @@ pub static GPU_CLASSES: &[GpuClass] = &[
     GpuClass {
         name: "amd-rdna2",
         vendor: GpuVendor::Amd,
-        targets: &[
-            "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036",
-        ],
+        targets: &["gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036"],
         doc: "Radeon RX 6000, Radeon Pro W6000, RDNA2 APUs.",
     },
     GpuClass {
@@ -110,18 +108,12 @@ pub static GPU_CLASSES: &[GpuClass] = &[
 
 /// The spelling of the GPU class with table id `id`, `None` for an id the table does not hold.
 pub fn gpu_class_name(id: i32) -> Option<&'static str> {
-    usize::try_from(id)
-        .ok()
-        .and_then(|i| GPU_CLASSES.get(i))
-        .map(|class| class.name)
+    usize::try_from(id).ok().and_then(|i| GPU_CLASSES.get(i)).map(|class| class.name)
 }
 
 /// The table id of a GPU class name, `None` for a name the table does not hold.
 pub fn gpu_class_id(name: &str) -> Option<i32> {
-    GPU_CLASSES
-        .iter()
-        .position(|class| class.name == name)
-        .map(|i| i as i32)
+    GPU_CLASSES.iter().position(|class| class.name == name).map(|i| i as i32)
 }
 
 /// Checks that `gpu_class` (the argument named `argument`) is a known GPU class name and returns the table's
@@ -133,10 +125,7 @@ pub fn validate_gpu_class(argument: &str, gpu_class: &str) -> Result<&'static st
             let known: Vec<&str> = GPU_CLASSES.iter().map(|class| class.name).collect();
             Err(Error::invalid_argument(
                 argument,
-                format!(
-                    "names an unknown GPU class {gpu_class:?}; known classes: {}",
-                    known.join(", ")
-                ),
+                format!("names an unknown GPU class {gpu_class:?}; known classes: {}", known.join(", ")),
             ))
         }
     }
@@ -160,10 +149,7 @@ pub fn amd_target(gcn_arch_name: &str) -> &str {
 }
 
 fn class_of(vendor: GpuVendor, target: &str) -> Option<&'static str> {
-    GPU_CLASSES
-        .iter()
-        .find(|class| class.vendor == vendor && class.targets.contains(&target))
-        .map(|class| class.name)
+    GPU_CLASSES.iter().find(|class| class.vendor == vendor && class.targets.contains(&target)).map(|class| class.name)
 }
 
 #[cfg(test)]
@@ -193,26 +179,9 @@ mod tests {
         for ((major, minor), class) in expected {
             assert_eq!(nvidia_class(major, minor), Some(class), "{major}.{minor}");
         }
-        let listed: usize = GPU_CLASSES
-            .iter()
-            .filter(|c| c.vendor == GpuVendor::Nvidia)
-            .map(|c| c.targets.len())
-            .sum();
-        assert_eq!(
-            listed,
-            expected.len(),
-            "a capability in the table is missing from this test"
-        );
-        for (major, minor) in [
-            (6, 0),
-            (6, 1),
-            (7, 1),
-            (8, 8),
-            (9, 1),
-            (13, 0),
-            (0, 0),
-            (-1, 5),
-        ] {
+        let listed: usize = GPU_CLASSES.iter().filter(|c| c.vendor == GpuVendor::Nvidia).map(|c| c.targets.len()).sum();
+        assert_eq!(listed, expected.len(), "a capability in the table is missing from this test");
+        for (major, minor) in [(6, 0), (6, 1), (7, 1), (8, 8), (9, 1), (13, 0), (0, 0), (-1, 5)] {
             assert_eq!(nvidia_class(major, minor), None, "{major}.{minor}");
         }
     }
@@ -243,26 +212,9 @@ mod tests {
         for (target, class) in expected {
             assert_eq!(amd_class(target), Some(class), "{target}");
         }
-        let listed: usize = GPU_CLASSES
-            .iter()
-            .filter(|c| c.vendor == GpuVendor::Amd)
-            .map(|c| c.targets.len())
-            .sum();
-        assert_eq!(
-            listed,
-            expected.len(),
-            "a target in the table is missing from this test"
-        );
-        for target in [
-            "gfx906",
-            "gfx1010",
-            "gfx1150",
-            "gfx90",
-            "gfx",
-            "",
-            "7.0",
-            "nvidia-hopper",
-        ] {
+        let listed: usize = GPU_CLASSES.iter().filter(|c| c.vendor == GpuVendor::Amd).map(|c| c.targets.len()).sum();
+        assert_eq!(listed, expected.len(), "a target in the table is missing from this test");
+        for target in ["gfx906", "gfx1010", "gfx1150", "gfx90", "gfx", "", "7.0", "nvidia-hopper"] {
             assert_eq!(amd_class(target), None, "{target:?}");
         }
     }
@@ -315,23 +267,10 @@ mod tests {
     fn an_unknown_gpu_class_is_an_invalid_argument_listing_every_name() {
         let e = validate_gpu_class("gpuClass", "nvidia-pascal").unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-        assert!(
-            e.message()
-                .starts_with("`gpuClass` names an unknown GPU class \"nvidia-pascal\""),
-            "{e}"
-        );
+        assert!(e.message().starts_with("`gpuClass` names an unknown GPU class \"nvidia-pascal\""), "{e}");
         for class in GPU_CLASSES {
-            assert!(
-                e.message().contains(class.name),
-                "{} not listed",
-                class.name
-            );
+            assert!(e.message().contains(class.name), "{} not listed", class.name);
         }
-        assert_eq!(
-            validate_gpu_class("gpuClass", "NVIDIA-HOPPER")
-                .unwrap_err()
-                .kind(),
-            ErrorKind::InvalidArgument
-        );
+        assert_eq!(validate_gpu_class("gpuClass", "NVIDIA-HOPPER").unwrap_err().kind(), ErrorKind::InvalidArgument);
     }
 }

@@ -11,8 +11,7 @@ pub mod nvidia;
 use std::sync::OnceLock;
 
 pub use classes::{
-    amd_class, amd_target, gpu_class_id, gpu_class_name, nvidia_class, validate_gpu_class,
-    GpuClass, GPU_CLASSES,
+    amd_class, amd_target, gpu_class_id, gpu_class_name, nvidia_class, validate_gpu_class, GpuClass, GPU_CLASSES,
 };
 
 use crate::types::{GpuDevice, GpuVendor};
@@ -49,23 +48,14 @@ mod tests {
     #[test]
     fn devices_list_nvidia_first_and_never_panic() {
         let devices = gpu_devices();
-        let first_amd = devices
-            .iter()
-            .position(|d| d.vendor == GpuVendor::Amd)
-            .unwrap_or(devices.len());
-        assert!(devices[first_amd..]
-            .iter()
-            .all(|d| d.vendor == GpuVendor::Amd));
+        let first_amd = devices.iter().position(|d| d.vendor == GpuVendor::Amd).unwrap_or(devices.len());
+        assert!(devices[first_amd..].iter().all(|d| d.vendor == GpuVendor::Amd));
         for device in &devices {
             if let Some(class) = &device.gpu_class {
                 assert!(gpu_class_id(class).is_some(), "{class} is not in the table");
             }
         }
-        assert_eq!(
-            gpu_devices(),
-            devices,
-            "the list is stable within a process"
-        );
+        assert_eq!(gpu_devices(), devices, "the list is stable within a process");
     }
 
     #[test]
@@ -78,17 +68,11 @@ mod tests {
 
     #[test]
     fn multicast_is_false_without_nvidia() {
-        let amd = GpuDevice {
-            vendor: GpuVendor::Amd,
-            ..GpuDevice::default()
-        };
+        let amd = GpuDevice { vendor: GpuVendor::Amd, ..GpuDevice::default() };
         assert!(!multicast_supported(&amd));
         assert!(!multicast_supported(&GpuDevice::default()));
         if !nvidia::driver_present() {
-            let nvidia = GpuDevice {
-                vendor: GpuVendor::Nvidia,
-                ..GpuDevice::default()
-            };
+            let nvidia = GpuDevice { vendor: GpuVendor::Nvidia, ..GpuDevice::default() };
             assert!(!multicast_supported(&nvidia));
         }
     }

@@ -18,9 +18,7 @@ use crate::types::{GpuDevice, GpuVendor};
 pub fn devices() -> Vec<GpuDevice> {
     with_driver(|| {
         let count = result::device::get_count()?;
-        (0..count)
-            .map(describe)
-            .collect::<Result<Vec<_>, DriverError>>()
+        (0..count).map(describe).collect::<Result<Vec<_>, DriverError>>()
     })
     .unwrap_or_default()
 }
@@ -34,10 +32,7 @@ pub fn multicast_supported(ordinal: u32) -> bool {
         let device = result::device::get(ordinal)?;
         // SAFETY: `device` came from cuDeviceGet.
         let value = unsafe {
-            result::device::get_attribute(
-                device,
-                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED,
-            )
+            result::device::get_attribute(device, CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED)
         }?;
         Ok(value != 0)
     })
@@ -71,18 +66,9 @@ fn describe(ordinal: i32) -> Result<GpuDevice, DriverError> {
     let (memory, sms, major, minor) = unsafe {
         (
             result::device::total_mem(device)?,
-            result::device::get_attribute(
-                device,
-                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-            )?,
-            result::device::get_attribute(
-                device,
-                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-            )?,
-            result::device::get_attribute(
-                device,
-                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-            )?,
+            result::device::get_attribute(device, CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            result::device::get_attribute(device, CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+            result::device::get_attribute(device, CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
         )
     };
     Ok(GpuDevice {

@@ -1,10 +1,13 @@
 //! Deferred calls: a bounded queue of closures that workers run when they have no fork-join work.
 
+use super::pool::Engine;
 use crate::error::{Error, Result};
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use super::pool::Engine;
-use std::sync::atomic::{AtomicU32, Ordering::{Relaxed, SeqCst}};
+use std::sync::atomic::{
+    AtomicU32,
+    Ordering::{Relaxed, SeqCst},
+};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 /// Bits of the quiet word: nothing in flight and no panic to report; the idle mood is `Spinning`; freed.
@@ -38,7 +41,13 @@ pub(crate) struct Deferred {
 
 impl Deferred {
     pub fn new(limit: usize) -> Deferred {
-        Deferred { limit, quiet: AtomicU32::new(QUIET_SETTLED), state: Mutex::default(), slot_freed: Condvar::new(), completed: Condvar::new() }
+        Deferred {
+            limit,
+            quiet: AtomicU32::new(QUIET_SETTLED),
+            state: Mutex::default(),
+            slot_freed: Condvar::new(),
+            completed: Condvar::new(),
+        }
     }
 
     /// Mirrors what a `drain` would have to wait for or report; call with the lock held, after changing `state`.

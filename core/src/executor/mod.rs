@@ -241,7 +241,8 @@ impl Executor {
             match spawned {
                 Ok(handle) => workers.push(handle),
                 Err(e) => {
-                    spawn_error = Some(Error::new(ErrorKind::Io, format!("spawning executor thread {index} failed: {e}")));
+                    spawn_error =
+                        Some(Error::new(ErrorKind::Io, format!("spawning executor thread {index} failed: {e}")));
                     break;
                 }
             }
@@ -303,7 +304,8 @@ impl Executor {
             return Err(Error::invalid_argument("scratchLimit", "must be at least 1 byte, got 0"));
         }
         vram::check_shape(&config)?;
-        let host = host_plan(config.memory_domains.as_deref(), config.cpu_class.as_deref(), None, config.deferred_limit)?;
+        let host =
+            host_plan(config.memory_domains.as_deref(), config.cpu_class.as_deref(), None, config.deferred_limit)?;
         let gpu = vram::open(&config)?;
         Executor::spawn(host, gpu)
     }
@@ -502,7 +504,13 @@ impl Executor {
 
     /// The static split behind `for_n` and `for_slices`. `f(range, tick)` calls `tick()` after each task when
     /// `lazy`, so a dispatch to parked workers can finish tiny work on the caller without waking them.
-    fn for_slices_named(&self, method: &str, n: usize, lazy: bool, f: impl Fn(Range<usize>, &dyn Fn()) + Sync) -> Result<()> {
+    fn for_slices_named(
+        &self,
+        method: &str,
+        n: usize,
+        lazy: bool,
+        f: impl Fn(Range<usize>, &dyn Fn()) + Sync,
+    ) -> Result<()> {
         let Some(_guard) = self.begin(method)? else {
             return self.inline(|| {
                 let parts = self.inner.threads.min(n.max(1));

@@ -71,7 +71,7 @@ pub(crate) struct Engine {
     hot: Padded<Hot>,
     job: Padded<UnsafeCell<Option<*const Job<'static>>>>,
     exited: Padded<AtomicU32>,
-    bell: Padded<(AtomicU32, AtomicU32)>, // (futex word, sleepers)
+    bell: Padded<(AtomicU32, AtomicU32)>,   // (futex word, sleepers)
     caller: Padded<(AtomicU32, AtomicU32)>, // (futex word, caller parked)
     /// Deferred calls queued and not yet taken by any thread.
     pub queued: Padded<AtomicUsize>,
@@ -325,7 +325,8 @@ impl Engine {
         // SAFETY: the lifetime is erased only for the duration of this call, which waits for every thread that
         // could read the pointer; the state is closed and nobody is inside (the previous dispatch waited).
         unsafe {
-            *self.job.0.get() = Some(std::mem::transmute::<&Job<'_>, &'static Job<'static>>(job) as *const Job<'static>);
+            *self.job.0.get() =
+                Some(std::mem::transmute::<&Job<'_>, &'static Job<'static>>(job) as *const Job<'static>);
         }
         self.exited.0.store(0, Relaxed);
         self.hot.0.state.store(generation << GEN_SHIFT | OPEN, SeqCst);

@@ -40,17 +40,29 @@ fn for_ram_config_errors() {
         kind_and_message(Executor::for_ram(zero_limit)),
         (ErrorKind::InvalidArgument, "`deferredLimit` must be at least 1, got 0".to_string())
     );
-    let (kind, message) =
-        kind_and_message(Executor::for_ram(ExecutorForRamConfig { memory_domains: Some(vec![4096]), ..Default::default() }));
+    let (kind, message) = kind_and_message(Executor::for_ram(ExecutorForRamConfig {
+        memory_domains: Some(vec![4096]),
+        ..Default::default()
+    }));
     assert_eq!(kind, ErrorKind::InvalidArgument);
-    assert!(message.contains("`memoryDomains`") && message.contains("4096") && message.contains("known: 0"), "{message}");
-    let (kind, message) =
-        kind_and_message(Executor::for_ram(ExecutorForRamConfig { memory_domains: Some(vec![0, 0]), ..Default::default() }));
+    assert!(
+        message.contains("`memoryDomains`") && message.contains("4096") && message.contains("known: 0"),
+        "{message}"
+    );
+    let (kind, message) = kind_and_message(Executor::for_ram(ExecutorForRamConfig {
+        memory_domains: Some(vec![0, 0]),
+        ..Default::default()
+    }));
     assert_eq!(kind, ErrorKind::InvalidArgument, "{message}");
-    let (kind, _) = kind_and_message(Executor::for_ram(ExecutorForRamConfig { memory_domains: Some(vec![]), ..Default::default() }));
+    let (kind, _) = kind_and_message(Executor::for_ram(ExecutorForRamConfig {
+        memory_domains: Some(vec![]),
+        ..Default::default()
+    }));
     assert_eq!(kind, ErrorKind::InvalidArgument);
-    let (kind, message) =
-        kind_and_message(Executor::for_ram(ExecutorForRamConfig { cpu_class: Some("no-such-cpu".into()), ..Default::default() }));
+    let (kind, message) = kind_and_message(Executor::for_ram(ExecutorForRamConfig {
+        cpu_class: Some("no-such-cpu".into()),
+        ..Default::default()
+    }));
     assert_eq!(kind, ErrorKind::InvalidArgument);
     assert!(message.contains("cpuClass") && message.contains("no-such-cpu"), "{message}");
     #[cfg(target_arch = "x86_64")]
@@ -430,7 +442,8 @@ fn on_pool_validates_then_is_unsupported() {
         kind_and_message(Executor::on_pool(0xdead_beef, ExecutorOnPoolConfig::default())),
         (
             ErrorKind::Unsupported,
-            "`onPool` cannot borrow ForkUnion pool 0xdeadbeef: borrowing a ForkUnion pool is not designed yet".to_string()
+            "`onPool` cannot borrow ForkUnion pool 0xdeadbeef: borrowing a ForkUnion pool is not designed yet"
+                .to_string()
         )
     );
 }
@@ -443,7 +456,8 @@ fn for_vram_errors_without_a_gpu() {
     let (kind, message) = vram(ExecutorForVramConfig { scratch_limit: Some(0), ..Default::default() });
     assert_eq!(kind, ErrorKind::InvalidArgument);
     assert!(message.contains("scratchLimit"), "{message}");
-    let (kind, message) = vram(ExecutorForVramConfig { devices: Some(vec![0, 1]), streams: Some(vec![0x10]), ..Default::default() });
+    let (kind, message) =
+        vram(ExecutorForVramConfig { devices: Some(vec![0, 1]), streams: Some(vec![0x10]), ..Default::default() });
     assert_eq!(kind, ErrorKind::InvalidArgument);
     assert!(message.contains("1 stream") && message.contains("2 devices"), "{message}");
     let (kind, message) = vram(ExecutorForVramConfig { streams: Some(vec![1, 2]), ..Default::default() });
@@ -451,7 +465,10 @@ fn for_vram_errors_without_a_gpu() {
     let (kind, message) = vram(ExecutorForVramConfig { devices: Some(vec![1, 1]), ..Default::default() });
     assert_eq!(kind, ErrorKind::InvalidArgument);
     assert!(message.contains("ordinal 1 twice"), "{message}");
-    assert_eq!(vram(ExecutorForVramConfig { devices: Some(vec![]), ..Default::default() }).0, ErrorKind::InvalidArgument);
+    assert_eq!(
+        vram(ExecutorForVramConfig { devices: Some(vec![]), ..Default::default() }).0,
+        ErrorKind::InvalidArgument
+    );
     let (kind, message) = vram(ExecutorForVramConfig { gpu_class: Some("no-such-gpu".into()), ..Default::default() });
     assert_eq!(kind, ErrorKind::InvalidArgument);
     assert!(message.contains("gpuClass"), "{message}");
@@ -465,12 +482,18 @@ fn for_vram_errors_without_a_gpu() {
             vram(ExecutorForVramConfig::default()),
             (ErrorKind::Unavailable, "`forVram` found no GPU: `gpuDevices()` lists none".to_string())
         );
-        assert_eq!(vram(ExecutorForVramConfig { devices: Some(vec![3]), ..Default::default() }).0, ErrorKind::Unavailable);
+        assert_eq!(
+            vram(ExecutorForVramConfig { devices: Some(vec![3]), ..Default::default() }).0,
+            ErrorKind::Unavailable
+        );
     } else {
         let ordinal = listed.len() as u32;
         let (kind, message) = vram(ExecutorForVramConfig { devices: Some(vec![ordinal]), ..Default::default() });
         assert_eq!(kind, ErrorKind::InvalidArgument);
-        assert!(message.contains(&format!("ordinal {ordinal}")) && message.contains(&format!("lists {ordinal}")), "{message}");
+        assert!(
+            message.contains(&format!("ordinal {ordinal}")) && message.contains(&format!("lists {ordinal}")),
+            "{message}"
+        );
     }
 }
 
@@ -479,7 +502,8 @@ fn for_vram_errors_without_a_gpu() {
 #[test]
 fn dispatches_to_parked_workers_cover_every_index_once() {
     for threads in [2u32, 3] {
-        let executor = Executor::for_ram(ExecutorForRamConfig { threads: Some(threads), ..Default::default() }).unwrap();
+        let executor =
+            Executor::for_ram(ExecutorForRamConfig { threads: Some(threads), ..Default::default() }).unwrap();
         for (n, task) in [(2usize, Duration::ZERO), (5, Duration::from_micros(300)), (4096, Duration::ZERO)] {
             for verb in 0..2 {
                 std::thread::sleep(Duration::from_millis(3)); // longer than PARK_AFTER: the workers sleep

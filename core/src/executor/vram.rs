@@ -43,7 +43,11 @@ pub(crate) fn check_shape(config: &ExecutorForVramConfig) -> Result<()> {
         if streams.len() != count {
             return Err(Error::invalid_argument(
                 "streams",
-                format!("must hold one stream per device: got {} stream{} for {what}", streams.len(), if streams.len() == 1 { "" } else { "s" }),
+                format!(
+                    "must hold one stream per device: got {} stream{} for {what}",
+                    streams.len(),
+                    if streams.len() == 1 { "" } else { "s" }
+                ),
             ));
         }
     }
@@ -67,7 +71,11 @@ pub(crate) fn open(config: &ExecutorForVramConfig) -> Result<Gpu> {
             None => {
                 return Err(Error::invalid_argument(
                     "devices",
-                    format!("names device ordinal {ordinal}, but `gpuDevices()` lists {} device{}", listed.len(), if listed.len() == 1 { "" } else { "s" }),
+                    format!(
+                        "names device ordinal {ordinal}, but `gpuDevices()` lists {} device{}",
+                        listed.len(),
+                        if listed.len() == 1 { "" } else { "s" }
+                    ),
                 ))
             }
         }
@@ -87,9 +95,8 @@ pub(crate) fn open(config: &ExecutorForVramConfig) -> Result<Gpu> {
     let mut owned = Vec::with_capacity(devices.len());
     let mut streams = Vec::with_capacity(devices.len());
     for (i, device) in devices.iter().enumerate() {
-        let context = CudaContext::new(device.vendor_ordinal as usize).map_err(|e| {
-            Error::device(format!("creating a CUDA context on device {} failed: {e:?}", ordinals[i]))
-        })?;
+        let context = CudaContext::new(device.vendor_ordinal as usize)
+            .map_err(|e| Error::device(format!("creating a CUDA context on device {} failed: {e:?}", ordinals[i])))?;
         match config.streams.as_ref().map(|s| s[i]) {
             Some(address) => {
                 streams.push(address);

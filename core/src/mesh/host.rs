@@ -19,7 +19,12 @@ pub(crate) struct ProcessIdentity {
 impl ProcessIdentity {
     pub fn current() -> ProcessIdentity {
         let pid = std::process::id();
-        ProcessIdentity { host: host_name(), machine: machine_identity(), pid, start_time: start_time(pid).unwrap_or(0) }
+        ProcessIdentity {
+            host: host_name(),
+            machine: machine_identity(),
+            pid,
+            start_time: start_time(pid).unwrap_or(0),
+        }
     }
 }
 
@@ -106,7 +111,8 @@ pub(crate) fn nonce() -> u64 {
         value = u64::from_le_bytes(random);
     }
     let clock = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-    let mixed = splitmix(clock ^ (u64::from(std::process::id()) << 32) ^ splitmix(COUNTER.fetch_add(1, Ordering::Relaxed)));
+    let mixed =
+        splitmix(clock ^ (u64::from(std::process::id()) << 32) ^ splitmix(COUNTER.fetch_add(1, Ordering::Relaxed)));
     value ^ mixed
 }
 

@@ -109,7 +109,8 @@ fn check_job(job: &str) -> Result<String> {
 pub fn mesh_options_from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Option<MeshOptions>> {
     let torchrun = launcher(&lookup, "RANK", "WORLD_SIZE")?;
     if let Some((index, count)) = torchrun {
-        let job = lookup("TORCHELASTIC_RUN_ID").filter(|s| !s.is_empty()).map(|id| format!("torchrun-{}", sanitize(&id)));
+        let job =
+            lookup("TORCHELASTIC_RUN_ID").filter(|s| !s.is_empty()).map(|id| format!("torchrun-{}", sanitize(&id)));
         return Ok(Some(MeshOptions {
             host_domain_index: Some(index),
             host_domain_count: Some(count),
@@ -184,9 +185,13 @@ mod tests {
         invalid(MeshOptions { timeout_seconds: Some(0), ..Default::default() }, "timeoutSeconds");
         invalid(MeshOptions { gpus_per_multimem_domain: Some(0), ..Default::default() }, "gpusPerMultimemDomain");
         invalid(MeshOptions { host_domain_index: Some(1), ..Default::default() }, "hostDomainIndex");
-        invalid(MeshOptions { host_domain_index: Some(1), host_domain_count: Some(1), ..Default::default() }, "hostDomainIndex");
+        invalid(
+            MeshOptions { host_domain_index: Some(1), host_domain_count: Some(1), ..Default::default() },
+            "hostDomainIndex",
+        );
         // No peers: directory and job are ignored, even when odd.
-        let p = plan(&MeshOptions { job: Some("..".into()), host_domain_count: Some(1), ..Default::default() }).unwrap();
+        let p =
+            plan(&MeshOptions { job: Some("..".into()), host_domain_count: Some(1), ..Default::default() }).unwrap();
         assert!(p.rendezvous.is_none());
     }
 

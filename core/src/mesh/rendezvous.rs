@@ -96,7 +96,11 @@ impl std::fmt::Display for Missing {
     }
 }
 
-pub(crate) fn join(rendezvous: &Rendezvous, me: Record, shape_check: &dyn Fn(&[Record]) -> Result<()>) -> Result<Joined> {
+pub(crate) fn join(
+    rendezvous: &Rendezvous,
+    me: Record,
+    shape_check: &dyn Fn(&[Record]) -> Result<()>,
+) -> Result<Joined> {
     let directory = &rendezvous.directory;
     match std::fs::metadata(directory) {
         Ok(m) if m.is_dir() => {}
@@ -126,22 +130,20 @@ pub(crate) fn join(rendezvous: &Rendezvous, me: Record, shape_check: &dyn Fn(&[R
     // comes from, takes this process's files along (and the directory when that empties it).
     watch.ensure_directory()?;
     match watch.meet(deadline, shape_check) {
-        Ok((roster, roster_hash)) => {
-            match inode(&watch.job_path) {
-                Ok(inode) => Ok(Joined {
-                    directory: rendezvous.directory.clone(),
-                    job_path: watch.job_path.clone(),
-                    inode,
-                    me: watch.me.clone(),
-                    roster,
-                    roster_hash,
-                }),
-                Err(e) => {
-                    watch.abandon();
-                    Err(Error::io("reading the job directory", &watch.job_path, &e))
-                }
+        Ok((roster, roster_hash)) => match inode(&watch.job_path) {
+            Ok(inode) => Ok(Joined {
+                directory: rendezvous.directory.clone(),
+                job_path: watch.job_path.clone(),
+                inode,
+                me: watch.me.clone(),
+                roster,
+                roster_hash,
+            }),
+            Err(e) => {
+                watch.abandon();
+                Err(Error::io("reading the job directory", &watch.job_path, &e))
             }
-        }
+        },
         Err(error) => {
             // A conflict waits first so the peers see it too.
             if error.kind() == crate::ErrorKind::Conflict || error.kind() == crate::ErrorKind::InvalidArgument {
@@ -165,7 +167,11 @@ impl Watch<'_> {
 
     /// Writes this process's record and polls until the roster is confirmed by every member (its records and hash),
     /// the deadline passes, or a look fails. The caller removes what this process wrote when it fails.
-    fn meet(&mut self, deadline: Instant, shape_check: &dyn Fn(&[Record]) -> Result<()>) -> Result<(Vec<Record>, String)> {
+    fn meet(
+        &mut self,
+        deadline: Instant,
+        shape_check: &dyn Fn(&[Record]) -> Result<()>,
+    ) -> Result<(Vec<Record>, String)> {
         // Stale records of this machine go before this process's own record appears, so an index never shows two.
         let first = self.list()?;
         self.refresh(&first, true)?;
@@ -181,7 +187,11 @@ impl Watch<'_> {
                     if now >= deadline {
                         return Err(self.timeout_error(&missing, &unconfirmed));
                     }
-                    pause = if previous.as_ref() == Some(&listing.names) { (pause * 2).min(LONGEST_POLL) } else { FIRST_POLL };
+                    pause = if previous.as_ref() == Some(&listing.names) {
+                        (pause * 2).min(LONGEST_POLL)
+                    } else {
+                        FIRST_POLL
+                    };
                     previous = Some(listing.names);
                     std::thread::sleep(pause.min(deadline - now));
                 }
@@ -271,7 +281,10 @@ impl Watch<'_> {
             if r.count == self.me.count {
                 self.departed.insert(
                     r.index,
-                    format!("index {}: process {} on host {} is gone and its record was removed", r.index, r.pid, r.host),
+                    format!(
+                        "index {}: process {} on host {} is gone and its record was removed",
+                        r.index, r.pid, r.host
+                    ),
                 );
             }
         }
@@ -322,7 +335,8 @@ impl Watch<'_> {
         // (which may be 4294967295): the indices between them are missing, kept as ranges.
         let mut roster = Vec::new();
         let mut missing = Missing::default();
-        let claimed: BTreeSet<u32> = live.keys().chain(finished.keys()).copied().filter(|i| *i < self.me.count).collect();
+        let claimed: BTreeSet<u32> =
+            live.keys().chain(finished.keys()).copied().filter(|i| *i < self.me.count).collect();
         let mut next = 0;
         for index in claimed {
             missing.add(next, index);
@@ -346,7 +360,8 @@ impl Watch<'_> {
             let name = record::ready_name(self.me.index, &self.me.nonce, &hash);
             record::write_marker(&self.job_path, &name).map_err(|e| self.io("writing a ready marker into", &e))?;
             if let Some((old, _)) = &self.confirmed {
-                let _ = std::fs::remove_file(self.job_path.join(record::ready_name(self.me.index, &self.me.nonce, old)));
+                let _ =
+                    std::fs::remove_file(self.job_path.join(record::ready_name(self.me.index, &self.me.nonce, old)));
             }
             self.confirmed = Some((hash.clone(), members.clone()));
         }
@@ -434,8 +449,12 @@ impl Watch<'_> {
                 unconfirmed
             );
         }
-        let notes: Vec<&String> =
-            self.departed.iter().filter(|(i, _)| missing.contains(**i) || unconfirmed.contains(i)).map(|(_, n)| n).collect();
+        let notes: Vec<&String> = self
+            .departed
+            .iter()
+            .filter(|(i, _)| missing.contains(**i) || unconfirmed.contains(i))
+            .map(|(_, n)| n)
+            .collect();
         if !notes.is_empty() {
             message += &format!(" ({})", notes.into_iter().cloned().collect::<Vec<_>>().join("; "));
         }

@@ -36,7 +36,10 @@ pub fn run() -> Result<(), String> {
             "--errors-for-leak-kinds=definite,indirect,possible",
             "--error-exitcode=3",
         ]);
-        grind.arg(format!("--suppressions={}", root.join("tests/c/valgrind.supp").display())).arg(&binary).env("UFORM_TEST_NO_PROCESSES", "1");
+        grind
+            .arg(format!("--suppressions={}", root.join("tests/c/valgrind.supp").display()))
+            .arg(&binary)
+            .env("UFORM_TEST_NO_PROCESSES", "1");
         env(&mut grind);
         status(grind, &format!("{what} under valgrind"))?;
     }
@@ -104,7 +107,18 @@ fn consumers(out: &Path) -> Result<(), String> {
     let build = out.join("cmake-build");
     let _ = std::fs::remove_dir_all(&build);
     let prefix_arg = format!("-DCMAKE_PREFIX_PATH={}", prefix.display());
-    run_in(&root, "cmake", &["-S", &consumer.display().to_string(), "-B", &build.display().to_string(), &prefix_arg, "-DCMAKE_BUILD_TYPE=Debug"])?;
+    run_in(
+        &root,
+        "cmake",
+        &[
+            "-S",
+            &consumer.display().to_string(),
+            "-B",
+            &build.display().to_string(),
+            &prefix_arg,
+            "-DCMAKE_BUILD_TYPE=Debug",
+        ],
+    )?;
     run_in(&root, "cmake", &["--build", &build.display().to_string()])?;
     let lib = prefix.join("lib");
     for exe in ["consumer_shared", "consumer_static"] {
@@ -124,7 +138,13 @@ fn consumers(out: &Path) -> Result<(), String> {
     let flags = String::from_utf8_lossy(&pkg.stdout).to_string();
     let exe = out.join("consumer_pkgconfig");
     let mut cc = Command::new("gcc");
-    cc.arg("-std=c99").arg("-Wall").arg("-Werror").arg(consumer.join("main.c")).args(flags.split_whitespace()).arg("-o").arg(&exe);
+    cc.arg("-std=c99")
+        .arg("-Wall")
+        .arg("-Werror")
+        .arg(consumer.join("main.c"))
+        .args(flags.split_whitespace())
+        .arg("-o")
+        .arg(&exe);
     status(cc, "gcc with pkg-config flags")?;
     let mut cmd = Command::new(&exe);
     cmd.env("LD_LIBRARY_PATH", &lib);

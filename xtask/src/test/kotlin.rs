@@ -70,4 +70,3 @@ pub fn overhead() -> Result<String, String> {
     }
     result.ok_or_else(|| format!("the Kotlin overhead benchmark printed no `{}` line", PREFIX.trim_end()))
 }
-

@@ -11,7 +11,8 @@ mod swift;
 const LANGUAGES: [&str; 6] = ["rust", "c", "node", "python", "kotlin", "swift"];
 
 pub fn run(args: &[String]) -> Result<(), String> {
-    let chosen: Vec<&str> = if args.is_empty() { LANGUAGES.to_vec() } else { args.iter().map(String::as_str).collect() };
+    let chosen: Vec<&str> =
+        if args.is_empty() { LANGUAGES.to_vec() } else { args.iter().map(String::as_str).collect() };
     let mut failed = Vec::new();
     for language in &chosen {
         eprintln!("==> cargo xtask test {language}");
@@ -56,12 +57,17 @@ pub fn overhead() -> Result<(), String> {
 /// The table of the benchmarks' result lines (`key=value` pairs after the colon, in any order).
 fn overhead_table(lines: &[(&str, String)]) -> String {
     let field = |line: &str, key: &str| -> String {
-        line.split_whitespace().find_map(|pair| pair.strip_prefix(key)?.strip_prefix('=').map(str::to_string)).unwrap_or_else(|| "?".into())
+        line.split_whitespace()
+            .find_map(|pair| pair.strip_prefix(key)?.strip_prefix('=').map(str::to_string))
+            .unwrap_or_else(|| "?".into())
     };
     let mut out = String::from(
         "binding overhead: ns per call, best of interleaved rounds; each ratio is against that binding's bare no-op, same run\n",
     );
-    out.push_str(&format!("{:<8} {:>9} {:>16} {:>8} {:>14} {:>8}\n", "binding", "no-op ns", "capabilities ns", "ratio", "idle drain ns", "ratio"));
+    out.push_str(&format!(
+        "{:<8} {:>9} {:>16} {:>8} {:>14} {:>8}\n",
+        "binding", "no-op ns", "capabilities ns", "ratio", "idle drain ns", "ratio"
+    ));
     for (language, line) in lines {
         out.push_str(&format!(
             "{:<8} {:>9} {:>16} {:>8} {:>14} {:>8}\n",

@@ -52,7 +52,10 @@ fn install_package() -> Result<PathBuf, String> {
     let consumer = out.join("consumer");
     let _ = std::fs::remove_dir_all(&consumer);
     std::fs::create_dir_all(&consumer).map_err(|e| e.to_string())?;
-    write(&consumer.join("package.json"), "{ \"name\": \"uform-consumer\", \"private\": true, \"version\": \"0.0.0\" }\n")?;
+    write(
+        &consumer.join("package.json"),
+        "{ \"name\": \"uform-consumer\", \"private\": true, \"version\": \"0.0.0\" }\n",
+    )?;
     run_in(&consumer, "npm", &["install", "--no-audit", "--no-fund", "--no-package-lock", &tarball])?;
     // The suite and its helpers, copied so that `import 'uform'` resolves to the install.
     copy_dir(&root.join("bindings/node/test"), &consumer.join("test"))?;
@@ -85,7 +88,8 @@ fn typescript(consumer: &Path) -> Result<(), String> {
     run_in(&root, &tsc, &["-p", &root.join("tests/typescript/tsconfig.json").to_string_lossy()])?;
     let dir = consumer.join("typescript");
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    std::fs::copy(root.join("tests/typescript/package-consumer.mts"), dir.join("package-consumer.mts")).map_err(|e| e.to_string())?;
+    std::fs::copy(root.join("tests/typescript/package-consumer.mts"), dir.join("package-consumer.mts"))
+        .map_err(|e| e.to_string())?;
     write(
         &dir.join("tsconfig.json"),
         &format!(
@@ -120,7 +124,11 @@ fn tsc() -> Result<PathBuf, String> {
     let tsc = tools.join("node_modules/.bin/tsc");
     if !tsc.exists() || !tools.join("node_modules/@types/node").exists() {
         std::fs::create_dir_all(&tools).map_err(|e| e.to_string())?;
-        run_in(&tools, "npm", &["install", "--no-audit", "--no-fund", "--prefix", ".", "typescript@7", "@types/node@20"])?;
+        run_in(
+            &tools,
+            "npm",
+            &["install", "--no-audit", "--no-fund", "--prefix", ".", "typescript@7", "@types/node@20"],
+        )?;
     }
     Ok(tsc)
 }
@@ -147,7 +155,8 @@ fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
         if path.is_dir() {
             copy_dir(&path, &to.join(entry.file_name()))?;
         } else {
-            std::fs::copy(&path, to.join(entry.file_name())).map_err(|e| format!("cannot copy {}: {e}", path.display()))?;
+            std::fs::copy(&path, to.join(entry.file_name()))
+                .map_err(|e| format!("cannot copy {}: {e}", path.display()))?;
         }
     }
     Ok(())

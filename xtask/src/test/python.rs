@@ -18,10 +18,15 @@ pub fn run() -> Result<(), String> {
     let root = root();
     let python = venv.join("bin/python");
     let mut pytest = Command::new(&python);
-    pytest.args(["-m", "pytest", "-q", "-p", "no:cacheprovider"]).arg(root.join("bindings/python/tests")).current_dir(&root);
+    pytest
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .arg(root.join("bindings/python/tests"))
+        .current_dir(&root);
     status(pytest, "the Python test suite")?;
     let mut mypy = Command::new(&python);
-    mypy.args(["-m", "mypy", "--strict", "--no-incremental"]).arg(root.join("bindings/python/tests/typecheck_api.py")).current_dir(&root);
+    mypy.args(["-m", "mypy", "--strict", "--no-incremental"])
+        .arg(root.join("bindings/python/tests/typecheck_api.py"))
+        .current_dir(&root);
     status(mypy, "mypy --strict on typecheck_api.py")?;
     misuse_is_rejected(&python)
 }
@@ -31,7 +36,8 @@ fn misuse_is_rejected(python: &Path) -> Result<(), String> {
     let root = root();
     let file = root.join("bindings/python/tests/typecheck_misuse.py");
     let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-    let expected: Vec<usize> = text.lines().enumerate().filter(|(_, l)| l.contains("# expect-error")).map(|(i, _)| i + 1).collect();
+    let expected: Vec<usize> =
+        text.lines().enumerate().filter(|(_, l)| l.contains("# expect-error")).map(|(i, _)| i + 1).collect();
     let out = Command::new(python)
         .args(["-m", "mypy", "--strict", "--no-incremental", "--no-error-summary", "--show-error-codes"])
         .arg(&file)
@@ -62,7 +68,8 @@ pub fn overhead() -> Result<String, String> {
 }
 
 fn ensure_python() -> Result<(), String> {
-    let venv_works = Command::new("python3").args(["-c", "import venv, ensurepip"]).output().is_ok_and(|o| o.status.success());
+    let venv_works =
+        Command::new("python3").args(["-c", "import venv, ensurepip"]).output().is_ok_and(|o| o.status.success());
     if !have("python3") || !venv_works {
         apt_install(&["python3", "python3-venv", "python3-pip"])?;
     }
@@ -119,4 +126,3 @@ fn path_with(dir: &Path) -> String {
         Err(_) => dir.display().to_string(),
     }
 }
-

@@ -62,7 +62,9 @@ pub fn lower(class: Option<&Class>, callable: &Callable) -> Lowered {
     match &callable.returns {
         None => {}
         Some(Type::Class(c)) => slots.push(Slot::OutHandle { name: c.snake(), class: c.clone() }),
-        Some(Type::Record(r)) => slots.push(Slot::OutRecord { name: last_word(r), record: r.clone(), found: callable.returns_optional }),
+        Some(Type::Record(r)) => {
+            slots.push(Slot::OutRecord { name: last_word(r), record: r.clone(), found: callable.returns_optional })
+        }
         Some(Type::List(e)) => {
             let name = match &**e {
                 Type::Record(r) | Type::Enum(r) => format!("{}s", last_word(r)),

@@ -61,7 +61,11 @@ impl DocStyle for CDocs {
                     .enumerate()
                     .map(|(i, decl)| {
                         let (ty, name) = split(&decl);
-                        let doc = if i == 0 { doc.clone() } else { format!("The number of elements of `{}`.", f.name.snake()) };
+                        let doc = if i == 0 {
+                            doc.clone()
+                        } else {
+                            format!("The number of elements of `{}`.", f.name.snake())
+                        };
                         Entry { name, ty: Some(ty), doc }
                     })
                     .collect::<Vec<_>>()
@@ -91,7 +95,8 @@ impl DocStyle for CDocs {
     }
     fn callable_declaration(&self, api: &Api, class: Option<&Class>, c: &Callable) -> String {
         let decl = function_decl(&FMT, api, class, c);
-        let prototype = decl.lines().filter(|l| !l.starts_with("/*") && !l.starts_with(" *")).collect::<Vec<_>>().join("\n");
+        let prototype =
+            decl.lines().filter(|l| !l.starts_with("/*") && !l.starts_with(" *")).collect::<Vec<_>>().join("\n");
         let lowered = lower(class, c);
         let params: Vec<String> = lowered.slots.iter().flat_map(|s| FMT.slot(api, s)).collect();
         if params.len() > 1 {
@@ -120,7 +125,11 @@ impl DocStyle for CDocs {
         "typedef enum uform_status_t uform_status_t;\nconst char *uform_last_error_message(void);\nconst char *uform_status_name(uform_status_t status);".into()
     }
     fn error_entry(&self, api: &Api, error: &ErrorKindDef) -> Entry {
-        Entry { name: format!("{} = {}", FMT.status_constant(Some(error)), error.status), ty: None, doc: text(self, api, &error.doc) }
+        Entry {
+            name: format!("{} = {}", FMT.status_constant(Some(error)), error.status),
+            ty: None,
+            doc: text(self, api, &error.doc),
+        }
     }
 }
 

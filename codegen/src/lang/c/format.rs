@@ -61,10 +61,9 @@ impl C {
     pub fn field(&self, api: &Api, field: &Field) -> Vec<String> {
         let name = field.name.snake();
         match &field.ty {
-            Type::List(e) => vec![
-                self.declare(&format!("const {} *", self.ty(api, e)), &name),
-                format!("size_t {name}_count"),
-            ],
+            Type::List(e) => {
+                vec![self.declare(&format!("const {} *", self.ty(api, e)), &name), format!("size_t {name}_count")]
+            }
             ty => vec![self.declare(&self.ty(api, ty), &name)],
         }
     }
@@ -79,7 +78,9 @@ impl C {
                 Some("A class id for `uform_gpu_class_name`, negative when the tables do not know the device.".into())
             }
             (Direction::Output, Type::List(_), _) => Some("Owned by UForm, like the record holding it.".into()),
-            (Direction::Output, Type::String, _) => Some("NUL-terminated, owned by UForm, like the record holding it.".into()),
+            (Direction::Output, Type::String, _) => {
+                Some("NUL-terminated, owned by UForm, like the record holding it.".into())
+            }
             _ => None,
         }
     }
@@ -89,7 +90,9 @@ impl C {
         match slot {
             Slot::Handle { name, class } => vec![self.declare(&format!("{} *", self.type_name(api, class)), name)],
             Slot::Value { name, ty } => vec![self.declare(&self.ty(api, ty), name)],
-            Slot::Record { name, record } => vec![self.declare(&format!("const {} *", self.type_name(api, record)), name)],
+            Slot::Record { name, record } => {
+                vec![self.declare(&format!("const {} *", self.type_name(api, record)), name)]
+            }
             Slot::List { name, element } => {
                 vec![self.declare(&format!("const {} *", self.ty(api, element)), name), format!("size_t {name}_count")]
             }
@@ -125,7 +128,9 @@ impl C {
         match r {
             Reference::Member(n) => n.snake(),
             Reference::Type(n) => self.type_name(api, n),
-            Reference::Function(n) => api.functions().find(|f| &f.name == n).map_or_else(|| n.snake(), |f| f.c_name.clone()),
+            Reference::Function(n) => {
+                api.functions().find(|f| &f.name == n).map_or_else(|| n.snake(), |f| f.c_name.clone())
+            }
             Reference::Method { class, method } => api
                 .class(class)
                 .and_then(|k| k.members.iter().find(|m| &m.name == method))

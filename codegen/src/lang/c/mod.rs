@@ -100,7 +100,8 @@ pub fn records_in_dependency_order(api: &Api) -> Vec<&Record> {
 fn ownership(class: Option<&Class>) -> String {
     match class {
         Some(k) => {
-            let free = k.members.iter().find(|m| m.kind == CallableKind::Free).map_or_else(String::new, |m| m.c_name.clone());
+            let free =
+                k.members.iter().find(|m| m.kind == CallableKind::Free).map_or_else(String::new, |m| m.c_name.clone());
             format!("owned by the {} and valid until `{free}`", k.name.snake().replace('_', " "))
         }
         None => "owned by UForm and valid for the life of the process".into(),
@@ -121,7 +122,10 @@ pub fn function_doc(fmt: &C, api: &Api, class: Option<&Class>, c: &Callable) -> 
             }
             Slot::Value { name, .. } | Slot::Record { name, .. } | Slot::List { name, .. } => {
                 let p = c.params.iter().find(|p| &p.name.snake() == name);
-                let mut doc = p.map(|p| fmt.doc(api, &p.doc)).filter(|d| !d.is_empty()).unwrap_or_else(|| format!("The {}.", name.replace('_', " ")));
+                let mut doc = p
+                    .map(|p| fmt.doc(api, &p.doc))
+                    .filter(|d| !d.is_empty())
+                    .unwrap_or_else(|| format!("The {}.", name.replace('_', " ")));
                 if matches!(slot, Slot::Record { .. }) {
                     doc.push_str(" NULL means every field absent.");
                 }
@@ -148,7 +152,9 @@ pub fn function_doc(fmt: &C, api: &Api, class: Option<&Class>, c: &Callable) -> 
                 };
                 let mut s = format!("@param {name} Receives the result; what it points to is {owner}.");
                 if *found {
-                    s.push_str("\n@param found Receives whether there was a result; without one the record is left untouched.");
+                    s.push_str(
+                        "\n@param found Receives whether there was a result; without one the record is left untouched.",
+                    );
                 }
                 s
             }
@@ -205,7 +211,10 @@ fn record(fmt: &C, api: &Api, r: &Record) -> String {
                     d.push(' ');
                     d.push_str(&note);
                 }
-                FieldDecl { doc: comment(&d, "    "), decls: fmt.field(api, f).iter().map(|x| format!("    {x};")).collect::<Vec<_>>().join("\n") }
+                FieldDecl {
+                    doc: comment(&d, "    "),
+                    decls: fmt.field(api, f).iter().map(|x| format!("    {x};")).collect::<Vec<_>>().join("\n"),
+                }
             })
             .collect(),
     }
@@ -257,7 +266,11 @@ pub fn render(api: &Api) -> Vec<Output> {
             errors: api
                 .errors
                 .iter()
-                .map(|e| Constant { doc: comment(&fmt.doc(api, &e.doc), "    "), name: fmt.status_constant(Some(e)), value: e.status.to_string() })
+                .map(|e| Constant {
+                    doc: comment(&fmt.doc(api, &e.doc), "    "),
+                    name: fmt.status_constant(Some(e)),
+                    value: e.status.to_string(),
+                })
                 .collect(),
         }
         .render()
@@ -280,7 +293,12 @@ pub fn render(api: &Api) -> Vec<Output> {
         parts.push(function_decl(&fmt, api, None, f));
     }
     let doc = comment(&format!("@file uform.h\n{}: {}", api.title, fmt.doc(api, &api.doc)), "");
-    let header = HeaderH { banner: format!("/* {} */", banner("").trim()), doc: doc.trim_end().into(), version: api.version.clone(), parts };
+    let header = HeaderH {
+        banner: format!("/* {} */", banner("").trim()),
+        doc: doc.trim_end().into(),
+        version: api.version.clone(),
+        parts,
+    };
     let mut out = vec![Output { path: "c/uform.h".into(), contents: header.render().unwrap_or_default() }];
     out.extend(crate::lang::docs::render(&docs::CDocs, api));
     out.extend(rust::render(api));

@@ -40,7 +40,9 @@ impl RustC {
             Type::F64 => format!("(raw.{name} != 0.0).then_some(raw.{name})"),
             Type::Bool => format!("raw.{name}.then_some(true)"),
             Type::String | Type::Path => format!("read_str(raw.{name}, {arg})?"),
-            Type::Enum(e) => format!("if raw.{name} == 0 {{ None }} else {{ Some({}(raw.{name}, {arg})?) }}", enum_from_c(e)),
+            Type::Enum(e) => {
+                format!("if raw.{name} == 0 {{ None }} else {{ Some({}(raw.{name}, {arg})?) }}", enum_from_c(e))
+            }
             Type::List(e) => {
                 let convert = match &**e {
                     Type::Address => ".map(|v| v.into_iter().map(|x| x as u64).collect())",
@@ -181,7 +183,9 @@ fn body(api: &Api, class: Option<&Class>, c: &Callable, slots: &[Slot]) -> Vec<S
                 let expr = match ty {
                     Type::Enum(e) => format!("{}({name}, {name:?})?", enum_from_c(e)),
                     Type::Address => format!("{name} as u64"),
-                    Type::String | Type::Path => format!("read_str({name}, {name:?})?.ok_or_else(|| null_argument({name:?}))?"),
+                    Type::String | Type::Path => {
+                        format!("read_str({name}, {name:?})?.ok_or_else(|| null_argument({name:?}))?")
+                    }
                     _ => name.clone(),
                 };
                 lines.push(format!("let {name} = {expr};"));
@@ -211,16 +215,24 @@ fn body(api: &Api, class: Option<&Class>, c: &Callable, slots: &[Slot]) -> Vec<S
     }
     let method = c.name.snake();
     let call = match (class, c.kind, &receiver) {
-        (Some(k), CallableKind::Constructor, _) => format!("uform_core::{}::{method}({})", k.name.pascal(), args.join(", ")),
+        (Some(k), CallableKind::Constructor, _) => {
+            format!("uform_core::{}::{method}({})", k.name.pascal(), args.join(", "))
+        }
         (Some(_), _, Some(recv)) => format!("{recv}.value.{method}({})", args.join(", ")),
         _ => format!("uform_core::{method}({})", args.join(", ")),
     };
     let fallible = if c.throws { "?" } else { "" };
-    let out = slots.iter().find(|s| matches!(s, Slot::OutHandle { .. } | Slot::OutRecord { .. } | Slot::OutValue { .. } | Slot::OutList { .. }));
+    let out = slots.iter().find(|s| {
+        matches!(s, Slot::OutHandle { .. } | Slot::OutRecord { .. } | Slot::OutValue { .. } | Slot::OutList { .. })
+    });
     match out {
         None if c.kind == CallableKind::Free => {
             let (k, recv) = (class.expect("free belongs to a class"), receiver.unwrap_or_default());
-            lines.push(format!("{}.free({recv} as usize, {recv:?}, {:?}, |v| v.free())?;", registry(&k.name), k.name.pascal()));
+            lines.push(format!(
+                "{}.free({recv} as usize, {recv:?}, {:?}, |v| v.free())?;",
+                registry(&k.name),
+                k.name.pascal()
+            ));
         }
         None => lines.push(format!("{call}{fallible};")),
         Some(Slot::OutHandle { name, class: k }) => {
@@ -230,7 +242,9 @@ fn body(api: &Api, class: Option<&Class>, c: &Callable, slots: &[Slot]) -> Vec<S
         Some(Slot::OutRecord { name, record, found }) => {
             let convert = format!("{}_to_c", record.snake());
             let cached = match (&receiver, class) {
-                (Some(recv), Some(_)) => format!("{recv}.cached({:?}, |arena| Ok({convert}(&{call}{fallible}, arena)))?", c.c_name),
+                (Some(recv), Some(_)) => {
+                    format!("{recv}.cached({:?}, |arena| Ok({convert}(&{call}{fallible}, arena)))?", c.c_name)
+                }
                 _ => String::new(),
             };
             if *found {
@@ -250,7 +264,9 @@ fn body(api: &Api, class: Option<&Class>, c: &Callable, slots: &[Slot]) -> Vec<S
         }
         Some(Slot::OutList { name, element }) => {
             let convert = match element {
-                Type::Record(r) => format!("let items: Vec<_> = v.iter().map(|x| {}_to_c(x, arena)).collect(); ", r.snake()),
+                Type::Record(r) => {
+                    format!("let items: Vec<_> = v.iter().map(|x| {}_to_c(x, arena)).collect(); ", r.snake())
+                }
                 _ => "let items = v; ".into(),
             };
             lines.push(format!("let (ptr, len) = process_cached({:?}, |arena| {{ let v = {call}{fallible}; {convert}Ok(arena.list_parts(items)) }})?;", c.c_name));
@@ -285,10 +301,16 @@ fn function(api: &Api, class: Option<&Class>, c: &Callable) -> String {
         }
         Return::Value { ty, .. } => {
             let rc = RustC;
-            (format!(" -> {}", rc.c_field(api, ty)), "guard_value".to_string(), vec![format!("uform_core::{}()", c.name.snake())])
+            (
+                format!(" -> {}", rc.c_field(api, ty)),
+                "guard_value".to_string(),
+                vec![format!("uform_core::{}()", c.name.snake())],
+            )
         }
     };
-    FunctionRs { c_name: c.c_name.clone(), params: params(api, &lowered.slots), returns, guard, body }.render().unwrap_or_default()
+    FunctionRs { c_name: c.c_name.clone(), params: params(api, &lowered.slots), returns, guard, body }
+        .render()
+        .unwrap_or_default()
 }
 
 pub fn render(api: &Api) -> Vec<Output> {
@@ -336,8 +358,8 @@ pub fn render(api: &Api) -> Vec<Output> {
                     .map(|f| (format!("{}_count", f.name.snake()), f.name.snake()))
                     .collect(),
             }
-                .render()
-                .unwrap_or_default(),
+            .render()
+            .unwrap_or_default(),
         );
         if input {
             // Functions may return input records (options from the environment): the C view of a core value.
@@ -347,8 +369,12 @@ pub fn render(api: &Api) -> Vec<Output> {
                 .map(|f| {
                     let name = f.name.snake();
                     let expr = match &f.ty {
-                        Type::String | Type::Path => format!("v.{name}.as_deref().map_or(std::ptr::null(), |s| arena.string(s))"),
-                        Type::List(_) => format!("compile_error!(\"list field {name} in an output of an input record\")"),
+                        Type::String | Type::Path => {
+                            format!("v.{name}.as_deref().map_or(std::ptr::null(), |s| arena.string(s))")
+                        }
+                        Type::List(_) => {
+                            format!("compile_error!(\"list field {name} in an output of an input record\")")
+                        }
                         _ => format!("v.{name}.unwrap_or_default()"),
                     };
                     (name, expr)
@@ -356,7 +382,13 @@ pub fn render(api: &Api) -> Vec<Output> {
                 .collect();
             let has_list = r.fields.iter().any(|f| matches!(f.ty, Type::List(_)));
             if !has_list {
-                let mut s = format!("\n#[allow(dead_code)]\nfn {}_to_c(v: &uform_core::{}, arena: &mut Arena) -> {} {{\n    {} {{\n", r.name.snake(), r.name.pascal(), r.c_name, r.c_name);
+                let mut s = format!(
+                    "\n#[allow(dead_code)]\nfn {}_to_c(v: &uform_core::{}, arena: &mut Arena) -> {} {{\n    {} {{\n",
+                    r.name.snake(),
+                    r.name.pascal(),
+                    r.c_name,
+                    r.c_name
+                );
                 for (name, expr) in out_fields {
                     s.push_str(&format!("        {name}: {expr},\n"));
                 }

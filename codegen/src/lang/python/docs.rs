@@ -57,7 +57,11 @@ impl DocStyle for PythonDocs {
         record
             .fields
             .iter()
-            .map(|f| Entry { name: PY.member(&f.name), ty: Some(PY.field_type(record, f)), doc: text(self, api, &f.doc) })
+            .map(|f| Entry {
+                name: PY.member(&f.name),
+                ty: Some(PY.field_type(record, f)),
+                doc: text(self, api, &f.doc),
+            })
             .collect()
     }
     fn enum_declaration(&self, _api: &Api, e: &Enum) -> String {

@@ -118,7 +118,10 @@ fn glue_record(api: &Api, r: &Record) -> String {
                 let value = PY.writer(&format!("value.{name}"), &f.ty, true, false);
                 format!("if value.{name}.is_some() {{ fields.set_item(\"{name}\", {value}?)?; }}")
             } else {
-                format!("fields.set_item(\"{name}\", {}?)?;", PY.writer(&format!("value.{name}"), &f.ty, f.optional, true))
+                format!(
+                    "fields.set_item(\"{name}\", {}?)?;",
+                    PY.writer(&format!("value.{name}"), &f.ty, f.optional, true)
+                )
             };
             GlueField { name, read, write }
         })
@@ -186,7 +189,8 @@ fn glue_callable(api: &Api, class: Option<&Class>, c: &Callable) -> String {
                     signature.push("*".into());
                     keyword_only = true;
                 }
-                let fields: Vec<String> = api.record(n).map(|r| r.fields.iter().map(|f| PY.member(&f.name)).collect()).unwrap_or_default();
+                let fields: Vec<String> =
+                    api.record(n).map(|r| r.fields.iter().map(|f| PY.member(&f.name)).collect()).unwrap_or_default();
                 for f in &fields {
                     signature.push(format!("{f}=None"));
                     rust_params.push(format!("{f}: Option<Bound<'_, PyAny>>"));
@@ -205,7 +209,11 @@ fn glue_callable(api: &Api, class: Option<&Class>, c: &Callable) -> String {
             (ty, Some(default)) => {
                 signature.push(format!("{name}=None"));
                 rust_params.push(format!("{name}: Option<Bound<'_, PyAny>>"));
-                body.push(format!("let {name} = opt({name}.as_ref(), \"{name}\", {})?.unwrap_or({});", PY.reader(ty), core_literal(ty, default)));
+                body.push(format!(
+                    "let {name} = opt({name}.as_ref(), \"{name}\", {})?.unwrap_or({});",
+                    PY.reader(ty),
+                    core_literal(ty, default)
+                ));
                 core_args.push(name);
             }
             (ty, None) => {
@@ -322,7 +330,11 @@ fn glue_file(api: &Api) -> String {
             Item::Function(_) => {}
         }
     }
-    parts.push(GlueError { kinds: api.errors.iter().map(|e| (e.name.pascal(), PY.error_class(e))).collect() }.render().unwrap_or_default());
+    parts.push(
+        GlueError { kinds: api.errors.iter().map(|e| (e.name.pascal(), PY.error_class(e))).collect() }
+            .render()
+            .unwrap_or_default(),
+    );
     let parts = parts.iter().map(|p| p.trim().to_string()).collect();
     GlueFile { banner: banner("//"), parts, classes, functions }.render().unwrap_or_default()
 }
@@ -445,7 +457,11 @@ struct ErrorPyi {
 fn fields(api: &Api, r: &Record) -> Vec<PyField> {
     r.fields
         .iter()
-        .map(|f| PyField { name: PY.member(&f.name), ty: PY.field_type(r, f), doc: PY.docstring(&PY.doc_text(api, &f.doc), "    ") })
+        .map(|f| PyField {
+            name: PY.member(&f.name),
+            ty: PY.field_type(r, f),
+            doc: PY.docstring(&PY.doc_text(api, &f.doc), "    "),
+        })
         .collect()
 }
 
@@ -506,9 +522,14 @@ fn init_py(api: &Api) -> String {
             Item::Record(r) => {
                 let name = PY.type_name(&r.name);
                 parts.push(
-                    RecordPy { input: r.direction == Direction::Input, name: name.clone(), doc: PY.docstring(&PY.doc_text(api, &r.doc), "    "), fields: fields(api, r) }
-                        .render()
-                        .unwrap_or_default(),
+                    RecordPy {
+                        input: r.direction == Direction::Input,
+                        name: name.clone(),
+                        doc: PY.docstring(&PY.doc_text(api, &r.doc), "    "),
+                        fields: fields(api, r),
+                    }
+                    .render()
+                    .unwrap_or_default(),
                 );
                 exported.push(name.clone());
                 registered.push(name);
@@ -516,9 +537,14 @@ fn init_py(api: &Api) -> String {
             Item::Enum(e) => {
                 let name = PY.type_name(&e.name);
                 parts.push(
-                    EnumPy { name: name.clone(), bases: enum_bases(e), doc: PY.docstring(&PY.doc_text(api, &e.doc), "    "), variants: variants(api, e) }
-                        .render()
-                        .unwrap_or_default(),
+                    EnumPy {
+                        name: name.clone(),
+                        bases: enum_bases(e),
+                        doc: PY.docstring(&PY.doc_text(api, &e.doc), "    "),
+                        variants: variants(api, e),
+                    }
+                    .render()
+                    .unwrap_or_default(),
                 );
                 exported.push(name.clone());
                 registered.push(name);
@@ -546,7 +572,10 @@ fn init_py(api: &Api) -> String {
             base: ERROR_BASE,
             doc: PY.docstring(ERROR_DOC, "    "),
             codes: PY.docstring(
-                &format!("The error's kind, the same set in every language: {}.", kinds.iter().map(|k| format!("{:?}", k.code)).collect::<Vec<_>>().join(", ")),
+                &format!(
+                    "The error's kind, the same set in every language: {}.",
+                    kinds.iter().map(|k| format!("{:?}", k.code)).collect::<Vec<_>>().join(", ")
+                ),
                 "    ",
             ),
             kinds,
@@ -641,11 +670,19 @@ fn init_pyi(api: &Api) -> String {
             Item::Function(_) => {}
         }
     }
-    parts.push(ErrorPyi { base: ERROR_BASE, doc: PY.docstring(ERROR_DOC, "    "), kinds: error_kinds(api) }.render().unwrap_or_default());
+    parts.push(
+        ErrorPyi { base: ERROR_BASE, doc: PY.docstring(ERROR_DOC, "    "), kinds: error_kinds(api) }
+            .render()
+            .unwrap_or_default(),
+    );
     let parts = parts.iter().map(|p| p.trim().to_string()).collect();
-    InitPyi { banner: banner("#"), doc: PY.docstring(&format!("{}: {}", api.title, PY.doc_text(api, &api.doc)), ""), parts }
-        .render()
-        .unwrap_or_default()
+    InitPyi {
+        banner: banner("#"),
+        doc: PY.docstring(&format!("{}: {}", api.title, PY.doc_text(api, &api.doc)), ""),
+        parts,
+    }
+    .render()
+    .unwrap_or_default()
 }
 
 #[derive(Template)]
@@ -663,7 +700,10 @@ pub fn render(api: &Api) -> Vec<Output> {
         banner: banner("#"),
         package: api.package.clone(),
         version: api.version.clone(),
-        description: format!("UForm {} for Python: a pyo3 module over the UForm Rust runtime, with complete type stubs.", api.title),
+        description: format!(
+            "UForm {} for Python: a pyo3 module over the UForm Rust runtime, with complete type stubs.",
+            api.title
+        ),
         manifest: "../../bindings/python/Cargo.toml",
     };
     let mut out = vec![

@@ -49,8 +49,14 @@ impl DocStyle for JsDocs {
     fn record_declaration(&self, api: &Api, record: &Record) -> String {
         match &record.compiled {
             Some(twin) => {
-                let omitted: Vec<String> = TS.narrowed_fields(api, record).iter().map(|f| format!("{:?}", TS.member(&f.name))).collect();
-                format!("interface {} extends Omit<{}, {}>", TS.type_name(&record.name), TS.type_name(twin), omitted.join(" | "))
+                let omitted: Vec<String> =
+                    TS.narrowed_fields(api, record).iter().map(|f| format!("{:?}", TS.member(&f.name))).collect();
+                format!(
+                    "interface {} extends Omit<{}, {}>",
+                    TS.type_name(&record.name),
+                    TS.type_name(twin),
+                    omitted.join(" | ")
+                )
             }
             None => format!("interface {}", TS.type_name(&record.name)),
         }
@@ -66,7 +72,10 @@ impl DocStyle for JsDocs {
         let Some(twin) = &record.compiled else { return Vec::new() };
         let section = RecordSection {
             heading: TS.type_name(twin),
-            doc: format!("{} The native layer's view, where enum fields cross as their raw values.", crate::lang::docs::text(self, api, &record.doc)),
+            doc: format!(
+                "{} The native layer's view, where enum fields cross as their raw values.",
+                crate::lang::docs::text(self, api, &record.doc)
+            ),
             fence: self.fence().into(),
             declaration: format!("interface {}", TS.type_name(twin)),
             mirrors: self.mirrors(&record.c_name),
@@ -81,7 +90,11 @@ impl DocStyle for JsDocs {
     fn enum_entries(&self, api: &Api, e: &Enum) -> Vec<Entry> {
         e.variants
             .iter()
-            .map(|v| Entry { name: TS.variant(&v.name), ty: Some(TS.variant_value(&v.value)), doc: crate::lang::docs::text(self, api, &v.doc) })
+            .map(|v| Entry {
+                name: TS.variant(&v.name),
+                ty: Some(TS.variant_value(&v.value)),
+                doc: crate::lang::docs::text(self, api, &v.doc),
+            })
             .collect()
     }
     fn class_declaration(&self, _api: &Api, class: &Class) -> String {
@@ -119,7 +132,11 @@ impl DocStyle for JsDocs {
         "class UFormError extends Error {\n    readonly code: UFormErrorCode;\n}".into()
     }
     fn error_entry(&self, api: &Api, error: &ErrorKindDef) -> Entry {
-        Entry { name: format!("{:?}", TS.error_code(error)), ty: None, doc: crate::lang::docs::text(self, api, &error.doc) }
+        Entry {
+            name: format!("{:?}", TS.error_code(error)),
+            ty: None,
+            doc: crate::lang::docs::text(self, api, &error.doc),
+        }
     }
 }
 

@@ -77,7 +77,9 @@ impl Ts {
             Type::Address => "bigint".into(),
             Type::List(inner) => format!("{}[]", self.ty(api, inner, compiled)),
             Type::Enum(n) if compiled && api.enumeration(n).is_some_and(Enum::is_string) => "string".into(),
-            Type::Record(n) if compiled => api.record(n).and_then(|r| r.compiled.as_ref()).map_or_else(|| n.pascal(), Name::pascal),
+            Type::Record(n) if compiled => {
+                api.record(n).and_then(|r| r.compiled.as_ref()).map_or_else(|| n.pascal(), Name::pascal)
+            }
             Type::Record(n) | Type::Enum(n) => self.type_name(n),
             Type::Class(n) if compiled => api.class(n).map_or_else(|| n.pascal(), |c| c.compiled.pascal()),
             Type::Class(n) => self.type_name(n),
@@ -119,7 +121,9 @@ impl Ts {
             (Literal::Float(f), _) => f.to_string(),
             (Literal::Bool(b), _) => b.to_string(),
             (Literal::String(s), _) => format!("{s:?}"),
-            (Literal::Variant(v), Type::Enum(e)) => format!("{}.{}", self.ty(api, &Type::Enum(e.clone()), false), self.variant(v)),
+            (Literal::Variant(v), Type::Enum(e)) => {
+                format!("{}.{}", self.ty(api, &Type::Enum(e.clone()), false), self.variant(v))
+            }
             (Literal::Variant(v), _) => self.variant(v),
             (Literal::EmptyRecord, _) => "{}".into(),
         }
@@ -159,7 +163,8 @@ impl Ts {
             .params
             .iter()
             .map(|p| {
-                let default = p.default.as_ref().map(|d| format!(" = {}", self.literal(api, &p.ty, d))).unwrap_or_default();
+                let default =
+                    p.default.as_ref().map(|d| format!(" = {}", self.literal(api, &p.ty, d))).unwrap_or_default();
                 format!("{}: {}{default}", self.member(&p.name), self.ty(api, &p.ty, false))
             })
             .collect()

@@ -97,7 +97,12 @@ pub fn callable_jsdoc(ts: &Ts, api: &Api, callable: &Callable, indent: &str) -> 
 /// The declaration of a class member, as `.d.ts` spells it.
 pub fn member_signature(ts: &Ts, api: &Api, callable: &Callable, compiled: bool) -> String {
     let stat = if callable.kind == CallableKind::Constructor { "static " } else { "" };
-    format!("{stat}{}({}): {}", ts.member(&callable.name), ts.params_decl(api, callable, compiled), ts.returns(api, callable, compiled))
+    format!(
+        "{stat}{}({}): {}",
+        ts.member(&callable.name),
+        ts.params_decl(api, callable, compiled),
+        ts.returns(api, callable, compiled)
+    )
 }
 
 fn record(ts: &Ts, api: &Api, r: &Record) -> String {
@@ -111,7 +116,13 @@ fn record(ts: &Ts, api: &Api, r: &Record) -> String {
     match &r.compiled {
         Some(compiled) => {
             let twin = RecordDts {
-                doc: jsdoc_block(&format!("{} The native layer's view, where enum fields cross as their raw values.", ts.jsdoc(api, &r.doc)), ""),
+                doc: jsdoc_block(
+                    &format!(
+                        "{} The native layer's view, where enum fields cross as their raw values.",
+                        ts.jsdoc(api, &r.doc)
+                    ),
+                    "",
+                ),
                 name: ts.type_name(compiled),
                 extends: None,
                 fields: r.fields.iter().map(|f| line(f, true)).collect(),
@@ -126,9 +137,14 @@ fn record(ts: &Ts, api: &Api, r: &Record) -> String {
             };
             format!("{}\n\n{}", twin.render().unwrap_or_default(), public.render().unwrap_or_default())
         }
-        None => RecordDts { doc, name: ts.type_name(&r.name), extends: None, fields: r.fields.iter().map(|f| line(f, false)).collect() }
-            .render()
-            .unwrap_or_default(),
+        None => RecordDts {
+            doc,
+            name: ts.type_name(&r.name),
+            extends: None,
+            fields: r.fields.iter().map(|f| line(f, false)).collect(),
+        }
+        .render()
+        .unwrap_or_default(),
     }
 }
 
@@ -139,7 +155,11 @@ fn enumeration(ts: &Ts, api: &Api, e: &Enum) -> String {
         variants: e
             .variants
             .iter()
-            .map(|v| VariantLine { doc: jsdoc_block(&ts.jsdoc(api, &v.doc), "    "), name: ts.variant(&v.name), value: ts.variant_value(&v.value) })
+            .map(|v| VariantLine {
+                doc: jsdoc_block(&ts.jsdoc(api, &v.doc), "    "),
+                name: ts.variant(&v.name),
+                value: ts.variant_value(&v.value),
+            })
             .collect(),
     }
     .render()
@@ -162,7 +182,10 @@ fn class(ts: &Ts, api: &Api, c: &Class) -> String {
             .members
             .iter()
             .filter(offered)
-            .map(|m| MemberLine { doc: callable_jsdoc(ts, api, m, "    "), signature: member_signature(ts, api, m, false) })
+            .map(|m| MemberLine {
+                doc: callable_jsdoc(ts, api, m, "    "),
+                signature: member_signature(ts, api, m, false),
+            })
             .collect(),
         compiled: ts.type_name(&c.compiled),
         compiled_doc: jsdoc_block(&ts.jsdoc(api, &c.compiled_doc), "    "),
@@ -177,12 +200,18 @@ pub fn function_signature(ts: &Ts, api: &Api, f: &Callable) -> String {
 }
 
 fn function(ts: &Ts, api: &Api, f: &Callable) -> String {
-    FunctionDts { doc: callable_jsdoc(ts, api, f, ""), signature: function_signature(ts, api, f) }.render().unwrap_or_default()
+    FunctionDts { doc: callable_jsdoc(ts, api, f, ""), signature: function_signature(ts, api, f) }
+        .render()
+        .unwrap_or_default()
 }
 
 fn errors(ts: &Ts, api: &Api) -> String {
     ErrorDts {
-        errors: api.errors.iter().map(|e| ErrorLine { code: format!("{:?}", ts.error_code(e)), doc: ts.jsdoc(api, &e.doc) }).collect(),
+        errors: api
+            .errors
+            .iter()
+            .map(|e| ErrorLine { code: format!("{:?}", ts.error_code(e)), doc: ts.jsdoc(api, &e.doc) })
+            .collect(),
     }
     .render()
     .unwrap_or_default()

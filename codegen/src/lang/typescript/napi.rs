@@ -58,8 +58,12 @@ impl Glue {
     fn written(&self, ty: &Type, value: &str) -> String {
         match ty {
             Type::Address => format!("&Address(*{value})"),
-            Type::List(inner) if **inner == Type::Address && value == "v" => "&v.iter().map(|a| Address(*a)).collect::<Vec<_>>()".into(),
-            Type::List(inner) if **inner == Type::Address => format!("&{value}.iter().map(|a| Address(*a)).collect::<Vec<_>>()"),
+            Type::List(inner) if **inner == Type::Address && value == "v" => {
+                "&v.iter().map(|a| Address(*a)).collect::<Vec<_>>()".into()
+            }
+            Type::List(inner) if **inner == Type::Address => {
+                format!("&{value}.iter().map(|a| Address(*a)).collect::<Vec<_>>()")
+            }
             _ => value.to_string(),
         }
     }
@@ -177,7 +181,10 @@ fn record(ts: &Ts, g: &Glue, r: &Record) -> String {
                     let method = if input { "set_optional" } else { "set_nullable" };
                     match g.written(&f.ty, "v") {
                         same if same == "v" => format!("object.{method}({key}, self.{rust}.as_ref())"),
-                        converted => format!("object.{method}({key}, self.{rust}.as_ref().map(|v| {}).as_ref())", converted.trim_start_matches('&')),
+                        converted => format!(
+                            "object.{method}({key}, self.{rust}.as_ref().map(|v| {}).as_ref())",
+                            converted.trim_start_matches('&')
+                        ),
                     }
                 }
             };
@@ -197,8 +204,12 @@ fn read_params(ts: &Ts, g: &Glue, c: &Callable, source: &dyn Fn(usize, &str) -> 
         }
         let js_value = source(i, &rust);
         let read = match &p.default {
-            Some(Literal::EmptyRecord) => format!("{}.unwrap_or_default()", g.read(&p.ty, &js_value, &format!("{js:?}"), true)),
-            Some(d) => format!("{}.unwrap_or({})", g.read(&p.ty, &js_value, &format!("{js:?}"), true), g.literal(&p.ty, d)),
+            Some(Literal::EmptyRecord) => {
+                format!("{}.unwrap_or_default()", g.read(&p.ty, &js_value, &format!("{js:?}"), true))
+            }
+            Some(d) => {
+                format!("{}.unwrap_or({})", g.read(&p.ty, &js_value, &format!("{js:?}"), true), g.literal(&p.ty, d))
+            }
             None => g.read(&p.ty, &js_value, &format!("{js:?}"), false),
         };
         lines.push(format!("let {rust} = {read};"));
@@ -341,7 +352,12 @@ fn fast(ts: &Ts, g: &Glue, k: &Class, c: &Callable) -> String {
     ];
     body.extend(read_params(ts, g, c, &|i, _| format!("args.get({})", i + 1)));
     finish_raw(&mut body, g, c, &core_call(g, Some(k), c, "inner"));
-    let doc = format!("`{}.{}` for the wrapper: `{}(handle, …)`.", k.compiled.pascal(), ts.member(&c.name), ts.fast_function(&k.name, &c.name));
+    let doc = format!(
+        "`{}.{}` for the wrapper: `{}(handle, …)`.",
+        k.compiled.pascal(),
+        ts.member(&c.name),
+        ts.fast_function(&k.name, &c.name)
+    );
     raw_callback(&doc, &format!("fast_{}_{}", k.name.snake(), c.name.snake()), c.params.len() + 1, body)
 }
 
@@ -358,7 +374,10 @@ fn quiet_functions(ts: &Ts, g: &Glue, api: &Api, k: &Class) -> Vec<(String, Stri
     let mut out = vec![raw(
         &first.word,
         &format!("fast_{}_quiet", k.name.snake()),
-        format!("`{}(handle)`: the {class}'s quiet word, as a 4-byte external `ArrayBuffer` the wrapper reads.", first.word),
+        format!(
+            "`{}(handle)`: the {class}'s quiet word, as a 4-byte external `ArrayBuffer` the wrapper reads.",
+            first.word
+        ),
         1,
         vec![
             "let handle = required::<u32>(args.get(0), \"handle\")?;".into(),
@@ -369,12 +388,20 @@ fn quiet_functions(ts: &Ts, g: &Glue, api: &Api, k: &Class) -> Vec<(String, Stri
     for (m, plan) in &plans {
         let mut body = read_params(ts, g, m, &|i, _| format!("args.get({i})"));
         let args: Vec<String> = m.params.iter().map(|p| p.name.snake()).collect();
-        body.push(format!("Ok(Some(f64::from({}::{}_quiet_when({})).to_js(args.env())?))", g.core(&k.name), m.name.snake(), args.join(", ")));
+        body.push(format!(
+            "Ok(Some(f64::from({}::{}_quiet_when({})).to_js(args.env())?))",
+            g.core(&k.name),
+            m.name.snake(),
+            args.join(", ")
+        ));
         let member = ts.member(&m.name);
         out.push(raw(
             &plan.expected,
             &format!("fast_{}_{}_quiet", k.name.snake(), m.name.snake()),
-            format!("`{}(…)`: what the quiet word holds while `{member}(…)` with these arguments would change nothing.", plan.expected),
+            format!(
+                "`{}(…)`: what the quiet word holds while `{member}(…)` with these arguments would change nothing.",
+                plan.expected
+            ),
             m.params.len().max(1),
             body,
         ));
@@ -384,7 +411,8 @@ fn quiet_functions(ts: &Ts, g: &Glue, api: &Api, k: &Class) -> Vec<(String, Stri
 
 fn class(ts: &Ts, g: &Glue, api: &Api, k: &Class) -> String {
     let members = k.members.iter().filter(|m| m.offered_in(Language::TypeScript));
-    let mut fast_functions: Vec<String> = members.clone().filter(|m| ts.fast_function_of(k, m).is_some()).map(|m| fast(ts, g, k, m)).collect();
+    let mut fast_functions: Vec<String> =
+        members.clone().filter(|m| ts.fast_function_of(k, m).is_some()).map(|m| fast(ts, g, k, m)).collect();
     fast_functions.extend(quiet_functions(ts, g, api, k).into_iter().map(|(_, _, code)| code));
     ClassRs {
         name: ts.type_name(&k.name),
@@ -410,11 +438,20 @@ pub fn render(api: &Api) -> Output {
             Item::Function(_) => {}
         }
     }
-    let functions = api.functions().filter(|f| f.offered_in(Language::TypeScript)).map(|f| (Ts.function(&f.name), format!("fn_{}", f.name.snake())));
+    let functions = api
+        .functions()
+        .filter(|f| f.offered_in(Language::TypeScript))
+        .map(|f| (Ts.function(&f.name), format!("fn_{}", f.name.snake())));
     let fast = functions
-        .chain(api.classes()
-        .flat_map(|k| k.members.iter().filter_map(move |m| Some((Ts.fast_function_of(k, m)?, format!("fast_{}_{}", k.name.snake(), m.name.snake()))))))
+        .chain(api.classes().flat_map(|k| {
+            k.members.iter().filter_map(move |m| {
+                Some((Ts.fast_function_of(k, m)?, format!("fast_{}_{}", k.name.snake(), m.name.snake())))
+            })
+        }))
         .chain(api.classes().flat_map(|k| quiet_functions(&ts, &g, api, k).into_iter().map(|(js, rust, _)| (js, rust))))
         .collect();
-    Output { path: "node/glue.rs".into(), contents: GlueRs { banner: banner("//"), parts, fast }.render().unwrap_or_default() }
+    Output {
+        path: "node/glue.rs".into(),
+        contents: GlueRs { banner: banner("//"), parts, fast }.render().unwrap_or_default(),
+    }
 }

@@ -103,17 +103,25 @@ fn enumeration(ts: &Ts, api: &Api, e: &Enum) -> String {
     let variants: Vec<VariantJs> = e
         .variants
         .iter()
-        .map(|v| VariantJs { doc: jsdoc_block(&ts.jsdoc(api, &v.doc), "    "), name: ts.variant(&v.name), value: ts.variant_value(&v.value) })
+        .map(|v| VariantJs {
+            doc: jsdoc_block(&ts.jsdoc(api, &v.doc), "    "),
+            name: ts.variant(&v.name),
+            value: ts.variant_value(&v.value),
+        })
         .collect();
     let reverse = e
         .variants
         .iter()
         .filter_map(|v| match v.value {
-            EnumValue::Number(n) => Some(VariantJs { doc: String::new(), name: format!("{:?}", ts.variant(&v.name)), value: n.to_string() }),
+            EnumValue::Number(n) => {
+                Some(VariantJs { doc: String::new(), name: format!("{:?}", ts.variant(&v.name)), value: n.to_string() })
+            }
             EnumValue::String(_) => None,
         })
         .collect();
-    EnumJs { doc: jsdoc_block(&ts.jsdoc(api, &e.doc), ""), name: ts.type_name(&e.name), variants, reverse }.render().unwrap_or_default()
+    EnumJs { doc: jsdoc_block(&ts.jsdoc(api, &e.doc), ""), name: ts.type_name(&e.name), variants, reverse }
+        .render()
+        .unwrap_or_default()
 }
 
 /// A callable's parameter list, and the arguments it hands the native layer: a class argument crosses as its
@@ -157,9 +165,9 @@ fn class(ts: &Ts, api: &Api, k: &Class) -> String {
             returns: m.returns.is_some(),
             frees: m.kind == CallableKind::Free,
             fast: ts.fast_function_of(k, m),
-            quiet: ts.quiet_of(api, k, m).map(|q| {
-                format!("Atomics.load(this.#quiet, 0) === {}({})", q.lookup, q.argument.unwrap_or_default())
-            }),
+            quiet: ts
+                .quiet_of(api, k, m)
+                .map(|q| format!("Atomics.load(this.#quiet, 0) === {}({})", q.lookup, q.argument.unwrap_or_default())),
         }
     };
     let quiet_plans: Vec<_> = offered.iter().filter_map(|m| ts.quiet_of(api, k, m).map(|q| (*m, q))).collect();
@@ -187,7 +195,11 @@ fn class(ts: &Ts, api: &Api, k: &Class) -> String {
         .collect();
     let quiet_word = quiet_plans.first().map(|(_, q)| q.word.clone());
     let name = ts.type_name(&k.name);
-    let constructors: Vec<String> = offered.iter().filter(|m| m.kind == CallableKind::Constructor).map(|m| format!("{name}.{}", ts.member(&m.name))).collect();
+    let constructors: Vec<String> = offered
+        .iter()
+        .filter(|m| m.kind == CallableKind::Constructor)
+        .map(|m| format!("{name}.{}", ts.member(&m.name)))
+        .collect();
     let mut doc = ts.jsdoc(api, &k.doc);
     if !k.details.is_empty() {
         doc.push_str(&format!("\n\n{}", ts.jsdoc(api, &k.details)));
@@ -200,7 +212,10 @@ fn class(ts: &Ts, api: &Api, k: &Class) -> String {
         constructors: constructors.join(", "),
         constructors_js: offered.iter().filter(|m| m.kind == CallableKind::Constructor).map(|m| member(m)).collect(),
         methods: offered.iter().filter(|m| m.kind != CallableKind::Constructor).map(|m| member(m)).collect(),
-        free: offered.iter().find(|m| m.kind == CallableKind::Free).map_or_else(|| "free".into(), |m| ts.member(&m.name)),
+        free: offered
+            .iter()
+            .find(|m| m.kind == CallableKind::Free)
+            .map_or_else(|| "free".into(), |m| ts.member(&m.name)),
         name,
         quiet_word,
         quiet_tables,
@@ -211,13 +226,21 @@ fn class(ts: &Ts, api: &Api, k: &Class) -> String {
 
 fn function(ts: &Ts, api: &Api, f: &Callable) -> String {
     let (params, _, _, checks) = params_and_args(ts, api, f);
-    FunctionJs { doc: callable_jsdoc(ts, api, f, ""), name: ts.function(&f.name), params, checks, constant: f.constant }.render().unwrap_or_default()
+    FunctionJs { doc: callable_jsdoc(ts, api, f, ""), name: ts.function(&f.name), params, checks, constant: f.constant }
+        .render()
+        .unwrap_or_default()
 }
 
 fn errors(ts: &Ts, api: &Api) -> String {
-    ErrorsJs { errors: api.errors.iter().map(|e| ErrorJs { code: format!("{:?}", ts.error_code(e)), doc: ts.jsdoc(api, &e.doc) }).collect() }
-        .render()
-        .unwrap_or_default()
+    ErrorsJs {
+        errors: api
+            .errors
+            .iter()
+            .map(|e| ErrorJs { code: format!("{:?}", ts.error_code(e)), doc: ts.jsdoc(api, &e.doc) })
+            .collect(),
+    }
+    .render()
+    .unwrap_or_default()
 }
 
 /// `index.js` and `index.mjs`.
@@ -245,7 +268,13 @@ pub fn render(api: &Api) -> Vec<Output> {
     }
     exports.push("UFormError".into());
     let doc = jsdoc_block(&format!("{}: {}", api.title, ts.jsdoc(api, &api.doc)), "");
-    let index = IndexJs { banner: banner("//"), doc: doc.trim_end().to_string(), package: api.package.clone(), parts, exports: exports.clone() };
+    let index = IndexJs {
+        banner: banner("//"),
+        doc: doc.trim_end().to_string(),
+        package: api.package.clone(),
+        parts,
+        exports: exports.clone(),
+    };
     let mjs = IndexMjs { banner: banner("//"), exports };
     vec![
         Output { path: "typescript/index.js".into(), contents: index.render().unwrap_or_default() },

@@ -5,6 +5,7 @@
 //! - [`devices`]: GPU discovery (NVIDIA through cudarc, AMD through the HIP runtime, both loaded at run time).
 //! - [`executor`]: NUMA-placed host thread pools and per-device streams.
 //! - [`mesh`]: the processes of one run meeting through a shared directory.
+//! - [`model`]: safetensors weights placed for an executor, and the verbs that run on them.
 
 pub mod capabilities;
 pub mod devices;
@@ -12,6 +13,7 @@ pub mod error;
 pub mod executor;
 pub mod handle;
 pub mod mesh;
+pub mod model;
 pub mod types;
 
 pub use capabilities::{capabilities_available, capabilities_compiled};
@@ -19,4 +21,5 @@ pub use devices::{gpu_class_name, gpu_devices};
 pub use error::{Error, ErrorKind, Result};
 pub use executor::Executor;
 pub use mesh::{mesh_options_from_environment, Mesh};
+pub use model::Model;
 pub use types::*;

@@ -101,3 +101,86 @@ pub struct MeshDescription {
     pub multimem_domain_count: u32,
     pub multimem_tier: MultimemTier,
 }
+
+/// Where a model's weights live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Residency {
+    /// Memory-mapped host memory, bound to NUMA nodes.
+    Ram,
+    /// Device memory, one replica per listed device.
+    Vram,
+}
+
+impl Residency {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Residency::Ram => "ram",
+            Residency::Vram => "vram",
+        }
+    }
+}
+
+/// Where the weights of a RAM model are placed, and which executor's threads read them.
+#[derive(Clone, Debug)]
+pub struct ModelLoadRamConfig {
+    /// The executor whose threads will read the weights; the model borrows it.
+    pub executor: crate::Executor,
+    /// NUMA node IDs that hold the weights; absent takes the executor's own nodes.
+    pub memory_domains: Option<Vec<u32>>,
+}
+
+/// Which devices of a VRAM executor receive the weights of a model.
+#[derive(Clone, Debug)]
+pub struct ModelLoadVramConfig {
+    /// A VRAM executor whose streams upload and read the weights; the model borrows it.
+    pub executor: crate::Executor,
+    /// Device ordinals, a subset of the executor's devices, each receiving every tensor; absent takes all of them.
+    pub devices: Option<Vec<u32>>,
+}
+
+/// One tensor of a model, as its file describes it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TensorDescription {
+    pub name: String,
+    /// The element type as safetensors spells it: `F32`, `BF16`, `I64`, …
+    pub dtype: String,
+    pub shape: Vec<u64>,
+    pub bytes: u64,
+}
+
+/// What a model reports about itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelDescription {
+    /// The path the model was loaded from, as given.
+    pub path: String,
+    /// The weights' file format: `safetensors`.
+    pub format: String,
+    /// The `model_type` of a `config.json` beside the weights; absent without one.
+    pub architecture: Option<String>,
+    pub residency: Residency,
+    /// NUMA nodes the RAM weights were bound to (empty for VRAM).
+    pub memory_domains: Vec<u32>,
+    /// Device ordinals holding a replica (empty for RAM).
+    pub devices: Vec<u32>,
+    /// Bytes of tensor data, summed over every tensor (one replica).
+    pub bytes: u64,
+    /// Every tensor, in file order (shard by shard for a sharded model).
+    pub tensors: Vec<TensorDescription>,
+}
+
+/// How [`crate::Model::encode_text`] embeds texts.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct EncodeTextOptions {
+    /// Scale each embedding to unit length; absent follows the model's sentence-transformers modules.
+    pub normalize: Option<bool>,
+    /// Tokens kept per text, longer texts are truncated; absent takes the model's own maximum.
+    pub max_tokens: Option<u32>,
+}
+
+/// A row-major matrix of `f32`: one row per input, `columns` values each.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct F32Matrix {
+    pub data: Vec<f32>,
+    pub rows: u32,
+    pub columns: u32,
+}

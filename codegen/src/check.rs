@@ -24,7 +24,8 @@ fn at(loc: &Location) -> (u32, u32) {
     (loc.line() as u32, loc.column() as u32)
 }
 
-const BUILTINS: [&str; 9] = ["u32", "u64", "i32", "f64", "bool", "string", "path", "address", "gpu_class"];
+const BUILTINS: [&str; 10] =
+    ["u32", "u64", "i32", "f64", "bool", "string", "path", "address", "gpu_class", "f32_matrix"];
 const PREFIX: &str = "uform_";
 
 fn is_pascal(s: &str) -> bool {
@@ -130,7 +131,7 @@ impl Checker {
         if let Some(inner) = text.strip_prefix("list<").and_then(|t| t.strip_suffix('>')) {
             let element = S { value: inner.to_string(), referenced: raw.referenced, defined: raw.defined };
             let element = self.ty(&element, item)?;
-            if matches!(element, Type::List(_) | Type::Class(_)) {
+            if matches!(element, Type::List(_) | Type::Class(_) | Type::F32Matrix) {
                 self.problem(&raw.referenced, item, format!("type `{text}`: a list holds scalars, enums or records"));
                 return None;
             }
@@ -146,6 +147,7 @@ impl Checker {
             "path" => Type::Path,
             "address" => Type::Address,
             "gpu_class" => Type::GpuClass,
+            "f32_matrix" => Type::F32Matrix,
             name if self.declared.records.contains(name) => Type::Record(Name::parse(name)),
             name if self.declared.enums.contains_key(name) => Type::Enum(Name::parse(name)),
             name if self.declared.classes.contains_key(name) => Type::Class(Name::parse(name)),
@@ -324,10 +326,27 @@ impl Checker {
                 self.problem(&f.name.referenced, &fid, format!("duplicate field `{}`", f.name.value));
             }
             let ty = self.ty(&f.ty, &fid);
-            if let Some(Type::Class(c)) = &ty {
-                self.problem(&f.ty.referenced, &fid, format!("a record field cannot hold class `{}`", c.pascal()));
-            }
             let optional = Self::flag(f.optional.as_ref(), false);
+            if ty == Some(Type::F32Matrix) {
+                self.problem(&f.ty.referenced, &fid, "`f32_matrix` is only ever a result, not a record field");
+            }
+            if let Some(Type::Class(c)) = &ty {
+                // A handle crosses into a call (the record borrows it for the call); no call hands one back inside a
+                // record, and an absent handle has no meaning a default could give.
+                if direction != Direction::Input {
+                    self.problem(
+                        &f.ty.referenced,
+                        &fid,
+                        format!("only an input record can hold class `{}`", c.pascal()),
+                    );
+                } else if optional {
+                    self.problem(
+                        &f.ty.referenced,
+                        &fid,
+                        format!("a field holding class `{}` must be required", c.pascal()),
+                    );
+                }
+            }
             let default = match (&f.default, &ty) {
                 (Some(d), Some(t)) => {
                     if !optional {
@@ -442,6 +461,9 @@ impl Checker {
                 self.problem(&p.name.referenced, &pid, format!("duplicate parameter `{}`", p.name.value));
             }
             let ty = self.ty(&p.ty, &pid);
+            if ty == Some(Type::F32Matrix) {
+                self.problem(&p.ty.referenced, &pid, "`f32_matrix` is only ever a result, not a parameter");
+            }
             let default = match (&p.default, &ty) {
                 (Some(d), Some(t)) => self.literal(d, t, &pid),
                 _ => None,
@@ -686,6 +708,7 @@ fn show_type(ty: &Type) -> String {
         Type::Bool => "bool".into(),
         Type::String => "string".into(),
         Type::Path => "path".into(),
+        Type::F32Matrix => "f32_matrix".into(),
         Type::Address => "address".into(),
         Type::GpuClass => "gpu_class".into(),
         Type::List(t) => format!("list<{}>", show_type(t)),

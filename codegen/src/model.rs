@@ -91,6 +91,9 @@ pub enum Type {
     Address,
     /// A GPU class: its name in the bindings, its table id in C.
     GpuClass,
+    /// A row-major matrix of 32-bit floats a verb returns (rows × columns): each language's native numeric array,
+    /// handed over without a copy where the language allows. Only ever a callable's result.
+    F32Matrix,
     List(Box<Type>),
     Record(Name),
     Enum(Name),
@@ -385,6 +388,14 @@ impl Api {
     }
     pub fn class(&self, name: &Name) -> Option<&Class> {
         self.classes().find(|c| &c.name == name)
+    }
+    /// Every callable: the free functions, then each class's members.
+    pub fn callables(&self) -> impl Iterator<Item = &Callable> {
+        self.functions().chain(self.classes().flat_map(|k| k.members.iter()))
+    }
+    /// Whether some callable returns an [`Type::F32Matrix`], so the builtin matrix type must be declared.
+    pub fn returns_matrix(&self) -> bool {
+        self.callables().any(|c| c.returns == Some(Type::F32Matrix))
     }
 }
 

@@ -127,7 +127,21 @@ fn every_broken_input_gets_its_message_and_position() {
         ("record name not PascalCase", broken("record: Options", "record: options"), "options: record name `options` must be PascalCase"),
         ("bad direction", broken("direction: input", "direction: sideways"), "base.yaml:11:16: Options: direction `sideways` is neither `input` nor `output`"),
         ("class without free", broken("      - free: free\n        c: uform_pool_free\n        doc: Frees it.\n", ""), "Pool: a class needs exactly one `free` member, found 0"),
-        ("record field holding a class", broken("type: Mood\n", "type: Pool\n"), "Options.mood: a record field cannot hold class `Pool`"),
+        (
+            "matrix as a record field",
+            broken("type: Mood\n", "type: f32_matrix\n"),
+            "Options.mood: `f32_matrix` is only ever a result, not a record field",
+        ),
+        (
+            "optional record field holding a class",
+            broken("type: Mood\n", "type: Pool\n"),
+            "Options.mood: a field holding class `Pool` must be required",
+        ),
+        (
+            "output record holding a class",
+            broken("direction: input", "direction: output").replace("        type: Mood\n        optional: true\n", "        type: Pool\n"),
+            "Options.mood: only an input record can hold class `Pool`",
+        ),
         ("unknown key", broken("    direction: input", "    directions: input"), "unknown field `directions`"),
         ("not YAML at all", "items: [unclosed".to_string(), "base.yaml:1:"),
         (

@@ -4,6 +4,7 @@
 /// The handles C holds, one registry per class.
 static MESH_HANDLES: Registry<uform_core::Mesh> = Registry::new();
 static EXECUTOR_HANDLES: Registry<uform_core::Executor> = Registry::new();
+static MODEL_HANDLES: Registry<uform_core::Model> = Registry::new();
 
 /// `uform_status_t`: 0 is success, then one value per error kind.
 pub type uform_status_t = i32;
@@ -79,6 +80,24 @@ fn mood_to_c(value: uform_core::Mood) -> i32 {
     match value {
         uform_core::Mood::Parked => 0,
         uform_core::Mood::Spinning => 1,
+    }
+}
+
+/// The C values of `uform_residency_t`.
+#[allow(dead_code)]
+fn residency_from_c(value: i32, argument: &str) -> Result<uform_core::Residency, Error> {
+    match value {
+        0 => Ok(uform_core::Residency::Ram),
+        1 => Ok(uform_core::Residency::Vram),
+        other => Err(Error::invalid_argument(argument, format!("is {other}, not a `uform_residency_t` value (0, 1)"))),
+    }
+}
+
+#[allow(dead_code)]
+fn residency_to_c(value: uform_core::Residency) -> i32 {
+    match value {
+        uform_core::Residency::Ram => 0,
+        uform_core::Residency::Vram => 1,
     }
 }
 
@@ -229,6 +248,104 @@ fn executor_for_vram_config_from_c(raw: &uform_executor_for_vram_config_t) -> Re
 }
 
 #[repr(C)]
+#[derive(Clone, Copy)]
+pub struct uform_model_load_ram_config_t {
+    pub executor: *mut uform_executor_t,
+    pub memory_domains: *const u32,
+    pub memory_domains_count: usize,
+}
+
+fn model_load_ram_config_from_c(raw: &uform_model_load_ram_config_t) -> Result<uform_core::ModelLoadRamConfig, Error> {
+    Ok(uform_core::ModelLoadRamConfig {
+        executor: EXECUTOR_HANDLES.get(raw.executor as usize, "ModelLoadRamConfig.executor", "Executor")?.value.clone(),
+        memory_domains: read_list(raw.memory_domains, raw.memory_domains_count, "ModelLoadRamConfig.memory_domains")?,
+    })
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct uform_model_load_vram_config_t {
+    pub executor: *mut uform_executor_t,
+    pub devices: *const u32,
+    pub devices_count: usize,
+}
+
+fn model_load_vram_config_from_c(raw: &uform_model_load_vram_config_t) -> Result<uform_core::ModelLoadVramConfig, Error> {
+    Ok(uform_core::ModelLoadVramConfig {
+        executor: EXECUTOR_HANDLES.get(raw.executor as usize, "ModelLoadVramConfig.executor", "Executor")?.value.clone(),
+        devices: read_list(raw.devices, raw.devices_count, "ModelLoadVramConfig.devices")?,
+    })
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct uform_tensor_description_t {
+    pub name: *const c_char,
+    pub dtype: *const c_char,
+    pub shape: *const u64,
+    pub shape_count: usize,
+    pub bytes: u64,
+}
+
+fn tensor_description_to_c(v: &uform_core::TensorDescription, arena: &mut Arena) -> uform_tensor_description_t {
+    let _ = &arena;
+    uform_tensor_description_t {
+        name: arena.string(&v.name),
+        dtype: arena.string(&v.dtype),
+        shape: arena.list(v.shape.clone()),
+        bytes: v.bytes,
+        shape_count: v.shape.len(),
+    }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct uform_model_description_t {
+    pub path: *const c_char,
+    pub format: *const c_char,
+    pub architecture: *const c_char,
+    pub residency: i32,
+    pub memory_domains: *const u32,
+    pub memory_domains_count: usize,
+    pub devices: *const u32,
+    pub devices_count: usize,
+    pub bytes: u64,
+    pub tensors: *const uform_tensor_description_t,
+    pub tensors_count: usize,
+}
+
+fn model_description_to_c(v: &uform_core::ModelDescription, arena: &mut Arena) -> uform_model_description_t {
+    let _ = &arena;
+    uform_model_description_t {
+        path: arena.string(&v.path),
+        format: arena.string(&v.format),
+        architecture: v.architecture.as_deref().map_or(std::ptr::null(), |s| arena.string(s)),
+        residency: residency_to_c(v.residency),
+        memory_domains: arena.list(v.memory_domains.clone()),
+        devices: arena.list(v.devices.clone()),
+        bytes: v.bytes,
+        tensors: { let items: Vec<_> = v.tensors.iter().map(|x| tensor_description_to_c(x, arena)).collect(); arena.list(items) },
+        memory_domains_count: v.memory_domains.len(),
+        devices_count: v.devices.len(),
+        tensors_count: v.tensors.len(),
+    }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct uform_encode_text_options_t {
+    pub normalize: bool,
+    pub max_tokens: u32,
+}
+
+fn encode_text_options_from_c(raw: &uform_encode_text_options_t) -> Result<uform_core::EncodeTextOptions, Error> {
+    Ok(uform_core::EncodeTextOptions {
+        normalize: raw.normalize.then_some(true),
+        max_tokens: nonzero(raw.max_tokens),
+    })
+}
+
+#[repr(C)]
 pub struct uform_mesh_t {
     _opaque: [u8; 0],
 }
@@ -316,6 +433,66 @@ pub unsafe extern "C" fn uform_executor_drain(executor: *mut uform_executor_t, m
 pub unsafe extern "C" fn uform_executor_free(executor: *mut uform_executor_t) -> uform_status_t {
     guard("uform_executor_free", || {
         EXECUTOR_HANDLES.free(executor as usize, "executor", "Executor", |v| v.free())?;
+        Ok(())
+    })
+}
+
+#[repr(C)]
+pub struct uform_model_t {
+    _opaque: [u8; 0],
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn uform_model_load_ram(path: *const c_char, config: *const uform_model_load_ram_config_t, model: *mut *mut uform_model_t) -> uform_status_t {
+    guard("uform_model_load_ram", || {
+        let path = read_str(path, "path")?.ok_or_else(|| null_argument("path"))?;
+        let config = if config.is_null() { return Err(null_argument("config")) } else { model_load_ram_config_from_c(unsafe { &*config })? };
+        check_out(model, "model")?;
+        let value = uform_core::Model::load_ram(path, config)?;
+        unsafe { *model = MODEL_HANDLES.insert(value) as *mut uform_model_t };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn uform_model_load_vram(path: *const c_char, config: *const uform_model_load_vram_config_t, model: *mut *mut uform_model_t) -> uform_status_t {
+    guard("uform_model_load_vram", || {
+        let path = read_str(path, "path")?.ok_or_else(|| null_argument("path"))?;
+        let config = if config.is_null() { return Err(null_argument("config")) } else { model_load_vram_config_from_c(unsafe { &*config })? };
+        check_out(model, "model")?;
+        let value = uform_core::Model::load_vram(path, config)?;
+        unsafe { *model = MODEL_HANDLES.insert(value) as *mut uform_model_t };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn uform_model_describe(model: *mut uform_model_t, description: *mut uform_model_description_t) -> uform_status_t {
+    guard("uform_model_describe", || {
+        let model = MODEL_HANDLES.get(model as usize, "model", "Model")?;
+        check_out(description, "description")?;
+        unsafe { *description = *model.cached("uform_model_describe", |arena| Ok(model_description_to_c(&model.value.describe()?, arena)))? };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn uform_model_encode_text(model: *mut uform_model_t, texts: *const *const c_char, texts_count: usize, options: *const uform_encode_text_options_t, matrix: *mut uform_f32_matrix_t) -> uform_status_t {
+    guard("uform_model_encode_text", || {
+        let model = MODEL_HANDLES.get(model as usize, "model", "Model")?;
+        let texts = read_str_list(texts, texts_count, "texts")?;
+        let options = if options.is_null() { Default::default() } else { encode_text_options_from_c(unsafe { &*options })? };
+        check_out(matrix, "matrix")?;
+        let value = model.value.encode_text(&texts, options)?;
+        unsafe { *matrix = f32_matrix_to_c(value) };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn uform_model_free(model: *mut uform_model_t) -> uform_status_t {
+    guard("uform_model_free", || {
+        MODEL_HANDLES.free(model as usize, "model", "Model", |v| v.free())?;
         Ok(())
     })
 }

@@ -85,6 +85,58 @@ typedef enum uform_mood_t {
     UFORM_MOOD_SPINNING = 1,
 } uform_mood_t;
 
+/** Where a model's weights live. */
+typedef enum uform_residency_t {
+    /** "ram": Host memory, memory-mapped from the file and bound to NUMA nodes. */
+    UFORM_RESIDENCY_RAM = 0,
+    /** "vram": Device memory, one replica per listed device. */
+    UFORM_RESIDENCY_VRAM = 1,
+} uform_residency_t;
+
+/**
+ * One process's place among the processes of a run, made once and borrowed by every trainer.
+ *
+ * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
+ * overlap; `uform_mesh_free` waits for none of them and makes the later ones fail as freed.
+ *
+ * An opaque handle; a handle already freed, or never made by UForm, is reported as
+ * `UFORM_STATUS_FREED_HANDLE`.
+ */
+typedef struct uform_mesh_t uform_mesh_t;
+
+/**
+ * The threads or streams a verb runs on, shared across models.
+ *
+ * An executor owns host threads or device streams and the activation scratch; a model owns weights. Keeping
+ * them apart is what lets one executor serve several models, and what makes the cost of spawning visible at
+ * the line that spawns it. The collector frees it eventually; `uform_executor_free` joins the threads now.
+ *
+ * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
+ * overlap; `uform_executor_free` fails as in use while a mesh borrows the executor.
+ *
+ * An opaque handle; a handle already freed, or never made by UForm, is reported as
+ * `UFORM_STATUS_FREED_HANDLE`.
+ */
+typedef struct uform_executor_t uform_executor_t;
+
+/**
+ * Weights placed where an executor's threads or streams read them.
+ *
+ * A model owns weights; its executor owns the threads or streams and the activation scratch, so one executor
+ * serves several models. A model borrows its executor from load until `uform_model_free`: freeing the
+ * executor first is an in-use error. RAM weights are memory-mapped read-only, never copied; VRAM weights are
+ * uploaded to every listed device. The path names a `.safetensors` file, a sharded model's
+ * `model.safetensors.index.json`, or a directory holding either beside `config.json` and `tokenizer.json`
+ * (the Hugging Face layout).
+ *
+ * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
+ * overlap; `uform_model_free` waits for calls in flight, and later calls fail as freed.
+ *
+ * An opaque handle; a handle already freed, or never made by UForm, is reported as
+ * `UFORM_STATUS_FREED_HANDLE`.
+ */
+typedef struct uform_model_t uform_model_t;
+
 /**
  * Where this process sits among the processes training one model, and how they meet. Zero-initialise it: a
  * zero field means absent.
@@ -229,30 +281,127 @@ typedef struct uform_executor_for_vram_config_t {
 } uform_executor_for_vram_config_t;
 
 /**
- * One process's place among the processes of a run, made once and borrowed by every trainer.
- *
- * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
- * overlap; `uform_mesh_free` waits for none of them and makes the later ones fail as freed.
- *
- * An opaque handle; a handle already freed, or never made by UForm, is reported as
- * `UFORM_STATUS_FREED_HANDLE`.
+ * Which executor's threads read a RAM model's weights, and which NUMA nodes hold them. Zero-initialise it: a
+ * zero field means absent.
  */
-typedef struct uform_mesh_t uform_mesh_t;
+typedef struct uform_model_load_ram_config_t {
+    /**
+     * The executor whose threads will read the weights; the model borrows it until the model is freed.
+     * Required: NULL is an invalid argument. Borrowed for the call only.
+     */
+    uform_executor_t *executor;
+    /**
+     * NUMA node IDs that hold the weights; absent takes the executor's own nodes. NULL or a zero count means
+     * absent.
+     */
+    const uint32_t *memory_domains;
+    size_t memory_domains_count;
+} uform_model_load_ram_config_t;
 
 /**
- * The threads or streams a verb runs on, shared across models.
- *
- * An executor owns host threads or device streams and the activation scratch; a model owns weights. Keeping
- * them apart is what lets one executor serve several models, and what makes the cost of spawning visible at
- * the line that spawns it. The collector frees it eventually; `uform_executor_free` joins the threads now.
- *
- * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
- * overlap; `uform_executor_free` fails as in use while a mesh borrows the executor.
- *
- * An opaque handle; a handle already freed, or never made by UForm, is reported as
- * `UFORM_STATUS_FREED_HANDLE`.
+ * Which VRAM executor uploads a model's weights, and which of its devices receive them. Zero-initialise it: a
+ * zero field means absent.
  */
-typedef struct uform_executor_t uform_executor_t;
+typedef struct uform_model_load_vram_config_t {
+    /**
+     * A VRAM executor whose streams upload and read the weights; the model borrows it until the model is
+     * freed. Required: NULL is an invalid argument. Borrowed for the call only.
+     */
+    uform_executor_t *executor;
+    /**
+     * Device ordinals, a subset of the executor's devices, each receiving every tensor; absent takes all of
+     * them. NULL or a zero count means absent.
+     */
+    const uint32_t *devices;
+    size_t devices_count;
+} uform_model_load_vram_config_t;
+
+/** One tensor of a model, as its file describes it. */
+typedef struct uform_tensor_description_t {
+    /**
+     * The tensor's name in the file, like "encoder.layer.0.attention.self.query.weight". NUL-terminated,
+     * owned by UForm, like the record holding it.
+     */
+    const char *name;
+    /**
+     * The element type as safetensors spells it, like "F32", "BF16" or "I64". NUL-terminated, owned by UForm,
+     * like the record holding it.
+     */
+    const char *dtype;
+    /**
+     * The size of each dimension, outermost first; empty for a scalar. Owned by UForm, like the record
+     * holding it.
+     */
+    const uint64_t *shape;
+    size_t shape_count;
+    /** The tensor's size in bytes. */
+    uint64_t bytes;
+} uform_tensor_description_t;
+
+/** What a model reports about its weights and where they live. */
+typedef struct uform_model_description_t {
+    /**
+     * The path the model was loaded from, as given. NUL-terminated, owned by UForm, like the record holding
+     * it.
+     */
+    const char *path;
+    /**
+     * The weights' file format, "safetensors". NUL-terminated, owned by UForm, like the record holding it.
+     */
+    const char *format;
+    /**
+     * The `model_type` of a `config.json` beside the weights, like "bert"; none without one. NULL when
+     * absent; else NUL-terminated, owned by UForm, like the record holding it.
+     */
+    const char *architecture;
+    /** Whether the weights live in host or device memory. */
+    uform_residency_t residency;
+    /** NUMA node IDs the weights were bound to; none for VRAM. Owned by UForm, like the record holding it. */
+    const uint32_t *memory_domains;
+    size_t memory_domains_count;
+    /** Device ordinals that hold a replica; none for RAM. Owned by UForm, like the record holding it. */
+    const uint32_t *devices;
+    size_t devices_count;
+    /** Bytes of tensor data, summed over every tensor of one replica. */
+    uint64_t bytes;
+    /**
+     * Every tensor, in file order, shard after shard for a sharded model. Owned by UForm, like the record
+     * holding it.
+     */
+    const uform_tensor_description_t *tensors;
+    size_t tensors_count;
+} uform_model_description_t;
+
+/** How `uform_model_encode_text` embeds its texts. Zero-initialise it: a zero field means absent. */
+typedef struct uform_encode_text_options_t {
+    /**
+     * Scales every embedding to unit length; absent follows the model's sentence-transformers modules. Zero
+     * means absent.
+     */
+    bool normalize;
+    /**
+     * Tokens kept per text, longer texts being truncated; absent takes the model's own maximum. Zero means
+     * absent.
+     */
+    uint32_t max_tokens;
+} uform_encode_text_options_t;
+
+/**
+ * A row-major matrix of floats a verb returns: `rows` rows of `columns` values at `data` (NULL when there are no
+ * rows). The caller owns it: it stays valid after the model and the executor are freed, until
+ * `uform_f32_matrix_free`.
+ */
+typedef struct uform_f32_matrix_t {
+    /** `rows * columns` floats, row after row. */
+    const float *data;
+    /** Rows, one per input. */
+    size_t rows;
+    /** Values per row. */
+    size_t columns;
+} uform_f32_matrix_t;
+
+/** Frees a matrix a verb returned and zeroes it; NULL, a zeroed matrix and a second free do nothing. */
+void uform_f32_matrix_free(uform_f32_matrix_t *matrix);
 
 /**
  * Joins this process to the run's mesh, once every process has joined.
@@ -330,6 +479,59 @@ uform_status_t uform_executor_drain(uform_executor_t *executor, uform_mood_t moo
  * where a value is required is `UFORM_STATUS_INVALID_ARGUMENT`.
  */
 uform_status_t uform_executor_free(uform_executor_t *executor);
+
+/**
+ * Memory-maps safetensors weights for the threads of a RAM executor.
+ * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+ * @param config The executor whose threads read the weights, and the NUMA nodes that hold them. NULL means
+ * every field absent.
+ * @param model Receives the new model; release it with `uform_model_free`.
+ * @return `UFORM_STATUS_OK`, or the error kind with `uform_last_error_message` saying why; a NULL pointer
+ * where a value is required is `UFORM_STATUS_INVALID_ARGUMENT`.
+ */
+uform_status_t uform_model_load_ram(const char *path, const uform_model_load_ram_config_t *config, uform_model_t **model);
+
+/**
+ * Uploads safetensors weights to the devices of a VRAM executor.
+ * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+ * @param config The executor whose streams upload the weights, and the devices that receive them. NULL means
+ * every field absent.
+ * @param model Receives the new model; release it with `uform_model_free`.
+ * @return `UFORM_STATUS_OK`, or the error kind with `uform_last_error_message` saying why; a NULL pointer
+ * where a value is required is `UFORM_STATUS_INVALID_ARGUMENT`.
+ */
+uform_status_t uform_model_load_vram(const char *path, const uform_model_load_vram_config_t *config, uform_model_t **model);
+
+/**
+ * Reports the model's file, architecture, residency and tensors.
+ * @param model The model to act on.
+ * @param description Receives the result; what it points to is owned by the model and valid until
+ * `uform_model_free`.
+ * @return `UFORM_STATUS_OK`, or the error kind with `uform_last_error_message` saying why; a NULL pointer
+ * where a value is required is `UFORM_STATUS_INVALID_ARGUMENT`.
+ */
+uform_status_t uform_model_describe(uform_model_t *model, uform_model_description_t *description);
+
+/**
+ * Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
+ * empty list gives no rows.
+ * @param model The model to act on.
+ * @param texts The texts to embed, UTF-8 without NUL characters.
+ * @param options Whether to normalise, and how many tokens of each text to keep. NULL means every field
+ * absent.
+ * @param matrix Receives the result.
+ * @return `UFORM_STATUS_OK`, or the error kind with `uform_last_error_message` saying why; a NULL pointer
+ * where a value is required is `UFORM_STATUS_INVALID_ARGUMENT`.
+ */
+uform_status_t uform_model_encode_text(uform_model_t *model, const char *const *texts, size_t texts_count, const uform_encode_text_options_t *options, uform_f32_matrix_t *matrix);
+
+/**
+ * Releases the weights and returns the executor's borrow; a second `uform_model_free` does nothing.
+ * @param model The model to act on.
+ * @return `UFORM_STATUS_OK`, or the error kind with `uform_last_error_message` saying why; a NULL pointer
+ * where a value is required is `UFORM_STATUS_INVALID_ARGUMENT`.
+ */
+uform_status_t uform_model_free(uform_model_t *model);
 
 /**
  * Lists every GPU this process can drive, NVIDIA devices first, then AMD, so a device's position is the

@@ -360,6 +360,189 @@ impl ToJs for uform_core::Mood {
     }
 }
 
+impl FromJs for uform_core::ModelLoadRamConfig {
+    fn from_js(value: Js, argument: &str) -> Result<Self> {
+        let Some(object) = record(value, argument)? else {
+            return Err(invalid(argument, format!("is required, got {}", value.describe())));
+        };
+        Ok(uform_core::ModelLoadRamConfig {
+            executor: EXECUTOR_HANDLES.get(required::<u32>(object.field("executor")?, "executor")?, "Executor", "executor")?,
+            memory_domains: optional::<Vec<u32>>(object.field("memoryDomains")?, "memoryDomains")?,
+        })
+    }
+}
+
+impl FromJs for uform_core::ModelLoadVramConfig {
+    fn from_js(value: Js, argument: &str) -> Result<Self> {
+        let Some(object) = record(value, argument)? else {
+            return Err(invalid(argument, format!("is required, got {}", value.describe())));
+        };
+        Ok(uform_core::ModelLoadVramConfig {
+            executor: EXECUTOR_HANDLES.get(required::<u32>(object.field("executor")?, "executor")?, "Executor", "executor")?,
+            devices: optional::<Vec<u32>>(object.field("devices")?, "devices")?,
+        })
+    }
+}
+
+impl FromJs for uform_core::Residency {
+    fn from_js(value: Js, argument: &str) -> Result<Self> {
+        match enum_string(value, argument, &["ram", "vram", ], "Residency")? {
+            0 => Ok(uform_core::Residency::Ram),
+            1 => Ok(uform_core::Residency::Vram),
+            _ => Err(invalid(argument, format!("names no {}", "Residency"))),
+        }
+    }
+}
+
+impl ToJs for uform_core::Residency {
+    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
+        match self {
+            uform_core::Residency::Ram => "ram".to_js(env),
+            uform_core::Residency::Vram => "vram".to_js(env),
+        }
+    }
+}
+
+impl ToJs for uform_core::TensorDescription {
+    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
+        let object = Object::new(env)?;
+        object.set("name", &self.name)?;
+        object.set("dtype", &self.dtype)?;
+        object.set("shape", &self.shape)?;
+        object.set("bytes", &self.bytes)?;
+        Ok(object.finish())
+    }
+}
+
+impl ToJs for uform_core::ModelDescription {
+    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
+        let object = Object::new(env)?;
+        object.set("path", &self.path)?;
+        object.set("format", &self.format)?;
+        object.set_nullable("architecture", self.architecture.as_ref())?;
+        object.set("residency", &self.residency)?;
+        object.set("memoryDomains", &self.memory_domains)?;
+        object.set("devices", &self.devices)?;
+        object.set("bytes", &self.bytes)?;
+        object.set("tensors", &self.tensors)?;
+        Ok(object.finish())
+    }
+}
+
+impl FromJs for uform_core::EncodeTextOptions {
+    fn from_js(value: Js, argument: &str) -> Result<Self> {
+        let Some(object) = record(value, argument)? else { return Ok(Default::default()) };
+        Ok(uform_core::EncodeTextOptions {
+            normalize: optional::<bool>(object.field("normalize")?, "normalize")?,
+            max_tokens: optional::<u32>(object.field("maxTokens")?, "maxTokens")?,
+        })
+    }
+}
+
+impl ToJs for uform_core::EncodeTextOptions {
+    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
+        let object = Object::new(env)?;
+        object.set_optional("normalize", self.normalize.as_ref())?;
+        object.set_optional("maxTokens", self.max_tokens.as_ref())?;
+        Ok(object.finish())
+    }
+}
+
+/// The core handles of every live `CompiledModel`, by number.
+static MODEL_HANDLES: Handles<uform_core::Model> = Handles::new();
+
+/// The native layer's Model: the core handle behind the wrapper's `Model`.
+#[napi]
+pub struct CompiledModel {
+    inner: uform_core::Model,
+    handle: u32,
+}
+
+impl Drop for CompiledModel {
+    fn drop(&mut self) {
+        MODEL_HANDLES.remove(self.handle);
+    }
+}
+
+#[napi]
+impl CompiledModel {
+    #[napi(factory, js_name = "loadRam")]
+    pub fn load_ram(path: Unknown<'_>, config: Unknown<'_>) -> Result<CompiledModel> {
+        let path = required::<String>(Js::of(&path), "path")?;
+        let config = required::<uform_core::ModelLoadRamConfig>(Js::of(&config), "config")?;
+        let inner = guard(|| uform_core::Model::load_ram(path, config))?;
+        let handle = MODEL_HANDLES.insert(inner.clone());
+        Ok(CompiledModel { inner, handle })
+    }
+    #[napi(factory, js_name = "loadVram")]
+    pub fn load_vram(path: Unknown<'_>, config: Unknown<'_>) -> Result<CompiledModel> {
+        let path = required::<String>(Js::of(&path), "path")?;
+        let config = required::<uform_core::ModelLoadVramConfig>(Js::of(&config), "config")?;
+        let inner = guard(|| uform_core::Model::load_vram(path, config))?;
+        let handle = MODEL_HANDLES.insert(inner.clone());
+        Ok(CompiledModel { inner, handle })
+    }
+    #[napi(js_name = "describe")]
+    pub fn describe(&self, env: Env) -> Result<Out> {
+        let value = guard(|| self.inner.describe())?;
+        Ok(Out(value.to_js(env.raw())?))
+    }
+    #[napi(js_name = "encodeText")]
+    pub fn encode_text(&self, env: Env, texts: Unknown<'_>, options: Unknown<'_>) -> Result<Out> {
+        let texts = required::<Vec<String>>(Js::of(&texts), "texts")?;
+        let options = optional::<uform_core::EncodeTextOptions>(Js::of(&options), "options")?.unwrap_or_default();
+        let value = guard(|| self.inner.encode_text(&texts, options))?;
+        Ok(Out(f32_matrix(env.raw(), value)?))
+    }
+    #[napi(js_name = "free")]
+    pub fn free(&self) -> Result<()> {
+        guard(|| self.inner.free())
+    }
+    /// The number the wrapper passes to the plain functions behind the methods.
+    #[napi(getter, js_name = "handle")]
+    pub fn handle(&self) -> u32 {
+        self.handle
+    }
+}
+
+/// `CompiledModel.describe` for the wrapper: `modelDescribe(handle, …)`.
+unsafe extern "C" fn fast_model_describe(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    unsafe {
+        raw_call::<1>(env, info, |args| {
+            let handle = required::<u32>(args.get(0), "handle")?;
+            let inner = MODEL_HANDLES.get(handle, "Model", "describe")?;
+            let value = guard(|| inner.describe())?;
+            Ok(Some(value.to_js(args.env())?))
+        })
+    }
+}
+
+/// `CompiledModel.encodeText` for the wrapper: `modelEncodeText(handle, …)`.
+unsafe extern "C" fn fast_model_encode_text(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    unsafe {
+        raw_call::<3>(env, info, |args| {
+            let handle = required::<u32>(args.get(0), "handle")?;
+            let inner = MODEL_HANDLES.get(handle, "Model", "encodeText")?;
+            let texts = required::<Vec<String>>(args.get(1), "texts")?;
+            let options = optional::<uform_core::EncodeTextOptions>(args.get(2), "options")?.unwrap_or_default();
+            let value = guard(|| inner.encode_text(&texts, options))?;
+            Ok(Some(f32_matrix(args.env(), value)?))
+        })
+    }
+}
+
+/// `CompiledModel.free` for the wrapper: `modelFree(handle, …)`.
+unsafe extern "C" fn fast_model_free(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    unsafe {
+        raw_call::<1>(env, info, |args| {
+            let handle = required::<u32>(args.get(0), "handle")?;
+            let inner = MODEL_HANDLES.get(handle, "Model", "free")?;
+            guard(|| inner.free())?;
+            Ok(None)
+        })
+    }
+}
+
 /// `gpuDevices()`.
 unsafe extern "C" fn fn_gpu_devices(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     unsafe {
@@ -410,6 +593,9 @@ pub const FAST: &[(&str, sys::napi_callback)] = &[
     ("meshFree", Some(fast_mesh_free)),
     ("executorDrain", Some(fast_executor_drain)),
     ("executorFree", Some(fast_executor_free)),
+    ("modelDescribe", Some(fast_model_describe)),
+    ("modelEncodeText", Some(fast_model_encode_text)),
+    ("modelFree", Some(fast_model_free)),
     ("executorQuiet", Some(fast_executor_quiet)),
     ("executorDrainQuiet", Some(fast_executor_drain_quiet)),
 ];

@@ -288,6 +288,13 @@ fn executor_for_vram_config_to_py<'py>(py: Python<'py>, value: &uform_core::Exec
     py_value(py, fields)
 }
 
+#[allow(dead_code)]
+fn mesh_from_py(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<uform_core::Mesh> {
+    match value.cast::<Mesh>() {
+        Ok(v) => Ok(v.get().core.clone()),
+        Err(_) => Err(pyo3::exceptions::PyTypeError::new_err(format!("`{argument}` must be a Mesh, got {}", value.get_type().name()?))),
+    }
+}
 /// One process's place among the processes of a run, made once and borrowed by every trainer.
 #[pyclass(module = "uform", name = "Mesh", frozen)]
 pub struct Mesh {
@@ -341,6 +348,13 @@ impl Mesh {
     }
 }
 
+#[allow(dead_code)]
+fn executor_from_py(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<uform_core::Executor> {
+    match value.cast::<Executor>() {
+        Ok(v) => Ok(v.get().core.clone()),
+        Err(_) => Err(pyo3::exceptions::PyTypeError::new_err(format!("`{argument}` must be an Executor, got {}", value.get_type().name()?))),
+    }
+}
 /// The threads or streams a verb runs on, shared across models.
 #[pyclass(module = "uform", name = "Executor", frozen)]
 pub struct Executor {
@@ -372,7 +386,7 @@ impl Executor {
     #[staticmethod]
     #[pyo3(signature = (pool, *, memory_domains=None, cpu_class=None, deferred_limit=None))]
     fn on_pool(py: Python<'_>, pool: Bound<'_, PyAny>, memory_domains: Option<Bound<'_, PyAny>>, cpu_class: Option<Bound<'_, PyAny>>, deferred_limit: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
-        let pool = arg_u64(&pool, "pool")?;
+        let pool = (arg_u64)(&pool, "pool")?;
         let config = executor_on_pool_config_from_kwargs(py, memory_domains.as_ref(), cpu_class.as_ref(), deferred_limit.as_ref())?;
         let value = guard(|| uform_core::Executor::on_pool(pool, config)).map_err(|e| raise(py, e))?;
         Ok(Self { core: value, _borrowed: vec![] })
@@ -433,6 +447,244 @@ fn mood_to_py<'py>(py: Python<'py>, value: uform_core::Mood) -> PyResult<Bound<'
     class(py, "Mood")?.call1((raw,))
 }
 
+/// Reads the keyword arguments of `ModelLoadRamConfig` into `uform_core::ModelLoadRamConfig`.
+#[allow(clippy::too_many_arguments)]
+fn model_load_ram_config_from_kwargs(
+    py: Python<'_>,
+    executor: Option<&Bound<'_, PyAny>>,
+    memory_domains: Option<&Bound<'_, PyAny>>,
+) -> PyResult<uform_core::ModelLoadRamConfig> {
+    let _ = py;
+    Ok(uform_core::ModelLoadRamConfig {
+        executor: required(py, executor, "executor", executor_from_py)?,
+        memory_domains: opt(memory_domains, "memory_domains", |v: &Bound<'_, PyAny>, a: &str| arg_list(v, a, arg_u32))?,
+    })
+}
+
+/// Reads a mapping with the keys of `ModelLoadRamConfig` into `uform_core::ModelLoadRamConfig`.
+#[allow(dead_code)]
+fn model_load_ram_config_from_py(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<uform_core::ModelLoadRamConfig> {
+    let Ok(map) = value.cast::<pyo3::types::PyDict>() else {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!("`{argument}` must be a dict")));
+    };
+    let executor = map.get_item("executor")?;
+    let memory_domains = map.get_item("memory_domains")?;
+    model_load_ram_config_from_kwargs(
+        value.py(),
+        executor.as_ref(),
+        memory_domains.as_ref(),
+    )
+}
+
+/// Writes `uform_core::ModelLoadRamConfig` as a `ModelLoadRamConfig` dict with the fields that are present.
+#[allow(dead_code)]
+fn model_load_ram_config_to_py<'py>(py: Python<'py>, value: &uform_core::ModelLoadRamConfig) -> PyResult<Bound<'py, PyAny>> {
+    let fields = pyo3::types::PyDict::new(py);
+    // `executor` holds a handle, only ever read from Python into a call.
+    if value.memory_domains.is_some() { fields.set_item("memory_domains", match &value.memory_domains { Some(v) => py_value(py, pyo3::types::PyList::new(py, v.iter().map(|v| py_value(py, *v)).collect::<PyResult<Vec<_>>>()?)?), None => Ok(py.None().into_bound(py)) }?)?; }
+    py_value(py, fields)
+}
+
+/// Reads the keyword arguments of `ModelLoadVramConfig` into `uform_core::ModelLoadVramConfig`.
+#[allow(clippy::too_many_arguments)]
+fn model_load_vram_config_from_kwargs(
+    py: Python<'_>,
+    executor: Option<&Bound<'_, PyAny>>,
+    devices: Option<&Bound<'_, PyAny>>,
+) -> PyResult<uform_core::ModelLoadVramConfig> {
+    let _ = py;
+    Ok(uform_core::ModelLoadVramConfig {
+        executor: required(py, executor, "executor", executor_from_py)?,
+        devices: opt(devices, "devices", |v: &Bound<'_, PyAny>, a: &str| arg_list(v, a, arg_u32))?,
+    })
+}
+
+/// Reads a mapping with the keys of `ModelLoadVramConfig` into `uform_core::ModelLoadVramConfig`.
+#[allow(dead_code)]
+fn model_load_vram_config_from_py(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<uform_core::ModelLoadVramConfig> {
+    let Ok(map) = value.cast::<pyo3::types::PyDict>() else {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!("`{argument}` must be a dict")));
+    };
+    let executor = map.get_item("executor")?;
+    let devices = map.get_item("devices")?;
+    model_load_vram_config_from_kwargs(
+        value.py(),
+        executor.as_ref(),
+        devices.as_ref(),
+    )
+}
+
+/// Writes `uform_core::ModelLoadVramConfig` as a `ModelLoadVramConfig` dict with the fields that are present.
+#[allow(dead_code)]
+fn model_load_vram_config_to_py<'py>(py: Python<'py>, value: &uform_core::ModelLoadVramConfig) -> PyResult<Bound<'py, PyAny>> {
+    let fields = pyo3::types::PyDict::new(py);
+    // `executor` holds a handle, only ever read from Python into a call.
+    if value.devices.is_some() { fields.set_item("devices", match &value.devices { Some(v) => py_value(py, pyo3::types::PyList::new(py, v.iter().map(|v| py_value(py, *v)).collect::<PyResult<Vec<_>>>()?)?), None => Ok(py.None().into_bound(py)) }?)?; }
+    py_value(py, fields)
+}
+
+/// Reads a `Residency` (or its string) into `uform_core::Residency`.
+#[allow(dead_code)]
+fn residency_from_py(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<uform_core::Residency> {
+    let raw = arg_string(value, argument)?;
+    match raw.as_str() {
+        "ram" => Ok(uform_core::Residency::Ram),
+        "vram" => Ok(uform_core::Residency::Vram),
+        other => Err(invalid(value.py(), argument, format!("must be one of Residency.RAM ('ram'), Residency.VRAM ('vram'), got {other:?}"))),
+    }
+}
+
+/// Writes `uform_core::Residency` as a `Residency` member.
+#[allow(dead_code)]
+fn residency_to_py<'py>(py: Python<'py>, value: uform_core::Residency) -> PyResult<Bound<'py, PyAny>> {
+    let raw = match value {
+        uform_core::Residency::Ram => "ram",
+        uform_core::Residency::Vram => "vram",
+    };
+    class(py, "Residency")?.call1((raw,))
+}
+
+/// Writes `uform_core::TensorDescription` as a `TensorDescription`.
+#[allow(dead_code)]
+fn tensor_description_to_py<'py>(py: Python<'py>, value: &uform_core::TensorDescription) -> PyResult<Bound<'py, PyAny>> {
+    let fields = pyo3::types::PyDict::new(py);
+    fields.set_item("name", py_value(py, value.name.as_str())?)?;
+    fields.set_item("dtype", py_value(py, value.dtype.as_str())?)?;
+    fields.set_item("shape", py_value(py, pyo3::types::PyTuple::new(py, value.shape.iter().map(|v| py_value(py, *v)).collect::<PyResult<Vec<_>>>()?)?)?)?;
+    fields.set_item("bytes", py_value(py, value.bytes)?)?;
+    class(py, "TensorDescription")?.call((), Some(&fields))
+}
+
+/// Writes `uform_core::ModelDescription` as a `ModelDescription`.
+#[allow(dead_code)]
+fn model_description_to_py<'py>(py: Python<'py>, value: &uform_core::ModelDescription) -> PyResult<Bound<'py, PyAny>> {
+    let fields = pyo3::types::PyDict::new(py);
+    fields.set_item("path", py_value(py, value.path.as_str())?)?;
+    fields.set_item("format", py_value(py, value.format.as_str())?)?;
+    fields.set_item("architecture", match &value.architecture { Some(v) => py_value(py, v.as_str()), None => Ok(py.None().into_bound(py)) }?)?;
+    fields.set_item("residency", residency_to_py(py, value.residency)?)?;
+    fields.set_item("memory_domains", py_value(py, pyo3::types::PyTuple::new(py, value.memory_domains.iter().map(|v| py_value(py, *v)).collect::<PyResult<Vec<_>>>()?)?)?)?;
+    fields.set_item("devices", py_value(py, pyo3::types::PyTuple::new(py, value.devices.iter().map(|v| py_value(py, *v)).collect::<PyResult<Vec<_>>>()?)?)?)?;
+    fields.set_item("bytes", py_value(py, value.bytes)?)?;
+    fields.set_item("tensors", py_value(py, pyo3::types::PyTuple::new(py, value.tensors.iter().map(|v| tensor_description_to_py(py, v)).collect::<PyResult<Vec<_>>>()?)?)?)?;
+    class(py, "ModelDescription")?.call((), Some(&fields))
+}
+
+/// Reads the keyword arguments of `EncodeTextOptions` into `uform_core::EncodeTextOptions`.
+#[allow(clippy::too_many_arguments)]
+fn encode_text_options_from_kwargs(
+    py: Python<'_>,
+    normalize: Option<&Bound<'_, PyAny>>,
+    max_tokens: Option<&Bound<'_, PyAny>>,
+) -> PyResult<uform_core::EncodeTextOptions> {
+    let _ = py;
+    Ok(uform_core::EncodeTextOptions {
+        normalize: opt(normalize, "normalize", arg_bool)?,
+        max_tokens: opt(max_tokens, "max_tokens", arg_u32)?,
+    })
+}
+
+/// Reads a mapping with the keys of `EncodeTextOptions` into `uform_core::EncodeTextOptions`.
+#[allow(dead_code)]
+fn encode_text_options_from_py(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<uform_core::EncodeTextOptions> {
+    let Ok(map) = value.cast::<pyo3::types::PyDict>() else {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!("`{argument}` must be a dict")));
+    };
+    let normalize = map.get_item("normalize")?;
+    let max_tokens = map.get_item("max_tokens")?;
+    encode_text_options_from_kwargs(
+        value.py(),
+        normalize.as_ref(),
+        max_tokens.as_ref(),
+    )
+}
+
+/// Writes `uform_core::EncodeTextOptions` as a `EncodeTextOptions` dict with the fields that are present.
+#[allow(dead_code)]
+fn encode_text_options_to_py<'py>(py: Python<'py>, value: &uform_core::EncodeTextOptions) -> PyResult<Bound<'py, PyAny>> {
+    let fields = pyo3::types::PyDict::new(py);
+    if value.normalize.is_some() { fields.set_item("normalize", match &value.normalize { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
+    if value.max_tokens.is_some() { fields.set_item("max_tokens", match &value.max_tokens { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
+    py_value(py, fields)
+}
+
+#[allow(dead_code)]
+fn model_from_py(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<uform_core::Model> {
+    match value.cast::<Model>() {
+        Ok(v) => Ok(v.get().core.clone()),
+        Err(_) => Err(pyo3::exceptions::PyTypeError::new_err(format!("`{argument}` must be a Model, got {}", value.get_type().name()?))),
+    }
+}
+/// Weights placed where an executor's threads or streams read them.
+#[pyclass(module = "uform", name = "Model", frozen)]
+pub struct Model {
+    core: uform_core::Model,
+    /// The objects this one was made from, kept alive as long as it lives (a mesh keeps its executor).
+    _borrowed: Vec<Py<PyAny>>,
+}
+
+#[pymethods]
+impl Model {
+    /// Memory-maps safetensors weights for the threads of a RAM executor.
+    #[staticmethod]
+    #[pyo3(signature = (path, *, executor, memory_domains=None))]
+    fn load_ram(py: Python<'_>, path: Bound<'_, PyAny>, executor: Bound<'_, PyAny>, memory_domains: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
+        let path = (arg_path)(&path, "path")?;
+        let config = model_load_ram_config_from_kwargs(py, Some(&executor), memory_domains.as_ref())?;
+        let value = py.detach(|| guard(|| uform_core::Model::load_ram(path, config))).map_err(|e| raise(py, e))?;
+        Ok(Self { core: value, _borrowed: vec![executor.clone().unbind()] })
+    }
+    /// Uploads safetensors weights to the devices of a VRAM executor.
+    #[staticmethod]
+    #[pyo3(signature = (path, *, executor, devices=None))]
+    fn load_vram(py: Python<'_>, path: Bound<'_, PyAny>, executor: Bound<'_, PyAny>, devices: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
+        let path = (arg_path)(&path, "path")?;
+        let config = model_load_vram_config_from_kwargs(py, Some(&executor), devices.as_ref())?;
+        let value = py.detach(|| guard(|| uform_core::Model::load_vram(path, config))).map_err(|e| raise(py, e))?;
+        Ok(Self { core: value, _borrowed: vec![executor.clone().unbind()] })
+    }
+    /// Reports the model's file, architecture, residency and tensors.
+    fn describe(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let value = guard(|| self.core.describe()).map_err(|e| raise(py, e))?;
+        Ok((model_description_to_py(py, &value))?.unbind())
+    }
+    /// Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
+    /// empty list gives no rows.
+    #[pyo3(signature = (texts, *, normalize=None, max_tokens=None))]
+    fn encode_text(&self, py: Python<'_>, texts: Bound<'_, PyAny>, normalize: Option<Bound<'_, PyAny>>, max_tokens: Option<Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let texts = (|v: &Bound<'_, PyAny>, a: &str| arg_list(v, a, arg_string))(&texts, "texts")?;
+        let options = encode_text_options_from_kwargs(py, normalize.as_ref(), max_tokens.as_ref())?;
+        let value = py.detach(|| guard(|| self.core.encode_text(&texts, options))).map_err(|e| raise(py, e))?;
+        Ok((f32_matrix_to_py(py, value))?.unbind())
+    }
+    /// Releases the weights and returns the executor's borrow; a second `Model.free()` does nothing.
+    fn free(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| guard(|| self.core.free())).map_err(|e| raise(py, e))?;
+        Ok(())
+    }
+
+    /// The backend handle verbs read weights through. In Python the object itself is that handle.
+    #[getter]
+    fn compiled<'py>(slf: &Bound<'py, Self>) -> Bound<'py, Self> {
+        slf.clone()
+    }
+
+    /// Entering a `with` block on a freed Model fails as freed, as a closed file does.
+    fn __enter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+        if slf.get().core.is_freed() {
+            return Err(raise(slf.py(), uform_core::Error::freed("Model", "__enter__")));
+        }
+        Ok(slf.clone())
+    }
+
+    /// Leaving a `with` block frees it, as `free()` does; exceptions propagate.
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.free(py)?;
+        Ok(false)
+    }
+}
+
 /// Lists every GPU this process can drive, NVIDIA devices first, then AMD, so a device's position is the
 /// ordinal VRAM placements name it by; a machine without GPUs lists none.
 #[pyfunction]
@@ -487,6 +739,7 @@ fn error_class(kind: uform_core::ErrorKind) -> &'static str {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Mesh>()?;
     m.add_class::<Executor>()?;
+    m.add_class::<Model>()?;
     m.add_function(wrap_pyfunction!(gpu_devices, m)?)?;
     m.add_function(wrap_pyfunction!(capabilities_compiled, m)?)?;
     m.add_function(wrap_pyfunction!(capabilities_available, m)?)?;

@@ -215,6 +215,136 @@ export declare enum Mood {
     Spinning = 1,
 }
 
+/** Which executor's threads read a RAM model's weights, and which NUMA nodes hold them. */
+export interface ModelLoadRamConfig {
+    /** The executor whose threads will read the weights; the model borrows it until the model is freed. */
+    executor: Executor;
+    /** NUMA node IDs that hold the weights; absent takes the executor's own nodes. */
+    memoryDomains?: number[];
+}
+
+/** Which VRAM executor uploads a model's weights, and which of its devices receive them. */
+export interface ModelLoadVramConfig {
+    /**
+     * A VRAM executor whose streams upload and read the weights; the model borrows it until the model is
+     * freed.
+     */
+    executor: Executor;
+    /**
+     * Device ordinals, a subset of the executor's devices, each receiving every tensor; absent takes all of
+     * them.
+     */
+    devices?: number[];
+}
+
+/** Where a model's weights live. */
+export declare enum Residency {
+    /** Host memory, memory-mapped from the file and bound to NUMA nodes. */
+    Ram = "ram",
+    /** Device memory, one replica per listed device. */
+    Vram = "vram",
+}
+
+/** One tensor of a model, as its file describes it. */
+export interface TensorDescription {
+    /** The tensor's name in the file, like "encoder.layer.0.attention.self.query.weight". */
+    name: string;
+    /** The element type as safetensors spells it, like "F32", "BF16" or "I64". */
+    dtype: string;
+    /** The size of each dimension, outermost first; empty for a scalar. */
+    shape: number[];
+    /** The tensor's size in bytes. */
+    bytes: number;
+}
+
+/**
+ * What a model reports about its weights and where they live. The native layer's view, where enum fields
+ * cross as their raw values.
+ */
+export interface CompiledModelDescription {
+    /** The path the model was loaded from, as given. */
+    path: string;
+    /** The weights' file format, "safetensors". */
+    format: string;
+    /** The `model_type` of a `config.json` beside the weights, like "bert"; none without one. */
+    architecture: string | null;
+    /** Whether the weights live in host or device memory. */
+    residency: string;
+    /** NUMA node IDs the weights were bound to; none for VRAM. */
+    memoryDomains: number[];
+    /** Device ordinals that hold a replica; none for RAM. */
+    devices: number[];
+    /** Bytes of tensor data, summed over every tensor of one replica. */
+    bytes: number;
+    /** Every tensor, in file order, shard after shard for a sharded model. */
+    tensors: TensorDescription[];
+}
+
+/** What a model reports about its weights and where they live. */
+export interface ModelDescription extends Omit<CompiledModelDescription, "residency"> {
+    /** Whether the weights live in host or device memory. */
+    residency: Residency;
+}
+
+/** How `encodeText` embeds its texts. */
+export interface EncodeTextOptions {
+    /** Scales every embedding to unit length; absent follows the model's sentence-transformers modules. */
+    normalize?: boolean;
+    /** Tokens kept per text, longer texts being truncated; absent takes the model's own maximum. */
+    maxTokens?: number;
+}
+
+/**
+ * Weights placed where an executor's threads or streams read them.
+ *
+ * A model owns weights; its executor owns the threads or streams and the activation scratch, so one executor
+ * serves several models. A model borrows its executor from load until `free`: freeing the executor first is
+ * an in-use error. RAM weights are memory-mapped read-only, never copied; VRAM weights are uploaded to every
+ * listed device. The path names a `.safetensors` file, a sharded model's `model.safetensors.index.json`, or a
+ * directory holding either beside `config.json` and `tokenizer.json` (the Hugging Face layout).
+ *
+ * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
+ * overlap; `free` waits for calls in flight, and later calls fail as freed.
+ */
+export declare class Model implements Disposable {
+    private constructor();
+    /**
+     * Memory-maps safetensors weights for the threads of a RAM executor.
+     * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+     * @param config The executor whose threads read the weights, and the NUMA nodes that hold them.
+     */
+    static loadRam(path: string, config: ModelLoadRamConfig): Model;
+    /**
+     * Uploads safetensors weights to the devices of a VRAM executor.
+     * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+     * @param config The executor whose streams upload the weights, and the devices that receive them.
+     */
+    static loadVram(path: string, config: ModelLoadVramConfig): Model;
+    /** Reports the model's file, architecture, residency and tensors. */
+    describe(): ModelDescription;
+    /**
+     * Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
+     * empty list gives no rows.
+     * @param texts The texts to embed, UTF-8 without NUL characters.
+     * @param options Whether to normalise, and how many tokens of each text to keep.
+     */
+    encodeText(texts: string[], options?: EncodeTextOptions): F32Matrix;
+    /** Releases the weights and returns the executor's borrow; a second `free` does nothing. */
+    free(): void;
+    /** The backend handle verbs read weights through. */
+    readonly compiled: CompiledModel;
+    /** Frees the Model as `free()` does, so `using` releases it at the end of its scope. */
+    [Symbol.dispose](): void;
+}
+
+/** The native layer's handle of a Model: what {@link Model.compiled} holds. */
+export declare class CompiledModel {
+    private constructor();
+    describe(): CompiledModelDescription;
+    encodeText(texts: string[], options?: EncodeTextOptions): F32Matrix;
+    free(): void;
+}
+
 /**
  * Lists every GPU this process can drive, NVIDIA devices first, then AMD, so a device's position is the
  * ordinal VRAM placements name it by; a machine without GPUs lists none.
@@ -233,6 +363,19 @@ export declare function capabilitiesAvailable(): string;
  * absent; none when neither launched this process. Read only when called, never implicitly.
  */
 export declare function meshOptionsFromEnvironment(): MeshOptions | null;
+
+/**
+ * A row-major matrix of floats a verb returns: `rows` rows of `columns` values in `data`, the native result's own
+ * buffer (no copy). It stays valid after the model and the executor are freed.
+ */
+export interface F32Matrix {
+    /** `rows * columns` values, row after row; row `i` is `data.subarray(i * columns, (i + 1) * columns)`. */
+    readonly data: Float32Array;
+    /** Rows, one per input. */
+    readonly rows: number;
+    /** Values per row. */
+    readonly columns: number;
+}
 
 /** The kind of a {@link UFormError}, the same set in every language. */
 export type UFormErrorCode =

@@ -341,6 +341,128 @@ const Mood = Object.freeze({
     1: "Spinning",
 });
 
+/** Where a model's weights live. */
+const Residency = Object.freeze({
+    /** Host memory, memory-mapped from the file and bound to NUMA nodes. */
+    Ram: "ram",
+    /** Device memory, one replica per listed device. */
+    Vram: "vram",
+});
+
+/** Frees every Model the program forgot to free, once the collector has reclaimed it. */
+const MODEL_FINALIZER = new FinalizationRegistry((compiled) => {
+    try {
+        compiled.free();
+    } catch {
+        // Still borrowed (an executor under a live mesh): the native object's own destructor releases it later.
+    }
+});
+
+/**
+ * Weights placed where an executor's threads or streams read them.
+ *
+ * A model owns weights; its executor owns the threads or streams and the activation scratch, so one executor
+ * serves several models. A model borrows its executor from load until `free`: freeing the executor first is
+ * an in-use error. RAM weights are memory-mapped read-only, never copied; VRAM weights are uploaded to every
+ * listed device. The path names a `.safetensors` file, a sharded model's `model.safetensors.index.json`, or a
+ * directory holding either beside `config.json` and `tokenizer.json` (the Hugging Face layout).
+ */
+class Model {
+    #compiled;
+    #handle;
+    #borrowed;
+
+    /** @private Instances come from the static constructors. */
+    constructor(token, compiled, borrowed) {
+        if (token !== PRIVATE) {
+            throw new TypeError('Model has no public constructor; use Model.loadRam, Model.loadVram');
+        }
+        this.#compiled = compiled;
+        // The number the native layer's plain functions take for this handle; see `FAST` in the glue.
+        this.#handle = compiled.handle;
+        // Arguments the native handle borrows stay reachable while it lives, so their finalizers wait for it.
+        this.#borrowed = borrowed;
+        MODEL_FINALIZER.register(this, compiled, this);
+    }
+
+    /**
+     * Memory-maps safetensors weights for the threads of a RAM executor.
+     * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+     * @param config The executor whose threads read the weights, and the NUMA nodes that hold them.
+     */
+    static loadRam(path, config) {
+        if (!(config?.executor instanceof Executor)) throw notInstance("config.executor", 'an Executor', config?.executor);
+        let compiled;
+        try {
+            compiled = native.CompiledModel.loadRam(path, { ...config, executor: config.executor.compiled.handle });
+        } catch (error) {
+            throw uformError(error);
+        }
+        return new Model(PRIVATE, compiled, [config.executor]);
+    }
+
+    /**
+     * Uploads safetensors weights to the devices of a VRAM executor.
+     * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+     * @param config The executor whose streams upload the weights, and the devices that receive them.
+     */
+    static loadVram(path, config) {
+        if (!(config?.executor instanceof Executor)) throw notInstance("config.executor", 'an Executor', config?.executor);
+        let compiled;
+        try {
+            compiled = native.CompiledModel.loadVram(path, { ...config, executor: config.executor.compiled.handle });
+        } catch (error) {
+            throw uformError(error);
+        }
+        return new Model(PRIVATE, compiled, [config.executor]);
+    }
+
+    /** Reports the model's file, architecture, residency and tensors. */
+    describe() {
+        try {
+            return native.modelDescribe(this.#handle);
+        } catch (error) {
+            throw uformError(error);
+        }
+    }
+
+    /**
+     * Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
+     * empty list gives no rows.
+     * @param texts The texts to embed, UTF-8 without NUL characters.
+     * @param options Whether to normalise, and how many tokens of each text to keep.
+     */
+    encodeText(texts, options) {
+        try {
+            return native.modelEncodeText(this.#handle, texts, options);
+        } catch (error) {
+            throw uformError(error);
+        }
+    }
+
+    /** Releases the weights and returns the executor's borrow; a second `free` does nothing. */
+    free() {
+        try {
+            native.modelFree(this.#handle);
+        } catch (error) {
+            throw uformError(error);
+        }
+        MODEL_FINALIZER.unregister(this);
+        this.#borrowed = undefined;
+    }
+
+    /** The backend handle verbs read weights through. */
+    get compiled() {
+        return this.#compiled;
+    }
+
+    /** Frees the Model as `free()` does, so `using` releases it at the end of its scope. */
+    [disposeSymbol]() {
+        // The class's own `free`, not `this.free`: a wrong `this` is a TypeError, never a call of its `free`.
+        Model.prototype.free.call(this);
+    }
+}
+
 /**
  * Lists every GPU this process can drive, NVIDIA devices first, then AMD, so a device's position is the
  * ordinal VRAM placements name it by; a machine without GPUs lists none.
@@ -402,6 +524,8 @@ module.exports = {
     Mesh,
     Executor,
     Mood,
+    Residency,
+    Model,
     gpuDevices,
     capabilitiesCompiled,
     capabilitiesAvailable,

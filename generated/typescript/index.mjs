@@ -8,6 +8,8 @@ export const {
     Mesh,
     Executor,
     Mood,
+    Residency,
+    Model,
     gpuDevices,
     capabilitiesCompiled,
     capabilitiesAvailable,

@@ -35,7 +35,6 @@ impl From<MeshOptions> for uform_core::MeshOptions {
         }
     }
 }
-
 impl From<uform_core::MeshOptions> for MeshOptions {
     fn from(value: uform_core::MeshOptions) -> Self {
         MeshOptions {
@@ -72,7 +71,6 @@ impl From<MeshDescription> for uform_core::MeshDescription {
         }
     }
 }
-
 impl From<uform_core::MeshDescription> for MeshDescription {
     fn from(value: uform_core::MeshDescription) -> Self {
         MeshDescription {
@@ -165,7 +163,6 @@ impl From<GpuDevice> for uform_core::GpuDevice {
         }
     }
 }
-
 impl From<uform_core::GpuDevice> for GpuDevice {
     fn from(value: uform_core::GpuDevice) -> Self {
         GpuDevice {
@@ -199,7 +196,6 @@ impl From<ExecutorForRamConfig> for uform_core::ExecutorForRamConfig {
         }
     }
 }
-
 impl From<uform_core::ExecutorForRamConfig> for ExecutorForRamConfig {
     fn from(value: uform_core::ExecutorForRamConfig) -> Self {
         ExecutorForRamConfig {
@@ -228,7 +224,6 @@ impl From<ExecutorOnPoolConfig> for uform_core::ExecutorOnPoolConfig {
         }
     }
 }
-
 impl From<uform_core::ExecutorOnPoolConfig> for ExecutorOnPoolConfig {
     fn from(value: uform_core::ExecutorOnPoolConfig) -> Self {
         ExecutorOnPoolConfig {
@@ -264,7 +259,6 @@ impl From<ExecutorForVramConfig> for uform_core::ExecutorForVramConfig {
         }
     }
 }
-
 impl From<uform_core::ExecutorForVramConfig> for ExecutorForVramConfig {
     fn from(value: uform_core::ExecutorForVramConfig) -> Self {
         ExecutorForVramConfig {
@@ -370,6 +364,197 @@ impl From<uform_core::Mood> for Mood {
     }
 }
 
+/// Which executor's threads read a RAM model's weights, and which NUMA nodes hold them.
+
+pub struct ModelLoadRamConfig {
+    pub executor: Arc<Executor>,
+    pub memory_domains: Option<Vec<u32>>,
+}
+
+impl From<ModelLoadRamConfig> for uform_core::ModelLoadRamConfig {
+    fn from(value: ModelLoadRamConfig) -> Self {
+        uform_core::ModelLoadRamConfig {
+            executor: value.executor.core.clone(),
+            memory_domains: value.memory_domains,
+        }
+    }
+}
+
+/// Which VRAM executor uploads a model's weights, and which of its devices receive them.
+
+pub struct ModelLoadVramConfig {
+    pub executor: Arc<Executor>,
+    pub devices: Option<Vec<u32>>,
+}
+
+impl From<ModelLoadVramConfig> for uform_core::ModelLoadVramConfig {
+    fn from(value: ModelLoadVramConfig) -> Self {
+        uform_core::ModelLoadVramConfig {
+            executor: value.executor.core.clone(),
+            devices: value.devices,
+        }
+    }
+}
+
+/// Where a model's weights live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Residency {
+    Ram,
+    Vram,
+}
+
+impl From<Residency> for uform_core::Residency {
+    fn from(value: Residency) -> Self {
+        match value {
+            Residency::Ram => uform_core::Residency::Ram,
+            Residency::Vram => uform_core::Residency::Vram,
+        }
+    }
+}
+
+impl From<uform_core::Residency> for Residency {
+    fn from(value: uform_core::Residency) -> Self {
+        match value {
+            uform_core::Residency::Ram => Residency::Ram,
+            uform_core::Residency::Vram => Residency::Vram,
+        }
+    }
+}
+
+/// One tensor of a model, as its file describes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorDescription {
+    pub name: String,
+    pub dtype: String,
+    pub shape: Vec<u64>,
+    pub bytes: u64,
+}
+
+impl From<TensorDescription> for uform_core::TensorDescription {
+    fn from(value: TensorDescription) -> Self {
+        uform_core::TensorDescription {
+            name: value.name,
+            dtype: value.dtype,
+            shape: value.shape,
+            bytes: value.bytes,
+        }
+    }
+}
+impl From<uform_core::TensorDescription> for TensorDescription {
+    fn from(value: uform_core::TensorDescription) -> Self {
+        TensorDescription {
+            name: value.name,
+            dtype: value.dtype,
+            shape: value.shape,
+            bytes: value.bytes,
+        }
+    }
+}
+
+/// What a model reports about its weights and where they live.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelDescription {
+    pub path: String,
+    pub format: String,
+    pub architecture: Option<String>,
+    pub residency: Residency,
+    pub memory_domains: Vec<u32>,
+    pub devices: Vec<u32>,
+    pub bytes: u64,
+    pub tensors: Vec<TensorDescription>,
+}
+
+impl From<ModelDescription> for uform_core::ModelDescription {
+    fn from(value: ModelDescription) -> Self {
+        uform_core::ModelDescription {
+            path: value.path,
+            format: value.format,
+            architecture: value.architecture,
+            residency: value.residency.into(),
+            memory_domains: value.memory_domains,
+            devices: value.devices,
+            bytes: value.bytes,
+            tensors: value.tensors.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+impl From<uform_core::ModelDescription> for ModelDescription {
+    fn from(value: uform_core::ModelDescription) -> Self {
+        ModelDescription {
+            path: value.path,
+            format: value.format,
+            architecture: value.architecture,
+            residency: value.residency.into(),
+            memory_domains: value.memory_domains,
+            devices: value.devices,
+            bytes: value.bytes,
+            tensors: value.tensors.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+/// How `Model.encodeText` embeds its texts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EncodeTextOptions {
+    pub normalize: Option<bool>,
+    pub max_tokens: Option<u32>,
+}
+
+impl From<EncodeTextOptions> for uform_core::EncodeTextOptions {
+    fn from(value: EncodeTextOptions) -> Self {
+        uform_core::EncodeTextOptions {
+            normalize: value.normalize,
+            max_tokens: value.max_tokens,
+        }
+    }
+}
+impl From<uform_core::EncodeTextOptions> for EncodeTextOptions {
+    fn from(value: uform_core::EncodeTextOptions) -> Self {
+        EncodeTextOptions {
+            normalize: value.normalize,
+            max_tokens: value.max_tokens,
+        }
+    }
+}
+
+/// Weights placed where an executor's threads or streams read them.
+pub struct Model {
+    core: uform_core::Model,
+    /// The handles this one was made from, kept alive as long as it lives (a mesh keeps its executor).
+    _borrowed: Vec<Arc<dyn std::any::Any + Send + Sync>>,
+}
+
+impl Model {
+    /// Memory-maps safetensors weights for the threads of a RAM executor.
+    pub fn load_ram(path: String, config: ModelLoadRamConfig) -> Result<Self, UFormError> {
+        guard(|| Ok(Self { core: uform_core::Model::load_ram(path, config.into())?, _borrowed: vec![] }))
+    }
+    /// Uploads safetensors weights to the devices of a VRAM executor.
+    pub fn load_vram(path: String, config: ModelLoadVramConfig) -> Result<Self, UFormError> {
+        guard(|| Ok(Self { core: uform_core::Model::load_vram(path, config.into())?, _borrowed: vec![] }))
+    }
+    /// Reports the model's file, architecture, residency and tensors.
+    pub fn describe(&self) -> Result<ModelDescription, UFormError> {
+        guard(|| Ok(self.core.describe()?.into()))
+    }
+    /// Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
+    /// empty list gives no rows.
+    pub fn encode_text(&self, texts: Vec<String>, options: Option<EncodeTextOptions>) -> Result<F32Matrix, UFormError> {
+        guard(|| Ok(self.core.encode_text(&texts, options.map(Into::into).unwrap_or_default())?.into()))
+    }
+    /// Releases the weights and returns the executor's borrow; a second `Model.free` does nothing.
+    pub fn free(&self) -> Result<(), UFormError> {
+        guard(|| Ok(self.core.free()?))
+    }
+}
+
+/// Closing the Kotlin object or releasing the last Swift reference frees it, as `free` does.
+impl Drop for Model {
+    fn drop(&mut self) {
+        let _ = self.core.free();
+    }
+}
+
 /// Lists every GPU this process can drive, NVIDIA devices first, then AMD, so a device's position is the
 /// ordinal VRAM placements name it by; a machine without GPUs lists none.
 pub fn gpu_devices() -> Vec<GpuDevice> {
@@ -391,6 +576,20 @@ pub fn capabilities_available() -> String {
 /// absent; none when neither launched this process. Read only when called, never implicitly.
 pub fn mesh_options_from_environment() -> Result<Option<MeshOptions>, UFormError> {
     guard(|| Ok(uform_core::mesh_options_from_environment()?.map(|v| v.into())))
+}
+
+/// A row-major matrix of floats a verb returns: `rows` rows of `columns` values in `data`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct F32Matrix {
+    pub data: Vec<f32>,
+    pub rows: u32,
+    pub columns: u32,
+}
+
+impl From<uform_core::F32Matrix> for F32Matrix {
+    fn from(value: uform_core::F32Matrix) -> Self {
+        F32Matrix { data: value.data, rows: value.rows, columns: value.columns }
+    }
 }
 
 /// The error every throwing call returns: one case per shared kind, carrying the core's message.

@@ -22,3 +22,9 @@ pub extern "C" fn uform_last_error_message() -> *const c_char {
 pub extern "C" fn uform_status_name(status: uform_status_t) -> *const c_char {
     runtime::status_name(status, status_of)
 }
+
+/// Frees a matrix a verb returned, and zeroes it; NULL, a zeroed matrix and a second free do nothing.
+#[no_mangle]
+pub extern "C" fn uform_f32_matrix_free(matrix: *mut uform_f32_matrix_t) {
+    let _ = std::panic::catch_unwind(|| runtime::f32_matrix_free(matrix));
+}

@@ -518,3 +518,51 @@ mod tests {
         }
     }
 }
+
+/// A C array of C strings (`const char *const *`, `count`): NULL with a zero count is empty; a NULL element or one
+/// that is not UTF-8 is an invalid argument naming its index.
+pub fn read_str_list(ptr: *const *const c_char, count: usize, argument: &str) -> Result<Vec<String>, Error> {
+    let pointers = read_list(ptr, count, argument)?.unwrap_or_default();
+    pointers
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            read_str(p, &format!("{argument}[{i}]"))?.ok_or_else(|| null_argument(&format!("{argument}[{i}]")))
+        })
+        .collect()
+}
+
+/// `uform_f32_matrix_t`: a row-major matrix of floats C reads until `uform_f32_matrix_free`. The data is the
+/// core's own buffer, handed over without a copy.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct uform_f32_matrix_t {
+    pub data: *const f32,
+    pub rows: usize,
+    pub columns: usize,
+}
+
+/// Hands the core's matrix to C: the buffer leaves Rust's ownership until [`f32_matrix_free`].
+pub fn f32_matrix_to_c(matrix: uform_core::F32Matrix) -> uform_f32_matrix_t {
+    let (rows, columns) = (matrix.rows as usize, matrix.columns as usize);
+    let mut data = matrix.data;
+    data.truncate(rows * columns);
+    if data.is_empty() {
+        return uform_f32_matrix_t { data: std::ptr::null(), rows, columns };
+    }
+    let data = Box::into_raw(data.into_boxed_slice()) as *const f32;
+    uform_f32_matrix_t { data, rows, columns }
+}
+
+/// Frees what [`f32_matrix_to_c`] handed out and zeroes the struct, so a second free does nothing.
+pub fn f32_matrix_free(matrix: *mut uform_f32_matrix_t) {
+    if matrix.is_null() {
+        return;
+    }
+    let m = unsafe { &mut *matrix };
+    if !m.data.is_null() {
+        let len = m.rows * m.columns;
+        drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(m.data as *mut f32, len)) });
+    }
+    *m = uform_f32_matrix_t { data: std::ptr::null(), rows: 0, columns: 0 };
+}

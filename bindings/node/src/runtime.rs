@@ -679,3 +679,40 @@ pub fn quiet_buffer(env: sys::napi_env, quiet: uform_core::executor::Quiet) -> R
     }
     Ok(buffer)
 }
+
+/// A verb's matrix as `{ data: Float32Array, rows, columns }`. `data` views the core's own buffer through an
+/// external `ArrayBuffer` (no copy) that frees the buffer when the collector frees the array.
+pub fn f32_matrix(env: sys::napi_env, matrix: uform_core::F32Matrix) -> Result<sys::napi_value> {
+    unsafe extern "C" fn release(_env: sys::napi_env, _data: *mut std::ffi::c_void, hint: *mut std::ffi::c_void) {
+        drop(unsafe { Box::from_raw(hint.cast::<Box<[f32]>>()) });
+    }
+    let uform_core::F32Matrix { mut data, rows, columns } = matrix;
+    data.truncate(rows as usize * columns as usize);
+    let len = data.len();
+    let mut buffer = ptr::null_mut();
+    if len == 0 {
+        let mut unused = ptr::null_mut();
+        check(unsafe { sys::napi_create_arraybuffer(env, 0, &mut unused, &mut buffer) }, "create an ArrayBuffer")?;
+    } else {
+        let owned: Box<Box<[f32]>> = Box::new(data.into_boxed_slice());
+        let start = owned.as_ptr() as *mut std::ffi::c_void;
+        let hint = Box::into_raw(owned);
+        let status = unsafe {
+            sys::napi_create_external_arraybuffer(env, start, len * 4, Some(release), hint.cast(), &mut buffer)
+        };
+        if status != sys::Status::napi_ok {
+            drop(unsafe { Box::from_raw(hint) });
+            check(status, "share a matrix")?;
+        }
+    }
+    let mut array = ptr::null_mut();
+    check(
+        unsafe { sys::napi_create_typedarray(env, sys::TypedarrayType::float32_array, len, buffer, 0, &mut array) },
+        "create a Float32Array",
+    )?;
+    let object = Object::new(env)?;
+    object.set_raw("data", array)?;
+    object.set("rows", &rows)?;
+    object.set("columns", &columns)?;
+    Ok(object.finish())
+}

@@ -258,3 +258,20 @@ pub fn required<'py, T>(
         _ => Err(invalid(py, argument, "is required")),
     }
 }
+
+/// A verb's matrix as a numpy `float32` array of shape (rows, columns). Under the stable ABI (abi3, Python 3.9)
+/// an extension cannot export a buffer, so the values are copied once into a `bytearray` that the array then
+/// views without another copy (writable, and alive as long as the array).
+pub fn f32_matrix_to_py(py: Python<'_>, matrix: uform_core::F32Matrix) -> PyResult<Bound<'_, PyAny>> {
+    let (rows, columns) = (matrix.rows as usize, matrix.columns as usize);
+    let values = &matrix.data[..rows * columns];
+    let bytes = PyByteArray::new_with(py, values.len() * 4, |out| {
+        for (chunk, v) in out.chunks_exact_mut(4).zip(values) {
+            chunk.copy_from_slice(&v.to_ne_bytes());
+        }
+        Ok(())
+    })?;
+    let numpy = py.import("numpy")?;
+    let array = numpy.call_method1("frombuffer", (bytes, numpy.getattr("float32")?))?;
+    array.call_method1("reshape", ((rows, columns),))
+}

@@ -1,7 +1,13 @@
 {%- if input %}
 impl FromJs for {{ core }} {
     fn from_js(value: Js, argument: &str) -> Result<Self> {
+{%- if required %}
+        let Some(object) = record(value, argument)? else {
+            return Err(invalid(argument, format!("is required, got {}", value.describe())));
+        };
+{%- else %}
         let Some(object) = record(value, argument)? else { return Ok(Default::default()) };
+{%- endif %}
         Ok({{ core }} {
 {%- for f in fields %}
             {{ f.rust }}: {{ f.read }},
@@ -10,6 +16,7 @@ impl FromJs for {{ core }} {
     }
 }
 {% endif %}
+{%- if writable %}
 impl ToJs for {{ core }} {
     fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
         let object = Object::new(env)?;
@@ -19,3 +26,4 @@ impl ToJs for {{ core }} {
         Ok(object.finish())
     }
 }
+{%- endif %}

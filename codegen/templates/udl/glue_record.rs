@@ -1,4 +1,4 @@
-{{ doc }}#[derive(Clone, Debug, PartialEq)]
+{{ doc }}{% if !handles %}#[derive(Clone, Debug, PartialEq)]{% endif %}
 pub struct {{ name }} {
 {%- for f in fields %}
     pub {{ f.name }}: {{ f.ty }},
@@ -15,6 +15,7 @@ impl From<{{ name }}> for uform_core::{{ name }} {
     }
 }
 
+{%- if !handles %}
 impl From<uform_core::{{ name }}> for {{ name }} {
     fn from(value: uform_core::{{ name }}) -> Self {
         {{ name }} {
@@ -24,3 +25,4 @@ impl From<uform_core::{{ name }}> for {{ name }} {
         }
     }
 }
+{%- endif %}

@@ -21,14 +21,14 @@ pub struct Model {
 
 impl Model {
     /// Memory-maps safetensors weights read-only and binds them to NUMA nodes for `config.executor`'s threads.
-    pub fn load_ram(path: &str, config: ModelLoadRamConfig) -> Result<Model> {
-        let _ = (path, config);
+    pub fn load_ram(path: impl AsRef<str>, config: ModelLoadRamConfig) -> Result<Model> {
+        let _ = (path.as_ref(), config);
         Err(Error::unsupported("`Model.loadRam` is not implemented yet"))
     }
 
     /// Uploads safetensors weights to every listed device of `config.executor`, on its streams.
-    pub fn load_vram(path: &str, config: ModelLoadVramConfig) -> Result<Model> {
-        let _ = (path, config);
+    pub fn load_vram(path: impl AsRef<str>, config: ModelLoadVramConfig) -> Result<Model> {
+        let _ = (path.as_ref(), config);
         Err(Error::unsupported("`Model.loadVram` is not implemented yet"))
     }
 

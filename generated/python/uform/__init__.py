@@ -27,6 +27,13 @@ __all__ = [
     "Mesh",
     "Executor",
     "Mood",
+    "ModelLoadRamConfig",
+    "ModelLoadVramConfig",
+    "Residency",
+    "TensorDescription",
+    "ModelDescription",
+    "EncodeTextOptions",
+    "Model",
     "gpu_devices",
     "capabilities_compiled",
     "capabilities_available",
@@ -175,6 +182,80 @@ class Mood(_enum.IntEnum):
     """Idle threads busy-wait with a pause hint, for the lowest dispatch latency."""
 
 
+class ModelLoadRamConfig(TypedDict, total=False):
+    """Which executor's threads read a RAM model's weights, and which NUMA nodes hold them."""
+
+    executor: Required[Executor]
+    """The executor whose threads will read the weights; the model borrows it until the model is freed."""
+    memory_domains: Optional[Sequence[int]]
+    """NUMA node IDs that hold the weights; absent takes the executor's own nodes."""
+
+
+class ModelLoadVramConfig(TypedDict, total=False):
+    """Which VRAM executor uploads a model's weights, and which of its devices receive them."""
+
+    executor: Required[Executor]
+    """A VRAM executor whose streams upload and read the weights; the model borrows it until the model is freed."""
+    devices: Optional[Sequence[int]]
+    """Device ordinals, a subset of the executor's devices, each receiving every tensor; absent takes all of
+    them.
+    """
+
+
+class Residency(str, _enum.Enum):
+    """Where a model's weights live."""
+
+    RAM = "ram"
+    """Host memory, memory-mapped from the file and bound to NUMA nodes."""
+    VRAM = "vram"
+    """Device memory, one replica per listed device."""
+
+
+@_dataclasses.dataclass(frozen=True)
+class TensorDescription:
+    """One tensor of a model, as its file describes it."""
+
+    name: str
+    """The tensor's name in the file, like "encoder.layer.0.attention.self.query.weight"."""
+    dtype: str
+    """The element type as safetensors spells it, like "F32", "BF16" or "I64"."""
+    shape: Tuple[int, ...]
+    """The size of each dimension, outermost first; empty for a scalar."""
+    bytes: int
+    """The tensor's size in bytes."""
+
+
+@_dataclasses.dataclass(frozen=True)
+class ModelDescription:
+    """What a model reports about its weights and where they live."""
+
+    path: str
+    """The path the model was loaded from, as given."""
+    format: str
+    """The weights' file format, "safetensors"."""
+    architecture: Optional[str]
+    """The `model_type` of a `config.json` beside the weights, like "bert"; none without one."""
+    residency: Residency
+    """Whether the weights live in host or device memory."""
+    memory_domains: Tuple[int, ...]
+    """NUMA node IDs the weights were bound to; none for VRAM."""
+    devices: Tuple[int, ...]
+    """Device ordinals that hold a replica; none for RAM."""
+    bytes: int
+    """Bytes of tensor data, summed over every tensor of one replica."""
+    tensors: Tuple[TensorDescription, ...]
+    """Every tensor, in file order, shard after shard for a sharded model."""
+
+
+class EncodeTextOptions(TypedDict, total=False):
+    """How `Model.encode_text()` embeds its texts."""
+
+    normalize: Optional[bool]
+    """Scales every embedding to unit length; absent follows the model's sentence-transformers modules."""
+    max_tokens: Optional[int]
+    """Tokens kept per text, longer texts being truncated; absent takes the model's own maximum."""
+
+
 class UFormError(Exception):
     """The error every failing call raises; `code` names its kind, the same set in every language, and the
     message names the argument and the value. Each kind's class also derives from the builtin exception a
@@ -257,6 +338,7 @@ class InternalError(UFormError, _builtins.RuntimeError):
 # The native classes and functions, as the stubs declare them.
 Mesh = _native.Mesh
 Executor = _native.Executor
+Model = _native.Model
 gpu_devices = _native.gpu_devices
 capabilities_compiled = _native.capabilities_compiled
 capabilities_available = _native.capabilities_available
@@ -273,6 +355,12 @@ _native._init({
     "ExecutorOnPoolConfig": ExecutorOnPoolConfig,
     "ExecutorForVramConfig": ExecutorForVramConfig,
     "Mood": Mood,
+    "ModelLoadRamConfig": ModelLoadRamConfig,
+    "ModelLoadVramConfig": ModelLoadVramConfig,
+    "Residency": Residency,
+    "TensorDescription": TensorDescription,
+    "ModelDescription": ModelDescription,
+    "EncodeTextOptions": EncodeTextOptions,
     "UFormError": UFormError,
     "InvalidArgumentError": InvalidArgumentError,
     "UnsupportedError": UnsupportedError,

@@ -10,6 +10,10 @@ import os
 from types import TracebackType
 from typing import List, Optional, Sequence, Tuple, Type, TypedDict, Union, final
 
+import numpy as np
+import numpy.typing as npt
+from typing_extensions import Required
+
 __version__: str
 
 
@@ -206,6 +210,123 @@ class Mood(enum.IntEnum):
 
     PARKED = 0
     SPINNING = 1
+
+
+class ModelLoadRamConfig(TypedDict, total=False):
+    """Which executor's threads read a RAM model's weights, and which NUMA nodes hold them."""
+
+    executor: Required[Executor]
+    memory_domains: Optional[Sequence[int]]
+
+
+class ModelLoadVramConfig(TypedDict, total=False):
+    """Which VRAM executor uploads a model's weights, and which of its devices receive them."""
+
+    executor: Required[Executor]
+    devices: Optional[Sequence[int]]
+
+
+class Residency(str, enum.Enum):
+    """Where a model's weights live."""
+
+    RAM = "ram"
+    VRAM = "vram"
+
+
+@final
+@dataclasses.dataclass(frozen=True)
+class TensorDescription:
+    """One tensor of a model, as its file describes it."""
+
+    name: str
+    dtype: str
+    shape: Tuple[int, ...]
+    bytes: int
+
+
+@final
+@dataclasses.dataclass(frozen=True)
+class ModelDescription:
+    """What a model reports about its weights and where they live."""
+
+    path: str
+    format: str
+    architecture: Optional[str]
+    residency: Residency
+    memory_domains: Tuple[int, ...]
+    devices: Tuple[int, ...]
+    bytes: int
+    tensors: Tuple[TensorDescription, ...]
+
+
+class EncodeTextOptions(TypedDict, total=False):
+    """How `Model.encode_text()` embeds its texts."""
+
+    normalize: Optional[bool]
+    max_tokens: Optional[int]
+
+
+@final
+class Model:
+    """Weights placed where an executor's threads or streams read them.
+
+    A model owns weights; its executor owns the threads or streams and the activation scratch, so one executor
+    serves several models. A model borrows its executor from load until `Model.free()`: freeing the executor
+    first is an in-use error. RAM weights are memory-mapped read-only, never copied; VRAM weights are uploaded
+    to every listed device. The path names a `.safetensors` file, a sharded model's
+    `model.safetensors.index.json`, or a directory holding either beside `config.json` and `tokenizer.json`
+    (the Hugging Face layout).
+
+    Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
+    overlap; `Model.free()` waits for calls in flight, and later calls fail as freed.
+    """
+
+    @staticmethod
+    def load_ram(
+        path: Union[str, os.PathLike[str]],
+        *,
+        executor: Executor,
+        memory_domains: Optional[Sequence[int]] = ...,
+    ) -> Model:
+        """Memory-maps safetensors weights for the threads of a RAM executor."""
+
+    @staticmethod
+    def load_vram(
+        path: Union[str, os.PathLike[str]],
+        *,
+        executor: Executor,
+        devices: Optional[Sequence[int]] = ...,
+    ) -> Model:
+        """Uploads safetensors weights to the devices of a VRAM executor."""
+
+    def describe(self) -> ModelDescription:
+        """Reports the model's file, architecture, residency and tensors."""
+
+    def encode_text(
+        self,
+        texts: Sequence[str],
+        *,
+        normalize: Optional[bool] = ...,
+        max_tokens: Optional[int] = ...,
+    ) -> npt.NDArray[np.float32]:
+        """Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
+        empty list gives no rows.
+        """
+
+    def free(self) -> None:
+        """Releases the weights and returns the executor's borrow; a second `Model.free()` does nothing."""
+
+    @property
+    def compiled(self) -> Model:
+        """The backend handle verbs read weights through."""
+
+    def __enter__(self) -> Model: ...
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        traceback: Optional[TracebackType],
+    ) -> None: ...
 
 
 def gpu_devices() -> List[GpuDevice]:

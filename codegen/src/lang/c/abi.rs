@@ -72,6 +72,7 @@ pub fn lower(class: Option<&Class>, callable: &Callable) -> Lowered {
             };
             slots.push(Slot::OutList { name, element: (**e).clone() });
         }
+        Some(Type::F32Matrix) => slots.push(Slot::OutValue { name: "matrix".into(), ty: Type::F32Matrix }),
         Some(ty) if !callable.throws => returns = Return::Value { ty: ty.clone(), optional: callable.returns_optional },
         Some(ty) => slots.push(Slot::OutValue { name: "value".into(), ty: ty.clone() }),
     }

@@ -43,8 +43,17 @@ impl C {
             Type::Bool => "bool".into(),
             Type::String | Type::Path => "const char *".into(),
             Type::Address => "uintptr_t".into(),
+            Type::F32Matrix => "uform_f32_matrix_t".into(),
             Type::Record(n) | Type::Enum(n) | Type::Class(n) => self.type_name(api, n),
-            Type::List(e) => format!("const {} *", self.ty(api, e)),
+            Type::List(e) => self.list(api, e),
+        }
+    }
+
+    /// A list's pointer: `const uint32_t *`, and for strings `const char *const *`.
+    pub fn list(&self, api: &Api, element: &Type) -> String {
+        match element {
+            Type::String | Type::Path => "const char *const *".into(),
+            e => format!("const {} *", self.ty(api, e)),
         }
     }
 
@@ -62,8 +71,9 @@ impl C {
         let name = field.name.snake();
         match &field.ty {
             Type::List(e) => {
-                vec![self.declare(&format!("const {} *", self.ty(api, e)), &name), format!("size_t {name}_count")]
+                vec![self.declare(&self.list(api, e), &name), format!("size_t {name}_count")]
             }
+            Type::Class(k) => vec![self.declare(&format!("{} *", self.type_name(api, k)), &name)],
             ty => vec![self.declare(&self.ty(api, ty), &name)],
         }
     }
@@ -73,6 +83,12 @@ impl C {
         match (record.direction, &field.ty, field.optional) {
             (Direction::Input, Type::List(_), true) => Some("NULL or a zero count means absent.".into()),
             (Direction::Input, Type::String | Type::Path, true) => Some("NULL means absent.".into()),
+            (Direction::Input, Type::Class(_), false) => {
+                Some("Required: NULL is an invalid argument. Borrowed for the call only.".into())
+            }
+            (Direction::Output, Type::String, true) => {
+                Some("NULL when absent; else NUL-terminated, owned by UForm, like the record holding it.".into())
+            }
             (Direction::Input, _, true) => Some("Zero means absent.".into()),
             (Direction::Output, Type::GpuClass, _) => {
                 Some("A class id for `uform_gpu_class_name`, negative when the tables do not know the device.".into())
@@ -94,7 +110,7 @@ impl C {
                 vec![self.declare(&format!("const {} *", self.type_name(api, record)), name)]
             }
             Slot::List { name, element } => {
-                vec![self.declare(&format!("const {} *", self.ty(api, element)), name), format!("size_t {name}_count")]
+                vec![self.declare(&self.list(api, element), name), format!("size_t {name}_count")]
             }
             Slot::OutHandle { name, class } => vec![self.declare(&format!("{} **", self.type_name(api, class)), name)],
             Slot::OutRecord { name, record, found } => {

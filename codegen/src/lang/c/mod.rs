@@ -19,6 +19,11 @@ pub struct Constant {
     pub value: String,
 }
 
+/// The builtin `f32_matrix` result type and its free function.
+#[derive(Template)]
+#[template(path = "c/matrix.h", escape = "none")]
+struct MatrixH;
+
 #[derive(Template)]
 #[template(path = "c/error.h", escape = "none")]
 struct ErrorH {
@@ -279,12 +284,15 @@ pub fn render(api: &Api) -> Vec<Output> {
     for e in api.enums() {
         parts.push(enumeration(&fmt, api, e));
     }
+    // Every handle is declared before any record or function, since records and members hold handles.
+    for k in api.classes() {
+        parts.push(class(&fmt, api, k));
+    }
     for r in records_in_dependency_order(api) {
         parts.push(record(&fmt, api, r));
     }
-    // Every handle is declared before any function, since members take handles of other classes.
-    for k in api.classes() {
-        parts.push(class(&fmt, api, k));
+    if api.returns_matrix() {
+        parts.push(MatrixH.render().unwrap_or_default().trim_end().to_string());
     }
     for k in api.classes() {
         parts.extend(members(&fmt, api, k));

@@ -23,6 +23,7 @@ impl RustC {
             Type::Bool => "bool".into(),
             Type::String | Type::Path => "*const c_char".into(),
             Type::Address => "usize".into(),
+            Type::F32Matrix => "uform_f32_matrix_t".into(),
             Type::Enum(_) => "i32".into(),
             Type::Record(n) => api.record(n).map_or_else(String::new, |r| r.c_name.clone()),
             Type::Class(n) => format!("*mut {}", api.class(n).map_or_else(String::new, |c| c.c_name.clone())),
@@ -50,7 +51,11 @@ impl RustC {
                 };
                 format!("read_list(raw.{name}, raw.{name}_count, {arg})?{convert}")
             }
-            Type::Record(_) | Type::Class(_) => format!("compile_error!(\"unsupported input field {name}\")"),
+            // A required handle: NULL (a zero-initialised struct) is a missing argument; the core value is shared.
+            Type::Class(k) => {
+                format!("{}.get(raw.{name} as usize, {arg}, {:?})?.value.clone()", registry(k), k.pascal())
+            }
+            Type::Record(_) | Type::F32Matrix => format!("compile_error!(\"unsupported input field {name}\")"),
         }
     }
 
@@ -61,6 +66,9 @@ impl RustC {
             Type::U32 | Type::U64 | Type::I32 | Type::F64 | Type::Bool => format!("v.{name}"),
             Type::Address => format!("v.{name} as usize"),
             Type::GpuClass => format!("v.{name}.as_deref().and_then(uform_core::devices::gpu_class_id).unwrap_or(-1)"),
+            Type::String | Type::Path if field.optional => {
+                format!("v.{name}.as_deref().map_or(std::ptr::null(), |s| arena.string(s))")
+            }
             Type::String | Type::Path => format!("arena.string(&v.{name})"),
             Type::Enum(e) => format!("{}(v.{name})", enum_to_c(e)),
             Type::List(e) => match &**e {
@@ -71,7 +79,7 @@ impl RustC {
                 _ => format!("arena.list(v.{name}.clone())"),
             },
             Type::Record(r) => format!("{}_to_c(&v.{name}, arena)", r.snake()),
-            Type::Class(_) => format!("compile_error!(\"unsupported output field {name}\")"),
+            Type::Class(_) | Type::F32Matrix => format!("compile_error!(\"unsupported output field {name}\")"),
         }
     }
 }
@@ -192,8 +200,20 @@ fn body(api: &Api, class: Option<&Class>, c: &Callable, slots: &[Slot]) -> Vec<S
                 args.push(name.clone());
             }
             Slot::Record { name, record } => {
-                lines.push(format!("let {name} = if {name}.is_null() {{ Default::default() }} else {{ {}_from_c(unsafe {{ &*{name} }})? }};", record.snake()));
+                let absent = if api.record(record).is_some_and(|r| r.fields.iter().any(|f| !f.optional)) {
+                    format!("return Err(null_argument({name:?}))")
+                } else {
+                    "Default::default()".to_string()
+                };
+                lines.push(format!(
+                    "let {name} = if {name}.is_null() {{ {absent} }} else {{ {}_from_c(unsafe {{ &*{name} }})? }};",
+                    record.snake()
+                ));
                 args.push(name.clone());
+            }
+            Slot::List { name, element: Type::String | Type::Path } => {
+                lines.push(format!("let {name} = read_str_list({name}, {name}_count, {name:?})?;"));
+                args.push(format!("&{name}"));
             }
             Slot::List { name, .. } => {
                 lines.push(format!("let {name} = read_list({name}, {name}_count, {name:?})?.unwrap_or_default();"));
@@ -258,6 +278,10 @@ fn body(api: &Api, class: Option<&Class>, c: &Callable, slots: &[Slot]) -> Vec<S
                 lines.push(format!("let c = thread_arena(|arena| {convert}(&{call}{fallible}, arena));"));
                 lines.push(format!("unsafe {{ *{name} = c }};"));
             }
+        }
+        Some(Slot::OutValue { name, ty: Type::F32Matrix }) => {
+            lines.push(format!("let value = {call}{fallible};"));
+            lines.push(format!("unsafe {{ *{name} = f32_matrix_to_c(value) }};"));
         }
         Some(Slot::OutValue { name, .. }) => {
             lines.push(format!("unsafe {{ *{name} = {call}{fallible} }};"));
@@ -380,8 +404,8 @@ pub fn render(api: &Api) -> Vec<Output> {
                     (name, expr)
                 })
                 .collect();
-            let has_list = r.fields.iter().any(|f| matches!(f.ty, Type::List(_)));
-            if !has_list {
+            let returned = api.callables().any(|c| c.returns.as_ref() == Some(&Type::Record(r.name.clone())));
+            if returned {
                 let mut s = format!(
                     "\n#[allow(dead_code)]\nfn {}_to_c(v: &uform_core::{}, arena: &mut Arena) -> {} {{\n    {} {{\n",
                     r.name.snake(),

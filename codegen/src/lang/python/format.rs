@@ -94,6 +94,7 @@ impl Py {
             Type::F64 => "float".into(),
             Type::Bool => "bool".into(),
             Type::String | Type::Path | Type::GpuClass => "str".into(),
+            Type::F32Matrix => "npt.NDArray[np.float32]".into(),
             Type::List(inner) if in_record => format!("Tuple[{}, ...]", self.ty_out(inner, true)),
             Type::List(inner) => format!("List[{}]", self.ty_out(inner, false)),
             Type::Record(n) | Type::Enum(n) | Type::Class(n) => self.type_name(n),
@@ -109,7 +110,9 @@ impl Py {
     /// A field's type in its record's class body.
     pub fn field_type(&self, record: &Record, field: &Field) -> String {
         match record.direction {
-            // A TypedDict(total=False) key may be missing; present, it may still be None (absent).
+            // A TypedDict(total=False) key may be missing; present, it may still be None (absent). A required
+            // field is `Required[...]`.
+            Direction::Input if !field.optional => format!("Required[{}]", self.ty_in(&field.ty)),
             Direction::Input => self.optional(self.ty_in(&field.ty), true),
             Direction::Output => self.optional(self.ty_out(&field.ty, true), field.optional),
         }
@@ -149,13 +152,18 @@ impl Py {
         let mut keyword_only = false;
         for p in &callable.params {
             match (&p.ty, &p.default) {
-                (Type::Record(n), Some(Literal::EmptyRecord)) => {
+                // An input record spreads into keyword-only arguments; a required field is a required keyword.
+                (Type::Record(n), _) => {
                     if !keyword_only {
                         out.push(("*".into(), String::new(), None));
                         keyword_only = true;
                     }
                     for f in api.record(n).map(|r| r.fields.as_slice()).unwrap_or_default() {
-                        out.push((self.member(&f.name), self.optional(self.ty_in(&f.ty), true), Some("None".into())));
+                        out.push(if f.optional {
+                            (self.member(&f.name), self.optional(self.ty_in(&f.ty), true), Some("None".into()))
+                        } else {
+                            (self.member(&f.name), self.ty_in(&f.ty), None)
+                        });
                     }
                 }
                 (ty, default) => {
@@ -224,6 +232,7 @@ impl Py {
             Type::List(inner) => format!("|v: &Bound<'_, PyAny>, a: &str| arg_list(v, a, {})", self.reader(inner)),
             Type::Enum(n) => format!("{}_from_py", n.snake()),
             Type::Record(n) | Type::Class(n) => format!("{}_from_py", n.snake()),
+            Type::F32Matrix => "compile_error!(\"f32_matrix is only a result\")".into(),
         }
     }
 
@@ -236,6 +245,8 @@ impl Py {
         }
         match ty {
             Type::Record(n) => format!("{}_to_py(py, &{expr})", n.snake()),
+            // Moved, not borrowed: the matrix's buffer becomes the array's.
+            Type::F32Matrix => format!("f32_matrix_to_py(py, {expr})"),
             Type::String | Type::Path | Type::GpuClass | Type::List(_) => self.writer_ref(expr, ty, in_record),
             Type::Enum(n) => format!("{}_to_py(py, {expr})", n.snake()),
             _ => format!("py_value(py, {expr})"),

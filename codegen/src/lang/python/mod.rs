@@ -114,7 +114,9 @@ fn glue_record(api: &Api, r: &Record) -> String {
             } else {
                 format!("required(py, {name}, \"{name}\", {reader})?")
             };
-            let write = if input && f.optional {
+            let write = if matches!(f.ty, Type::Class(_)) {
+                format!("// `{name}` holds a handle, only ever read from Python into a call.")
+            } else if input && f.optional {
                 let value = PY.writer(&format!("value.{name}"), &f.ty, true, false);
                 format!("if value.{name}.is_some() {{ fields.set_item(\"{name}\", {value}?)?; }}")
             } else {
@@ -184,18 +186,30 @@ fn glue_callable(api: &Api, class: Option<&Class>, c: &Callable) -> String {
     for p in &c.params {
         let name = PY.member(&p.name);
         match (&p.ty, &p.default) {
-            (Type::Record(n), Some(Literal::EmptyRecord)) => {
+            // An input record spreads into keyword-only arguments; a required field is a required keyword, and a
+            // handle it holds is kept alive by what the call makes, like a class argument.
+            (Type::Record(n), _) => {
                 if !keyword_only {
                     signature.push("*".into());
                     keyword_only = true;
                 }
-                let fields: Vec<String> =
-                    api.record(n).map(|r| r.fields.iter().map(|f| PY.member(&f.name)).collect()).unwrap_or_default();
+                let fields: Vec<&Field> = api.record(n).map(|r| r.fields.iter().collect()).unwrap_or_default();
+                let mut args = String::new();
                 for f in &fields {
-                    signature.push(format!("{f}=None"));
-                    rust_params.push(format!("{f}: Option<Bound<'_, PyAny>>"));
+                    let field = PY.member(&f.name);
+                    if f.optional {
+                        signature.push(format!("{field}=None"));
+                        rust_params.push(format!("{field}: Option<Bound<'_, PyAny>>"));
+                        args.push_str(&format!(", {field}.as_ref()"));
+                    } else {
+                        signature.push(field.clone());
+                        rust_params.push(format!("{field}: Bound<'_, PyAny>"));
+                        args.push_str(&format!(", Some(&{field})"));
+                    }
+                    if matches!(f.ty, Type::Class(_)) {
+                        borrowed.push(format!("{field}.clone().unbind()"));
+                    }
                 }
-                let args: String = fields.iter().map(|f| format!(", {f}.as_ref()")).collect();
                 body.push(format!("let {name} = {}_from_kwargs(py{args})?;", n.snake()));
                 core_args.push(name);
             }
@@ -219,8 +233,9 @@ fn glue_callable(api: &Api, class: Option<&Class>, c: &Callable) -> String {
             (ty, None) => {
                 signature.push(name.clone());
                 rust_params.push(format!("{name}: Bound<'_, PyAny>"));
-                body.push(format!("let {name} = {}(&{name}, \"{name}\")?;", PY.reader(ty)));
-                core_args.push(name);
+                body.push(format!("let {name} = ({})(&{name}, \"{name}\")?;", PY.reader(ty)));
+                // The core borrows a list argument.
+                core_args.push(if matches!(ty, Type::List(_)) { format!("&{name}") } else { name });
             }
         }
     }
@@ -297,18 +312,29 @@ fn glue_callable(api: &Api, class: Option<&Class>, c: &Callable) -> String {
     .unwrap_or_default()
 }
 
+/// Reads a handle held in a record's field: the core value the Python object wraps.
+fn class_from_py(k: &Class) -> String {
+    let (name, snake) = (PY.type_name(&k.name), k.name.snake());
+    let article = if name.starts_with(['A', 'E', 'I', 'O', 'U']) { "an" } else { "a" };
+    format!(
+        "#[allow(dead_code)]\nfn {snake}_from_py(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<{core}> {{\n    match value.cast::<{name}>() {{\n        Ok(v) => Ok(v.get().core.clone()),\n        Err(_) => Err(pyo3::exceptions::PyTypeError::new_err(format!(\"`{{argument}}` must be {article} {name}, got {{}}\", value.get_type().name()?))),\n    }}\n}}\n",
+        core = PY.core_type(&k.name)
+    )
+}
+
 fn glue_class(api: &Api, k: &Class) -> String {
-    GlueClass {
-        doc: rust_doc(&PY.doc_text(api, &k.doc), ""),
-        py_name: PY.type_name(&k.name),
-        name: PY.type_name(&k.name),
-        core: PY.core_type(&k.name),
-        members: k.members.iter().filter(|m| offered(m)).map(|m| glue_callable(api, Some(k), m)).collect(),
-        compiled_doc: PY.doc_text(api, &k.compiled_doc),
-        free: k.members.iter().find(|m| m.kind == CallableKind::Free && offered(m)).map(|m| PY.member(&m.name)),
-    }
-    .render()
-    .unwrap_or_default()
+    class_from_py(k)
+        + &GlueClass {
+            doc: rust_doc(&PY.doc_text(api, &k.doc), ""),
+            py_name: PY.type_name(&k.name),
+            name: PY.type_name(&k.name),
+            core: PY.core_type(&k.name),
+            members: k.members.iter().filter(|m| offered(m)).map(|m| glue_callable(api, Some(k), m)).collect(),
+            compiled_doc: PY.doc_text(api, &k.compiled_doc),
+            free: k.members.iter().find(|m| m.kind == CallableKind::Free && offered(m)).map(|m| PY.member(&m.name)),
+        }
+        .render()
+        .unwrap_or_default()
 }
 
 fn glue_file(api: &Api) -> String {
@@ -693,10 +719,13 @@ struct Pyproject {
     version: String,
     description: String,
     manifest: &'static str,
+    /// A verb returns a matrix, which Python receives as a numpy array.
+    numpy: bool,
 }
 
 pub fn render(api: &Api) -> Vec<Output> {
     let pyproject = Pyproject {
+        numpy: api.returns_matrix(),
         banner: banner("#"),
         package: api.package.clone(),
         version: api.version.clone(),

@@ -75,6 +75,7 @@ impl Ts {
             Type::Bool => "boolean".into(),
             Type::String | Type::Path | Type::GpuClass => "string".into(),
             Type::Address => "bigint".into(),
+            Type::F32Matrix => "F32Matrix".into(),
             Type::List(inner) => format!("{}[]", self.ty(api, inner, compiled)),
             Type::Enum(n) if compiled && api.enumeration(n).is_some_and(Enum::is_string) => "string".into(),
             Type::Record(n) if compiled => {

@@ -77,6 +77,11 @@ struct ErrorDts {
     errors: Vec<ErrorLine>,
 }
 
+/// The builtin `f32_matrix` result type.
+#[derive(Template)]
+#[template(path = "typescript/matrix.d.ts", escape = "none")]
+struct MatrixDts;
+
 #[derive(Template)]
 #[template(path = "typescript/index.d.ts", escape = "none")]
 struct IndexDts {
@@ -228,6 +233,9 @@ pub fn render(api: &Api) -> Vec<Output> {
             Item::Function(f) if f.offered_in(Language::TypeScript) => function(&ts, api, f),
             Item::Function(_) => continue,
         });
+    }
+    if api.returns_matrix() {
+        parts.push(MatrixDts.render().unwrap_or_default().trim_end().to_string());
     }
     parts.push(errors(&ts, api));
     let doc = jsdoc_block(&format!("{}: {}\n@packageDocumentation", api.title, ts.jsdoc(api, &api.doc)), "");

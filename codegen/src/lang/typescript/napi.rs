@@ -27,6 +27,7 @@ impl Glue {
             Type::Bool => "bool".into(),
             Type::String | Type::Path | Type::GpuClass => "String".into(),
             Type::Address => "Address".into(),
+            Type::F32Matrix => "uform_core::F32Matrix".into(),
             Type::List(inner) => format!("Vec<{}>", self.read_type(inner)),
             Type::Enum(n) | Type::Record(n) => self.core(n),
             Type::Class(_) => "()".into(),
@@ -108,6 +109,10 @@ pub struct FieldRs {
 struct RecordRs {
     core: String,
     input: bool,
+    /// An input record with a required field: absent is a missing argument, not "every field absent".
+    required: bool,
+    /// A record holding a handle is only ever read.
+    writable: bool,
     fields: Vec<FieldRs>,
 }
 
@@ -174,7 +179,15 @@ fn record(ts: &Ts, g: &Glue, r: &Record) -> String {
             let (rust, js) = (f.name.snake(), ts.member(&f.name));
             let key = format!("{js:?}");
             // Fields are named as the core names them in its own messages: by their JavaScript spelling alone.
-            let read = g.read(&f.ty, &format!("object.field({key})?"), &key, f.optional);
+            let read = match &f.ty {
+                // The wrapper passes a handle argument as its number (see `FAST`); the core value is shared.
+                Type::Class(k) => format!(
+                    "{}.get(required::<u32>(object.field({key})?, {key})?, {:?}, {key})?",
+                    handles_of(k),
+                    ts.type_name(k)
+                ),
+                _ => g.read(&f.ty, &format!("object.field({key})?"), &key, f.optional),
+            };
             let write = match (f.optional, input) {
                 (false, _) => format!("object.set({key}, {})", g.written(&f.ty, &format!("&self.{rust}"))),
                 (true, _) => {
@@ -191,7 +204,13 @@ fn record(ts: &Ts, g: &Glue, r: &Record) -> String {
             FieldRs { rust, read, write }
         })
         .collect();
-    RecordRs { core: g.core(&r.name), input, fields }.render().unwrap_or_default().trim().to_string()
+    let required = input && r.fields.iter().any(|f| !f.optional);
+    let writable = !r.fields.iter().any(|f| matches!(f.ty, Type::Class(_)));
+    RecordRs { core: g.core(&r.name), input, required, writable, fields }
+        .render()
+        .unwrap_or_default()
+        .trim()
+        .to_string()
 }
 
 /// Reads a callable's non-class parameters: one `let` per parameter, from the JavaScript value `source(i, name)`.
@@ -224,6 +243,8 @@ fn core_call(g: &Glue, class: Option<&Class>, c: &Callable, receiver: &str) -> S
         .iter()
         .map(|p| match p.ty {
             Type::Class(_) => format!("&{}.inner", p.name.snake()),
+            // The core borrows a list argument.
+            Type::List(_) => format!("&{}", p.name.snake()),
             _ => p.name.snake(),
         })
         .collect();
@@ -243,6 +264,10 @@ fn core_call(g: &Glue, class: Option<&Class>, c: &Callable, receiver: &str) -> S
 /// The lines that turn `value` (the call's result) into a JavaScript value in `env`, ending with the value.
 fn write_result(g: &Glue, c: &Callable, env: &str) -> String {
     let ty = c.returns.as_ref().expect("a callable with a result");
+    if *ty == Type::F32Matrix {
+        // Moved, not borrowed: the matrix's buffer becomes the Float32Array's.
+        return format!("f32_matrix({env}, value)?");
+    }
     let write = |v: &str| format!("{}.to_js({env})", g.written(ty, v).trim_start_matches('&'));
     if c.returns_optional {
         format!("match &value {{ Some(v) => {}?, None => null({env})? }}", write("v"))
@@ -306,7 +331,11 @@ fn callable(ts: &Ts, g: &Glue, api: &Api, class: Option<&Class>, c: &Callable) -
 
 /// The registry of a class's core handles, by number.
 fn handles(k: &Class) -> String {
-    format!("{}_HANDLES", k.name.screaming())
+    handles_of(&k.name)
+}
+
+fn handles_of(class: &Name) -> String {
+    format!("{}_HANDLES", class.screaming())
 }
 
 /// A raw napi callback around `body`, which reads its first `arguments` arguments from `args` and returns

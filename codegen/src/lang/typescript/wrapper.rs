@@ -143,9 +143,28 @@ fn params_and_args(ts: &Ts, api: &Api, c: &Callable) -> (String, String, String,
                 args.push(format!("{name}.compiled"));
                 borrowed.push(name.clone());
             }
+            // A record holding handles crosses with each handle replaced by its number (the glue reads it from
+            // the class's registry); the handles stay reachable like class arguments.
+            Type::Record(r)
+                if api.record(r).is_some_and(|r| r.fields.iter().any(|f| matches!(f.ty, Type::Class(_)))) =>
+            {
+                let record = api.record(r).expect("checked above");
+                let mut replaced = vec![format!("...{name}")];
+                for f in &record.fields {
+                    let Type::Class(k) = &f.ty else { continue };
+                    let (class, field) = (ts.type_name(k), ts.member(&f.name));
+                    let article = if class.starts_with(['A', 'E', 'I', 'O', 'U']) { "an" } else { "a" };
+                    let argument = format!("{name}.{field}");
+                    checks.push(format!(
+                        "if (!({name}?.{field} instanceof {class})) throw notInstance({argument:?}, '{article} {class}', {name}?.{field});"
+                    ));
+                    replaced.push(format!("{field}: {name}.{field}.compiled.handle"));
+                    borrowed.push(argument);
+                }
+                args.push(format!("{{ {} }}", replaced.join(", ")));
+            }
             _ => args.push(name.clone()),
         }
-        let _ = api;
         params.push(name);
     }
     (params.join(", "), args.join(", "), borrowed.join(", "), checks)

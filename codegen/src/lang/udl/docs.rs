@@ -20,6 +20,7 @@ trait Spelling {
             Type::F64 => "Double".into(),
             Type::Bool => (if k { "Boolean" } else { "Bool" }).into(),
             Type::String | Type::Path | Type::GpuClass => "String".into(),
+            Type::F32Matrix => "F32Matrix".into(),
             Type::List(inner) if k => format!("List<{}>", self.ty(inner)),
             Type::List(inner) => format!("[{}]", self.ty(inner)),
             Type::Record(n) | Type::Enum(n) | Type::Class(n) => n.pascal(),

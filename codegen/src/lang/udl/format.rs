@@ -39,6 +39,7 @@ impl Udl {
             Type::F64 => "f64".into(),
             Type::Bool => "boolean".into(),
             Type::String | Type::Path | Type::GpuClass => "string".into(),
+            Type::F32Matrix => "F32Matrix".into(),
             Type::List(inner) => format!("sequence<{}>", self.ty(inner)),
             Type::Record(n) | Type::Enum(n) | Type::Class(n) => self.type_name(n),
         }
@@ -148,6 +149,7 @@ impl Udl {
             Type::F64 => "f64".into(),
             Type::Bool => "bool".into(),
             Type::String | Type::Path | Type::GpuClass => "String".into(),
+            Type::F32Matrix => "F32Matrix".into(),
             Type::List(inner) => format!("Vec<{}>", self.rust_ty(inner)),
             Type::Record(n) | Type::Enum(n) => self.type_name(n),
             Type::Class(n) => format!("Arc<{}>", self.type_name(n)),
@@ -157,7 +159,7 @@ impl Udl {
     /// Whether values of this type need a conversion between the glue and the core.
     fn converts(&self, ty: &Type) -> bool {
         match ty {
-            Type::Record(_) | Type::Enum(_) => true,
+            Type::Record(_) | Type::Enum(_) | Type::F32Matrix => true,
             Type::List(inner) => self.converts(inner),
             _ => false,
         }
@@ -204,6 +206,8 @@ impl Udl {
                 match (&p.ty, &p.default) {
                     (_, Some(Literal::EmptyRecord)) => format!("{name}.map(Into::into).unwrap_or_default()"),
                     (Type::Class(_), _) => format!("&{name}.core"),
+                    // The core borrows a list argument.
+                    (Type::List(_), _) => format!("&{}", self.convert(&name, &p.ty, false)),
                     (ty, _) => self.convert(&name, ty, false),
                 }
             })

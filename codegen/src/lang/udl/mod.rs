@@ -198,6 +198,9 @@ fn udl_file(udl: &Udl, api: &Api) -> String {
             Item::Function(_) => {}
         }
     }
+    if api.returns_matrix() {
+        parts.push(MatrixUdl.render().unwrap_or_default());
+    }
     parts.push(error_udl(udl, api));
     UdlFile {
         banner: banner("//"),
@@ -236,8 +239,19 @@ struct GlueFile {
 struct GlueRecord {
     doc: String,
     name: String,
+    /// Holds a handle: only ever converted into the core (a core handle has no glue object to go back to).
+    handles: bool,
     fields: Vec<GlueField>,
 }
+
+/// The builtin `f32_matrix` result as a dictionary, in the UDL and in the glue.
+#[derive(Template)]
+#[template(path = "udl/matrix.udl", escape = "none")]
+struct MatrixUdl;
+
+#[derive(Template)]
+#[template(path = "udl/glue_matrix.rs", escape = "none")]
+struct GlueMatrix;
 
 #[derive(Template)]
 #[template(path = "udl/glue_enum.rs", escape = "none")]
@@ -278,6 +292,7 @@ fn glue_record(udl: &Udl, r: &Record) -> String {
     GlueRecord {
         doc: udl.doc_block(&udl.doc_text(&r.doc), ""),
         name: udl.type_name(&r.name),
+        handles: r.fields.iter().any(|f| matches!(f.ty, Type::Class(_))),
         fields: r
             .fields
             .iter()
@@ -287,7 +302,11 @@ fn glue_record(udl: &Udl, r: &Record) -> String {
                 let access = format!("value.{name}");
                 GlueField {
                     ty: if f.optional { format!("Option<{ty}>") } else { ty },
-                    to_core: udl.convert(&access, &f.ty, f.optional),
+                    to_core: if matches!(f.ty, Type::Class(_)) {
+                        format!("{access}.core.clone()")
+                    } else {
+                        udl.convert(&access, &f.ty, f.optional)
+                    },
                     from_core: udl.convert(&access, &f.ty, f.optional),
                     name,
                 }
@@ -365,6 +384,9 @@ fn glue_file(udl: &Udl, api: &Api) -> String {
             Item::Function(f) if offered(f) => parts.push(glue_callable(udl, None, f)),
             Item::Function(_) => {}
         }
+    }
+    if api.returns_matrix() {
+        parts.push(GlueMatrix.render().unwrap_or_default());
     }
     parts.push(
         GlueError { name: ERROR, kinds: api.errors.iter().map(|e| udl.variant(&e.name)).collect() }

@@ -497,6 +497,46 @@ fileprivate struct FfiConverterUInt64: FfiConverterPrimitive {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterFloat: FfiConverterPrimitive {
+    typealias FfiType = Float
+    typealias SwiftType = Float
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Float {
+        return try lift(readFloat(&buf))
+    }
+
+    public static func write(_ value: Float, into buf: inout [UInt8]) {
+        writeFloat(&buf, lower(value))
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterBool : FfiConverter {
+    typealias FfiType = Int8
+    typealias SwiftType = Bool
+
+    public static func lift(_ value: Int8) throws -> Bool {
+        return value != 0
+    }
+
+    public static func lower(_ value: Bool) -> Int8 {
+        return value ? 1 : 0
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Bool {
+        return try lift(readInt(&buf))
+    }
+
+    public static func write(_ value: Bool, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterString: FfiConverter {
     typealias SwiftType = String
     typealias FfiType = RustBuffer
@@ -909,6 +949,295 @@ public func FfiConverterTypeMesh_lower(_ value: Mesh) -> UInt64 {
 
 
 
+
+
+/**
+ * Weights placed where an executor's threads or streams read them.
+ *
+ * A model owns weights; its executor owns the threads or streams and the activation scratch, so one executor
+ * serves several models. A model borrows its executor from load until `Model.free`: freeing the executor
+ * first is an in-use error. RAM weights are memory-mapped read-only, never copied; VRAM weights are uploaded
+ * to every listed device. The path names a `.safetensors` file, a sharded model's
+ * `model.safetensors.index.json`, or a directory holding either beside `config.json` and `tokenizer.json`
+ * (the Hugging Face layout).
+ *
+ * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
+ * overlap; `Model.free` waits for calls in flight, and later calls fail as freed.
+ */
+public protocol ModelProtocol: AnyObject, Sendable {
+    
+    /**
+     * Reports the model's file, architecture, residency and tensors.
+     */
+    func describe() throws  -> ModelDescription
+    
+    /**
+     * Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
+     * empty list gives no rows.
+     * - `texts`: The texts to embed, UTF-8 without NUL characters.
+     * - `options`: Whether to normalise, and how many tokens of each text to keep.
+     */
+    func encodeText(texts: [String], options: EncodeTextOptions?) throws  -> F32Matrix
+    
+    /**
+     * Releases the weights and returns the executor's borrow; a second `Model.free` does nothing.
+     */
+    func free() throws 
+    
+}
+/**
+ * Weights placed where an executor's threads or streams read them.
+ *
+ * A model owns weights; its executor owns the threads or streams and the activation scratch, so one executor
+ * serves several models. A model borrows its executor from load until `Model.free`: freeing the executor
+ * first is an in-use error. RAM weights are memory-mapped read-only, never copied; VRAM weights are uploaded
+ * to every listed device. The path names a `.safetensors` file, a sharded model's
+ * `model.safetensors.index.json`, or a directory holding either beside `config.json` and `tokenizer.json`
+ * (the Hugging Face layout).
+ *
+ * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
+ * overlap; `Model.free` waits for calls in flight, and later calls fail as freed.
+ */
+open class Model: ModelProtocol, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_uform_uniffi_fn_clone_model(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_uform_uniffi_fn_free_model(handle, $0) }
+    }
+
+    
+    /**
+     * Memory-maps safetensors weights for the threads of a RAM executor.
+     * - `path`: A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+     * - `config`: The executor whose threads read the weights, and the NUMA nodes that hold them.
+     */
+public static func loadRam(path: String, config: ModelLoadRamConfig)throws  -> Model  {
+    return try  FfiConverterTypeModel_lift(try rustCallWithError(FfiConverterTypeUFormError_lift) {
+        uniffiCallStatus in
+    uniffi_uform_uniffi_fn_constructor_model_load_ram(
+        FfiConverterString.lower(path),
+        FfiConverterTypeModelLoadRamConfig_lower(config),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Uploads safetensors weights to the devices of a VRAM executor.
+     * - `path`: A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+     * - `config`: The executor whose streams upload the weights, and the devices that receive them.
+     */
+public static func loadVram(path: String, config: ModelLoadVramConfig)throws  -> Model  {
+    return try  FfiConverterTypeModel_lift(try rustCallWithError(FfiConverterTypeUFormError_lift) {
+        uniffiCallStatus in
+    uniffi_uform_uniffi_fn_constructor_model_load_vram(
+        FfiConverterString.lower(path),
+        FfiConverterTypeModelLoadVramConfig_lower(config),uniffiCallStatus
+    )
+})
+}
+    
+
+    
+    /**
+     * Reports the model's file, architecture, residency and tensors.
+     */
+open func describe()throws  -> ModelDescription  {
+    return try  FfiConverterTypeModelDescription_lift(try rustCallWithError(FfiConverterTypeUFormError_lift) {
+        uniffiCallStatus in
+    uniffi_uform_uniffi_fn_method_model_describe(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
+     * empty list gives no rows.
+     * - `texts`: The texts to embed, UTF-8 without NUL characters.
+     * - `options`: Whether to normalise, and how many tokens of each text to keep.
+     */
+open func encodeText(texts: [String], options: EncodeTextOptions? = nil)throws  -> F32Matrix  {
+    return try  FfiConverterTypeF32Matrix_lift(try rustCallWithError(FfiConverterTypeUFormError_lift) {
+        uniffiCallStatus in
+    uniffi_uform_uniffi_fn_method_model_encode_text(
+            self.uniffiCloneHandle(),
+        FfiConverterSequenceString.lower(texts),
+        FfiConverterOptionTypeEncodeTextOptions.lower(options),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Releases the weights and returns the executor's borrow; a second `Model.free` does nothing.
+     */
+open func free()throws   {try rustCallWithError(FfiConverterTypeUFormError_lift) {
+        uniffiCallStatus in
+    uniffi_uform_uniffi_fn_method_model_free(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+}
+}
+    
+
+    
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeModel: FfiConverter {
+    typealias FfiType = UInt64
+    typealias SwiftType = Model
+
+    public static func lift(_ handle: UInt64) throws -> Model {
+        return Model(unsafeFromHandle: handle)
+    }
+
+    public static func lower(_ value: Model) -> UInt64 {
+        return value.uniffiCloneHandle()
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Model {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: Model, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeModel_lift(_ handle: UInt64) throws -> Model {
+    return try FfiConverterTypeModel.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeModel_lower(_ value: Model) -> UInt64 {
+    return FfiConverterTypeModel.lower(value)
+}
+
+
+
+
+/**
+ * How `Model.encodeText` embeds its texts.
+ */
+public struct EncodeTextOptions: Equatable, Hashable {
+    /**
+     * Scales every embedding to unit length; absent follows the model's sentence-transformers modules.
+     */
+    public var normalize: Bool?
+    /**
+     * Tokens kept per text, longer texts being truncated; absent takes the model's own maximum.
+     */
+    public var maxTokens: UInt32?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * Scales every embedding to unit length; absent follows the model's sentence-transformers modules.
+         */normalize: Bool? = nil, 
+        /**
+         * Tokens kept per text, longer texts being truncated; absent takes the model's own maximum.
+         */maxTokens: UInt32? = nil) {
+        self.normalize = normalize
+        self.maxTokens = maxTokens
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension EncodeTextOptions: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeEncodeTextOptions: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> EncodeTextOptions {
+        return
+            try EncodeTextOptions(
+                normalize: FfiConverterOptionBool.read(from: &buf), 
+                maxTokens: FfiConverterOptionUInt32.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: EncodeTextOptions, into buf: inout [UInt8]) {
+        FfiConverterOptionBool.write(value.normalize, into: &buf)
+        FfiConverterOptionUInt32.write(value.maxTokens, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeEncodeTextOptions_lift(_ buf: RustBuffer) throws -> EncodeTextOptions {
+    return try FfiConverterTypeEncodeTextOptions.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeEncodeTextOptions_lower(_ value: EncodeTextOptions) -> RustBuffer {
+    return FfiConverterTypeEncodeTextOptions.lower(value)
+}
+
+
 /**
  * Where the host threads of a RAM executor are placed, how many there are, and how many deferred calls it
  * tracks.
@@ -1198,6 +1527,85 @@ public func FfiConverterTypeExecutorOnPoolConfig_lift(_ buf: RustBuffer) throws 
 #endif
 public func FfiConverterTypeExecutorOnPoolConfig_lower(_ value: ExecutorOnPoolConfig) -> RustBuffer {
     return FfiConverterTypeExecutorOnPoolConfig.lower(value)
+}
+
+
+/**
+ * A row-major matrix of floats a verb returns: `rows` rows of `columns` values in `data`.
+ */
+public struct F32Matrix: Equatable, Hashable {
+    /**
+     * `rows * columns` values, row after row.
+     */
+    public var data: [Float]
+    /**
+     * Rows, one per input.
+     */
+    public var rows: UInt32
+    /**
+     * Values per row.
+     */
+    public var columns: UInt32
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * `rows * columns` values, row after row.
+         */data: [Float], 
+        /**
+         * Rows, one per input.
+         */rows: UInt32, 
+        /**
+         * Values per row.
+         */columns: UInt32) {
+        self.data = data
+        self.rows = rows
+        self.columns = columns
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension F32Matrix: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeF32Matrix: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> F32Matrix {
+        return
+            try F32Matrix(
+                data: FfiConverterSequenceFloat.read(from: &buf), 
+                rows: FfiConverterUInt32.read(from: &buf), 
+                columns: FfiConverterUInt32.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: F32Matrix, into buf: inout [UInt8]) {
+        FfiConverterSequenceFloat.write(value.data, into: &buf)
+        FfiConverterUInt32.write(value.rows, into: &buf)
+        FfiConverterUInt32.write(value.columns, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeF32Matrix_lift(_ buf: RustBuffer) throws -> F32Matrix {
+    return try FfiConverterTypeF32Matrix.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeF32Matrix_lower(_ value: F32Matrix) -> RustBuffer {
+    return FfiConverterTypeF32Matrix.lower(value)
 }
 
 
@@ -1529,6 +1937,366 @@ public func FfiConverterTypeMeshOptions_lower(_ value: MeshOptions) -> RustBuffe
 
 
 /**
+ * What a model reports about its weights and where they live.
+ */
+public struct ModelDescription: Equatable, Hashable {
+    /**
+     * The path the model was loaded from, as given.
+     */
+    public var path: String
+    /**
+     * The weights' file format, "safetensors".
+     */
+    public var format: String
+    /**
+     * The `model_type` of a `config.json` beside the weights, like "bert"; none without one.
+     */
+    public var architecture: String?
+    /**
+     * Whether the weights live in host or device memory.
+     */
+    public var residency: Residency
+    /**
+     * NUMA node IDs the weights were bound to; none for VRAM.
+     */
+    public var memoryDomains: [UInt32]
+    /**
+     * Device ordinals that hold a replica; none for RAM.
+     */
+    public var devices: [UInt32]
+    /**
+     * Bytes of tensor data, summed over every tensor of one replica.
+     */
+    public var bytes: UInt64
+    /**
+     * Every tensor, in file order, shard after shard for a sharded model.
+     */
+    public var tensors: [TensorDescription]
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The path the model was loaded from, as given.
+         */path: String, 
+        /**
+         * The weights' file format, "safetensors".
+         */format: String, 
+        /**
+         * The `model_type` of a `config.json` beside the weights, like "bert"; none without one.
+         */architecture: String? = nil, 
+        /**
+         * Whether the weights live in host or device memory.
+         */residency: Residency, 
+        /**
+         * NUMA node IDs the weights were bound to; none for VRAM.
+         */memoryDomains: [UInt32], 
+        /**
+         * Device ordinals that hold a replica; none for RAM.
+         */devices: [UInt32], 
+        /**
+         * Bytes of tensor data, summed over every tensor of one replica.
+         */bytes: UInt64, 
+        /**
+         * Every tensor, in file order, shard after shard for a sharded model.
+         */tensors: [TensorDescription]) {
+        self.path = path
+        self.format = format
+        self.architecture = architecture
+        self.residency = residency
+        self.memoryDomains = memoryDomains
+        self.devices = devices
+        self.bytes = bytes
+        self.tensors = tensors
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension ModelDescription: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeModelDescription: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ModelDescription {
+        return
+            try ModelDescription(
+                path: FfiConverterString.read(from: &buf), 
+                format: FfiConverterString.read(from: &buf), 
+                architecture: FfiConverterOptionString.read(from: &buf), 
+                residency: FfiConverterTypeResidency.read(from: &buf), 
+                memoryDomains: FfiConverterSequenceUInt32.read(from: &buf), 
+                devices: FfiConverterSequenceUInt32.read(from: &buf), 
+                bytes: FfiConverterUInt64.read(from: &buf), 
+                tensors: FfiConverterSequenceTypeTensorDescription.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: ModelDescription, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.path, into: &buf)
+        FfiConverterString.write(value.format, into: &buf)
+        FfiConverterOptionString.write(value.architecture, into: &buf)
+        FfiConverterTypeResidency.write(value.residency, into: &buf)
+        FfiConverterSequenceUInt32.write(value.memoryDomains, into: &buf)
+        FfiConverterSequenceUInt32.write(value.devices, into: &buf)
+        FfiConverterUInt64.write(value.bytes, into: &buf)
+        FfiConverterSequenceTypeTensorDescription.write(value.tensors, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeModelDescription_lift(_ buf: RustBuffer) throws -> ModelDescription {
+    return try FfiConverterTypeModelDescription.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeModelDescription_lower(_ value: ModelDescription) -> RustBuffer {
+    return FfiConverterTypeModelDescription.lower(value)
+}
+
+
+/**
+ * Which executor's threads read a RAM model's weights, and which NUMA nodes hold them.
+ */
+public struct ModelLoadRamConfig {
+    /**
+     * The executor whose threads will read the weights; the model borrows it until the model is freed.
+     */
+    public var executor: Executor
+    /**
+     * NUMA node IDs that hold the weights; absent takes the executor's own nodes.
+     */
+    public var memoryDomains: [UInt32]?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The executor whose threads will read the weights; the model borrows it until the model is freed.
+         */executor: Executor, 
+        /**
+         * NUMA node IDs that hold the weights; absent takes the executor's own nodes.
+         */memoryDomains: [UInt32]? = nil) {
+        self.executor = executor
+        self.memoryDomains = memoryDomains
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension ModelLoadRamConfig: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeModelLoadRamConfig: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ModelLoadRamConfig {
+        return
+            try ModelLoadRamConfig(
+                executor: FfiConverterTypeExecutor.read(from: &buf), 
+                memoryDomains: FfiConverterOptionSequenceUInt32.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: ModelLoadRamConfig, into buf: inout [UInt8]) {
+        FfiConverterTypeExecutor.write(value.executor, into: &buf)
+        FfiConverterOptionSequenceUInt32.write(value.memoryDomains, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeModelLoadRamConfig_lift(_ buf: RustBuffer) throws -> ModelLoadRamConfig {
+    return try FfiConverterTypeModelLoadRamConfig.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeModelLoadRamConfig_lower(_ value: ModelLoadRamConfig) -> RustBuffer {
+    return FfiConverterTypeModelLoadRamConfig.lower(value)
+}
+
+
+/**
+ * Which VRAM executor uploads a model's weights, and which of its devices receive them.
+ */
+public struct ModelLoadVramConfig {
+    /**
+     * A VRAM executor whose streams upload and read the weights; the model borrows it until the model is
+     * freed.
+     */
+    public var executor: Executor
+    /**
+     * Device ordinals, a subset of the executor's devices, each receiving every tensor; absent takes all of
+     * them.
+     */
+    public var devices: [UInt32]?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * A VRAM executor whose streams upload and read the weights; the model borrows it until the model is
+         * freed.
+         */executor: Executor, 
+        /**
+         * Device ordinals, a subset of the executor's devices, each receiving every tensor; absent takes all of
+         * them.
+         */devices: [UInt32]? = nil) {
+        self.executor = executor
+        self.devices = devices
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension ModelLoadVramConfig: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeModelLoadVramConfig: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ModelLoadVramConfig {
+        return
+            try ModelLoadVramConfig(
+                executor: FfiConverterTypeExecutor.read(from: &buf), 
+                devices: FfiConverterOptionSequenceUInt32.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: ModelLoadVramConfig, into buf: inout [UInt8]) {
+        FfiConverterTypeExecutor.write(value.executor, into: &buf)
+        FfiConverterOptionSequenceUInt32.write(value.devices, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeModelLoadVramConfig_lift(_ buf: RustBuffer) throws -> ModelLoadVramConfig {
+    return try FfiConverterTypeModelLoadVramConfig.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeModelLoadVramConfig_lower(_ value: ModelLoadVramConfig) -> RustBuffer {
+    return FfiConverterTypeModelLoadVramConfig.lower(value)
+}
+
+
+/**
+ * One tensor of a model, as its file describes it.
+ */
+public struct TensorDescription: Equatable, Hashable {
+    /**
+     * The tensor's name in the file, like "encoder.layer.0.attention.self.query.weight".
+     */
+    public var name: String
+    /**
+     * The element type as safetensors spells it, like "F32", "BF16" or "I64".
+     */
+    public var dtype: String
+    /**
+     * The size of each dimension, outermost first; empty for a scalar.
+     */
+    public var shape: [UInt64]
+    /**
+     * The tensor's size in bytes.
+     */
+    public var bytes: UInt64
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The tensor's name in the file, like "encoder.layer.0.attention.self.query.weight".
+         */name: String, 
+        /**
+         * The element type as safetensors spells it, like "F32", "BF16" or "I64".
+         */dtype: String, 
+        /**
+         * The size of each dimension, outermost first; empty for a scalar.
+         */shape: [UInt64], 
+        /**
+         * The tensor's size in bytes.
+         */bytes: UInt64) {
+        self.name = name
+        self.dtype = dtype
+        self.shape = shape
+        self.bytes = bytes
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension TensorDescription: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeTensorDescription: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> TensorDescription {
+        return
+            try TensorDescription(
+                name: FfiConverterString.read(from: &buf), 
+                dtype: FfiConverterString.read(from: &buf), 
+                shape: FfiConverterSequenceUInt64.read(from: &buf), 
+                bytes: FfiConverterUInt64.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: TensorDescription, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.name, into: &buf)
+        FfiConverterString.write(value.dtype, into: &buf)
+        FfiConverterSequenceUInt64.write(value.shape, into: &buf)
+        FfiConverterUInt64.write(value.bytes, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeTensorDescription_lift(_ buf: RustBuffer) throws -> TensorDescription {
+    return try FfiConverterTypeTensorDescription.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeTensorDescription_lower(_ value: TensorDescription) -> RustBuffer {
+    return FfiConverterTypeTensorDescription.lower(value)
+}
+
+
+/**
  * The runtime that drives a GPU, numbered as `uform_gpu_vendor_t` numbers them.
  */
 
@@ -1777,6 +2545,81 @@ public func FfiConverterTypeMultimemTier_lower(_ value: MultimemTier) -> RustBuf
 
 
 /**
+ * Where a model's weights live.
+ */
+
+public enum Residency: Equatable, Hashable {
+    
+    /**
+     * Host memory, memory-mapped from the file and bound to NUMA nodes. Its value elsewhere is "ram".
+     */
+    case ram
+    /**
+     * Device memory, one replica per listed device. Its value elsewhere is "vram".
+     */
+    case vram
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension Residency: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeResidency: FfiConverterRustBuffer {
+    typealias SwiftType = Residency
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Residency {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .ram
+        
+        case 2: return .vram
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: Residency, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case .ram:
+            writeInt(&buf, Int32(1))
+        
+        
+        case .vram:
+            writeInt(&buf, Int32(2))
+        
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeResidency_lift(_ buf: RustBuffer) throws -> Residency {
+    return try FfiConverterTypeResidency.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeResidency_lower(_ value: Residency) -> RustBuffer {
+    return FfiConverterTypeResidency.lower(value)
+}
+
+
+
+/**
  * The error every throwing call raises: its case is the kind, the same set in every language, and its
  * message names the argument and the value.
  */
@@ -2019,6 +2862,30 @@ fileprivate struct FfiConverterOptionUInt64: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionBool: FfiConverterRustBuffer {
+    typealias SwiftType = Bool?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterBool.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterBool.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionString: FfiConverterRustBuffer {
     typealias SwiftType = String?
 
@@ -2035,6 +2902,30 @@ fileprivate struct FfiConverterOptionString: FfiConverterRustBuffer {
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterString.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeEncodeTextOptions: FfiConverterRustBuffer {
+    typealias SwiftType = EncodeTextOptions?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeEncodeTextOptions.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeEncodeTextOptions.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }
@@ -2237,6 +3128,56 @@ fileprivate struct FfiConverterSequenceUInt64: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterSequenceFloat: FfiConverterRustBuffer {
+    typealias SwiftType = [Float]
+
+    public static func write(_ value: [Float], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterFloat.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [Float] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [Float]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterFloat.read(from: &buf))
+        }
+        return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterSequenceString: FfiConverterRustBuffer {
+    typealias SwiftType = [String]
+
+    public static func write(_ value: [String], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterString.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [String] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [String]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterString.read(from: &buf))
+        }
+        return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterSequenceTypeGpuDevice: FfiConverterRustBuffer {
     typealias SwiftType = [GpuDevice]
 
@@ -2254,6 +3195,31 @@ fileprivate struct FfiConverterSequenceTypeGpuDevice: FfiConverterRustBuffer {
         seq.reserveCapacity(Int(len))
         for _ in 0 ..< len {
             seq.append(try FfiConverterTypeGpuDevice.read(from: &buf))
+        }
+        return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterSequenceTypeTensorDescription: FfiConverterRustBuffer {
+    typealias SwiftType = [TensorDescription]
+
+    public static func write(_ value: [TensorDescription], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterTypeTensorDescription.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [TensorDescription] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [TensorDescription]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterTypeTensorDescription.read(from: &buf))
         }
         return seq
     }
@@ -2341,6 +3307,15 @@ private let initializationResult: InitializationResult = {
     if (uniffi_uform_uniffi_checksum_method_mesh_free() != 48419) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_uform_uniffi_checksum_method_model_describe() != 11907) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_uform_uniffi_checksum_method_model_encode_text() != 15029) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_uform_uniffi_checksum_method_model_free() != 2780) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_uform_uniffi_checksum_constructor_executor_for_ram() != 38871) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -2351,6 +3326,12 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_uform_uniffi_checksum_constructor_mesh_bootstrap() != 47792) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_uform_uniffi_checksum_constructor_model_load_ram() != 41724) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_uform_uniffi_checksum_constructor_model_load_vram() != 40770) {
         return InitializationResult.apiChecksumMismatch
     }
 

@@ -303,6 +303,41 @@ RustBuffer uniffi_uform_uniffi_fn_method_mesh_describe(uint64_t ptr, RustCallSta
 void uniffi_uform_uniffi_fn_method_mesh_free(uint64_t ptr, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_CLONE_MODEL
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_CLONE_MODEL
+uint64_t uniffi_uform_uniffi_fn_clone_model(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_FREE_MODEL
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_FREE_MODEL
+void uniffi_uform_uniffi_fn_free_model(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_CONSTRUCTOR_MODEL_LOAD_RAM
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_CONSTRUCTOR_MODEL_LOAD_RAM
+uint64_t uniffi_uform_uniffi_fn_constructor_model_load_ram(RustBuffer path, RustBuffer config, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_CONSTRUCTOR_MODEL_LOAD_VRAM
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_CONSTRUCTOR_MODEL_LOAD_VRAM
+uint64_t uniffi_uform_uniffi_fn_constructor_model_load_vram(RustBuffer path, RustBuffer config, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_METHOD_MODEL_DESCRIBE
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_METHOD_MODEL_DESCRIBE
+RustBuffer uniffi_uform_uniffi_fn_method_model_describe(uint64_t ptr, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_METHOD_MODEL_ENCODE_TEXT
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_METHOD_MODEL_ENCODE_TEXT
+RustBuffer uniffi_uform_uniffi_fn_method_model_encode_text(uint64_t ptr, RustBuffer texts, RustBuffer options, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_METHOD_MODEL_FREE
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_METHOD_MODEL_FREE
+void uniffi_uform_uniffi_fn_method_model_free(uint64_t ptr, RustCallStatus *_Nonnull out_status
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_FUNC_CAPABILITIES_AVAILABLE
 #define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_FUNC_CAPABILITIES_AVAILABLE
 RustBuffer uniffi_uform_uniffi_fn_func_capabilities_available(RustCallStatus *_Nonnull out_status
@@ -635,6 +670,24 @@ uint16_t uniffi_uform_uniffi_checksum_method_mesh_free(void
     
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_METHOD_MODEL_DESCRIBE
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_METHOD_MODEL_DESCRIBE
+uint16_t uniffi_uform_uniffi_checksum_method_model_describe(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_METHOD_MODEL_ENCODE_TEXT
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_METHOD_MODEL_ENCODE_TEXT
+uint16_t uniffi_uform_uniffi_checksum_method_model_encode_text(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_METHOD_MODEL_FREE
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_METHOD_MODEL_FREE
+uint16_t uniffi_uform_uniffi_checksum_method_model_free(void
+    
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_CONSTRUCTOR_EXECUTOR_FOR_RAM
 #define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_CONSTRUCTOR_EXECUTOR_FOR_RAM
 uint16_t uniffi_uform_uniffi_checksum_constructor_executor_for_ram(void
@@ -656,6 +709,18 @@ uint16_t uniffi_uform_uniffi_checksum_constructor_executor_on_pool(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_CONSTRUCTOR_MESH_BOOTSTRAP
 #define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_CONSTRUCTOR_MESH_BOOTSTRAP
 uint16_t uniffi_uform_uniffi_checksum_constructor_mesh_bootstrap(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_CONSTRUCTOR_MODEL_LOAD_RAM
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_CONSTRUCTOR_MODEL_LOAD_RAM
+uint16_t uniffi_uform_uniffi_checksum_constructor_model_load_ram(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_CONSTRUCTOR_MODEL_LOAD_VRAM
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_CONSTRUCTOR_MODEL_LOAD_VRAM
+uint16_t uniffi_uform_uniffi_checksum_constructor_model_load_vram(void
     
 );
 #endif

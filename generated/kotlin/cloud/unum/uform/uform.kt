@@ -691,6 +691,12 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_uform_uniffi_checksum_method_mesh_free(
     ): Int
+    external fun uniffi_uform_uniffi_checksum_method_model_describe(
+    ): Int
+    external fun uniffi_uform_uniffi_checksum_method_model_encode_text(
+    ): Int
+    external fun uniffi_uform_uniffi_checksum_method_model_free(
+    ): Int
     external fun uniffi_uform_uniffi_checksum_constructor_executor_for_ram(
     ): Int
     external fun uniffi_uform_uniffi_checksum_constructor_executor_for_vram(
@@ -698,6 +704,10 @@ internal object IntegrityCheckingUniffiLib {
     external fun uniffi_uform_uniffi_checksum_constructor_executor_on_pool(
     ): Int
     external fun uniffi_uform_uniffi_checksum_constructor_mesh_bootstrap(
+    ): Int
+    external fun uniffi_uform_uniffi_checksum_constructor_model_load_ram(
+    ): Int
+    external fun uniffi_uform_uniffi_checksum_constructor_model_load_vram(
     ): Int
     external fun ffi_uform_uniffi_uniffi_contract_version(
     ): Int
@@ -742,6 +752,20 @@ internal object UniffiLib {
     external fun uniffi_uform_uniffi_fn_method_mesh_describe(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
     external fun uniffi_uform_uniffi_fn_method_mesh_free(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_uform_uniffi_fn_clone_model(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_uform_uniffi_fn_free_model(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_uform_uniffi_fn_constructor_model_load_ram(`path`: RustBuffer.ByValue,`config`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_uform_uniffi_fn_constructor_model_load_vram(`path`: RustBuffer.ByValue,`config`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_uform_uniffi_fn_method_model_describe(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
+    external fun uniffi_uform_uniffi_fn_method_model_encode_text(`ptr`: Long,`texts`: RustBuffer.ByValue,`options`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
+    external fun uniffi_uform_uniffi_fn_method_model_free(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Unit
     external fun uniffi_uform_uniffi_fn_func_capabilities_available(uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
@@ -894,6 +918,15 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_uform_uniffi_checksum_method_mesh_free() and 0xFFFF) != 48419) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
+    if ((lib.uniffi_uform_uniffi_checksum_method_model_describe() and 0xFFFF) != 11907) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_uform_uniffi_checksum_method_model_encode_text() and 0xFFFF) != 15029) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_uform_uniffi_checksum_method_model_free() and 0xFFFF) != 2780) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
     if ((lib.uniffi_uform_uniffi_checksum_constructor_executor_for_ram() and 0xFFFF) != 38871) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
@@ -904,6 +937,12 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_uform_uniffi_checksum_constructor_mesh_bootstrap() and 0xFFFF) != 47792) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_uform_uniffi_checksum_constructor_model_load_ram() and 0xFFFF) != 41724) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_uform_uniffi_checksum_constructor_model_load_vram() and 0xFFFF) != 40770) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
 }
@@ -1106,6 +1145,52 @@ public object FfiConverterULong: FfiConverter<ULong, Long> {
 
     override fun write(value: ULong, buf: ByteBuffer) {
         buf.putLong(value.toLong())
+    }
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterFloat: FfiConverter<Float, Float> {
+    override fun lift(value: Float): Float {
+        return value
+    }
+
+    override fun read(buf: ByteBuffer): Float {
+        return buf.getFloat()
+    }
+
+    override fun lower(value: Float): Float {
+        return value
+    }
+
+    override fun allocationSize(value: Float) = 4UL
+
+    override fun write(value: Float, buf: ByteBuffer) {
+        buf.putFloat(value)
+    }
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterBoolean: FfiConverter<Boolean, Byte> {
+    override fun lift(value: Byte): Boolean {
+        return value.toInt() != 0
+    }
+
+    override fun read(buf: ByteBuffer): Boolean {
+        return lift(buf.get())
+    }
+
+    override fun lower(value: Boolean): Byte {
+        return if (value) 1.toByte() else 0.toByte()
+    }
+
+    override fun allocationSize(value: Boolean) = 1UL
+
+    override fun write(value: Boolean, buf: ByteBuffer) {
+        buf.put(lower(value))
     }
 }
 
@@ -1835,6 +1920,428 @@ public object FfiConverterTypeMesh: FfiConverter<Mesh, Long> {
 }
 
 
+// This template implements a class for working with a Rust struct via a handle
+// to the live Rust struct on the other side of the FFI.
+//
+// There's some subtlety here, because we have to be careful not to operate on a Rust
+// struct after it has been dropped, and because we must expose a public API for freeing
+// theq Kotlin wrapper object in lieu of reliable finalizers. The core requirements are:
+//
+//   * Each instance holds an opaque handle to the underlying Rust struct.
+//     Method calls need to read this handle from the object's state and pass it in to
+//     the Rust FFI.
+//
+//   * When an instance is no longer needed, its handle should be passed to a
+//     special destructor function provided by the Rust FFI, which will drop the
+//     underlying Rust struct.
+//
+//   * Given an instance, calling code is expected to call the special
+//     `destroy` method in order to free it after use, either by calling it explicitly
+//     or by using a higher-level helper like the `use` method. Failing to do so risks
+//     leaking the underlying Rust struct.
+//
+//   * We can't assume that calling code will do the right thing, and must be prepared
+//     to handle Kotlin method calls executing concurrently with or even after a call to
+//     `destroy`, and to handle multiple (possibly concurrent!) calls to `destroy`.
+//
+//   * We must never allow Rust code to operate on the underlying Rust struct after
+//     the destructor has been called, and must never call the destructor more than once.
+//     Doing so may trigger memory unsafety.
+//
+//   * To mitigate many of the risks of leaking memory and use-after-free unsafety, a `Cleaner`
+//     is implemented to call the destructor when the Kotlin object becomes unreachable.
+//     This is done in a background thread. This is not a panacea, and client code should be aware that
+//      1. the thread may starve if some there are objects that have poorly performing
+//     `drop` methods or do significant work in their `drop` methods.
+//      2. the thread is shared across the whole library. This can be tuned by using `android_cleaner = true`,
+//         or `android = true` in the [`kotlin` section of the `uniffi.toml` file](https://mozilla.github.io/uniffi-rs/kotlin/configuration.html).
+//
+// If we try to implement this with mutual exclusion on access to the handle, there is the
+// possibility of a race between a method call and a concurrent call to `destroy`:
+//
+//    * Thread A starts a method call, reads the value of the handle, but is interrupted
+//      before it can pass the handle over the FFI to Rust.
+//    * Thread B calls `destroy` and frees the underlying Rust struct.
+//    * Thread A resumes, passing the already-read handle value to Rust and triggering
+//      a use-after-free.
+//
+// One possible solution would be to use a `ReadWriteLock`, with each method call taking
+// a read lock (and thus allowed to run concurrently) and the special `destroy` method
+// taking a write lock (and thus blocking on live method calls). However, we aim not to
+// generate methods with any hidden blocking semantics, and a `destroy` method that might
+// block if called incorrectly seems to meet that bar.
+//
+// So, we achieve our goals by giving each instance an associated `AtomicLong` counter to track
+// the number of in-flight method calls, and an `AtomicBoolean` flag to indicate whether `destroy`
+// has been called. These are updated according to the following rules:
+//
+//    * The initial value of the counter is 1, indicating a live object with no in-flight calls.
+//      The initial value for the flag is false.
+//
+//    * At the start of each method call, we atomically check the counter.
+//      If it is 0 then the underlying Rust struct has already been destroyed and the call is aborted.
+//      If it is nonzero them we atomically increment it by 1 and proceed with the method call.
+//
+//    * At the end of each method call, we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+//    * When `destroy` is called, we atomically flip the flag from false to true.
+//      If the flag was already true we silently fail.
+//      Otherwise we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+// Astute readers may observe that this all sounds very similar to the way that Rust's `Arc<T>` works,
+// and indeed it is, with the addition of a flag to guard against multiple calls to `destroy`.
+//
+// The overall effect is that the underlying Rust struct is destroyed only when `destroy` has been
+// called *and* all in-flight method calls have completed, avoiding violating any of the expectations
+// of the underlying Rust code.
+//
+// This makes a cleaner a better alternative to _not_ calling `destroy()` as
+// and when the object is finished with, but the abstraction is not perfect: if the Rust object's `drop`
+// method is slow, and/or there are many objects to cleanup, and it's on a low end Android device, then the cleaner
+// thread may be starved, and the app will leak memory.
+//
+// In this case, `destroy`ing manually may be a better solution.
+//
+// The cleaner can live side by side with the manual calling of `destroy`. In the order of responsiveness, uniffi objects
+// with Rust peers are reclaimed:
+//
+// 1. By calling the `destroy` method of the object, which calls `rustObject.free()`. If that doesn't happen:
+// 2. When the object becomes unreachable, AND the Cleaner thread gets to call `rustObject.free()`. If the thread is starved then:
+// 3. The memory is reclaimed when the process terminates.
+//
+// [1] https://stackoverflow.com/questions/24376768/can-java-finalize-an-object-when-it-is-still-in-scope/24380219
+//
+
+
+/**
+ * Weights placed where an executor's threads or streams read them.
+ *
+ * A model owns weights; its executor owns the threads or streams and the activation scratch, so one executor
+ * serves several models. A model borrows its executor from load until `Model.free`: freeing the executor
+ * first is an in-use error. RAM weights are memory-mapped read-only, never copied; VRAM weights are uploaded
+ * to every listed device. The path names a `.safetensors` file, a sharded model's
+ * `model.safetensors.index.json`, or a directory holding either beside `config.json` and `tokenizer.json`
+ * (the Hugging Face layout).
+ *
+ * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
+ * overlap; `Model.free` waits for calls in flight, and later calls fail as freed.
+ */
+public interface ModelInterface {
+    
+    /**
+     * Reports the model's file, architecture, residency and tensors.
+     */
+    fun `describe`(): ModelDescription
+    
+    /**
+     * Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
+     * empty list gives no rows.
+     * - `texts`: The texts to embed, UTF-8 without NUL characters.
+     * - `options`: Whether to normalise, and how many tokens of each text to keep.
+     */
+    fun `encodeText`(`texts`: List<kotlin.String>, `options`: EncodeTextOptions? = null): F32Matrix
+    
+    /**
+     * Releases the weights and returns the executor's borrow; a second `Model.free` does nothing.
+     */
+    fun `free`()
+    
+    companion object
+}
+
+/**
+ * Weights placed where an executor's threads or streams read them.
+ *
+ * A model owns weights; its executor owns the threads or streams and the activation scratch, so one executor
+ * serves several models. A model borrows its executor from load until `Model.free`: freeing the executor
+ * first is an in-use error. RAM weights are memory-mapped read-only, never copied; VRAM weights are uploaded
+ * to every listed device. The path names a `.safetensors` file, a sharded model's
+ * `model.safetensors.index.json`, or a directory holding either beside `config.json` and `tokenizer.json`
+ * (the Hugging Face layout).
+ *
+ * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
+ * overlap; `Model.free` waits for calls in flight, and later calls fail as freed.
+ */
+open class Model: Disposable, AutoCloseable, ModelInterface
+{
+
+    @Suppress("UNUSED_PARAMETER")
+    /**
+     * @suppress
+     */
+    constructor(withHandle: UniffiWithHandle, handle: Long) {
+        this.handle = handle
+        this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
+    }
+
+    /**
+     * @suppress
+     *
+     * This constructor can be used to instantiate a fake object. Only used for tests. Any
+     * attempt to actually use an object constructed this way will fail as there is no
+     * connected Rust object.
+     */
+    @Suppress("UNUSED_PARAMETER")
+    constructor(noHandle: NoHandle) {
+        this.handle = 0
+        this.cleanable = null
+    }
+
+    protected val handle: Long
+    protected val cleanable: UniffiCleaner.Cleanable?
+
+    private val wasDestroyed = AtomicBoolean(false)
+    private val callCounter = AtomicLong(1)
+
+    /**
+     * Whether the current object has been destroyed and its reference is gone in the Rust side.
+     */
+    val uniffiIsDestroyed: Boolean get() = wasDestroyed.get()
+
+    override fun destroy() {
+        // Only allow a single call to this method.
+        // TODO: maybe we should log a warning if called more than once?
+        if (this.wasDestroyed.compareAndSet(false, true)) {
+            // This decrement always matches the initial count of 1 given at creation time.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    @Synchronized
+    override fun close() {
+        this.destroy()
+    }
+
+    internal inline fun <R> callWithHandle(block: (handle: Long) -> R): R {
+        // Check and increment the call counter, to keep the object alive.
+        // This needs a compare-and-set retry loop in case of concurrent updates.
+        do {
+            val c = this.callCounter.get()
+            if (c == 0L) {
+                throw IllegalStateException("${this.javaClass.simpleName} object has already been destroyed")
+            }
+            if (c == Long.MAX_VALUE) {
+                throw IllegalStateException("${this.javaClass.simpleName} call counter would overflow")
+            }
+        } while (! this.callCounter.compareAndSet(c, c + 1L))
+        // Now we can safely do the method call without the handle being freed concurrently.
+        try {
+            return block(this.uniffiCloneHandle())
+        } finally {
+            // This decrement always matches the increment we performed above.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    // Use a static inner class instead of a closure so as not to accidentally
+    // capture `this` as part of the cleanable's action.
+    private class UniffiCleanAction(private val handle: Long) : Runnable {
+        override fun run() {
+            if (handle == 0.toLong()) {
+                // Fake object created with `NoHandle`, don't try to free.
+                return;
+            }
+            uniffiRustCall { status ->
+                UniffiLib.uniffi_uform_uniffi_fn_free_model(handle, status)
+            }
+        }
+    }
+
+    /**
+     * @suppress
+     */
+    fun uniffiCloneHandle(): Long {
+        if (handle == 0.toLong()) {
+            throw InternalException("uniffiCloneHandle() called on NoHandle object");
+        }
+        return uniffiRustCall() { status ->
+            UniffiLib.uniffi_uform_uniffi_fn_clone_model(handle, status)
+        }
+    }
+
+    
+    /**
+     * Reports the model's file, architecture, residency and tensors.
+     */
+    @Throws(UFormException::class)override fun `describe`(): ModelDescription {
+            return FfiConverterTypeModelDescription.lift(
+    callWithHandle {
+    uniffiRustCallWithError(UFormException) { _status ->
+    UniffiLib.uniffi_uform_uniffi_fn_method_model_describe(
+        it,
+        _status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
+     * empty list gives no rows.
+     * - `texts`: The texts to embed, UTF-8 without NUL characters.
+     * - `options`: Whether to normalise, and how many tokens of each text to keep.
+     */
+    @Throws(UFormException::class)override fun `encodeText`(`texts`: List<kotlin.String>, `options`: EncodeTextOptions?): F32Matrix {
+            return FfiConverterTypeF32Matrix.lift(
+    callWithHandle {
+    uniffiRustCallWithError(UFormException) { _status ->
+    UniffiLib.uniffi_uform_uniffi_fn_method_model_encode_text(
+        it,
+        
+        FfiConverterSequenceString.lower(`texts`),
+        FfiConverterOptionalTypeEncodeTextOptions.lower(`options`),_status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * Releases the weights and returns the executor's borrow; a second `Model.free` does nothing.
+     */
+    @Throws(UFormException::class)override fun `free`()
+        = 
+    callWithHandle {
+    uniffiRustCallWithError(UFormException) { _status ->
+    UniffiLib.uniffi_uform_uniffi_fn_method_model_free(
+        it,
+        _status)
+}
+    }
+    
+    
+
+    
+
+    
+
+
+    
+    companion object {
+        
+    /**
+     * Memory-maps safetensors weights for the threads of a RAM executor.
+     * - `path`: A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+     * - `config`: The executor whose threads read the weights, and the NUMA nodes that hold them.
+     */
+    @Throws(UFormException::class) fun `loadRam`(`path`: kotlin.String, `config`: ModelLoadRamConfig): Model {
+            return FfiConverterTypeModel.lift(
+    uniffiRustCallWithError(UFormException) { _status ->
+    UniffiLib.uniffi_uform_uniffi_fn_constructor_model_load_ram(
+    
+        
+        FfiConverterString.lower(`path`),
+        FfiConverterTypeModelLoadRamConfig.lower(`config`),_status)
+}
+    )
+    }
+    
+
+        
+    /**
+     * Uploads safetensors weights to the devices of a VRAM executor.
+     * - `path`: A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+     * - `config`: The executor whose streams upload the weights, and the devices that receive them.
+     */
+    @Throws(UFormException::class) fun `loadVram`(`path`: kotlin.String, `config`: ModelLoadVramConfig): Model {
+            return FfiConverterTypeModel.lift(
+    uniffiRustCallWithError(UFormException) { _status ->
+    UniffiLib.uniffi_uform_uniffi_fn_constructor_model_load_vram(
+    
+        
+        FfiConverterString.lower(`path`),
+        FfiConverterTypeModelLoadVramConfig.lower(`config`),_status)
+}
+    )
+    }
+    
+
+        
+    }
+    
+}
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeModel: FfiConverter<Model, Long> {
+    override fun lower(value: Model): Long {
+        return value.callWithHandle { it }
+    }
+
+    override fun lift(value: Long): Model {
+        return Model(UniffiWithHandle, value)
+    }
+
+    override fun read(buf: ByteBuffer): Model {
+        return lift(buf.getLong())
+    }
+
+    override fun allocationSize(value: Model) = 8UL
+
+    override fun write(value: Model, buf: ByteBuffer) {
+        buf.putLong(lower(value))
+    }
+}
+
+
+
+/**
+ * How `Model.encodeText` embeds its texts.
+ */
+data class EncodeTextOptions (
+    /**
+     * Scales every embedding to unit length; absent follows the model's sentence-transformers modules.
+     */
+    var `normalize`: kotlin.Boolean? = null 
+    , 
+    /**
+     * Tokens kept per text, longer texts being truncated; absent takes the model's own maximum.
+     */
+    var `maxTokens`: kotlin.UInt? = null 
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeEncodeTextOptions: FfiConverterRustBuffer<EncodeTextOptions> {
+    override fun read(buf: ByteBuffer): EncodeTextOptions {
+        return EncodeTextOptions(
+            FfiConverterOptionalBoolean.read(buf),
+            FfiConverterOptionalUInt.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: EncodeTextOptions) = (
+            FfiConverterOptionalBoolean.allocationSize(value.`normalize`) +
+            FfiConverterOptionalUInt.allocationSize(value.`maxTokens`)
+    )
+
+    override fun write(value: EncodeTextOptions, buf: ByteBuffer) {
+            FfiConverterOptionalBoolean.write(value.`normalize`, buf)
+            FfiConverterOptionalUInt.write(value.`maxTokens`, buf)
+    }
+}
+
+
 
 /**
  * Where the host threads of a RAM executor are placed, how many there are, and how many deferred calls it
@@ -2039,6 +2546,61 @@ public object FfiConverterTypeExecutorOnPoolConfig: FfiConverterRustBuffer<Execu
             FfiConverterOptionalSequenceUInt.write(value.`memoryDomains`, buf)
             FfiConverterOptionalString.write(value.`cpuClass`, buf)
             FfiConverterOptionalUInt.write(value.`deferredLimit`, buf)
+    }
+}
+
+
+
+/**
+ * A row-major matrix of floats a verb returns: `rows` rows of `columns` values in `data`.
+ */
+data class F32Matrix (
+    /**
+     * `rows * columns` values, row after row.
+     */
+    var `data`: List<kotlin.Float>
+    , 
+    /**
+     * Rows, one per input.
+     */
+    var `rows`: kotlin.UInt
+    , 
+    /**
+     * Values per row.
+     */
+    var `columns`: kotlin.UInt
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeF32Matrix: FfiConverterRustBuffer<F32Matrix> {
+    override fun read(buf: ByteBuffer): F32Matrix {
+        return F32Matrix(
+            FfiConverterSequenceFloat.read(buf),
+            FfiConverterUInt.read(buf),
+            FfiConverterUInt.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: F32Matrix) = (
+            FfiConverterSequenceFloat.allocationSize(value.`data`) +
+            FfiConverterUInt.allocationSize(value.`rows`) +
+            FfiConverterUInt.allocationSize(value.`columns`)
+    )
+
+    override fun write(value: F32Matrix, buf: ByteBuffer) {
+            FfiConverterSequenceFloat.write(value.`data`, buf)
+            FfiConverterUInt.write(value.`rows`, buf)
+            FfiConverterUInt.write(value.`columns`, buf)
     }
 }
 
@@ -2282,6 +2844,278 @@ public object FfiConverterTypeMeshOptions: FfiConverterRustBuffer<MeshOptions> {
 
 
 /**
+ * What a model reports about its weights and where they live.
+ */
+data class ModelDescription (
+    /**
+     * The path the model was loaded from, as given.
+     */
+    var `path`: kotlin.String
+    , 
+    /**
+     * The weights' file format, "safetensors".
+     */
+    var `format`: kotlin.String
+    , 
+    /**
+     * The `model_type` of a `config.json` beside the weights, like "bert"; none without one.
+     */
+    var `architecture`: kotlin.String? = null 
+    , 
+    /**
+     * Whether the weights live in host or device memory.
+     */
+    var `residency`: Residency
+    , 
+    /**
+     * NUMA node IDs the weights were bound to; none for VRAM.
+     */
+    var `memoryDomains`: List<kotlin.UInt>
+    , 
+    /**
+     * Device ordinals that hold a replica; none for RAM.
+     */
+    var `devices`: List<kotlin.UInt>
+    , 
+    /**
+     * Bytes of tensor data, summed over every tensor of one replica.
+     */
+    var `bytes`: kotlin.ULong
+    , 
+    /**
+     * Every tensor, in file order, shard after shard for a sharded model.
+     */
+    var `tensors`: List<TensorDescription>
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeModelDescription: FfiConverterRustBuffer<ModelDescription> {
+    override fun read(buf: ByteBuffer): ModelDescription {
+        return ModelDescription(
+            FfiConverterString.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterTypeResidency.read(buf),
+            FfiConverterSequenceUInt.read(buf),
+            FfiConverterSequenceUInt.read(buf),
+            FfiConverterULong.read(buf),
+            FfiConverterSequenceTypeTensorDescription.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: ModelDescription) = (
+            FfiConverterString.allocationSize(value.`path`) +
+            FfiConverterString.allocationSize(value.`format`) +
+            FfiConverterOptionalString.allocationSize(value.`architecture`) +
+            FfiConverterTypeResidency.allocationSize(value.`residency`) +
+            FfiConverterSequenceUInt.allocationSize(value.`memoryDomains`) +
+            FfiConverterSequenceUInt.allocationSize(value.`devices`) +
+            FfiConverterULong.allocationSize(value.`bytes`) +
+            FfiConverterSequenceTypeTensorDescription.allocationSize(value.`tensors`)
+    )
+
+    override fun write(value: ModelDescription, buf: ByteBuffer) {
+            FfiConverterString.write(value.`path`, buf)
+            FfiConverterString.write(value.`format`, buf)
+            FfiConverterOptionalString.write(value.`architecture`, buf)
+            FfiConverterTypeResidency.write(value.`residency`, buf)
+            FfiConverterSequenceUInt.write(value.`memoryDomains`, buf)
+            FfiConverterSequenceUInt.write(value.`devices`, buf)
+            FfiConverterULong.write(value.`bytes`, buf)
+            FfiConverterSequenceTypeTensorDescription.write(value.`tensors`, buf)
+    }
+}
+
+
+
+/**
+ * Which executor's threads read a RAM model's weights, and which NUMA nodes hold them.
+ */
+data class ModelLoadRamConfig (
+    /**
+     * The executor whose threads will read the weights; the model borrows it until the model is freed.
+     */
+    var `executor`: Executor
+    , 
+    /**
+     * NUMA node IDs that hold the weights; absent takes the executor's own nodes.
+     */
+    var `memoryDomains`: List<kotlin.UInt>? = null 
+    
+): Disposable{
+    
+
+    
+
+    
+    @Suppress("UNNECESSARY_SAFE_CALL") // codegen is much simpler if we unconditionally emit safe calls here
+    override fun destroy() {
+        
+    Disposable.destroy(
+        this.`executor`,
+        this.`memoryDomains`
+    )
+    }
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeModelLoadRamConfig: FfiConverterRustBuffer<ModelLoadRamConfig> {
+    override fun read(buf: ByteBuffer): ModelLoadRamConfig {
+        return ModelLoadRamConfig(
+            FfiConverterTypeExecutor.read(buf),
+            FfiConverterOptionalSequenceUInt.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: ModelLoadRamConfig) = (
+            FfiConverterTypeExecutor.allocationSize(value.`executor`) +
+            FfiConverterOptionalSequenceUInt.allocationSize(value.`memoryDomains`)
+    )
+
+    override fun write(value: ModelLoadRamConfig, buf: ByteBuffer) {
+            FfiConverterTypeExecutor.write(value.`executor`, buf)
+            FfiConverterOptionalSequenceUInt.write(value.`memoryDomains`, buf)
+    }
+}
+
+
+
+/**
+ * Which VRAM executor uploads a model's weights, and which of its devices receive them.
+ */
+data class ModelLoadVramConfig (
+    /**
+     * A VRAM executor whose streams upload and read the weights; the model borrows it until the model is
+     * freed.
+     */
+    var `executor`: Executor
+    , 
+    /**
+     * Device ordinals, a subset of the executor's devices, each receiving every tensor; absent takes all of
+     * them.
+     */
+    var `devices`: List<kotlin.UInt>? = null 
+    
+): Disposable{
+    
+
+    
+
+    
+    @Suppress("UNNECESSARY_SAFE_CALL") // codegen is much simpler if we unconditionally emit safe calls here
+    override fun destroy() {
+        
+    Disposable.destroy(
+        this.`executor`,
+        this.`devices`
+    )
+    }
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeModelLoadVramConfig: FfiConverterRustBuffer<ModelLoadVramConfig> {
+    override fun read(buf: ByteBuffer): ModelLoadVramConfig {
+        return ModelLoadVramConfig(
+            FfiConverterTypeExecutor.read(buf),
+            FfiConverterOptionalSequenceUInt.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: ModelLoadVramConfig) = (
+            FfiConverterTypeExecutor.allocationSize(value.`executor`) +
+            FfiConverterOptionalSequenceUInt.allocationSize(value.`devices`)
+    )
+
+    override fun write(value: ModelLoadVramConfig, buf: ByteBuffer) {
+            FfiConverterTypeExecutor.write(value.`executor`, buf)
+            FfiConverterOptionalSequenceUInt.write(value.`devices`, buf)
+    }
+}
+
+
+
+/**
+ * One tensor of a model, as its file describes it.
+ */
+data class TensorDescription (
+    /**
+     * The tensor's name in the file, like "encoder.layer.0.attention.self.query.weight".
+     */
+    var `name`: kotlin.String
+    , 
+    /**
+     * The element type as safetensors spells it, like "F32", "BF16" or "I64".
+     */
+    var `dtype`: kotlin.String
+    , 
+    /**
+     * The size of each dimension, outermost first; empty for a scalar.
+     */
+    var `shape`: List<kotlin.ULong>
+    , 
+    /**
+     * The tensor's size in bytes.
+     */
+    var `bytes`: kotlin.ULong
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeTensorDescription: FfiConverterRustBuffer<TensorDescription> {
+    override fun read(buf: ByteBuffer): TensorDescription {
+        return TensorDescription(
+            FfiConverterString.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterSequenceULong.read(buf),
+            FfiConverterULong.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: TensorDescription) = (
+            FfiConverterString.allocationSize(value.`name`) +
+            FfiConverterString.allocationSize(value.`dtype`) +
+            FfiConverterSequenceULong.allocationSize(value.`shape`) +
+            FfiConverterULong.allocationSize(value.`bytes`)
+    )
+
+    override fun write(value: TensorDescription, buf: ByteBuffer) {
+            FfiConverterString.write(value.`name`, buf)
+            FfiConverterString.write(value.`dtype`, buf)
+            FfiConverterSequenceULong.write(value.`shape`, buf)
+            FfiConverterULong.write(value.`bytes`, buf)
+    }
+}
+
+
+
+/**
  * The runtime that drives a GPU, numbered as `uform_gpu_vendor_t` numbers them.
  */
 
@@ -2413,6 +3247,49 @@ public object FfiConverterTypeMultimemTier: FfiConverterRustBuffer<MultimemTier>
     override fun allocationSize(value: MultimemTier) = 4UL
 
     override fun write(value: MultimemTier, buf: ByteBuffer) {
+        buf.putInt(value.ordinal + 1)
+    }
+}
+
+
+
+
+
+/**
+ * Where a model's weights live.
+ */
+
+enum class Residency {
+    
+    /**
+     * Host memory, memory-mapped from the file and bound to NUMA nodes. Its value elsewhere is "ram".
+     */
+    RAM,
+    /**
+     * Device memory, one replica per listed device. Its value elsewhere is "vram".
+     */
+    VRAM;
+
+    
+
+
+    companion object
+}
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeResidency: FfiConverterRustBuffer<Residency> {
+    override fun read(buf: ByteBuffer) = try {
+        Residency.values()[buf.getInt() - 1]
+    } catch (e: IndexOutOfBoundsException) {
+        throw RuntimeException("invalid enum value, something is very wrong!!", e)
+    }
+
+    override fun allocationSize(value: Residency) = 4UL
+
+    override fun write(value: Residency, buf: ByteBuffer) {
         buf.putInt(value.ordinal + 1)
     }
 }
@@ -2639,6 +3516,38 @@ public object FfiConverterOptionalULong: FfiConverterRustBuffer<kotlin.ULong?> {
 /**
  * @suppress
  */
+public object FfiConverterOptionalBoolean: FfiConverterRustBuffer<kotlin.Boolean?> {
+    override fun read(buf: ByteBuffer): kotlin.Boolean? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterBoolean.read(buf)
+    }
+
+    override fun allocationSize(value: kotlin.Boolean?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterBoolean.allocationSize(value)
+        }
+    }
+
+    override fun write(value: kotlin.Boolean?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterBoolean.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
 public object FfiConverterOptionalString: FfiConverterRustBuffer<kotlin.String?> {
     override fun read(buf: ByteBuffer): kotlin.String? {
         if (buf.get().toInt() == 0) {
@@ -2661,6 +3570,38 @@ public object FfiConverterOptionalString: FfiConverterRustBuffer<kotlin.String?>
         } else {
             buf.put(1)
             FfiConverterString.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterOptionalTypeEncodeTextOptions: FfiConverterRustBuffer<EncodeTextOptions?> {
+    override fun read(buf: ByteBuffer): EncodeTextOptions? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeEncodeTextOptions.read(buf)
+    }
+
+    override fun allocationSize(value: EncodeTextOptions?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeEncodeTextOptions.allocationSize(value)
+        }
+    }
+
+    override fun write(value: EncodeTextOptions?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeEncodeTextOptions.write(value, buf)
         }
     }
 }
@@ -2919,6 +3860,62 @@ public object FfiConverterSequenceULong: FfiConverterRustBuffer<List<kotlin.ULon
 /**
  * @suppress
  */
+public object FfiConverterSequenceFloat: FfiConverterRustBuffer<List<kotlin.Float>> {
+    override fun read(buf: ByteBuffer): List<kotlin.Float> {
+        val len = buf.getInt()
+        return List<kotlin.Float>(len) {
+            FfiConverterFloat.read(buf)
+        }
+    }
+
+    override fun allocationSize(value: List<kotlin.Float>): ULong {
+        val sizeForLength = 4UL
+        val sizeForItems = value.map { FfiConverterFloat.allocationSize(it) }.sum()
+        return sizeForLength + sizeForItems
+    }
+
+    override fun write(value: List<kotlin.Float>, buf: ByteBuffer) {
+        buf.putInt(value.size)
+        value.iterator().forEach {
+            FfiConverterFloat.write(it, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterSequenceString: FfiConverterRustBuffer<List<kotlin.String>> {
+    override fun read(buf: ByteBuffer): List<kotlin.String> {
+        val len = buf.getInt()
+        return List<kotlin.String>(len) {
+            FfiConverterString.read(buf)
+        }
+    }
+
+    override fun allocationSize(value: List<kotlin.String>): ULong {
+        val sizeForLength = 4UL
+        val sizeForItems = value.map { FfiConverterString.allocationSize(it) }.sum()
+        return sizeForLength + sizeForItems
+    }
+
+    override fun write(value: List<kotlin.String>, buf: ByteBuffer) {
+        buf.putInt(value.size)
+        value.iterator().forEach {
+            FfiConverterString.write(it, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
 public object FfiConverterSequenceTypeGpuDevice: FfiConverterRustBuffer<List<GpuDevice>> {
     override fun read(buf: ByteBuffer): List<GpuDevice> {
         val len = buf.getInt()
@@ -2937,6 +3934,34 @@ public object FfiConverterSequenceTypeGpuDevice: FfiConverterRustBuffer<List<Gpu
         buf.putInt(value.size)
         value.iterator().forEach {
             FfiConverterTypeGpuDevice.write(it, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterSequenceTypeTensorDescription: FfiConverterRustBuffer<List<TensorDescription>> {
+    override fun read(buf: ByteBuffer): List<TensorDescription> {
+        val len = buf.getInt()
+        return List<TensorDescription>(len) {
+            FfiConverterTypeTensorDescription.read(buf)
+        }
+    }
+
+    override fun allocationSize(value: List<TensorDescription>): ULong {
+        val sizeForLength = 4UL
+        val sizeForItems = value.map { FfiConverterTypeTensorDescription.allocationSize(it) }.sum()
+        return sizeForLength + sizeForItems
+    }
+
+    override fun write(value: List<TensorDescription>, buf: ByteBuffer) {
+        buf.putInt(value.size)
+        value.iterator().forEach {
+            FfiConverterTypeTensorDescription.write(it, buf)
         }
     }
 }

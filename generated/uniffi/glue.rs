@@ -291,6 +291,10 @@ impl Mesh {
     pub fn bootstrap(executor: Arc<Executor>, options: Option<MeshOptions>) -> Result<Self, UFormError> {
         guard(|| Ok(Self { core: uform_core::Mesh::bootstrap(&executor.core, options.map(Into::into).unwrap_or_default())?, _borrowed: vec![executor.clone() as Arc<dyn std::any::Any + Send + Sync>] }))
     }
+    /// Joins this process to the run's mesh, once every process has joined. Runs on its own thread.
+    pub async fn bootstrap_async(executor: Arc<Executor>, options: Option<MeshOptions>) -> Result<Self, UFormError> {
+        off_thread(move || Self::bootstrap(executor, options)).await
+    }
     /// Reports the mesh's shape and this process's place in it.
     pub fn describe(&self) -> Result<MeshDescription, UFormError> {
         guard(|| Ok(self.core.describe()?.into()))

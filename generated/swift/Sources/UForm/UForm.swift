@@ -826,14 +826,19 @@ open class Mesh: MeshProtocol, @unchecked Sendable {
      * - `executor`: A VRAM executor whose devices are this process's members of the mesh.
      * - `options`: Where this process sits and how the processes meet.
      */
-public static func bootstrap(executor: Executor, options: MeshOptions? = nil)throws  -> Mesh  {
-    return try  FfiConverterTypeMesh_lift(try rustCallWithError(FfiConverterTypeUFormError_lift) {
-        uniffiCallStatus in
-    uniffi_uform_uniffi_fn_constructor_mesh_bootstrap(
-        FfiConverterTypeExecutor_lower(executor),
-        FfiConverterOptionTypeMeshOptions.lower(options),uniffiCallStatus
-    )
-})
+public static func bootstrap(executor: Executor, options: MeshOptions? = nil)async throws  -> Mesh  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_uform_uniffi_fn_constructor_mesh_bootstrap_async(FfiConverterTypeExecutor_lower(executor),FfiConverterOptionTypeMeshOptions.lower(options)
+                )
+            },
+            pollFunc: ffi_uform_uniffi_rust_future_poll_u64,
+            completeFunc: ffi_uform_uniffi_rust_future_complete_u64,
+            freeFunc: ffi_uform_uniffi_rust_future_free_u64,
+            liftFunc: FfiConverterTypeMesh_lift,
+            errorHandler: FfiConverterTypeUFormError_lift
+        )
 }
     
 
@@ -2258,6 +2263,54 @@ fileprivate struct FfiConverterSequenceTypeGpuDevice: FfiConverterRustBuffer {
         return seq
     }
 }
+private let UNIFFI_RUST_FUTURE_POLL_READY: Int8 = 0
+private let UNIFFI_RUST_FUTURE_POLL_WAKE: Int8 = 1
+
+fileprivate let uniffiContinuationHandleMap = UniffiHandleMap<UnsafeContinuation<Int8, Never>>()
+
+fileprivate func uniffiRustCallAsync<F, T>(
+    rustFutureFunc: () -> UInt64,
+    pollFunc: (UInt64, @escaping UniffiRustFutureContinuationCallback, UInt64) -> (),
+    completeFunc: (UInt64, UnsafeMutablePointer<RustCallStatus>) -> F,
+    freeFunc: (UInt64) -> (),
+    liftFunc: (F) throws -> T,
+    errorHandler: ((RustBuffer) throws -> Swift.Error)?
+) async throws -> T {
+    // Make sure to call the ensure init function since future creation doesn't have a
+    // RustCallStatus param, so doesn't use makeRustCall()
+    uniffiEnsureUformUniffiInitialized()
+    let rustFuture = rustFutureFunc()
+    defer {
+        freeFunc(rustFuture)
+    }
+    var pollResult: Int8;
+    repeat {
+        pollResult = await withUnsafeContinuation {
+            pollFunc(
+                rustFuture,
+                { handle, pollResult in
+                    uniffiFutureContinuationCallback(handle: handle, pollResult: pollResult)
+                },
+                uniffiContinuationHandleMap.insert(obj: $0)
+            )
+        }
+    } while pollResult != UNIFFI_RUST_FUTURE_POLL_READY
+
+    return try liftFunc(makeRustCall(
+        { completeFunc(rustFuture, $0) },
+        errorHandler: errorHandler
+    ))
+}
+
+// Callback handlers for an async calls.  These are invoked by Rust when the future is ready.  They
+// lift the return value or error and resume the suspended function.
+fileprivate func uniffiFutureContinuationCallback(handle: UInt64, pollResult: Int8) {
+    if let continuation = try? uniffiContinuationHandleMap.remove(handle: handle) {
+        continuation.resume(returning: pollResult)
+    } else {
+        print("uniffiFutureContinuationCallback invalid handle")
+    }
+}
 /**
  * The hardware capabilities the current machine offers at runtime, comma-separated.
  */
@@ -2350,7 +2403,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_uform_uniffi_checksum_constructor_executor_on_pool() != 29617) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_uform_uniffi_checksum_constructor_mesh_bootstrap() != 47792) {
+    if (uniffi_uform_uniffi_checksum_constructor_mesh_bootstrap_async() != 35652) {
         return InitializationResult.apiChecksumMismatch
     }
 

@@ -288,9 +288,9 @@ uint64_t uniffi_uform_uniffi_fn_clone_mesh(uint64_t handle, RustCallStatus *_Non
 void uniffi_uform_uniffi_fn_free_mesh(uint64_t handle, RustCallStatus *_Nonnull out_status
 );
 #endif
-#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_CONSTRUCTOR_MESH_BOOTSTRAP
-#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_CONSTRUCTOR_MESH_BOOTSTRAP
-uint64_t uniffi_uform_uniffi_fn_constructor_mesh_bootstrap(uint64_t executor, RustBuffer options, RustCallStatus *_Nonnull out_status
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_CONSTRUCTOR_MESH_BOOTSTRAP_ASYNC
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_CONSTRUCTOR_MESH_BOOTSTRAP_ASYNC
+uint64_t uniffi_uform_uniffi_fn_constructor_mesh_bootstrap_async(uint64_t executor, RustBuffer options
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_METHOD_MESH_DESCRIBE
@@ -653,9 +653,9 @@ uint16_t uniffi_uform_uniffi_checksum_constructor_executor_on_pool(void
     
 );
 #endif
-#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_CONSTRUCTOR_MESH_BOOTSTRAP
-#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_CONSTRUCTOR_MESH_BOOTSTRAP
-uint16_t uniffi_uform_uniffi_checksum_constructor_mesh_bootstrap(void
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_CONSTRUCTOR_MESH_BOOTSTRAP_ASYNC
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_CONSTRUCTOR_MESH_BOOTSTRAP_ASYNC
+uint16_t uniffi_uform_uniffi_checksum_constructor_mesh_bootstrap_async(void
     
 );
 #endif

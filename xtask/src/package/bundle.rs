@@ -40,6 +40,7 @@ pub fn write_bundle(root: &Path, out: &Path, version: &str) -> Result<PathBuf, S
     let variant = bundle.join(&triple);
     let library = variant.join(LIBRARY);
     copy(&root.join("target/release").join(LIBRARY), &library)?;
+    drop_bitcode(&library)?;
     let include = variant.join("include");
     copy(&root.join("generated/swift/Sources/UFormFFI/UFormFFI.h"), &include.join("UFormFFI.h"))?;
     write(&include.join("UFormBench.h"), BENCH_HEADER)?;
@@ -82,6 +83,25 @@ pub fn write_bundle(root: &Path, out: &Path, version: &str) -> Result<PathBuf, S
     );
     write(&bundle.join("info.json"), &info)?;
     Ok(bundle)
+}
+
+/// Removes the LLVM bitcode rustc embeds next to the machine code (`.llvmbc`, `.llvmcmd`: the release profile's
+/// LTO asks for it). No linker needs it, and a linker or `nm` with an older LLVM plugin (binutils' LLVMgold, a Swift
+/// toolchain's) fails to read rustc's newer bitcode and then treats the object as having no symbols at all.
+fn drop_bitcode(library: &Path) -> Result<(), String> {
+    if cfg!(target_os = "macos") {
+        return Ok(()); // Mach-O keeps bitcode in __LLVM segments that ld64 ignores
+    }
+    let status = std::process::Command::new("objcopy")
+        .args(["--remove-section=.llvmbc", "--remove-section=.llvmcmd"])
+        .arg(library)
+        .status()
+        .map_err(|e| format!("cannot run objcopy (binutils): {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("objcopy on {} failed with {status}", library.display()))
+    }
 }
 
 /// rustc's host triple (`x86_64-unknown-linux-gnu`).

@@ -6,7 +6,8 @@
 //! - `symbols`: `nm` on the `.a` defines every function the FFI header declares (N is the header's count).
 //! - `links`: every undefined symbol of the `.a` (`nm`, `U`) is defined (`nm -D`) by a library the module map links
 //!   or by libc, libm, libpthread, libdl, libgcc_s or the dynamic loader (which libc's linker script links), each
-//!   resolved through `ldconfig -p`.
+//!   resolved through `ldconfig -p`; where `cc` exists, a C program linked against the whole `.a` with only those
+//!   `link` lines runs.
 //! - `manifest`: the manifests have no `unsafeFlags` and no `ProcessInfo`, use tools 6.2, point at the bundle (by
 //!   path in the repository and the folder, by URL and a 64-hex checksum equal to the zip's SHA-256 in the released
 //!   one), and the consumer depends on the folder by a versioned `file://` URL whose tag exists.
@@ -64,7 +65,7 @@ pub fn all(root: &Path, packaged: &Packaged, folder: Option<&Path>) -> Summary {
     let links = if variants.is_empty() {
         Err("no variant to check".into())
     } else {
-        variants.iter().try_for_each(|v| links(&v.library, &v.modulemap))
+        variants.iter().try_for_each(|v| links(&v.library, &v.modulemap).and_then(|()| link_program(v)))
     };
     Summary { bundle: info.map(drop), symbols, links, manifest: manifests(root, packaged, folder) }
 }
@@ -278,6 +279,46 @@ fn links(library: &Path, modulemap: &Path) -> Verdict {
         Ok(())
     } else {
         Err(format!("{} undefined symbols no linked library defines: {remaining:?}", remaining.len()))
+    }
+}
+
+/// Where a C compiler exists, links a program against the whole `.a` with only the module map's `link` lines (what
+/// SwiftPM passes) and runs it: it calls into the library through the FFI header and the benchmark's no-op.
+fn link_program(v: &Variant) -> Verdict {
+    if !crate::util::have("cc") {
+        return Ok(());
+    }
+    const PROGRAM: &str = "#include \"UFormFFI.h\"\n#include \"UFormBench.h\"\n\
+        int main(void) { uform_bench_noop(); return ffi_uform_uniffi_uniffi_contract_version() == 0; }\n";
+    let bundle = v.library.parent().and_then(Path::parent).ok_or("the library is not inside a bundle")?;
+    let dir = bundle.parent().ok_or("the bundle has no folder")?.join("link-check");
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    super::write(&dir.join("main.c"), PROGRAM)?;
+    let include = v.modulemap.parent().ok_or("the module map has no folder")?;
+    let map = std::fs::read_to_string(&v.modulemap).map_err(|e| e.to_string())?;
+    let mut cmd = Command::new("cc");
+    // GCC does not know clang's nullability qualifiers, which uniffi's header uses.
+    cmd.args(["-D_Nullable=", "-D_Nonnull=", "-I"]).arg(include).arg(dir.join("main.c"));
+    cmd.arg("-Wl,--whole-archive").arg(&v.library).arg("-Wl,--no-whole-archive");
+    for line in map.lines() {
+        if let Some(name) = line.trim().strip_prefix("link \"").and_then(|r| r.strip_suffix('"')) {
+            cmd.arg(format!("-l{name}"));
+        }
+    }
+    cmd.arg("-o").arg(dir.join("main"));
+    let out = cmd.output().map_err(|e| format!("cannot run cc: {e}"))?;
+    if !out.status.success() {
+        let text = String::from_utf8_lossy(&out.stderr);
+        return Err(format!(
+            "linking the whole .a with the module map's libraries failed: {}",
+            &text[..text.len().min(2000)]
+        ));
+    }
+    let ran = Command::new(dir.join("main")).status().map_err(|e| format!("cannot run the linked program: {e}"))?;
+    if ran.success() {
+        Ok(())
+    } else {
+        Err(format!("the program linked against the .a failed with {ran}"))
     }
 }
 

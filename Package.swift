@@ -1,38 +1,40 @@
-// swift-tools-version:5.9
+// swift-tools-version:6.2
 // The Swift package `UForm`: the uniffi-generated Swift in generated/swift/Sources/UForm over the C module
-// `UFormFFI` (the generated FFI header and its module map), linked against the native library
-// libuform_uniffi built by `cargo build -p uform-uniffi` into target/debug (or target/release: set
-// UFORM_NATIVE_DIR). On a machine with Swift: `cargo build -p uform-uniffi && swift build && swift test`.
+// `UFormFFI`, a static-library artifact bundle (the native library `libuform_uniffi.a`, its FFI header and a module
+// map naming the system libraries it needs). In a repository checkout the bundle is built, not committed: run
+// `cargo xtask package swift` first, which writes it to target/swift/UFormNative.artifactbundle. Swift users do
+// not build Rust: the released manifest (written by the same command) points at the bundle's zip by URL and
+// checksum (bindings/swift/README.md). No unsafe flags and no environment reads, so this package can be a versioned
+// dependency.
 
-import Foundation
 import PackageDescription
-
-let nativeDirectory = ProcessInfo.processInfo.environment["UFORM_NATIVE_DIR"] ?? "target/debug"
 
 let package = Package(
     name: "UForm",
-    platforms: [.macOS(.v12), .iOS(.v15)],
+    platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .library(name: "UForm", targets: ["UForm"]),
+        .executable(name: "uform-swift-bench", targets: ["UFormBench"]),
     ],
     targets: [
-        .systemLibrary(
-            name: "UFormFFI",
-            path: "generated/swift/Sources/UFormFFI"
-        ),
+        .binaryTarget(name: "UFormFFI", path: "target/swift/UFormNative.artifactbundle"),
         .target(
             name: "UForm",
             dependencies: ["UFormFFI"],
             path: "generated/swift/Sources/UForm",
-            linkerSettings: [
-                .linkedLibrary("uform_uniffi"),
-                .unsafeFlags(["-L", nativeDirectory, "-Xlinker", "-rpath", "-Xlinker", nativeDirectory]),
-            ]
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .executableTarget(
+            name: "UFormBench",
+            dependencies: ["UForm", "UFormFFI"],
+            path: "bindings/swift/Sources/UFormBench",
+            swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .testTarget(
             name: "UFormTests",
             dependencies: ["UForm"],
-            path: "bindings/swift/Tests/UFormTests"
+            path: "bindings/swift/Tests/UFormTests",
+            swiftSettings: [.swiftLanguageMode(.v5)]
         ),
     ]
 )

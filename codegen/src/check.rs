@@ -443,7 +443,7 @@ impl Checker {
         flags: Flags<'_>,
         only: Option<&Vec<S<String>>>,
     ) -> Callable {
-        let Flags { throws, blocking, try_first, constant } = flags;
+        let Flags { throws, blocking, try_first, constant, is_async } = flags;
         if !is_snake(&name.value) {
             self.problem(&name.referenced, id, format!("name `{}` must be snake_case", name.value));
         }
@@ -526,6 +526,7 @@ impl Checker {
             blocking: Self::flag(blocking, false),
             try_first: Self::flag(try_first, false),
             constant: Self::flag(constant, false),
+            is_async: Self::flag(is_async, false),
             only,
         };
         if let Some(flag) = try_first.filter(|f| f.value) {
@@ -534,6 +535,15 @@ impl Checker {
                     &flag.referenced,
                     id,
                     "`try_first` needs `blocking: true`: it names a non-blocking attempt made before blocking",
+                );
+            }
+        }
+        if let Some(flag) = is_async.filter(|f| f.value) {
+            if !callable.blocking || !callable.throws || kind == CallableKind::Free {
+                self.problem(
+                    &flag.referenced,
+                    id,
+                    "`async` needs a blocking constructor, method or function that throws (not a `free`): its async form runs the blocking call off the caller's thread",
                 );
             }
         }
@@ -625,6 +635,7 @@ impl Checker {
                     blocking: m.blocking.as_ref(),
                     try_first: m.try_first.as_ref(),
                     constant: m.constant.as_ref(),
+                    is_async: m.is_async.as_ref(),
                 },
                 m.only.as_ref(),
             );
@@ -671,6 +682,7 @@ impl Checker {
                 blocking: item.blocking.as_ref(),
                 try_first: item.try_first.as_ref(),
                 constant: item.constant.as_ref(),
+                is_async: item.is_async.as_ref(),
             },
             item.only.as_ref(),
         )
@@ -683,6 +695,7 @@ struct Flags<'a> {
     blocking: Option<&'a S<bool>>,
     try_first: Option<&'a S<bool>>,
     constant: Option<&'a S<bool>>,
+    is_async: Option<&'a S<bool>>,
 }
 
 fn show(raw: &RawLiteral) -> String {

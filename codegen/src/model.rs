@@ -297,6 +297,9 @@ pub struct Callable {
     pub try_first: bool,
     /// The result never changes while the process runs: bindings compute it once and hand out the same value.
     pub constant: bool,
+    /// A long call (it waits up to a timeout or reads a file) that languages with a native async form also offer
+    /// asynchronously, run off the caller's thread: Swift's `async throws` (the blocking form stays in the others).
+    pub is_async: bool,
     /// The languages that offer it; `None` for all.
     pub only: Option<Vec<Language>>,
 }

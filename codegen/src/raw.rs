@@ -56,6 +56,8 @@ pub struct RawItem {
     pub blocking: Option<S<bool>>,
     pub try_first: Option<S<bool>>,
     pub constant: Option<S<bool>>,
+    #[serde(rename = "async")]
+    pub is_async: Option<S<bool>>,
     pub only: Option<Vec<S<String>>>,
 }
 
@@ -94,6 +96,8 @@ pub struct RawMember {
     pub blocking: Option<S<bool>>,
     pub try_first: Option<S<bool>>,
     pub constant: Option<S<bool>>,
+    #[serde(rename = "async")]
+    pub is_async: Option<S<bool>>,
     pub only: Option<Vec<S<String>>>,
 }
 

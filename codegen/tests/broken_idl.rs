@@ -156,6 +156,11 @@ fn every_broken_input_gets_its_message_and_position() {
             "Pool.free: `try_first` needs `blocking: true`: it names a non-blocking attempt made before blocking",
         ),
         (
+            "async on a call that does not block",
+            broken("        c: uform_pool_free\n", "        c: uform_pool_free\n        async: true\n"),
+            "Pool.free: `async` needs a blocking constructor, method or function that throws (not a `free`)",
+        ),
+        (
             "constant on a function that takes parameters",
             broken("    throws: false\n    returns: string", "    throws: false\n    constant: true\n    params:\n      - name: mood\n        type: Mood\n    returns: string"),
             "version: `constant` needs a function with no parameters that returns a value and does not block",

@@ -285,6 +285,10 @@ impl Mesh {
     pub fn bootstrap(executor: Arc<Executor>, options: Option<MeshOptions>) -> Result<Self, UFormError> {
         guard(|| Ok(Self { core: uform_core::Mesh::bootstrap(&executor.core, options.map(Into::into).unwrap_or_default())?, _borrowed: vec![executor.clone() as Arc<dyn std::any::Any + Send + Sync>] }))
     }
+    /// Joins this process to the run's mesh, once every process has joined. Runs on its own thread.
+    pub async fn bootstrap_async(executor: Arc<Executor>, options: Option<MeshOptions>) -> Result<Self, UFormError> {
+        off_thread(move || Self::bootstrap(executor, options)).await
+    }
     /// Reports the mesh's shape and this process's place in it.
     pub fn describe(&self) -> Result<MeshDescription, UFormError> {
         guard(|| Ok(self.core.describe()?.into()))
@@ -529,9 +533,17 @@ impl Model {
     pub fn load_ram(path: String, config: ModelLoadRamConfig) -> Result<Self, UFormError> {
         guard(|| Ok(Self { core: uform_core::Model::load_ram(path, config.into())?, _borrowed: vec![] }))
     }
+    /// Memory-maps safetensors weights for the threads of a RAM executor. Runs on its own thread.
+    pub async fn load_ram_async(path: String, config: ModelLoadRamConfig) -> Result<Self, UFormError> {
+        off_thread(move || Self::load_ram(path, config)).await
+    }
     /// Uploads safetensors weights to the devices of a VRAM executor.
     pub fn load_vram(path: String, config: ModelLoadVramConfig) -> Result<Self, UFormError> {
         guard(|| Ok(Self { core: uform_core::Model::load_vram(path, config.into())?, _borrowed: vec![] }))
+    }
+    /// Uploads safetensors weights to the devices of a VRAM executor. Runs on its own thread.
+    pub async fn load_vram_async(path: String, config: ModelLoadVramConfig) -> Result<Self, UFormError> {
+        off_thread(move || Self::load_vram(path, config)).await
     }
     /// Reports the model's file, architecture, residency and tensors.
     pub fn describe(&self) -> Result<ModelDescription, UFormError> {
@@ -541,6 +553,11 @@ impl Model {
     /// empty list gives no rows.
     pub fn encode_text(&self, texts: Vec<String>, options: Option<EncodeTextOptions>) -> Result<F32Matrix, UFormError> {
         guard(|| Ok(self.core.encode_text(&texts, options.map(Into::into).unwrap_or_default())?.into()))
+    }
+    /// Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
+    /// empty list gives no rows. Runs on its own thread.
+    pub async fn encode_text_async(self: Arc<Self>, texts: Vec<String>, options: Option<EncodeTextOptions>) -> Result<F32Matrix, UFormError> {
+        off_thread(move || self.encode_text(texts, options)).await
     }
     /// Releases the weights and returns the executor's borrow; a second `Model.free` does nothing.
     pub fn free(&self) -> Result<(), UFormError> {

@@ -11,16 +11,21 @@ use uform_codegen::Output;
 use uform_uniffi_bindgen::{generate, Language, SWIFT_FFI_MODULE, SWIFT_MODULE};
 
 const UDL: &str = "uniffi/uform.udl";
+const CONFIG: &str = "uniffi/uniffi.toml";
 
 pub fn bindgen(_root: &Path, outputs: &[Output]) -> Result<Vec<Output>, String> {
     let udl =
         outputs.iter().find(|o| o.path == Path::new(UDL)).ok_or_else(|| format!("the generator produced no {UDL}"))?;
+    let config = outputs
+        .iter()
+        .find(|o| o.path == Path::new(CONFIG))
+        .ok_or_else(|| format!("the generator produced no {CONFIG}"))?;
     let stem = "uform";
     let mut out = Vec::new();
-    for file in generate(&udl.contents, stem, Language::Kotlin)? {
+    for file in generate(&udl.contents, &config.contents, stem, Language::Kotlin)? {
         out.push(output(Path::new("kotlin").join(&file.path), guard_lowering(file.contents)?));
     }
-    for file in generate(&udl.contents, stem, Language::Swift)? {
+    for file in generate(&udl.contents, &config.contents, stem, Language::Swift)? {
         let name = file.path.to_string_lossy().to_string();
         let path = if name == format!("{SWIFT_MODULE}.swift") {
             PathBuf::from(format!("swift/Sources/{SWIFT_MODULE}/{name}"))

@@ -1,11 +1,13 @@
 //! `cargo xtask …`: the project's commands. `codegen` regenerates `generated/` from `idl/uform.yaml`;
 //! `test` runs every test in every language (installing what it needs); `bench` runs the benchmarks;
-//! `install` installs the C library; `fuzz` fuzzes the IDL loader.
+//! `install` installs the C library; `fuzz` fuzzes the IDL loader; `package swift` packages
+//! the Swift library as Swift users get it.
 
 mod codegen;
 mod codegen_uniffi;
 mod fuzz;
 mod install;
+mod package;
 mod test;
 mod util;
 
@@ -16,7 +18,9 @@ const USAGE: &str = "usage: cargo xtask <command>
   test [LANGUAGE...]         run the tests: rust, c, node, python, kotlin, swift (default: all)
   bench <dispatch|mesh|overhead>   run a benchmark side by side with its peers
   fuzz [--seconds N] [--stable] [--merge]   fuzz the IDL loader (fuzz/README.md)
-  install --prefix DIR       install uform.h, libuform.{so,a}, uform.pc and the CMake package config";
+  install --prefix DIR       install uform.h, libuform.{so,a}, uform.pc and the CMake package config
+  package swift [--out DIR] [--url BASE]   the Swift artifact bundle, its zip and checksum, the released manifest;
+                             --out DIR: also a self-contained Swift package folder (a git repository, tagged)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -26,6 +30,7 @@ fn main() -> ExitCode {
         Some("bench") => bench(&args[1..]),
         Some("install") => install::run(&args[1..]),
         Some("fuzz") => fuzz::run(&args[1..]),
+        Some("package") => package::run(&args[1..]),
         _ => Err(USAGE.to_string()),
     };
     match result {

@@ -8,7 +8,7 @@
 use camino::{Utf8Path, Utf8PathBuf};
 use std::path::PathBuf;
 use uniffi_bindgen::bindings::{generate_with_bindgen_paths, GenerateOptions, TargetLanguage};
-use uniffi_bindgen::BindgenPaths;
+use uniffi_bindgen::{BindgenPaths, BindgenPathsLayer};
 
 /// The crate whose cdylib the bindings load (`libuform_uniffi.so`, `uform_uniffi.dll`).
 pub const CRATE: &str = "uform-uniffi";
@@ -47,7 +47,9 @@ pub enum Language {
 }
 
 /// Generates one language's bindings from UDL text whose file stem is `stem` (`uform` for `uform.udl`).
-pub fn generate(udl: &str, stem: &str, language: Language) -> Result<Vec<File>, String> {
+/// `crate_config` is the crate's `uniffi.toml` (per-language `exclude` and `rename`, generated with the UDL), read
+/// over the settings above.
+pub fn generate(udl: &str, crate_config: &str, stem: &str, language: Language) -> Result<Vec<File>, String> {
     let scratch = Scratch::new()?;
     let root = scratch.path.clone();
     let crate_dir = root.join("crate");
@@ -59,6 +61,7 @@ pub fn generate(udl: &str, stem: &str, language: Language) -> Result<Vec<File>, 
     write(&crate_dir.join("Cargo.toml"), &format!("[package]\nname = \"{CRATE}\"\nversion = \"0.0.0\"\n"))?;
     let udl_path = src.join(format!("{stem}.udl"));
     write(&udl_path, udl)?;
+    write(&crate_dir.join("uniffi.toml"), crate_config)?;
     let config_path = root.join("uniffi.toml");
     write(&config_path, &config())?;
     let options = GenerateOptions {
@@ -73,7 +76,9 @@ pub fn generate(udl: &str, stem: &str, language: Language) -> Result<Vec<File>, 
         crate_filter: None,
         metadata_no_deps: true,
     };
-    generate_with_bindgen_paths(options, BindgenPaths::default()).map_err(|e| format!("uniffi-bindgen: {e:#}"))?;
+    let mut paths = BindgenPaths::default();
+    paths.add_layer(CrateRoot(crate_dir.clone()));
+    generate_with_bindgen_paths(options, paths).map_err(|e| format!("uniffi-bindgen: {e:#}"))?;
     let mut files = Vec::new();
     collect(out.as_std_path(), out.as_std_path(), &mut files)?;
     files.sort_by(|a, b| a.path.cmp(&b.path));
@@ -93,6 +98,15 @@ fn collect(base: &std::path::Path, dir: &std::path::Path, out: &mut Vec<File>) -
         }
     }
     Ok(())
+}
+
+/// Points uniffi-bindgen at the throw-away crate, so it reads the crate's `uniffi.toml` there.
+struct CrateRoot(Utf8PathBuf);
+
+impl BindgenPathsLayer for CrateRoot {
+    fn get_crate_root(&self, _crate_name: &str) -> Option<Utf8PathBuf> {
+        Some(self.0.clone())
+    }
 }
 
 /// A private temporary directory, removed on drop.

@@ -1,5 +1,5 @@
 //! `uform-uniffi-bindgen <file.udl> <kotlin|swift> <out-dir>`: the same generation `cargo xtask codegen` runs,
-//! for looking at uniffi's output by hand.
+//! for looking at uniffi's output by hand. The crate config is the `uniffi.toml` next to the UDL, when there is one.
 
 use std::path::Path;
 use uform_uniffi_bindgen::{generate, Language};
@@ -21,7 +21,8 @@ fn main() {
     let result = (|| -> Result<(), String> {
         let text = std::fs::read_to_string(udl).map_err(|e| format!("cannot read {udl}: {e}"))?;
         let stem = Path::new(udl).file_stem().and_then(|s| s.to_str()).unwrap_or("uform");
-        for file in generate(&text, stem, language)? {
+        let config = std::fs::read_to_string(Path::new(udl).with_file_name("uniffi.toml")).unwrap_or_default();
+        for file in generate(&text, &config, stem, language)? {
             let path = Path::new(out).join(&file.path);
             std::fs::create_dir_all(path.parent().unwrap()).map_err(|e| e.to_string())?;
             std::fs::write(&path, file.contents).map_err(|e| format!("cannot write {}: {e}", path.display()))?;

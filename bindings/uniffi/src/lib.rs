@@ -4,6 +4,9 @@
 
 uniffi::include_scaffolding!("uform");
 
+mod off_thread;
+use off_thread::off_thread;
+
 include!("../../../generated/uniffi/glue.rs");
 
 /// The Kotlin overhead benchmark's peer (hand-written, not generated, not part of the API): a bare no-op that the

@@ -1,3 +1,3 @@
-{{ doc }}{{ indent }}pub fn {{ name }}({{ params }}) -> {{ returns }} {
+{{ doc }}{{ indent }}pub {{ qualifier }}fn {{ name }}({{ params }}) -> {{ returns }} {
 {{ indent }}    {{ body }}
 {{ indent }}}

@@ -1,15 +1,34 @@
-//! `cargo xtask test swift`. These machines have no Swift compiler, so this syntax-checks every generated and
-//! hand-written Swift file (Package.swift included) with tree-sitter-swift from PyPI, in a virtual environment
-//! under `target/`, and fails on any ERROR or MISSING node (bindings/swift/check_syntax.py; it masks only uniffi's
-//! `@_documentation(visibility: private)` attribute, a known gap of the grammar). It first checks that the checker
-//! rejects a broken file, so a broken setup cannot pass silently. Where `swift` exists it also runs
-//! `swift build` and `swift test` over the cdylib.
+//! `cargo xtask test swift`. These machines have no Swift compiler, so this
+//!
+//! 1. packages the library as Swift users get it (`cargo xtask package swift --out target/swift-package`: the
+//!    static-library artifact bundle, its zip and checksum, the released manifest, the self-contained folder) and
+//!    checks it without Swift (`crate::package::checks`), printing
+//!    `swift: bundle=ok symbols=N/N links=ok manifest=ok` and failing when any is not ok;
+//! 2. syntax-checks every generated and hand-written Swift file (Package.swift, the folder's manifests and the
+//!    consumer included) with tree-sitter-swift from PyPI, in a virtual environment under `target/`, and fails on
+//!    any ERROR or MISSING node (bindings/swift/check_syntax.py; it masks only uniffi's
+//!    `@_documentation(visibility: private)` attribute, a known gap of the grammar). It first checks that the
+//!    checker rejects a broken file, so a broken setup cannot pass silently.
+//!
+//! Where `swift` exists it also runs the folder's three commands:
+//! `swift build && swift test && (cd Consumer && swift run)`.
 
-use crate::util::{cargo, have, root, run_in};
+use crate::package;
+use crate::util::{have, root, run_in};
 use std::path::{Path, PathBuf};
 
 pub fn run() -> Result<(), String> {
     let root = root();
+    let folder = root.join("target/swift-package");
+    let packaged = package::swift(None)?;
+    package::write_folder(&folder, &packaged)?;
+    let summary = package::checks::all(&root, &packaged, Some(&folder));
+    println!("{}", summary.line());
+    let failures = summary.failures();
+    if !failures.is_empty() {
+        return Err(failures.join("\n"));
+    }
+
     let venv = root.join("target/swift-syntax-venv");
     let python = venv.join("bin/python");
     if !python.exists() {
@@ -42,6 +61,12 @@ pub fn run() -> Result<(), String> {
     for dir in ["generated/swift", "bindings/swift"] {
         swift_files(&root.join(dir), &mut files);
     }
+    files.push(packaged.released_manifest.clone());
+    for name in
+        ["Package.swift", "Package.released.swift", "Consumer/Package.swift", "Consumer/Sources/Consumer/main.swift"]
+    {
+        files.push(folder.join(name));
+    }
     if files.len() < 3 {
         return Err(format!("expected Package.swift, the generated and the test sources; found {files:?}"));
     }
@@ -51,11 +76,15 @@ pub fn run() -> Result<(), String> {
     run_in(&root, &python, &args)?;
 
     if have("swift") {
-        cargo(&["build", "--quiet", "-p", "uform-uniffi"])?;
-        run_in(&root, "swift", &["build"])?;
-        run_in(&root, "swift", &["test"])?;
+        run_in(&folder, "swift", &["build"])?;
+        run_in(&folder, "swift", &["test"])?;
+        run_in(&folder.join("Consumer"), "swift", &["run"])?;
     } else {
-        eprintln!("no `swift` here: syntax checked only; a machine with Swift runs `swift build && swift test`");
+        eprintln!(
+            "no `swift` here: packaged, checked and syntax-checked; a machine with Swift runs, in {}, \
+             `swift build && swift test && (cd Consumer && swift run)`",
+            folder.display()
+        );
     }
     Ok(())
 }

@@ -27,6 +27,59 @@ private func uformError(_ body: () throws -> Void, file: StaticString = #filePat
     return nil
 }
 
+/// The same for a call that is `async`, like `Mesh.bootstrap`.
+private func uformErrorAsync(_ body: () async throws -> Void, file: StaticString = #filePath, line: UInt = #line) async -> UFormError? {
+    do {
+        try await body()
+        XCTFail("expected a UFormError", file: file, line: line)
+    } catch let error as UFormError {
+        return error
+    } catch {
+        XCTFail("expected a UFormError, got \(error)", file: file, line: line)
+    }
+    return nil
+}
+
+/// A result handed from one thread to another; every access holds the lock.
+private final class Handoff<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: T
+
+    init(_ value: T) {
+        self.value = value
+    }
+
+    func update(_ change: (inout T) -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        change(&value)
+    }
+
+    func get() -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
+}
+
+/// Runs an `async` call to completion from a plain `Thread` (never from a thread of Swift's cooperative pool, which
+/// it would block): the call runs as a task and only suspends while the library works on its own thread.
+private func waitFor<T>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let done = DispatchSemaphore(value: 0)
+    let result = Handoff<Result<T, Error>?>(nil)
+    Task {
+        do {
+            let value = try await body()
+            result.update { $0 = .success(value) }
+        } catch {
+            result.update { $0 = .failure(error) }
+        }
+        done.signal()
+    }
+    done.wait()
+    return try result.get()!.get()
+}
+
 private func message(_ error: UFormError?) -> String {
     switch error {
     case .InvalidArgument(let m), .Unsupported(let m), .Unavailable(let m), .Timeout(let m), .InUse(let m),
@@ -149,9 +202,9 @@ final class ScenarioTests: XCTestCase {
 
     // MARK: Mesh
 
-    func test11AMeshOfOneProcessWithARamExecutor() throws {
+    func test11AMeshOfOneProcessWithARamExecutor() async throws {
         let executor = try Executor.forRam(config: ExecutorForRamConfig(threads: 1))
-        let mesh = try Mesh.bootstrap(executor: executor)
+        let mesh = try await Mesh.bootstrap(executor: executor)
         let description = try mesh.describe()
         XCTAssertEqual(description.hostDomainIndex, 0)
         XCTAssertEqual(description.hostDomainCount, 1)
@@ -163,34 +216,34 @@ final class ScenarioTests: XCTestCase {
         try executor.free()
     }
 
-    func test12PeersWithoutDirectoryOrJobABadJobNameAnIndexOutsideTheCountAreInvalid() throws {
+    func test12PeersWithoutDirectoryOrJobABadJobNameAnIndexOutsideTheCountAreInvalid() async throws {
         let dir = try scratchDirectory("invalid")
         defer { try? FileManager.default.removeItem(at: dir) }
         let executor = try Executor.forRam(config: ExecutorForRamConfig(threads: 1))
         defer { try? executor.free() }
-        let noDirectory = uformError { _ = try Mesh.bootstrap(executor: executor, options: MeshOptions(hostDomainCount: 2, job: "job")) }
+        let noDirectory = await uformErrorAsync { _ = try await Mesh.bootstrap(executor: executor, options: MeshOptions(hostDomainCount: 2, job: "job")) }
         guard case .InvalidArgument = noDirectory else { return XCTFail() }
         XCTAssertTrue(message(noDirectory).contains("directory"))
-        let noJob = uformError { _ = try Mesh.bootstrap(executor: executor, options: MeshOptions(hostDomainCount: 2, directory: dir.path)) }
+        let noJob = await uformErrorAsync { _ = try await Mesh.bootstrap(executor: executor, options: MeshOptions(hostDomainCount: 2, directory: dir.path)) }
         guard case .InvalidArgument = noJob else { return XCTFail() }
         for bad in ["", "a/b", "..", "."] {
-            let error = uformError { _ = try Mesh.bootstrap(executor: executor, options: MeshOptions(hostDomainCount: 2, directory: dir.path, job: bad)) }
+            let error = await uformErrorAsync { _ = try await Mesh.bootstrap(executor: executor, options: MeshOptions(hostDomainCount: 2, directory: dir.path, job: bad)) }
             guard case .InvalidArgument = error else { return XCTFail(bad) }
         }
-        let index = uformError {
-            _ = try Mesh.bootstrap(executor: executor, options: MeshOptions(hostDomainIndex: 2, hostDomainCount: 2, directory: dir.path, job: "index"))
+        let index = await uformErrorAsync {
+            _ = try await Mesh.bootstrap(executor: executor, options: MeshOptions(hostDomainIndex: 2, hostDomainCount: 2, directory: dir.path, job: "index"))
         }
         guard case .InvalidArgument = index else { return XCTFail() }
     }
 
-    func test13APeerThatNeverComesTimesOutAfterOneSecondAndLeavesNothingBehind() throws {
+    func test13APeerThatNeverComesTimesOutAfterOneSecondAndLeavesNothingBehind() async throws {
         let dir = try scratchDirectory("timeout")
         defer { try? FileManager.default.removeItem(at: dir) }
         let executor = try Executor.forRam(config: ExecutorForRamConfig(threads: 1))
         defer { try? executor.free() }
         let options = MeshOptions(hostDomainIndex: 0, hostDomainCount: 2, directory: dir.path, job: "lonely", timeoutSeconds: 1)
         let started = Date()
-        let error = uformError { _ = try Mesh.bootstrap(executor: executor, options: options) }
+        let error = await uformErrorAsync { _ = try await Mesh.bootstrap(executor: executor, options: options) }
         guard case .Timeout = error else { return XCTFail("\(String(describing: error))") }
         XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 0.9)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), [])
@@ -199,39 +252,48 @@ final class ScenarioTests: XCTestCase {
     func test14FourPeersMeetInOneDirectoryAgreeAndLeaveNoJobDirectory() throws {
         // Swift has no portable way to re-launch the test bundle as a child, so the four peers are four threads of
         // this process, each with its own executor; the rendezvous is the same files a multi-process run uses.
+        // One `Thread` per peer: every peer must be waiting at once, so nothing may cap how many run at a time at
+        // the core count (`DispatchQueue.concurrentPerform` does: on two cores peers 2 and 3 started only after 0
+        // and 1 had timed out).
         let dir = try scratchDirectory("four")
         defer { try? FileManager.default.removeItem(at: dir) }
         let count: UInt32 = 4
-        var lines = [String](repeating: "", count: Int(count))
-        let lock = NSLock()
-        DispatchQueue.concurrentPerform(iterations: Int(count)) { index in
-            do {
-                let executor = try Executor.forRam(config: ExecutorForRamConfig(threads: 1))
-                let options = MeshOptions(hostDomainIndex: UInt32(index), hostDomainCount: count, directory: dir.path, job: "four", timeoutSeconds: 60)
-                let mesh = try Mesh.bootstrap(executor: executor, options: options)
-                let d = try mesh.describe()
-                try mesh.free()
-                try executor.free()
-                lock.lock()
-                lines[index] = "\(d.hostDomainIndex) \(d.hostDomainCount) \(d.multimemDomainCount) \(d.multimemTier)"
-                lock.unlock()
-            } catch {
-                lock.lock()
-                lines[index] = "failed: \(error)"
-                lock.unlock()
+        let lines = Handoff([String](repeating: "", count: Int(count)))
+        let finished = DispatchGroup()
+        for index in 0..<Int(count) {
+            finished.enter()
+            let peer = Thread {
+                defer { finished.leave() }
+                let line: String
+                do {
+                    let executor = try Executor.forRam(config: ExecutorForRamConfig(threads: 1))
+                    let options = MeshOptions(hostDomainIndex: UInt32(index), hostDomainCount: count, directory: dir.path, job: "four", timeoutSeconds: 60)
+                    let mesh = try waitFor { try await Mesh.bootstrap(executor: executor, options: options) }
+                    let d = try mesh.describe()
+                    try mesh.free()
+                    try executor.free()
+                    line = "\(d.hostDomainIndex) \(d.hostDomainCount) \(d.multimemDomainCount) \(d.multimemTier)"
+                } catch {
+                    line = "failed: \(error)"
+                }
+                lines.update { $0[index] = line }
             }
+            peer.name = "peer \(index)"
+            peer.start()
         }
-        for (index, line) in lines.enumerated() {
+        XCTAssertEqual(finished.wait(timeout: .now() + 90), .success, "the peers did not all return")
+        let results = lines.get()
+        for (index, line) in results.enumerated() {
             XCTAssertTrue(line.hasPrefix("\(index) \(count) "), line)
         }
-        XCTAssertEqual(Set(lines.map { $0.split(separator: " ").dropFirst().joined(separator: " ") }).count, 1, "\(lines)")
+        XCTAssertEqual(Set(results.map { $0.split(separator: " ").dropFirst().joined(separator: " ") }).count, 1, "\(results)")
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir.appendingPathComponent("four").path))
     }
 
-    func test15FreeingTheExecutorUnderALiveMeshIsRefusedAsInUse() throws {
+    func test15FreeingTheExecutorUnderALiveMeshIsRefusedAsInUse() async throws {
         let executor = try Executor.forRam(config: ExecutorForRamConfig(threads: 1))
         do {
-            let mesh = try Mesh.bootstrap(executor: executor)
+            let mesh = try await Mesh.bootstrap(executor: executor)
             guard case .InUse = uformError({ try executor.free() }) else { return XCTFail() }
             try executor.drain()
             _ = try mesh.describe()

@@ -96,7 +96,9 @@ trait Spelling {
                 (Some(_), _) => "open func",
                 (None, _) => "public func",
             };
-            let throws = if c.throws { " throws" } else { "" };
+            // A long call is Swift's async twin under the IDL's name (super::async_twin).
+            let effects = if super::async_twin::has_twin(c) { " async" } else { "" };
+            let throws = if c.throws { format!("{effects} throws") } else { effects.to_string() };
             let returns = returns.map(|r| format!(" -> {r}")).unwrap_or_default();
             format!("{prefix} {name}({params}){throws}{returns}")
         }

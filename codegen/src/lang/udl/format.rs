@@ -98,10 +98,16 @@ impl Udl {
 
     /// The attribute list before a callable, like `[Name=for_ram, Throws=UFormError]`.
     pub fn attributes(&self, callable: &Callable) -> String {
+        self.attributes_with(callable, &[])
+    }
+
+    /// The attributes plus `extra` (`Async`, `Self=ByArc` for an async twin), in uniffi's order.
+    pub fn attributes_with(&self, callable: &Callable, extra: &[&str]) -> String {
         let mut attrs = Vec::new();
         if callable.kind == CallableKind::Constructor {
             attrs.push(format!("Name={}", self.member(&callable.name)));
         }
+        attrs.extend(extra.iter().map(|e| e.to_string()));
         if callable.throws {
             attrs.push(format!("Throws={ERROR}"));
         }

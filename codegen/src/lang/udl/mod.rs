@@ -3,6 +3,7 @@
 //! `bindings/uniffi`). One template per concept for each; every spelling decision is in [`format::Udl`].
 //! The Kotlin and Swift reference pages ([`docs`]) spell the API as uniffi emits it.
 
+pub mod async_twin;
 pub mod docs;
 pub mod format;
 
@@ -97,17 +98,27 @@ fn callable_doc(udl: &Udl, callable: &Callable) -> String {
     text
 }
 
+/// A callable's UDL, followed by its async twin's when it is a long call ([`async_twin`]).
 fn callable_udl(udl: &Udl, callable: &Callable, indent: &'static str) -> String {
+    let udl_text = one_callable_udl(udl, callable, indent, &[]);
+    if !async_twin::has_twin(callable) {
+        return udl_text;
+    }
+    let twin = async_twin::twin(callable);
+    format!("{udl_text}\n{}", one_callable_udl(udl, &twin, indent, async_twin::extra_attributes(callable)))
+}
+
+fn one_callable_udl(udl: &Udl, callable: &Callable, indent: &'static str, extra: &[&str]) -> String {
     let doc = udl.doc_block(&callable_doc(udl, callable), indent);
     if callable.kind == CallableKind::Constructor {
-        return ConstructorUdl { doc, attributes: udl.attributes(callable), params: udl.params(callable) }
+        return ConstructorUdl { doc, attributes: udl.attributes_with(callable, extra), params: udl.params(callable) }
             .render()
             .unwrap_or_default();
     }
     FunctionUdl {
         doc,
         indent,
-        attributes: udl.attributes(callable),
+        attributes: udl.attributes_with(callable, extra),
         returns: udl.returns(callable),
         name: udl.member(&callable.name),
         params: udl.params(callable),
@@ -275,6 +286,8 @@ struct GlueClass {
 struct GlueFunction {
     doc: String,
     indent: &'static str,
+    /// `async ` for an async twin.
+    qualifier: &'static str,
     name: String,
     params: String,
     returns: String,
@@ -327,7 +340,35 @@ fn glue_enum(udl: &Udl, e: &Enum) -> String {
     .unwrap_or_default()
 }
 
+/// A callable's glue, followed by its async twin's when it is a long call ([`async_twin`]).
 fn glue_callable(udl: &Udl, class: Option<&Class>, c: &Callable) -> String {
+    let glue = glue_one(udl, class, c);
+    if !async_twin::has_twin(c) {
+        return glue;
+    }
+    let twin = async_twin::twin(c);
+    let indent = if class.is_some() { "    " } else { "" };
+    let params = udl.rust_params(c);
+    let params = match (c.kind, params.is_empty()) {
+        (CallableKind::Method | CallableKind::Free, true) => "self: Arc<Self>".to_string(),
+        (CallableKind::Method | CallableKind::Free, false) => format!("self: Arc<Self>, {params}"),
+        _ => params,
+    };
+    let twin_glue = GlueFunction {
+        doc: udl.doc_block(&format!("{} Runs on its own thread.", udl.doc_text(&c.doc)), indent),
+        indent,
+        qualifier: "async ",
+        name: udl.member(&twin.name),
+        params,
+        returns: udl.rust_returns(class, c),
+        body: async_twin::glue_body(udl, c),
+    }
+    .render()
+    .unwrap_or_default();
+    format!("{glue}\n{twin_glue}")
+}
+
+fn glue_one(udl: &Udl, class: Option<&Class>, c: &Callable) -> String {
     let indent = if class.is_some() { "    " } else { "" };
     let receiver = match (class, c.kind) {
         (Some(_), CallableKind::Method | CallableKind::Free) => "&self",
@@ -348,6 +389,7 @@ fn glue_callable(udl: &Udl, class: Option<&Class>, c: &Callable) -> String {
     GlueFunction {
         doc: udl.doc_block(&udl.doc_text(&c.doc), indent),
         indent,
+        qualifier: "",
         name: udl.member(&c.name),
         params,
         returns: udl.rust_returns(class, c),
@@ -401,6 +443,7 @@ pub fn render(api: &Api) -> Vec<Output> {
     let mut out = vec![
         Output { path: "uniffi/uform.udl".into(), contents: udl_file(&udl, api) },
         Output { path: "uniffi/glue.rs".into(), contents: glue_file(&udl, api) },
+        Output { path: "uniffi/uniffi.toml".into(), contents: async_twin::bindings_toml(&udl, api, &banner("#")) },
     ];
     out.extend(crate::lang::docs::render(&docs::KotlinDocs, api));
     out.extend(crate::lang::docs::render(&docs::SwiftDocs, api));

@@ -866,14 +866,19 @@ open class Mesh: MeshProtocol, @unchecked Sendable {
      * - `executor`: A VRAM executor whose devices are this process's members of the mesh.
      * - `options`: Where this process sits and how the processes meet.
      */
-public static func bootstrap(executor: Executor, options: MeshOptions? = nil)throws  -> Mesh  {
-    return try  FfiConverterTypeMesh_lift(try rustCallWithError(FfiConverterTypeUFormError_lift) {
-        uniffiCallStatus in
-    uniffi_uform_uniffi_fn_constructor_mesh_bootstrap(
-        FfiConverterTypeExecutor_lower(executor),
-        FfiConverterOptionTypeMeshOptions.lower(options),uniffiCallStatus
-    )
-})
+public static func bootstrap(executor: Executor, options: MeshOptions? = nil)async throws  -> Mesh  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_uform_uniffi_fn_constructor_mesh_bootstrap_async(FfiConverterTypeExecutor_lower(executor),FfiConverterOptionTypeMeshOptions.lower(options)
+                )
+            },
+            pollFunc: ffi_uform_uniffi_rust_future_poll_u64,
+            completeFunc: ffi_uform_uniffi_rust_future_complete_u64,
+            freeFunc: ffi_uform_uniffi_rust_future_free_u64,
+            liftFunc: FfiConverterTypeMesh_lift,
+            errorHandler: FfiConverterTypeUFormError_lift
+        )
 }
     
 
@@ -977,7 +982,7 @@ public protocol ModelProtocol: AnyObject, Sendable {
      * - `texts`: The texts to embed, UTF-8 without NUL characters.
      * - `options`: Whether to normalise, and how many tokens of each text to keep.
      */
-    func encodeText(texts: [String], options: EncodeTextOptions?) throws  -> F32Matrix
+    func encodeText(texts: [String], options: EncodeTextOptions?) async throws  -> F32Matrix
     
     /**
      * Releases the weights and returns the executor's borrow; a second `Model.free` does nothing.
@@ -1054,14 +1059,19 @@ open class Model: ModelProtocol, @unchecked Sendable {
      * - `path`: A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
      * - `config`: The executor whose threads read the weights, and the NUMA nodes that hold them.
      */
-public static func loadRam(path: String, config: ModelLoadRamConfig)throws  -> Model  {
-    return try  FfiConverterTypeModel_lift(try rustCallWithError(FfiConverterTypeUFormError_lift) {
-        uniffiCallStatus in
-    uniffi_uform_uniffi_fn_constructor_model_load_ram(
-        FfiConverterString.lower(path),
-        FfiConverterTypeModelLoadRamConfig_lower(config),uniffiCallStatus
-    )
-})
+public static func loadRam(path: String, config: ModelLoadRamConfig)async throws  -> Model  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_uform_uniffi_fn_constructor_model_load_ram_async(FfiConverterString.lower(path),FfiConverterTypeModelLoadRamConfig_lower(config)
+                )
+            },
+            pollFunc: ffi_uform_uniffi_rust_future_poll_u64,
+            completeFunc: ffi_uform_uniffi_rust_future_complete_u64,
+            freeFunc: ffi_uform_uniffi_rust_future_free_u64,
+            liftFunc: FfiConverterTypeModel_lift,
+            errorHandler: FfiConverterTypeUFormError_lift
+        )
 }
     
     /**
@@ -1069,14 +1079,19 @@ public static func loadRam(path: String, config: ModelLoadRamConfig)throws  -> M
      * - `path`: A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
      * - `config`: The executor whose streams upload the weights, and the devices that receive them.
      */
-public static func loadVram(path: String, config: ModelLoadVramConfig)throws  -> Model  {
-    return try  FfiConverterTypeModel_lift(try rustCallWithError(FfiConverterTypeUFormError_lift) {
-        uniffiCallStatus in
-    uniffi_uform_uniffi_fn_constructor_model_load_vram(
-        FfiConverterString.lower(path),
-        FfiConverterTypeModelLoadVramConfig_lower(config),uniffiCallStatus
-    )
-})
+public static func loadVram(path: String, config: ModelLoadVramConfig)async throws  -> Model  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_uform_uniffi_fn_constructor_model_load_vram_async(FfiConverterString.lower(path),FfiConverterTypeModelLoadVramConfig_lower(config)
+                )
+            },
+            pollFunc: ffi_uform_uniffi_rust_future_poll_u64,
+            completeFunc: ffi_uform_uniffi_rust_future_complete_u64,
+            freeFunc: ffi_uform_uniffi_rust_future_free_u64,
+            liftFunc: FfiConverterTypeModel_lift,
+            errorHandler: FfiConverterTypeUFormError_lift
+        )
 }
     
 
@@ -1099,15 +1114,20 @@ open func describe()throws  -> ModelDescription  {
      * - `texts`: The texts to embed, UTF-8 without NUL characters.
      * - `options`: Whether to normalise, and how many tokens of each text to keep.
      */
-open func encodeText(texts: [String], options: EncodeTextOptions? = nil)throws  -> F32Matrix  {
-    return try  FfiConverterTypeF32Matrix_lift(try rustCallWithError(FfiConverterTypeUFormError_lift) {
-        uniffiCallStatus in
-    uniffi_uform_uniffi_fn_method_model_encode_text(
-            self.uniffiCloneHandle(),
-        FfiConverterSequenceString.lower(texts),
-        FfiConverterOptionTypeEncodeTextOptions.lower(options),uniffiCallStatus
-    )
-})
+open func encodeText(texts: [String], options: EncodeTextOptions? = nil)async throws  -> F32Matrix  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_uform_uniffi_fn_method_model_encode_text_async(
+                        self.uniffiCloneHandle(),FfiConverterSequenceString.lower(texts),FfiConverterOptionTypeEncodeTextOptions.lower(options)
+                )
+            },
+            pollFunc: ffi_uform_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_uform_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_uform_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterTypeF32Matrix_lift,
+            errorHandler: FfiConverterTypeUFormError_lift
+        )
 }
     
     /**
@@ -3224,6 +3244,54 @@ fileprivate struct FfiConverterSequenceTypeTensorDescription: FfiConverterRustBu
         return seq
     }
 }
+private let UNIFFI_RUST_FUTURE_POLL_READY: Int8 = 0
+private let UNIFFI_RUST_FUTURE_POLL_WAKE: Int8 = 1
+
+fileprivate let uniffiContinuationHandleMap = UniffiHandleMap<UnsafeContinuation<Int8, Never>>()
+
+fileprivate func uniffiRustCallAsync<F, T>(
+    rustFutureFunc: () -> UInt64,
+    pollFunc: (UInt64, @escaping UniffiRustFutureContinuationCallback, UInt64) -> (),
+    completeFunc: (UInt64, UnsafeMutablePointer<RustCallStatus>) -> F,
+    freeFunc: (UInt64) -> (),
+    liftFunc: (F) throws -> T,
+    errorHandler: ((RustBuffer) throws -> Swift.Error)?
+) async throws -> T {
+    // Make sure to call the ensure init function since future creation doesn't have a
+    // RustCallStatus param, so doesn't use makeRustCall()
+    uniffiEnsureUformUniffiInitialized()
+    let rustFuture = rustFutureFunc()
+    defer {
+        freeFunc(rustFuture)
+    }
+    var pollResult: Int8;
+    repeat {
+        pollResult = await withUnsafeContinuation {
+            pollFunc(
+                rustFuture,
+                { handle, pollResult in
+                    uniffiFutureContinuationCallback(handle: handle, pollResult: pollResult)
+                },
+                uniffiContinuationHandleMap.insert(obj: $0)
+            )
+        }
+    } while pollResult != UNIFFI_RUST_FUTURE_POLL_READY
+
+    return try liftFunc(makeRustCall(
+        { completeFunc(rustFuture, $0) },
+        errorHandler: errorHandler
+    ))
+}
+
+// Callback handlers for an async calls.  These are invoked by Rust when the future is ready.  They
+// lift the return value or error and resume the suspended function.
+fileprivate func uniffiFutureContinuationCallback(handle: UInt64, pollResult: Int8) {
+    if let continuation = try? uniffiContinuationHandleMap.remove(handle: handle) {
+        continuation.resume(returning: pollResult)
+    } else {
+        print("uniffiFutureContinuationCallback invalid handle")
+    }
+}
 /**
  * The hardware capabilities the current machine offers at runtime, comma-separated.
  */
@@ -3310,7 +3378,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_uform_uniffi_checksum_method_model_describe() != 11907) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_uform_uniffi_checksum_method_model_encode_text() != 15029) {
+    if (uniffi_uform_uniffi_checksum_method_model_encode_text_async() != 26207) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_uform_uniffi_checksum_method_model_free() != 2780) {
@@ -3325,13 +3393,13 @@ private let initializationResult: InitializationResult = {
     if (uniffi_uform_uniffi_checksum_constructor_executor_on_pool() != 29617) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_uform_uniffi_checksum_constructor_mesh_bootstrap() != 47792) {
+    if (uniffi_uform_uniffi_checksum_constructor_mesh_bootstrap_async() != 35652) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_uform_uniffi_checksum_constructor_model_load_ram() != 41724) {
+    if (uniffi_uform_uniffi_checksum_constructor_model_load_ram_async() != 26318) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_uform_uniffi_checksum_constructor_model_load_vram() != 40770) {
+    if (uniffi_uform_uniffi_checksum_constructor_model_load_vram_async() != 33172) {
         return InitializationResult.apiChecksumMismatch
     }
 

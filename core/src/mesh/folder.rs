@@ -15,6 +15,7 @@
 //! A record counts only when its file belongs to the job directory's owner (or, with `group`, to this user, root or a
 //! member of the group); any other is ignored and reported.
 
+use super::users::{group_name, user_in_group, user_name, Group};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::ffi::{CStr, CString};
@@ -25,46 +26,6 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
-
-/// The group whose members may join a run (the `group` option), resolved on this host.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Group {
-    pub gid: u32,
-    pub name: String,
-}
-
-impl std::fmt::Display for Group {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "group {} ({})", self.gid, self.name)
-    }
-}
-
-/// Resolves the `group` option: a group name, or a numeric gid; this process must belong to it.
-pub(crate) fn resolve_group(option: &str) -> Result<Group> {
-    let entry = match option.parse::<u32>() {
-        Ok(gid) => {
-            group_entry(GroupKey::Gid(gid)).unwrap_or(GroupEntry { gid, name: gid.to_string(), members: vec![] })
-        }
-        Err(_) => group_entry(GroupKey::Name(option)).ok_or_else(|| {
-            Error::invalid_argument("group", format!("names no group known to this host, got {option:?}"))
-        })?,
-    };
-    // SAFETY: plain queries of this process's credentials with a buffer of the size asked for.
-    let member = unsafe {
-        let euid = libc::geteuid();
-        let count = libc::getgroups(0, std::ptr::null_mut());
-        let mut groups = vec![0 as libc::gid_t; count.max(0) as usize];
-        let count = libc::getgroups(groups.len() as libc::c_int, groups.as_mut_ptr());
-        euid == 0 || libc::getegid() == entry.gid || groups[..count.max(0) as usize].contains(&entry.gid)
-    };
-    if !member {
-        return Err(Error::invalid_argument(
-            "group",
-            format!("names group {} ({}), which this process's user is not a member of", entry.gid, entry.name),
-        ));
-    }
-    Ok(Group { gid: entry.gid, name: entry.name })
-}
 
 /// The job directory `directory/job`, reached through the open mesh directory.
 #[derive(Debug)]
@@ -367,7 +328,7 @@ impl JobDir {
         self.claim(folder, name).map(|_| ())
     }
 
-    /// A new file, never through a link, with the mode records get (the umask can only narrow it).
+    /// A new file, never through a link, with the mode records get (without `group` the umask can only narrow it).
     fn create(&self, dir: RawFd, name: &CStr) -> io::Result<std::fs::File> {
         let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
         // SAFETY: a valid directory descriptor and a NUL-terminated name.
@@ -376,7 +337,15 @@ impl JobDir {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: `fd` was just opened and is owned by nothing else.
-        Ok(std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
+        let file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+        // The group must read records whatever this process's umask took away.
+        if self.group.is_some() {
+            // SAFETY: a valid descriptor.
+            if unsafe { libc::fchmod(file.as_raw_fd(), self.file_mode() as libc::mode_t) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(file)
     }
 }
 
@@ -481,101 +450,4 @@ fn readlinkat(dir: RawFd, name: &CStr) -> io::Result<String> {
     }
     buffer.truncate(n as usize);
     Ok(String::from_utf8_lossy(&buffer).into_owned())
-}
-
-/// `uid 1000 (alice)`, or `uid 1000` when the name is unknown.
-pub(crate) fn user_name(uid: u32) -> String {
-    match passwd_entry(uid) {
-        Some((name, _)) => format!("uid {uid} ({name})"),
-        None => format!("uid {uid}"),
-    }
-}
-
-fn group_name(gid: u32) -> String {
-    match group_entry(GroupKey::Gid(gid)) {
-        Some(entry) => format!("gid {gid} ({})", entry.name),
-        None => format!("gid {gid}"),
-    }
-}
-
-/// Whether user `uid` belongs to group `gid`, as its primary group or as a listed member.
-fn user_in_group(uid: u32, gid: u32) -> bool {
-    let Some((name, primary)) = passwd_entry(uid) else { return false };
-    primary == gid || group_entry(GroupKey::Gid(gid)).is_some_and(|g| g.members.contains(&name))
-}
-
-/// A user's name and primary group.
-fn passwd_entry(uid: u32) -> Option<(String, u32)> {
-    let mut buffer = vec![0 as libc::c_char; 4096];
-    loop {
-        let mut entry = MaybeUninit::<libc::passwd>::zeroed();
-        let mut result = std::ptr::null_mut();
-        // SAFETY: valid pointers and a buffer valid for its length.
-        let rc = unsafe { libc::getpwuid_r(uid, entry.as_mut_ptr(), buffer.as_mut_ptr(), buffer.len(), &mut result) };
-        if rc == libc::ERANGE && buffer.len() < 1 << 20 {
-            buffer.resize(buffer.len() * 2, 0);
-            continue;
-        }
-        if rc != 0 || result.is_null() {
-            return None;
-        }
-        // SAFETY: getpwuid_r filled the entry, whose strings live in `buffer`.
-        let entry = unsafe { entry.assume_init() };
-        let name = unsafe { CStr::from_ptr(entry.pw_name) }.to_string_lossy().into_owned();
-        return Some((name, entry.pw_gid));
-    }
-}
-
-enum GroupKey<'a> {
-    Gid(u32),
-    Name(&'a str),
-}
-
-struct GroupEntry {
-    gid: u32,
-    name: String,
-    members: Vec<String>,
-}
-
-fn group_entry(key: GroupKey<'_>) -> Option<GroupEntry> {
-    let name = match &key {
-        GroupKey::Name(name) => Some(CString::new(*name).ok()?),
-        GroupKey::Gid(_) => None,
-    };
-    let mut buffer = vec![0 as libc::c_char; 4096];
-    loop {
-        let mut entry = MaybeUninit::<libc::group>::zeroed();
-        let mut result = std::ptr::null_mut();
-        // SAFETY: valid pointers and a buffer valid for its length.
-        let rc = unsafe {
-            match (&key, &name) {
-                (GroupKey::Gid(gid), _) => {
-                    libc::getgrgid_r(*gid, entry.as_mut_ptr(), buffer.as_mut_ptr(), buffer.len(), &mut result)
-                }
-                (_, Some(name)) => {
-                    libc::getgrnam_r(name.as_ptr(), entry.as_mut_ptr(), buffer.as_mut_ptr(), buffer.len(), &mut result)
-                }
-                (GroupKey::Name(_), None) => return None,
-            }
-        };
-        if rc == libc::ERANGE && buffer.len() < 1 << 20 {
-            buffer.resize(buffer.len() * 2, 0);
-            continue;
-        }
-        if rc != 0 || result.is_null() {
-            return None;
-        }
-        // SAFETY: the call filled the entry, whose strings and member list live in `buffer`.
-        unsafe {
-            let entry = entry.assume_init();
-            let mut members = Vec::new();
-            let mut member = entry.gr_mem;
-            while !member.is_null() && !(*member).is_null() {
-                members.push(CStr::from_ptr(*member).to_string_lossy().into_owned());
-                member = member.add(1);
-            }
-            let name = CStr::from_ptr(entry.gr_name).to_string_lossy().into_owned();
-            return Some(GroupEntry { gid: entry.gr_gid, name, members });
-        }
-    }
 }

@@ -117,6 +117,7 @@ mod host;
 mod options;
 mod record;
 mod rendezvous;
+mod users;
 
 pub use options::mesh_options_from_lookup;
 

@@ -1,9 +1,10 @@
 //! Joining and leaving a job directory: the protocol the module documentation describes.
 
-use super::folder::{self, Content, Folder, JobDir};
+use super::folder::{Content, Folder, JobDir};
 use super::host::process_alive;
 use super::options::Rendezvous;
 use super::record::{self, Name, Record};
+use super::users;
 use crate::error::{Error, Result};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -104,7 +105,7 @@ pub(crate) fn join(
     me: Record,
     shape_check: &dyn Fn(&[Record]) -> Result<()>,
 ) -> Result<Joined> {
-    let group = rendezvous.group.as_deref().map(folder::resolve_group).transpose()?;
+    let group = rendezvous.group.as_deref().map(users::resolve_group).transpose()?;
     let dir = JobDir::open_base(&rendezvous.directory, &rendezvous.job, group)?;
     let my_name = record::member_name(me.index, &me.nonce);
     let mut watch = Watch {

@@ -88,6 +88,8 @@ pub struct MeshOptions {
     pub directory: Option<String>,
     pub job: Option<String>,
     pub timeout_seconds: Option<u32>,
+    /// The group (a name or a numeric gid) whose members may join the run; absent: only this process's user.
+    pub group: Option<String>,
 }
 
 /// What a mesh reports about itself.

@@ -110,6 +110,7 @@ pub struct uform_mesh_options_t {
     pub directory: *const c_char,
     pub job: *const c_char,
     pub timeout_seconds: u32,
+    pub group: *const c_char,
 }
 
 fn mesh_options_from_c(raw: &uform_mesh_options_t) -> Result<uform_core::MeshOptions, Error> {
@@ -120,6 +121,7 @@ fn mesh_options_from_c(raw: &uform_mesh_options_t) -> Result<uform_core::MeshOpt
         directory: read_str(raw.directory, "MeshOptions.directory")?,
         job: read_str(raw.job, "MeshOptions.job")?,
         timeout_seconds: nonzero(raw.timeout_seconds),
+        group: read_str(raw.group, "MeshOptions.group")?,
     })
 }
 
@@ -133,6 +135,7 @@ fn mesh_options_to_c(v: &uform_core::MeshOptions, arena: &mut Arena) -> uform_me
         directory: v.directory.as_deref().map_or(std::ptr::null(), |s| arena.string(s)),
         job: v.job.as_deref().map_or(std::ptr::null(), |s| arena.string(s)),
         timeout_seconds: v.timeout_seconds.unwrap_or_default(),
+        group: v.group.as_deref().map_or(std::ptr::null(), |s| arena.string(s)),
     }
 }
 

@@ -96,6 +96,18 @@ typedef enum uform_residency_t {
 /**
  * One process's place among the processes of a run, made once and borrowed by every trainer.
  *
+ * Trust model: the processes of a run meet in a directory they all see, often one shared with other users
+ * (`/tmp`, a cluster's scratch or an NFS home), and must share its user, or with the `group` option of
+ * `uform_mesh_options_t` one group. The job directory must be a real directory, never a symbolic link (a link
+ * is a conflict naming what it points to, and nothing is written). It must belong to this process's user and
+ * be writable by nobody else (with a group: belong to that group and be writable by no one outside it); one
+ * that another user owns or could write to is a conflict naming its owner and mode. New job directories are
+ * made 0700 and records 0600 (with a group, 2770 and 0640). A record whose file belongs to someone else is
+ * ignored, never counted as a peer, and named in the timeout error. A run removes only the entries it
+ * created, by name. The mesh does not protect against a process of the same user or of a member of the group,
+ * which can read the records and join or break the run, nor does it authenticate processes on other hosts
+ * beyond the owner the shared file system reports.
+ *
  * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
  * overlap; `uform_mesh_free` waits for none of them and makes the later ones fail as freed.
  *
@@ -159,6 +171,12 @@ typedef struct uform_mesh_options_t {
     const char *job;
     /** Seconds any wait for a peer lasts before the call fails; absent derives 120. Zero means absent. */
     uint32_t timeout_seconds;
+    /**
+     * The group, by name or numeric gid, whose members may join the run; absent means only this process's
+     * user may. With it the job directory is made 2770 and owned by the group, and records 0640, so processes
+     * of different users of one group meet; this process must belong to the group. NULL means absent.
+     */
+    const char *group;
 } uform_mesh_options_t;
 
 /** One GPU this process can drive. */

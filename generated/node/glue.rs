@@ -16,6 +16,7 @@ impl FromJs for uform_core::MeshOptions {
             directory: optional::<String>(object.field("directory")?, "directory")?,
             job: optional::<String>(object.field("job")?, "job")?,
             timeout_seconds: optional::<u32>(object.field("timeoutSeconds")?, "timeoutSeconds")?,
+            group: optional::<String>(object.field("group")?, "group")?,
         })
     }
 }
@@ -29,6 +30,7 @@ impl ToJs for uform_core::MeshOptions {
         object.set_optional("directory", self.directory.as_ref())?;
         object.set_optional("job", self.job.as_ref())?;
         object.set_optional("timeoutSeconds", self.timeout_seconds.as_ref())?;
+        object.set_optional("group", self.group.as_ref())?;
         Ok(object.finish())
     }
 }

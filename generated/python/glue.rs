@@ -14,6 +14,7 @@ fn mesh_options_from_kwargs(
     directory: Option<&Bound<'_, PyAny>>,
     job: Option<&Bound<'_, PyAny>>,
     timeout_seconds: Option<&Bound<'_, PyAny>>,
+    group: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<uform_core::MeshOptions> {
     let _ = py;
     Ok(uform_core::MeshOptions {
@@ -23,6 +24,7 @@ fn mesh_options_from_kwargs(
         directory: opt(directory, "directory", arg_path)?,
         job: opt(job, "job", arg_string)?,
         timeout_seconds: opt(timeout_seconds, "timeout_seconds", arg_u32)?,
+        group: opt(group, "group", arg_string)?,
     })
 }
 
@@ -38,6 +40,7 @@ fn mesh_options_from_py(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<uf
     let directory = map.get_item("directory")?;
     let job = map.get_item("job")?;
     let timeout_seconds = map.get_item("timeout_seconds")?;
+    let group = map.get_item("group")?;
     mesh_options_from_kwargs(
         value.py(),
         host_domain_index.as_ref(),
@@ -46,6 +49,7 @@ fn mesh_options_from_py(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<uf
         directory.as_ref(),
         job.as_ref(),
         timeout_seconds.as_ref(),
+        group.as_ref(),
     )
 }
 
@@ -59,6 +63,7 @@ fn mesh_options_to_py<'py>(py: Python<'py>, value: &uform_core::MeshOptions) -> 
     if value.directory.is_some() { fields.set_item("directory", match &value.directory { Some(v) => py_value(py, v.as_str()), None => Ok(py.None().into_bound(py)) }?)?; }
     if value.job.is_some() { fields.set_item("job", match &value.job { Some(v) => py_value(py, v.as_str()), None => Ok(py.None().into_bound(py)) }?)?; }
     if value.timeout_seconds.is_some() { fields.set_item("timeout_seconds", match &value.timeout_seconds { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
+    if value.group.is_some() { fields.set_item("group", match &value.group { Some(v) => py_value(py, v.as_str()), None => Ok(py.None().into_bound(py)) }?)?; }
     py_value(py, fields)
 }
 
@@ -307,11 +312,11 @@ pub struct Mesh {
 impl Mesh {
     /// Joins this process to the run's mesh, once every process has joined.
     #[staticmethod]
-    #[pyo3(signature = (executor, *, host_domain_index=None, host_domain_count=None, gpus_per_multimem_domain=None, directory=None, job=None, timeout_seconds=None))]
+    #[pyo3(signature = (executor, *, host_domain_index=None, host_domain_count=None, gpus_per_multimem_domain=None, directory=None, job=None, timeout_seconds=None, group=None))]
     #[allow(clippy::too_many_arguments)]
-    fn bootstrap(py: Python<'_>, executor: Bound<'_, Executor>, host_domain_index: Option<Bound<'_, PyAny>>, host_domain_count: Option<Bound<'_, PyAny>>, gpus_per_multimem_domain: Option<Bound<'_, PyAny>>, directory: Option<Bound<'_, PyAny>>, job: Option<Bound<'_, PyAny>>, timeout_seconds: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
+    fn bootstrap(py: Python<'_>, executor: Bound<'_, Executor>, host_domain_index: Option<Bound<'_, PyAny>>, host_domain_count: Option<Bound<'_, PyAny>>, gpus_per_multimem_domain: Option<Bound<'_, PyAny>>, directory: Option<Bound<'_, PyAny>>, job: Option<Bound<'_, PyAny>>, timeout_seconds: Option<Bound<'_, PyAny>>, group: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
         let executor_core = &executor.get().core;
-        let options = mesh_options_from_kwargs(py, host_domain_index.as_ref(), host_domain_count.as_ref(), gpus_per_multimem_domain.as_ref(), directory.as_ref(), job.as_ref(), timeout_seconds.as_ref())?;
+        let options = mesh_options_from_kwargs(py, host_domain_index.as_ref(), host_domain_count.as_ref(), gpus_per_multimem_domain.as_ref(), directory.as_ref(), job.as_ref(), timeout_seconds.as_ref(), group.as_ref())?;
         let value = py.detach(|| guard(|| uform_core::Mesh::bootstrap(executor_core, options))).map_err(|e| raise(py, e))?;
         Ok(Self { core: value, _borrowed: vec![executor.clone().into_any().unbind()] })
     }

@@ -130,7 +130,21 @@ const MESH_FINALIZER = new FinalizationRegistry((compiled) => {
     }
 });
 
-/** One process's place among the processes of a run, made once and borrowed by every trainer. */
+/**
+ * One process's place among the processes of a run, made once and borrowed by every trainer.
+ *
+ * Trust model: the processes of a run meet in a directory they all see, often one shared with other users
+ * (`/tmp`, a cluster's scratch or an NFS home), and must share its user, or with the `group` option of
+ * `MeshOptions` one group. The job directory must be a real directory, never a symbolic link (a link is a
+ * conflict naming what it points to, and nothing is written). It must belong to this process's user and be
+ * writable by nobody else (with a group: belong to that group and be writable by no one outside it); one that
+ * another user owns or could write to is a conflict naming its owner and mode. New job directories are made
+ * 0700 and records 0600 (with a group, 2770 and 0640). A record whose file belongs to someone else is
+ * ignored, never counted as a peer, and named in the timeout error. A run removes only the entries it
+ * created, by name. The mesh does not protect against a process of the same user or of a member of the group,
+ * which can read the records and join or break the run, nor does it authenticate processes on other hosts
+ * beyond the owner the shared file system reports.
+ */
 class Mesh {
     #compiled;
     #handle;

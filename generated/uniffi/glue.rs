@@ -21,6 +21,7 @@ pub struct MeshOptions {
     pub directory: Option<String>,
     pub job: Option<String>,
     pub timeout_seconds: Option<u32>,
+    pub group: Option<String>,
 }
 
 impl From<MeshOptions> for uform_core::MeshOptions {
@@ -32,6 +33,7 @@ impl From<MeshOptions> for uform_core::MeshOptions {
             directory: value.directory,
             job: value.job,
             timeout_seconds: value.timeout_seconds,
+            group: value.group,
         }
     }
 }
@@ -44,6 +46,7 @@ impl From<uform_core::MeshOptions> for MeshOptions {
             directory: value.directory,
             job: value.job,
             timeout_seconds: value.timeout_seconds,
+            group: value.group,
         }
     }
 }

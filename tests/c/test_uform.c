@@ -398,6 +398,44 @@ static void test_17_records_compare(void) {
     CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
 }
 
+/* 18. A mesh on a shared directory: a job name planted as a symbolic link to another folder is refused as a conflict
+ * naming the link and its target, and nothing is written there; an unknown `group` is an invalid argument. */
+static void test_18_mesh_planted_link(void) {
+    char dir[1024], victim[1024], data[1200], link[1200];
+    make_scratch(dir, sizeof dir, "planted");
+    make_scratch(victim, sizeof victim, "victim");
+    snprintf(data, sizeof data, "%s/data.txt", victim);
+    snprintf(link, sizeof link, "%s/job1", dir);
+    FILE *file = fopen(data, "w");
+    CHECK(file != NULL);
+    if (file) fclose(file);
+    CHECK(symlink(victim, link) == 0);
+    uform_executor_t *executor = NULL;
+    uform_mesh_t *mesh = NULL;
+    CHECK_STATUS(uform_executor_for_ram(NULL, &executor), UFORM_STATUS_OK);
+    uform_mesh_options_t options;
+    memset(&options, 0, sizeof options);
+    options.host_domain_count = 2;
+    options.directory = dir;
+    options.job = "job1";
+    options.timeout_seconds = 5;
+    CHECK_STATUS(uform_mesh_bootstrap(executor, &options, &mesh), UFORM_STATUS_CONFLICT);
+    CHECK(says("symbolic link") && says(victim) && says("nothing was written"));
+    CHECK(mesh == NULL);
+    CHECK(directory_entries(victim) == 1); /* only data.txt */
+    CHECK(directory_entries(dir) == 1);    /* only the link, as it was */
+    options.job = "fresh";
+    options.group = "uform-no-such-group";
+    CHECK_STATUS(uform_mesh_bootstrap(executor, &options, &mesh), UFORM_STATUS_INVALID_ARGUMENT);
+    CHECK(says("group"));
+    CHECK(directory_entries(dir) == 1);
+    CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
+    unlink(link);
+    unlink(data);
+    rmdir(victim);
+    rmdir(dir);
+}
+
 struct test {
     const char *name;
     void (*run)(void);
@@ -428,6 +466,7 @@ int main(int argc, char **argv) {
         {"test_15_executor_under_live_mesh", test_15_executor_under_live_mesh, 0},
         {"test_16_error_kinds_and_messages", test_16_error_kinds_and_messages, 0},
         {"test_17_records_compare", test_17_records_compare, 0},
+        {"test_18_mesh_planted_link", test_18_mesh_planted_link, 0},
     };
     int passed = 0, ran = 0;
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

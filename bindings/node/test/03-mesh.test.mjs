@@ -1,7 +1,7 @@
 // Scenarios 11–15: meshes of one process and of several.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync, symlinkSync, lstatSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -122,4 +122,22 @@ test('15 [Symbol.dispose] frees the mesh; freeing the executor under a live mesh
     throwsUForm(() => mesh.describe(), 'freed_handle');
     executor.free();
     throwsUForm(() => executor.drain(), 'freed_handle');
+});
+
+test('18 a job name planted as a link to another folder is refused as a conflict, and nothing is written there', () => {
+    const executor = Executor.forRam({ threads: 1 });
+    const directory = scratch('uform-node-18');
+    const victim = scratch('uform-node-18-victim');
+    writeFileSync(join(victim, 'data.txt'), 'precious');
+    symlinkSync(victim, join(directory, 'job1'));
+    const options = { hostDomainIndex: 0, hostDomainCount: 2, directory, job: 'job1', timeoutSeconds: 5 };
+    throwsUForm(() => Mesh.bootstrap(executor, options), 'conflict', 'symbolic link', victim, 'nothing was written');
+    assert.deepEqual(readdirSync(victim), ['data.txt']);
+    assert.equal(readFileSync(join(victim, 'data.txt'), 'utf8'), 'precious');
+    assert.deepEqual(readdirSync(directory), ['job1']);
+    assert.ok(lstatSync(join(directory, 'job1')).isSymbolicLink());
+    // The `group` option crosses the binding: a group this host does not know is an invalid argument.
+    throwsUForm(() => Mesh.bootstrap(executor, { ...options, job: 'fresh', group: 'uform-no-such-group' }), 'invalid_argument', 'group');
+    assert.deepEqual(readdirSync(directory), ['job1']);
+    executor.free();
 });

@@ -292,6 +292,25 @@ def test_12_peers_need_a_directory_and_a_job(mesh_dir: pathlib.Path) -> None:
     assert os.listdir(mesh_dir) == []
 
 
+def test_18_a_job_name_planted_as_a_link_is_refused(mesh_dir: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "data.txt").write_text("precious")
+    (mesh_dir / "job1").symlink_to(victim)
+    with Executor.for_ram(threads=1) as executor:
+        with pytest.raises(uform.ConflictError) as caught:
+            Mesh.bootstrap(executor, directory=mesh_dir, job="job1", host_domain_index=0, host_domain_count=2, timeout_seconds=5)
+        message = str(caught.value)
+        assert "symbolic link" in message and str(victim) in message and "nothing was written" in message, message
+        # The `group` option crosses the binding: a group this host does not know is an invalid argument.
+        with pytest.raises(uform.InvalidArgumentError) as caught_group:
+            Mesh.bootstrap(executor, directory=mesh_dir, job="fresh", host_domain_count=2, group="uform-no-such-group")
+        assert "group" in str(caught_group.value)
+    assert os.listdir(victim) == ["data.txt"]
+    assert (victim / "data.txt").read_text() == "precious"
+    assert os.listdir(mesh_dir) == ["job1"] and (mesh_dir / "job1").is_symlink()
+
+
 def test_13_a_peer_that_never_comes_times_out(mesh_dir: pathlib.Path) -> None:
     with Executor.for_ram(threads=1) as executor:
         started = time.monotonic()

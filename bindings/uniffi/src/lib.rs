@@ -53,6 +53,7 @@ mod tests {
             directory: Some("/d".into()),
             job: Some("j".into()),
             timeout_seconds: Some(3),
+            group: Some("staff".into()),
         };
         let core: uform_core::MeshOptions = options.clone().into();
         assert_eq!(MeshOptions::from(core), options);

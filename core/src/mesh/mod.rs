@@ -14,6 +14,7 @@
 //! `directory`: not empty, not `.` or `..`, no `/`, `\` or NUL. Two runs that overlap in time must use different
 //! job names; two different jobs in one directory never see each other's files.
 //!
+//! `directory` is opened once and the job directory is reached relative to it, never through a link: see *Trust*.
 //! Each process, in `directory/job/`:
 //!
 //! 1. removes the records of this machine whose process is gone (see *Stale runs*), then writes its record
@@ -50,7 +51,7 @@
 //! - **Processes that left.** A record with a `done-<index>-<nonce>` marker belongs to a process that has left its
 //!   run: it never conflicts with anyone, and it only fills its index when no live record claims it and its own
 //!   ready marker confirms the roster being formed (true of a peer of this run that finished early, never of an
-//!   earlier run). Such leftovers go with the directory when the next run using the job name finishes.
+//!   earlier run). Such leftovers of another machine stay until removed by hand: a run removes only its own entries.
 //! - **Records that cannot be proven stale** (another machine, not marked done) count as live. They can never
 //!   complete a run, since their process would have to confirm the new nonces; at worst peers wait until the new
 //!   process of that index arrives (on the old record's machine it removes it), or a conflict error names the file
@@ -58,16 +59,44 @@
 //!
 //! # Leaving
 //!
-//! [`Mesh::free`] (or dropping the last clone without it) writes `done-<index>-<nonce>`. A process that then finds
-//! every member of its roster done, or gone from this machine, claims `closing-<roster hash>` with an exclusive
-//! create (one winner), checks that the directory at the path is still the one it joined (device and inode), renames
-//! it to a unique tombstone `directory/.uform-removed-…` and removes that, so a re-run with the same job name never
-//! sees a half-removed directory and can start at once. The directory is never removed while a member is still
-//! joining: a member writes its done marker only after its own bootstrap returned, and a bootstrap returns only
-//! after every member confirmed.
+//! [`Mesh::free`] (or dropping the last clone without it) writes `done-<index>-<nonce>`, through a descriptor of the
+//! job directory it joined (device and inode checked, its own record still there), so nothing lands in a directory
+//! made since. A process that then finds every member of its roster done, or gone from this machine, claims
+//! `closing-<roster hash>` with an exclusive create (one winner) and removes, by name, only this run's entries: the
+//! members' records first (so a re-run with the same job name arriving meanwhile never sees a member without its
+//! markers), then their ready and done markers, then the claim, and last the job directory when that left it empty
+//! and it is still the one joined. Anything else in it (another user's file, an earlier run's leftovers) stays, and
+//! so does the directory. The directory is never emptied while a member is still joining: a member writes its done
+//! marker only after its own bootstrap returned, and a bootstrap returns only after every member confirmed.
 //!
 //! Leaving does not wait for peers; a peer that dies after joining is not noticed by the others (the mesh holds no
 //! connection), and the last survivor on its machine removes the directory as if it had left.
+//!
+//! # Trust
+//!
+//! A run's processes must see one directory and share one user, or with the `group` option one group; nobody else can
+//! join, read its records or break it:
+//!
+//! - the job directory must be a real directory: a symbolic link (or any other file) at `directory/job` is a conflict
+//!   naming the path and what it points to, and nothing is written anywhere;
+//! - without `group` it must belong to this process's user and be writable by nobody else; a new one is made `0700`
+//!   and its records and markers `0600`. One that belongs to another user, or is writable by its group or others, is
+//!   a conflict naming its owner and mode, and nothing is written;
+//! - with `group` (a group name or a numeric gid this process belongs to) it must belong to that group, be writable
+//!   by no one outside it, and be owned by this user, root or a member; a new one is made `2770` (setgid, so every
+//!   entry inherits the group) and records `0640`. Processes of different users of the group then meet. In a
+//!   sticky directory such as `/tmp` only the job directory's owner may remove it, so a run whose last member is
+//!   another user leaves the empty job directory behind, for the next run of that job to reuse; a directory
+//!   writable by the group avoids that;
+//! - a record counts only when its file belongs to the job directory's owner (with `group`: to this user, root or a
+//!   member of the group) and is a plain file; any other is ignored, never counted as a peer, and named in the
+//!   timeout error;
+//! - files are read, written and removed relative to a descriptor of the job directory opened without following
+//!   links and checked on every look, so a directory swapped in between two looks is checked again.
+//!
+//! The mesh does not protect against a process of the same user (or, with `group`, of a member of the group): it can
+//! read and remove records and join or break the run. Nor does it authenticate peers on other machines: a shared file
+//! system's idea of a uid is what it checks. Markers carry no owner check beyond the job directory's permissions.
 //!
 //! # Life cycle
 //!
@@ -83,10 +112,12 @@
 //! argument. `multimemTier` is `SwitchReduced` only when the run has a GPU and every GPU of every host reports NVLink
 //! multicast support, otherwise `PeerRead`.
 
+mod folder;
 mod host;
 mod options;
 mod record;
 mod rendezvous;
+mod users;
 
 pub use options::mesh_options_from_lookup;
 

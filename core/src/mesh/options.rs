@@ -24,12 +24,8 @@ pub(crate) struct Rendezvous {
     pub directory: PathBuf,
     pub job: String,
     pub timeout: Duration,
-}
-
-impl Rendezvous {
-    pub fn job_path(&self) -> PathBuf {
-        self.directory.join(&self.job)
-    }
+    /// The `group` option as given (a name or a gid), resolved when joining.
+    pub group: Option<String>,
 }
 
 /// Checks `options` in the order a reader would: zeros, then the count and the index, then where peers meet.
@@ -78,8 +74,15 @@ pub(crate) fn plan(options: &MeshOptions) -> Result<Plan> {
             }
             Some(job) => check_job(job)?,
         };
+        let group = match options.group.as_deref() {
+            Some("") => return Err(Error::invalid_argument("group", "must not be empty")),
+            Some(g) if g.contains('\0') => {
+                return Err(Error::invalid_argument("group", format!("must not contain a NUL byte, got {g:?}")))
+            }
+            other => other.map(str::to_string),
+        };
         let seconds = options.timeout_seconds.unwrap_or(DEFAULT_TIMEOUT_SECONDS);
-        Some(Rendezvous { directory, job, timeout: Duration::from_secs(u64::from(seconds)) })
+        Some(Rendezvous { directory, job, timeout: Duration::from_secs(u64::from(seconds)), group })
     };
     Ok(Plan { index, count, gpus_per_multimem_domain: options.gpus_per_multimem_domain, rendezvous })
 }
@@ -207,7 +210,11 @@ mod tests {
         let p = plan(&ok).unwrap();
         let r = p.rendezvous.unwrap();
         assert_eq!(r.timeout, Duration::from_secs(120));
-        assert_eq!(r.job_path(), PathBuf::from("/tmp/run 7"));
+        assert_eq!((r.directory, r.job.as_str(), r.group), (PathBuf::from("/tmp"), "run 7", None));
+        let grouped = plan(&MeshOptions { group: Some("staff".into()), ..ok.clone() }).unwrap();
+        assert_eq!(grouped.rendezvous.unwrap().group.as_deref(), Some("staff"));
+        invalid(MeshOptions { group: Some(String::new()), ..ok.clone() }, "group");
+        invalid(MeshOptions { group: Some("a\0b".into()), ..ok.clone() }, "group");
         assert_eq!(plan(&MeshOptions { host_domain_index: None, ..ok.clone() }).map(|p| p.index).ok(), Some(0));
         invalid(MeshOptions { host_domain_index: Some(2), ..ok.clone() }, "hostDomainIndex");
         invalid(MeshOptions { directory: None, ..ok.clone() }, "directory");

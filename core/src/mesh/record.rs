@@ -9,16 +9,14 @@
 //! | `.tmp-<nonce>-<n>`               | a record being written| a partial record, never read                 |
 //!
 //! Markers carry their whole meaning in their names and appear atomically with one `open(O_CREAT | O_EXCL)`; a
-//! record appears atomically with `rename`. Nothing is ever rewritten in place, so a reader that caches what it
+//! record appears atomically with `rename` (both through [`super::folder`], relative to the job directory's descriptor
+//! and never through a link). Nothing is ever rewritten in place, so a reader that caches what it
 //! parsed by file name never reads a stale version.
 
 use crate::error::{Error, Result};
 use crate::types::GpuDevice;
 use serde::{Deserialize, Serialize};
-use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The version of the record layout; a record of another version is a conflict, never guessed at.
 pub(crate) const RECORD_VERSION: u32 = 1;
@@ -136,56 +134,9 @@ pub(crate) fn roster_hash(members: &[(u32, &str)]) -> String {
     format!("{hash:016x}")
 }
 
-/// Writes `record` as `job/name`: a uniquely named temporary file in the same directory, written and synced, renamed
-/// into place, and the directory synced, so readers see all of it or nothing.
-pub(crate) fn write_record(job: &Path, name: &str, record: &Record) -> std::io::Result<()> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let text = serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?;
-    let temporary = job.join(format!(".tmp-{}-{}", record.nonce, COUNTER.fetch_add(1, Ordering::Relaxed)));
-    let result = (|| {
-        let mut file = OpenOptions::new().write(true).create_new(true).open(&temporary)?;
-        file.write_all(&text)?;
-        file.sync_all()?;
-        drop(file);
-        std::fs::rename(&temporary, job.join(name))?;
-        sync_directory(job)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    result
-}
-
-/// Creates the empty marker `job/name`; an existing one is fine.
-pub(crate) fn write_marker(job: &Path, name: &str) -> std::io::Result<()> {
-    match OpenOptions::new().write(true).create_new(true).open(job.join(name)) {
-        Ok(_) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(e),
-    }
-}
-
-/// Creates `job/name` only if nobody has: `Ok(true)` for the one caller that did.
-pub(crate) fn claim(job: &Path, name: &str) -> std::io::Result<bool> {
-    match OpenOptions::new().write(true).create_new(true).open(job.join(name)) {
-        Ok(_) => Ok(true),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-        Err(e) => Err(e),
-    }
-}
-
-pub(crate) fn sync_directory(path: &Path) -> std::io::Result<()> {
-    File::open(path)?.sync_all()
-}
-
-/// Reads and parses a record; `Ok(None)` when the file vanished since it was listed.
-pub(crate) fn read_record(path: &Path) -> Result<Option<Record>> {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io("reading the mesh record", path, &e)),
-    };
-    let record: Record = serde_json::from_slice(&bytes).map_err(|e| {
+/// Parses a record read from `path` (named in messages).
+pub(crate) fn parse_record(path: &Path, bytes: &[u8]) -> Result<Record> {
+    let record: Record = serde_json::from_slice(bytes).map_err(|e| {
         Error::conflict(format!(
             "the mesh record `{}` cannot be read ({e}); it was not written by this version of UForm: remove it",
             path.display()
@@ -199,7 +150,7 @@ pub(crate) fn read_record(path: &Path) -> Result<Option<Record>> {
             record.version
         )));
     }
-    Ok(Some(record))
+    Ok(record)
 }
 
 #[cfg(test)]

@@ -1,12 +1,12 @@
 //! Joining and leaving a job directory: the protocol the module documentation describes.
 
+use super::folder::{Content, Folder, JobDir};
 use super::host::process_alive;
 use super::options::Rendezvous;
 use super::record::{self, Name, Record};
+use super::users;
 use crate::error::{Error, Result};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// The first and the longest pause between two looks at the job directory.
@@ -20,10 +20,10 @@ const CONFLICT_LINGER: Duration = Duration::from_millis(100);
 /// A process's membership of a run, from a successful join until it leaves.
 #[derive(Debug)]
 pub(crate) struct Joined {
-    pub directory: PathBuf,
-    pub job_path: PathBuf,
-    /// (device, inode) of the job directory this process joined, so it never removes another run's directory.
-    pub inode: (u64, u64),
+    /// The open mesh directory and the job's name in it.
+    pub dir: JobDir,
+    /// (device, inode) of the job directory this process joined, so it never touches another run's directory.
+    pub id: (u64, u64),
     pub me: Record,
     /// One record per index, in index order.
     pub roster: Vec<Record>,
@@ -32,11 +32,15 @@ pub(crate) struct Joined {
 
 struct Watch<'a> {
     rendezvous: &'a Rendezvous,
-    job_path: PathBuf,
+    dir: JobDir,
+    /// The job directory as the latest look opened it; `None` when it was not there.
+    folder: Option<Folder>,
     me: Record,
     my_name: String,
     /// Parsed records by file name; a name is written once, so a cached parse never goes stale.
     cache: HashMap<String, Record>,
+    /// Records that never count (another owner, a link, not a plain file), by file name, with the reason.
+    ignored: BTreeMap<String, String>,
     /// Why an index lost its record: its process on this machine was gone.
     departed: BTreeMap<u32, String>,
     last_liveness: Option<Instant>,
@@ -101,47 +105,32 @@ pub(crate) fn join(
     me: Record,
     shape_check: &dyn Fn(&[Record]) -> Result<()>,
 ) -> Result<Joined> {
-    let directory = &rendezvous.directory;
-    match std::fs::metadata(directory) {
-        Ok(m) if m.is_dir() => {}
-        Ok(_) => {
-            return Err(Error::io(
-                "using as the mesh directory",
-                directory,
-                &std::io::Error::from_raw_os_error(libc::ENOTDIR),
-            ))
-        }
-        Err(e) => return Err(Error::io("opening the mesh directory", directory, &e)),
-    }
-    let job_path = rendezvous.job_path();
+    let group = rendezvous.group.as_deref().map(users::resolve_group).transpose()?;
+    let dir = JobDir::open_base(&rendezvous.directory, &rendezvous.job, group)?;
     let my_name = record::member_name(me.index, &me.nonce);
     let mut watch = Watch {
         rendezvous,
-        job_path,
+        dir,
+        folder: None,
         me,
         my_name,
         cache: HashMap::new(),
+        ignored: BTreeMap::new(),
         departed: BTreeMap::new(),
         last_liveness: None,
         confirmed: None,
     };
     let deadline = Instant::now() + rendezvous.timeout;
-    // Nothing of this process exists until the job directory does; from then on every failure, whatever call it
-    // comes from, takes this process's files along (and the directory when that empties it).
-    watch.ensure_directory()?;
+    // Nothing of this process exists until the job directory does, and a job directory that is a link or that
+    // someone else could write to is refused before anything is written; from then on every failure, whatever call
+    // it comes from, takes this process's files along (and the directory when that empties it).
+    watch.folder = Some(watch.dir.open_or_create()?);
     match watch.meet(deadline, shape_check) {
-        Ok((roster, roster_hash)) => match inode(&watch.job_path) {
-            Ok(inode) => Ok(Joined {
-                directory: rendezvous.directory.clone(),
-                job_path: watch.job_path.clone(),
-                inode,
-                me: watch.me.clone(),
-                roster,
-                roster_hash,
-            }),
-            Err(e) => {
+        Ok((roster, roster_hash)) => match watch.folder.as_ref().map(|f| f.id) {
+            Some(id) => Ok(Joined { dir: watch.dir, id, me: watch.me, roster, roster_hash }),
+            None => {
                 watch.abandon();
-                Err(Error::io("reading the job directory", &watch.job_path, &e))
+                Err(Error::internal("the job directory vanished as the run formed"))
             }
         },
         Err(error) => {
@@ -155,14 +144,14 @@ pub(crate) fn join(
     }
 }
 
-fn inode(path: &Path) -> std::io::Result<(u64, u64)> {
-    let m = std::fs::metadata(path)?;
-    Ok((m.dev(), m.ino()))
-}
-
 impl Watch<'_> {
     fn io(&self, action: &str, err: &std::io::Error) -> Error {
-        Error::io(action, &self.job_path, err)
+        Error::io(action, &self.dir.path, err)
+    }
+
+    /// The job directory of the latest look, which a look that goes on to act on it always has.
+    fn folder(&self) -> Result<&Folder> {
+        self.folder.as_ref().ok_or_else(|| Error::internal("the mesh acted on a job directory it had not opened"))
     }
 
     /// Writes this process's record and polls until the roster is confirmed by every member (its records and hash),
@@ -199,44 +188,36 @@ impl Watch<'_> {
         }
     }
 
-    fn ensure_directory(&self) -> Result<()> {
-        match std::fs::create_dir(&self.job_path) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && self.job_path.is_dir() => Ok(()),
-            Err(e) => Err(self.io("creating the job directory", &e)),
-        }
-    }
-
     fn write_own(&mut self) -> Result<()> {
-        match record::write_record(&self.job_path, &self.my_name, &self.me) {
-            Ok(()) => Ok(()),
-            // The directory was removed under us (the last process of an earlier run leaving): make it again.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                self.ensure_directory()?;
+        let text = serde_json::to_vec_pretty(&self.me).map_err(|e| Error::internal(format!("a mesh record: {e}")))?;
+        for attempt in 0..2 {
+            if self.folder.is_none() || attempt > 0 {
+                // The directory was removed under us (the last process of an earlier run leaving): make it again.
+                self.folder = Some(self.dir.open_or_create()?);
                 self.confirmed = None;
-                record::write_record(&self.job_path, &self.my_name, &self.me)
-                    .map_err(|e| self.io("writing this process's mesh record into", &e))
             }
-            Err(e) => Err(self.io("writing this process's mesh record into", &e)),
+            match self.dir.write_atomically(self.folder()?, &self.my_name, &self.me.nonce, &text) {
+                Ok(()) => return Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && attempt == 0 => continue,
+                Err(e) => return Err(self.io("writing this process's mesh record into", &e)),
+            }
         }
+        unreachable!("the second attempt returns")
     }
 
-    /// Lists the directory by opening it again (a shared file system may cache an open handle's view).
-    fn list(&self) -> Result<Listing> {
+    /// Lists the directory by opening it again (a shared file system may cache an open handle's view); a job
+    /// directory that became a link or writable by others in the meantime is refused.
+    fn list(&mut self) -> Result<Listing> {
         let mut names = BTreeSet::new();
         let mut done = HashSet::new();
-        let entries = match std::fs::read_dir(&self.job_path) {
-            Ok(entries) => entries,
+        self.folder = self.dir.open()?;
+        let Some(folder) = &self.folder else { return Ok(Listing { names, done }) };
+        let listed = match folder.list() {
+            Ok(listed) => listed,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Listing { names, done }),
             Err(e) => return Err(self.io("listing the job directory", &e)),
         };
-        for entry in entries {
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(self.io("listing the job directory", &e)),
-            };
-            let Ok(name) = entry.file_name().into_string() else { continue };
+        for name in listed {
             if let Name::Done { index, nonce } = record::parse_name(&name) {
                 done.insert((index, nonce));
             }
@@ -248,10 +229,21 @@ impl Watch<'_> {
     /// Parses new records, forgets vanished ones and, when due, removes this machine's records whose process is gone.
     fn refresh(&mut self, listing: &Listing, force_liveness: bool) -> Result<()> {
         self.cache.retain(|name, _| listing.names.contains(name));
+        self.ignored.retain(|name, _| listing.names.contains(name));
+        let Some(folder) = &self.folder else { return Ok(()) };
         for name in &listing.names {
-            if matches!(record::parse_name(name), Name::Member { .. }) && !self.cache.contains_key(name) {
-                if let Some(r) = record::read_record(&self.job_path.join(name))? {
-                    self.cache.insert(name.clone(), r);
+            let new = !self.cache.contains_key(name) && !self.ignored.contains_key(name);
+            if new && matches!(record::parse_name(name), Name::Member { .. }) {
+                let path = self.dir.path.join(name);
+                match self.dir.read(folder, name) {
+                    Ok(Content::Gone) => {}
+                    Ok(Content::Ignored(why)) => {
+                        self.ignored.insert(name.clone(), why);
+                    }
+                    Ok(Content::Bytes(bytes)) => {
+                        self.cache.insert(name.clone(), record::parse_record(&path, &bytes)?);
+                    }
+                    Err(e) => return Err(Error::io("reading the mesh record", &path, &e)),
                 }
             }
         }
@@ -275,8 +267,8 @@ impl Watch<'_> {
             .map(|(n, r)| (n.clone(), r.clone()))
             .collect();
         for (name, r) in stale {
-            remove_files_of(&self.job_path, &listing.names, r.index, &r.nonce);
-            let _ = std::fs::remove_file(self.job_path.join(&name));
+            remove_files_of(folder, &listing.names, r.index, &r.nonce);
+            folder.remove(&name);
             self.cache.remove(&name);
             if r.count == self.me.count {
                 self.departed.insert(
@@ -358,10 +350,10 @@ impl Watch<'_> {
         let hash = record::roster_hash(&pairs);
         if self.confirmed.as_ref().map(|(h, _)| h) != Some(&hash) {
             let name = record::ready_name(self.me.index, &self.me.nonce, &hash);
-            record::write_marker(&self.job_path, &name).map_err(|e| self.io("writing a ready marker into", &e))?;
+            let folder = self.folder()?;
+            self.dir.mark(folder, &name).map_err(|e| self.io("writing a ready marker into", &e))?;
             if let Some((old, _)) = &self.confirmed {
-                let _ =
-                    std::fs::remove_file(self.job_path.join(record::ready_name(self.me.index, &self.me.nonce, old)));
+                folder.remove(&record::ready_name(self.me.index, &self.me.nonce, old));
             }
             self.confirmed = Some((hash.clone(), members.clone()));
         }
@@ -380,7 +372,7 @@ impl Watch<'_> {
 
     fn check_agreement(&self, name: &str, r: &Record) -> Result<()> {
         let me = &self.me;
-        let path = self.job_path.join(name);
+        let path = self.dir.path.join(name);
         if r.count != me.count {
             return Err(Error::conflict(format!(
                 "peers of job `{}` disagree on `hostDomainCount`: this process {} at index {} says {}, {} at index {} \
@@ -415,7 +407,7 @@ impl Watch<'_> {
 
     fn duplicate_error(&self, index: u32, claims: &[(&String, &Record)]) -> Error {
         let described: Vec<String> =
-            claims.iter().map(|(name, r)| format!("{} in `{}`", r.who(), self.job_path.join(name).display())).collect();
+            claims.iter().map(|(name, r)| format!("{} in `{}`", r.who(), self.dir.path.join(name).display())).collect();
         Error::conflict(format!(
             "host domain index {index} of job `{}` is claimed by {} processes: {}; every process of a run needs its \
              own `hostDomainIndex`, and two concurrent runs need different `job` names (if one of these processes \
@@ -458,50 +450,63 @@ impl Watch<'_> {
         if !notes.is_empty() {
             message += &format!(" ({})", notes.into_iter().cloned().collect::<Vec<_>>().join("; "));
         }
+        if !self.ignored.is_empty() {
+            let ignored: Vec<String> = self
+                .ignored
+                .iter()
+                .map(|(name, why)| format!("`{}`: {why}", self.dir.path.join(name).display()))
+                .collect();
+            message += &format!("; records ignored, never counted as peers: {}", ignored.join("; "));
+        }
         Error::timeout(message)
     }
 
     /// Removes this process's record and markers, and the job directory when that leaves it empty.
-    fn abandon(&self) {
-        let names = self.list().map(|l| l.names).unwrap_or_default();
-        remove_files_of(&self.job_path, &names, self.me.index, &self.me.nonce);
-        let _ = std::fs::remove_file(self.job_path.join(&self.my_name));
+    fn abandon(&mut self) {
+        // A job directory that is gone, or that is now a link or open to others, holds nothing to take back.
+        let Ok(Some(folder)) = self.dir.open() else { return };
+        let names: BTreeSet<String> = folder.list().unwrap_or_default().into_iter().collect();
+        remove_files_of(&folder, &names, self.me.index, &self.me.nonce);
+        folder.remove(&self.my_name);
         // Fails, as it should, while anything else is inside.
-        let _ = std::fs::remove_dir(&self.job_path);
+        self.dir.remove_if_empty(&folder);
     }
 }
 
 /// Removes the ready and done markers of the process (`index`, `nonce`) among `names`.
-fn remove_files_of(job: &Path, names: &BTreeSet<String>, index: u32, nonce: &str) {
+fn remove_files_of(folder: &Folder, names: &BTreeSet<String>, index: u32, nonce: &str) {
     for name in names {
         let belongs = match record::parse_name(name) {
             Name::Ready { index: i, nonce: n, .. } | Name::Done { index: i, nonce: n } => i == index && n == nonce,
             _ => false,
         };
         if belongs {
-            let _ = std::fs::remove_file(job.join(name));
+            folder.remove(name);
         }
     }
 }
 
 /// Leaves the run: marks this process done and, when every member has left (or its process on this machine is
-/// gone), claims the directory's removal, renames it to a unique tombstone and removes that.
+/// gone), claims the cleanup and removes this run's entries by name, then the job directory if that empties it.
 pub(crate) fn leave(joined: &Joined) -> Result<()> {
-    let job = &joined.job_path;
-    // Our directory is gone already (another member removed it, or someone cleaned up by hand).
-    if inode(job).ok() != Some(joined.inode) {
-        return Ok(());
-    }
+    let dir = &joined.dir;
     let me = &joined.me;
-    match record::write_marker(job, &record::done_name(me.index, &me.nonce)) {
+    // Everything below goes through this one descriptor of the directory this process joined: if it was removed (by
+    // another member, or by hand), every call fails as not found and nothing lands in a directory made since.
+    let folder = match dir.open()? {
+        Some(folder) if folder.id == joined.id && folder.has(&record::member_name(me.index, &me.nonce)) => folder,
+        _ => return Ok(()),
+    };
+    let not_found = |e: &std::io::Error| e.kind() == std::io::ErrorKind::NotFound;
+    match dir.mark(&folder, &record::done_name(me.index, &me.nonce)) {
         Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(Error::io("writing a done marker into", job, &e)),
+        Err(e) if not_found(&e) => return Ok(()),
+        Err(e) => return Err(Error::io("writing a done marker into", &dir.path, &e)),
     }
-    let names: BTreeSet<String> = match std::fs::read_dir(job) {
-        Ok(entries) => entries.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(Error::io("listing the job directory", job, &e)),
+    let names: BTreeSet<String> = match folder.list() {
+        Ok(names) => names.into_iter().collect(),
+        Err(e) if not_found(&e) => return Ok(()),
+        Err(e) => return Err(Error::io("listing the job directory", &dir.path, &e)),
     };
     let all_left = joined.roster.iter().all(|r| {
         names.contains(&record::done_name(r.index, &r.nonce))
@@ -511,37 +516,31 @@ pub(crate) fn leave(joined: &Joined) -> Result<()> {
     if !all_left {
         return Ok(());
     }
-    match record::claim(job, &record::closing_name(&joined.roster_hash)) {
+    let closing = record::closing_name(&joined.roster_hash);
+    match dir.claim(&folder, &closing) {
         Ok(true) => {}
         Ok(false) => return Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(Error::io("claiming the removal of", job, &e)),
+        Err(e) if not_found(&e) => return Ok(()),
+        Err(e) => return Err(Error::io("claiming the removal of", &dir.path, &e)),
     }
-    // Only the claimant gets here, once per directory; the directory at the path is still ours unless it vanished.
-    if inode(job).ok() != Some(joined.inode) {
-        return Ok(());
+    // Only this run's entries go, by name: the records first, so a process of a re-run arriving meanwhile never sees
+    // a member without its markers, then the markers, then the claim. Anything else stays, and so does the directory.
+    let members: HashSet<(u32, &str)> = joined.roster.iter().map(|r| (r.index, r.nonce.as_str())).collect();
+    for r in &joined.roster {
+        folder.remove(&record::member_name(r.index, &r.nonce));
     }
-    let tombstone = joined.directory.join(format!(".uform-removed-{}-{}", me.nonce, joined.roster_hash));
-    match std::fs::rename(job, &tombstone) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(Error::io("moving aside the finished job directory", job, &e)),
-    }
-    // A peer that lost the claim race may still create its claim file inside the tombstone: its path lookup of the
-    // job directory can precede our rename while its exclusive create follows our removal of the winning claim. Such
-    // a straggler is one system call already in flight, so a few retries see the directory empty.
-    let mut attempt = 0;
-    loop {
-        match std::fs::remove_dir_all(&tombstone) {
-            Ok(()) => return Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::DirectoryNotEmpty && attempt < 50 => {
-                attempt += 1;
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            Err(e) => return Err(Error::io("removing the finished job directory", &tombstone, &e)),
+    for name in folder.list().unwrap_or_default() {
+        let ours = match record::parse_name(&name) {
+            Name::Ready { index, nonce, .. } | Name::Done { index, nonce } => members.contains(&(index, &nonce)),
+            _ => false,
+        };
+        if ours {
+            folder.remove(&name);
         }
     }
+    folder.remove(&closing);
+    dir.remove_if_empty(&folder);
+    Ok(())
 }
 
 #[cfg(test)]

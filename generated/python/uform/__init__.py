@@ -68,6 +68,11 @@ class MeshOptions(TypedDict, total=False):
     """The run's unique name, naming one directory inside `directory`; required with peers."""
     timeout_seconds: Optional[int]
     """Seconds any wait for a peer lasts before the call fails; absent derives 120."""
+    group: Optional[str]
+    """The group, by name or numeric gid, whose members may join the run; absent means only this process's user
+    may. With it the job directory is made 2770 and owned by the group, and records 0640, so processes of
+    different users of one group meet; this process must belong to the group.
+    """
 
 
 @_dataclasses.dataclass(frozen=True)

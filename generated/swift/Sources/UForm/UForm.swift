@@ -788,6 +788,18 @@ public func FfiConverterTypeExecutor_lower(_ value: Executor) -> UInt64 {
 /**
  * One process's place among the processes of a run, made once and borrowed by every trainer.
  *
+ * Trust model: the processes of a run meet in a directory they all see, often one shared with other users
+ * (`/tmp`, a cluster's scratch or an NFS home), and must share its user, or with the `group` option of
+ * `MeshOptions` one group. The job directory must be a real directory, never a symbolic link (a link is a
+ * conflict naming what it points to, and nothing is written). It must belong to this process's user and be
+ * writable by nobody else (with a group: belong to that group and be writable by no one outside it); one
+ * that another user owns or could write to is a conflict naming its owner and mode. New job directories are
+ * made 0700 and records 0600 (with a group, 2770 and 0640). A record whose file belongs to someone else is
+ * ignored, never counted as a peer, and named in the timeout error. A run removes only the entries it
+ * created, by name. The mesh does not protect against a process of the same user or of a member of the
+ * group, which can read the records and join or break the run, nor does it authenticate processes on other
+ * hosts beyond the owner the shared file system reports.
+ *
  * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
  * overlap; `Mesh.free` waits for none of them and makes the later ones fail as freed.
  */
@@ -806,6 +818,18 @@ public protocol MeshProtocol: AnyObject, Sendable {
 }
 /**
  * One process's place among the processes of a run, made once and borrowed by every trainer.
+ *
+ * Trust model: the processes of a run meet in a directory they all see, often one shared with other users
+ * (`/tmp`, a cluster's scratch or an NFS home), and must share its user, or with the `group` option of
+ * `MeshOptions` one group. The job directory must be a real directory, never a symbolic link (a link is a
+ * conflict naming what it points to, and nothing is written). It must belong to this process's user and be
+ * writable by nobody else (with a group: belong to that group and be writable by no one outside it); one
+ * that another user owns or could write to is a conflict naming its owner and mode. New job directories are
+ * made 0700 and records 0600 (with a group, 2770 and 0640). A record whose file belongs to someone else is
+ * ignored, never counted as a peer, and named in the timeout error. A run removes only the entries it
+ * created, by name. The mesh does not protect against a process of the same user or of a member of the
+ * group, which can read the records and join or break the run, nor does it authenticate processes on other
+ * hosts beyond the owner the shared file system reports.
  *
  * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
  * overlap; `Mesh.free` waits for none of them and makes the later ones fail as freed.
@@ -1875,6 +1899,12 @@ public struct MeshOptions: Equatable, Hashable {
      * Seconds any wait for a peer lasts before the call fails; absent derives 120.
      */
     public var timeoutSeconds: UInt32?
+    /**
+     * The group, by name or numeric gid, whose members may join the run; absent means only this process's
+     * user may. With it the job directory is made 2770 and owned by the group, and records 0640, so
+     * processes of different users of one group meet; this process must belong to the group.
+     */
+    public var group: String?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -1896,13 +1926,19 @@ public struct MeshOptions: Equatable, Hashable {
          */job: String? = nil, 
         /**
          * Seconds any wait for a peer lasts before the call fails; absent derives 120.
-         */timeoutSeconds: UInt32? = UInt32(120)) {
+         */timeoutSeconds: UInt32? = UInt32(120), 
+        /**
+         * The group, by name or numeric gid, whose members may join the run; absent means only this process's
+         * user may. With it the job directory is made 2770 and owned by the group, and records 0640, so
+         * processes of different users of one group meet; this process must belong to the group.
+         */group: String? = nil) {
         self.hostDomainIndex = hostDomainIndex
         self.hostDomainCount = hostDomainCount
         self.gpusPerMultimemDomain = gpusPerMultimemDomain
         self.directory = directory
         self.job = job
         self.timeoutSeconds = timeoutSeconds
+        self.group = group
     }
 
     
@@ -1926,7 +1962,8 @@ public struct FfiConverterTypeMeshOptions: FfiConverterRustBuffer {
                 gpusPerMultimemDomain: FfiConverterOptionUInt32.read(from: &buf), 
                 directory: FfiConverterOptionString.read(from: &buf), 
                 job: FfiConverterOptionString.read(from: &buf), 
-                timeoutSeconds: FfiConverterOptionUInt32.read(from: &buf)
+                timeoutSeconds: FfiConverterOptionUInt32.read(from: &buf), 
+                group: FfiConverterOptionString.read(from: &buf)
         )
     }
 
@@ -1937,6 +1974,7 @@ public struct FfiConverterTypeMeshOptions: FfiConverterRustBuffer {
         FfiConverterOptionString.write(value.directory, into: &buf)
         FfiConverterOptionString.write(value.job, into: &buf)
         FfiConverterOptionUInt32.write(value.timeoutSeconds, into: &buf)
+        FfiConverterOptionString.write(value.group, into: &buf)
     }
 }
 

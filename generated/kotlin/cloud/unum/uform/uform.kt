@@ -1706,6 +1706,18 @@ public object FfiConverterTypeExecutor: FfiConverter<Executor, Long> {
 /**
  * One process's place among the processes of a run, made once and borrowed by every trainer.
  *
+ * Trust model: the processes of a run meet in a directory they all see, often one shared with other users
+ * (`/tmp`, a cluster's scratch or an NFS home), and must share its user, or with the `group` option of
+ * `MeshOptions` one group. The job directory must be a real directory, never a symbolic link (a link is a
+ * conflict naming what it points to, and nothing is written). It must belong to this process's user and be
+ * writable by nobody else (with a group: belong to that group and be writable by no one outside it); one
+ * that another user owns or could write to is a conflict naming its owner and mode. New job directories are
+ * made 0700 and records 0600 (with a group, 2770 and 0640). A record whose file belongs to someone else is
+ * ignored, never counted as a peer, and named in the timeout error. A run removes only the entries it
+ * created, by name. The mesh does not protect against a process of the same user or of a member of the
+ * group, which can read the records and join or break the run, nor does it authenticate processes on other
+ * hosts beyond the owner the shared file system reports.
+ *
  * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
  * overlap; `Mesh.free` waits for none of them and makes the later ones fail as freed.
  */
@@ -1726,6 +1738,18 @@ public interface MeshInterface {
 
 /**
  * One process's place among the processes of a run, made once and borrowed by every trainer.
+ *
+ * Trust model: the processes of a run meet in a directory they all see, often one shared with other users
+ * (`/tmp`, a cluster's scratch or an NFS home), and must share its user, or with the `group` option of
+ * `MeshOptions` one group. The job directory must be a real directory, never a symbolic link (a link is a
+ * conflict naming what it points to, and nothing is written). It must belong to this process's user and be
+ * writable by nobody else (with a group: belong to that group and be writable by no one outside it); one
+ * that another user owns or could write to is a conflict naming its owner and mode. New job directories are
+ * made 0700 and records 0600 (with a group, 2770 and 0640). A record whose file belongs to someone else is
+ * ignored, never counted as a peer, and named in the timeout error. A run removes only the entries it
+ * created, by name. The mesh does not protect against a process of the same user or of a member of the
+ * group, which can read the records and join or break the run, nor does it authenticate processes on other
+ * hosts beyond the owner the shared file system reports.
  *
  * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
  * overlap; `Mesh.free` waits for none of them and makes the later ones fail as freed.
@@ -2797,6 +2821,13 @@ data class MeshOptions (
      * Seconds any wait for a peer lasts before the call fails; absent derives 120.
      */
     var `timeoutSeconds`: kotlin.UInt? = 120u 
+    , 
+    /**
+     * The group, by name or numeric gid, whose members may join the run; absent means only this process's
+     * user may. With it the job directory is made 2770 and owned by the group, and records 0640, so
+     * processes of different users of one group meet; this process must belong to the group.
+     */
+    var `group`: kotlin.String? = null 
     
 ){
     
@@ -2819,6 +2850,7 @@ public object FfiConverterTypeMeshOptions: FfiConverterRustBuffer<MeshOptions> {
             FfiConverterOptionalString.read(buf),
             FfiConverterOptionalString.read(buf),
             FfiConverterOptionalUInt.read(buf),
+            FfiConverterOptionalString.read(buf),
         )
     }
 
@@ -2828,7 +2860,8 @@ public object FfiConverterTypeMeshOptions: FfiConverterRustBuffer<MeshOptions> {
             FfiConverterOptionalUInt.allocationSize(value.`gpusPerMultimemDomain`) +
             FfiConverterOptionalString.allocationSize(value.`directory`) +
             FfiConverterOptionalString.allocationSize(value.`job`) +
-            FfiConverterOptionalUInt.allocationSize(value.`timeoutSeconds`)
+            FfiConverterOptionalUInt.allocationSize(value.`timeoutSeconds`) +
+            FfiConverterOptionalString.allocationSize(value.`group`)
     )
 
     override fun write(value: MeshOptions, buf: ByteBuffer) {
@@ -2838,6 +2871,7 @@ public object FfiConverterTypeMeshOptions: FfiConverterRustBuffer<MeshOptions> {
             FfiConverterOptionalString.write(value.`directory`, buf)
             FfiConverterOptionalString.write(value.`job`, buf)
             FfiConverterOptionalUInt.write(value.`timeoutSeconds`, buf)
+            FfiConverterOptionalString.write(value.`group`, buf)
     }
 }
 

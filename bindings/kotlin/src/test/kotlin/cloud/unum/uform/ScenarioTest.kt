@@ -196,6 +196,33 @@ class ScenarioTest {
     }
 
     @Test
+    fun `18 a job name planted as a link to another folder is refused as a conflict and nothing is written there`(@TempDir dir: Path) {
+        val victim = java.nio.file.Files.createTempDirectory("uform-kotlin-18-victim")
+        try {
+            File(victim.toFile(), "data.txt").writeText("precious")
+            java.nio.file.Files.createSymbolicLink(dir.resolve("job1"), victim)
+            Executor.forRam(ExecutorForRamConfig(threads = 1u)).use { executor ->
+                val error = assertThrows<UFormException.Conflict> {
+                    Mesh.bootstrap(executor, MeshOptions(hostDomainIndex = 0u, hostDomainCount = 2u, directory = dir.toString(), job = "job1", timeoutSeconds = 5u))
+                }
+                val message = error.message!!
+                assertTrue(message.contains("symbolic link") && message.contains(victim.toString()) && message.contains("nothing was written"), message)
+                // The `group` option crosses the binding: a group this host does not know is an invalid argument.
+                val group = assertThrows<UFormException.InvalidArgument> {
+                    Mesh.bootstrap(executor, MeshOptions(hostDomainCount = 2u, directory = dir.toString(), job = "fresh", group = "uform-no-such-group"))
+                }
+                assertTrue(group.message!!.contains("group"), group.message)
+            }
+            assertEquals(listOf("data.txt"), victim.toFile().list()!!.toList())
+            assertEquals("precious", File(victim.toFile(), "data.txt").readText())
+            assertEquals(listOf("job1"), dir.toFile().list()!!.toList())
+            assertTrue(java.nio.file.Files.isSymbolicLink(dir.resolve("job1")))
+        } finally {
+            victim.toFile().deleteRecursively()
+        }
+    }
+
+    @Test
     fun `14 four JVM processes meet in one directory, agree, and leave no job directory`(@TempDir dir: Path) {
         val java = File(System.getProperty("java.home"), "bin/java").path
         val classpath = System.getProperty("surefire.test.class.path") ?: System.getProperty("java.class.path")

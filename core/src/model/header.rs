@@ -118,10 +118,10 @@ pub fn parse(file: &[u8]) -> Result<Header, String> {
     let mut tensors: Vec<Entry> = Vec::with_capacity(entries.len());
     let mut metadata = Vec::new();
     let mut seen = std::collections::HashSet::with_capacity(entries.len());
+    if let Some((name, _)) = entries.iter().find(|(name, _)| !seen.insert(name.as_str())) {
+        return Err(format!("the header names {} twice", shown(name)));
+    }
     for (name, value) in entries {
-        if !seen.insert(name.clone()) {
-            return Err(format!("the header names {} twice", shown(&name)));
-        }
         if name == "__metadata__" {
             metadata = parse_metadata(value)?;
             continue;
@@ -170,6 +170,9 @@ pub fn parse(file: &[u8]) -> Result<Header, String> {
 }
 
 fn parse_metadata(value: Value) -> Result<Vec<(String, String)>, String> {
+    if value.is_null() {
+        return Ok(Vec::new());
+    }
     let Value::Object(map) = value else {
         return Err("`__metadata__` must be an object of strings".into());
     };
@@ -211,7 +214,8 @@ fn parse_entry(name: &str, value: &Value) -> Result<Entry, String> {
     let shown_shape = format!("{shape:?}");
     let bits = shape
         .iter()
-        .try_fold(bits, |acc, &d| acc.checked_mul(d))
+        .try_fold(1u64, |acc, &d| acc.checked_mul(d))
+        .and_then(|elements| elements.checked_mul(bits))
         .ok_or_else(|| format!("shape {shown_shape} of {dtype} has more bits than fit in 64"))?;
     if bits % 8 != 0 {
         return Err(format!("shape {shown_shape} of {dtype} is {bits} bits, not a whole number of bytes"));

@@ -448,3 +448,25 @@ fn free_unmaps_and_the_file_can_go() {
     assert_eq!(maps_mention(&file), 0);
     executor.free().unwrap();
 }
+
+/// Bindings share models across threads, and the encoder reads weights from executor threads.
+#[test]
+fn models_and_their_weights_cross_threads() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Model>();
+    shareable::<std::sync::Arc<dyn uform_core::model::Weights>>();
+    let dir = Dir::new("threads");
+    let file = dir.write("m.safetensors", safetensors(&fixture()));
+    let executor = Executor::for_ram(ExecutorForRamConfig { threads: Some(2), ..Default::default() }).unwrap();
+    let model = load(&file, &executor).unwrap();
+    let weights = model.weights().unwrap();
+    let names = weights.names();
+    let seen = std::sync::atomic::AtomicUsize::new(0);
+    executor
+        .for_n(names.len(), |i| {
+            let t = weights.tensor(names[i]).unwrap();
+            seen.fetch_add(t.data.len(), Ordering::Relaxed);
+        })
+        .unwrap();
+    assert_eq!(seen.into_inner() as u64, model.describe().unwrap().bytes);
+}

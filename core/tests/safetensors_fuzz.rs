@@ -175,7 +175,7 @@ fn generate(rng: &mut Rng) -> Vec<u8> {
         let (dtype, bits) = header::DTYPES[rng.below(header::DTYPES.len())];
         let shape: Vec<u64> = (0..rng.below(4)).map(|_| rng.below(5) as u64).collect();
         let elements: u64 = shape.iter().product();
-        let elements = if (elements * bits) % 8 == 0 { elements } else { continue };
+        let elements = if (elements * bits).is_multiple_of(8) { elements } else { continue };
         let end = offset + elements * bits / 8;
         entries.push(format!(r#""t{i}":{{"dtype":"{dtype}","shape":{shape:?},"data_offsets":[{offset},{end}]}}"#));
         offset = end;

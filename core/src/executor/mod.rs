@@ -43,7 +43,7 @@
 //! of the executor's own threads would wait for itself, so it is an in-use error instead.
 
 mod deferred;
-mod placement;
+pub(crate) mod placement;
 mod pool;
 #[cfg(test)]
 mod tests;
@@ -146,6 +146,8 @@ struct Inner {
     pinned: Vec<Option<Vec<usize>>>,
     pinning_fallback: Option<String>,
     cpu_class: Option<&'static str>,
+    /// `memoryDomains` as given; `None` for every node.
+    memory_domains: Option<Vec<u32>>,
     gpu: vram::Gpu,
 }
 
@@ -166,6 +168,7 @@ struct HostPlan {
     threads: usize,
     deferred_limit: usize,
     cpu_class: Option<&'static str>,
+    memory_domains: Option<Vec<u32>>,
 }
 
 fn host_plan(
@@ -187,7 +190,13 @@ fn host_plan(
     };
     let cpu_class = cpu_class(cpu)?;
     let threads = threads.map_or_else(|| plan.default_threads(), |t| t as usize);
-    Ok(HostPlan { plan, threads, deferred_limit: deferred_limit.unwrap_or(DEFAULT_DEFERRED_LIMIT) as usize, cpu_class })
+    Ok(HostPlan {
+        plan,
+        threads,
+        deferred_limit: deferred_limit.unwrap_or(DEFAULT_DEFERRED_LIMIT) as usize,
+        cpu_class,
+        memory_domains: memory_domains.map(<[u32]>::to_vec),
+    })
 }
 
 /// Collects the first panic of a dispatch.
@@ -270,6 +279,7 @@ impl Executor {
             pinned,
             pinning_fallback,
             cpu_class: host.cpu_class,
+            memory_domains: host.memory_domains,
             gpu,
         };
         if let Some(e) = spawn_error {
@@ -397,7 +407,7 @@ impl Executor {
         if self.inner.shared.engine.is_own_thread() && !self.inner.lifecycle.is_freed() {
             return Err(self.own_thread_error("free"));
         }
-        if !self.inner.lifecycle.begin_free("Executor", ("mesh", "meshes"))? {
+        if !self.inner.lifecycle.begin_free("Executor", ("mesh or model", "meshes or models"))? {
             return Ok(());
         }
         let shared = &self.inner.shared;
@@ -435,6 +445,14 @@ impl Executor {
     /// The per-device scratch ceiling in bytes, `None` for no ceiling.
     pub fn scratch_limit(&self) -> Option<u64> {
         self.inner.gpu.scratch_limit
+    }
+
+    /// The NUMA nodes the executor's host threads were placed on: its `memoryDomains`, or every node of the machine.
+    pub fn memory_domains(&self) -> Vec<u32> {
+        match &self.inner.memory_domains {
+            Some(nodes) => nodes.clone(),
+            None => placement::machine().nodes.iter().map(|n| n.os_index).collect(),
+        }
     }
 
     /// The life cycle a mesh borrows so the executor cannot be freed under it.

@@ -45,12 +45,14 @@
 mod deferred;
 mod placement;
 mod pool;
+mod scratch;
 #[cfg(test)]
 mod tests;
 mod vram;
 
 pub use placement::current_affinity;
 pub use pool::PARK_AFTER;
+pub use scratch::Scratch;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::handle::Lifecycle;
@@ -147,6 +149,8 @@ struct Inner {
     pinning_fallback: Option<String>,
     cpu_class: Option<&'static str>,
     gpu: vram::Gpu,
+    /// Activation scratch the verbs reuse across calls (see [`Executor::host_scratch`]).
+    scratch: Mutex<Scratch>,
 }
 
 fn positive(argument: &str, value: Option<u32>) -> Result<()> {
@@ -271,6 +275,7 @@ impl Executor {
             pinning_fallback,
             cpu_class: host.cpu_class,
             gpu,
+            scratch: Mutex::new(Scratch::default()),
         };
         if let Some(e) = spawn_error {
             drop(inner); // stops and joins what was spawned
@@ -450,6 +455,13 @@ impl Executor {
     /// The CPU class validated from `cpuClass`, `None` when it was absent.
     pub fn cpu_class(&self) -> Option<&'static str> {
         self.inner.cpu_class
+    }
+
+    /// The host activation scratch, held for the length of a verb's call: concurrent verbs on one executor take
+    /// turns (their dispatches would take turns anyway). The arena grows to the largest call and is kept.
+    pub fn host_scratch(&self) -> Result<MutexGuard<'_, Scratch>> {
+        self.check("host_scratch")?;
+        Ok(self.inner.scratch.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// Per thread index, the CPUs the OS reported (`sched_getaffinity`, read by the worker itself right after

@@ -16,7 +16,9 @@ use crate::types::*;
 /// Weights placed for an executor. Cloning shares the same model.
 #[derive(Clone, Debug)]
 pub struct Model {
-    _executor: Executor,
+    executor: Executor,
+    /// The BERT encoder the first `encode_text` prepares from the weights (see [`crate::encode`]).
+    encoder: std::sync::Arc<crate::encode::EncoderSlot>,
 }
 
 impl Model {
@@ -39,8 +41,12 @@ impl Model {
 
     /// Embeds `texts`, one row per text in input order, on the executor's threads.
     pub fn encode_text(&self, texts: &[String], options: EncodeTextOptions) -> Result<F32Matrix> {
-        let _ = (texts, options);
-        Err(Error::unsupported("`Model.encodeText` is not implemented yet"))
+        crate::encode::encode_text(&self.encoder, self.weights()?, &self.executor, texts, &options)
+    }
+
+    /// The placed weights. SKELETON: the loader (Models issue) replaces this with its own weights.
+    fn weights(&self) -> Result<&dyn Weights> {
+        Err(Error::unsupported("`Model.encodeText` needs loaded weights; loading is not implemented yet"))
     }
 
     /// Whether `free` has run: every later call but `free` fails as freed.

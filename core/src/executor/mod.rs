@@ -45,12 +45,14 @@
 mod deferred;
 pub(crate) mod placement;
 mod pool;
+mod scratch;
 #[cfg(test)]
 mod tests;
 mod vram;
 
 pub use placement::current_affinity;
 pub use pool::PARK_AFTER;
+pub use scratch::Scratch;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::handle::Lifecycle;
@@ -149,6 +151,8 @@ struct Inner {
     /// `memoryDomains` as given; `None` for every node.
     memory_domains: Option<Vec<u32>>,
     gpu: vram::Gpu,
+    /// Activation scratch the verbs reuse across calls (see [`Executor::host_scratch`]).
+    scratch: Mutex<Scratch>,
 }
 
 fn positive(argument: &str, value: Option<u32>) -> Result<()> {
@@ -281,6 +285,7 @@ impl Executor {
             cpu_class: host.cpu_class,
             memory_domains: host.memory_domains,
             gpu,
+            scratch: Mutex::new(Scratch::default()),
         };
         if let Some(e) = spawn_error {
             drop(inner); // stops and joins what was spawned
@@ -468,6 +473,13 @@ impl Executor {
     /// The CPU class validated from `cpuClass`, `None` when it was absent.
     pub fn cpu_class(&self) -> Option<&'static str> {
         self.inner.cpu_class
+    }
+
+    /// The host activation scratch, held for the length of a verb's call: concurrent verbs on one executor take
+    /// turns (their dispatches would take turns anyway). The arena grows to the largest call and is kept.
+    pub fn host_scratch(&self) -> Result<MutexGuard<'_, Scratch>> {
+        self.check("host_scratch")?;
+        Ok(self.inner.scratch.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// Per thread index, the CPUs the OS reported (`sched_getaffinity`, read by the worker itself right after

@@ -74,6 +74,8 @@ impl std::fmt::Debug for Inner {
 struct Loaded {
     weights: Placed,
     executor: Executor,
+    /// The BERT encoder the first `encode_text` prepares from the weights (see [`crate::encode`]).
+    encoder: Arc<crate::encode::EncoderSlot>,
     _lease: Lease,
 }
 
@@ -159,7 +161,7 @@ impl Model {
             }
             Err(why) => Some(format!("the weights are not bound to NUMA nodes {nodes:?}: {why}")),
         };
-        let loaded = Loaded { weights: Placed::Ram(Arc::new(weights)), executor: config.executor, _lease: lease };
+        let loaded = Loaded { weights: Placed::Ram(Arc::new(weights)), executor: config.executor, encoder: Default::default(), _lease: lease };
         Ok(Model::new(description, fallback, loaded))
     }
 
@@ -175,7 +177,7 @@ impl Model {
         let weights = vram::VramWeights::upload(&source, &config.executor, &positions, &ordinals)?;
         drop(source); // unmaps the host copy
         description.devices = positions.iter().map(|&p| ordinals[p]).collect();
-        let loaded = Loaded { weights: Placed::Vram(weights), executor: config.executor, _lease: lease };
+        let loaded = Loaded { weights: Placed::Vram(weights), executor: config.executor, encoder: Default::default(), _lease: lease };
         Ok(Model::new(description, None, loaded))
     }
 
@@ -225,8 +227,22 @@ impl Model {
 
     /// Embeds `texts`, one row per text in input order, on the executor's threads.
     pub fn encode_text(&self, texts: &[String], options: EncodeTextOptions) -> Result<F32Matrix> {
-        let _ = (texts, options);
-        Err(Error::unsupported("`Model.encodeText` is not implemented yet"))
+        self.inner.lifecycle.check("Model", "encodeText")?;
+        let (weights, executor, encoder) = {
+            let loaded = self.inner.loaded.lock().unwrap_or_else(|p| p.into_inner());
+            match loaded.as_ref() {
+                Some(Loaded { weights: Placed::Ram(w), executor, encoder, .. }) => {
+                    (w.clone(), executor.clone(), encoder.clone())
+                }
+                Some(_) => {
+                    return Err(Error::unsupported(
+                        "`Model.encodeText` runs on RAM models only for now; this model lives in VRAM",
+                    ))
+                }
+                None => return Err(Error::freed("Model", "encodeText")),
+            }
+        };
+        crate::encode::encode_text(&encoder, weights.as_ref(), &executor, texts, &options)
     }
 
     /// Whether `free` has run: every later call but `free` fails as freed.

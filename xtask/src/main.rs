@@ -2,6 +2,7 @@
 //! `test` runs every test in every language (installing what it needs); `bench` runs the benchmarks;
 //! `install` installs the C library; `fuzz` fuzzes the IDL loader.
 
+mod bench_encode;
 mod codegen;
 mod codegen_uniffi;
 mod fuzz;
@@ -15,6 +16,7 @@ const USAGE: &str = "usage: cargo xtask <command>
   codegen [--check]          regenerate generated/ from idl/uform.yaml; --check names every stale file
   test [LANGUAGE...]         run the tests: rust, c, node, python, kotlin, swift (default: all)
   bench <dispatch|mesh|overhead>   run a benchmark side by side with its peers
+  bench encode [--no-bindings] [--rounds N]   encodeText against sentence-transformers and ONNX Runtime
   fuzz [--seconds N] [--stable] [--merge]   fuzz the IDL loader (fuzz/README.md)
   install --prefix DIR       install uform.h, libuform.{so,a}, uform.pc and the CMake package config";
 
@@ -43,6 +45,7 @@ fn bench(args: &[String]) -> Result<(), String> {
             util::cargo(&["run", "--release", "--quiet", "-p", "uform-bench", "--bin", name])
         }
         Some("overhead") => test::overhead(),
+        Some("encode") => bench_encode::run(&args[1..]),
         _ => Err(USAGE.to_string()),
     }
 }

@@ -2,6 +2,7 @@
 //! `test` runs every test in every language (installing what it needs); `bench` runs the benchmarks;
 //! `install` installs the C library; `fuzz` fuzzes the IDL loader or the safetensors header parser.
 
+mod bench_encode;
 mod bench_load;
 mod codegen;
 mod codegen_uniffi;
@@ -16,6 +17,7 @@ const USAGE: &str = "usage: cargo xtask <command>
   codegen [--check]          regenerate generated/ from idl/uform.yaml; --check names every stale file
   test [LANGUAGE...]         run the tests: rust, c, node, python, kotlin, swift (default: all)
   bench <dispatch|mesh|overhead|load>   run a benchmark side by side with its peers
+  bench encode [--no-bindings] [--rounds N]   encodeText against sentence-transformers and ONNX Runtime
   fuzz [--target idl_loader|safetensors_header] [--seconds N] [--stable] [--merge]   fuzz a parser (fuzz/README.md)
   install --prefix DIR       install uform.h, libuform.{so,a}, uform.pc and the CMake package config";
 
@@ -45,6 +47,7 @@ fn bench(args: &[String]) -> Result<(), String> {
         }
         Some("overhead") => test::overhead(),
         Some("load") => bench_load::run(&args[1..]),
+        Some("encode") => bench_encode::run(&args[1..]),
         _ => Err(USAGE.to_string()),
     }
 }

@@ -16,7 +16,7 @@ pub fn run() -> Result<(), String> {
     typescript(&consumer)
 }
 
-fn ensure_node() -> Result<(), String> {
+pub(super) fn ensure_node() -> Result<(), String> {
     if !have("node") || !have("npm") {
         apt_install(&["nodejs", "npm"])?;
     }
@@ -30,7 +30,7 @@ fn ensure_node() -> Result<(), String> {
 }
 
 /// Builds and packs the package, then installs the tarball into a fresh folder; returns that folder.
-fn install_package() -> Result<PathBuf, String> {
+pub(super) fn install_package() -> Result<PathBuf, String> {
     let root = root();
     let out = root.join("target/node");
     let package = out.join("package");

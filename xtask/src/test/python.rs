@@ -88,7 +88,7 @@ fn fresh_venv(path: &Path, packages: &[&str]) -> Result<(), String> {
 }
 
 /// Builds the wheel and installs it into a fresh test environment; returns that environment.
-fn install_wheel() -> Result<PathBuf, String> {
+pub(super) fn install_wheel() -> Result<PathBuf, String> {
     ensure_python()?;
     let root = root();
     let tools = root.join("target/py-venv");

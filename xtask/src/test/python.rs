@@ -9,7 +9,7 @@
 //!
 //! `overhead()` is the Python part of `cargo xtask bench overhead`.
 
-use crate::util::{apt_install, have, result_line, root, status};
+use crate::util::{apt_install, have, result_line, root, status, test_model_dir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -21,6 +21,8 @@ pub fn run() -> Result<(), String> {
     pytest
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
         .arg(root.join("bindings/python/tests"))
+        .env("UFORM_TEST_MODEL_DIR", test_model_dir()?)
+        .env("UFORM_TEST_REFERENCE", root.join("tests/fixtures/encode/reference.json"))
         .current_dir(&root);
     status(pytest, "the Python test suite")?;
     let mut mypy = Command::new(&python);

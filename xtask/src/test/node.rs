@@ -75,7 +75,12 @@ fn suite(consumer: &Path) -> Result<(), String> {
         .collect();
     files.sort();
     let mut cmd = Command::new("node");
-    cmd.args(["--test", "--expose-gc"]).args(&files).current_dir(consumer).env("UFORM_TEST_DIR", &scratch);
+    cmd.args(["--test", "--expose-gc"])
+        .args(&files)
+        .current_dir(consumer)
+        .env("UFORM_TEST_DIR", &scratch)
+        .env("UFORM_TEST_MODEL_DIR", crate::util::test_model_dir()?)
+        .env("UFORM_TEST_REFERENCE", root().join("tests/fixtures/encode/reference.json"));
     status(cmd, "the Node scenario suite")
 }
 

@@ -295,7 +295,7 @@ static void test_21_borrowing(void) {
     CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK); /* a second free does nothing */
     uform_model_description_t d;
     CHECK_STATUS(uform_model_describe(model, &d), UFORM_STATUS_FREED_HANDLE);
-    CHECK(says("describe") && says("freed"));
+    CHECK(says("freed") && says("Model"));
     const char *texts[1] = {"hello"};
     uform_f32_matrix_t matrix;
     memset(&matrix, 0, sizeof matrix);
@@ -304,7 +304,7 @@ static void test_21_borrowing(void) {
     CHECK_STATUS(uform_model_describe(NULL, &d), UFORM_STATUS_INVALID_ARGUMENT);
     CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK); /* the model's free returned the borrow */
     CHECK_STATUS(load(file, executor, &model), UFORM_STATUS_FREED_HANDLE);
-    CHECK(says("Model.loadRam") && says("freed"));
+    CHECK(says("freed") && says("Executor"));
 }
 
 /* The reference embeddings, as tests/c/flatten_reference.py writes them. */

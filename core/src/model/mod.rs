@@ -161,7 +161,12 @@ impl Model {
             }
             Err(why) => Some(format!("the weights are not bound to NUMA nodes {nodes:?}: {why}")),
         };
-        let loaded = Loaded { weights: Placed::Ram(Arc::new(weights)), executor: config.executor, encoder: Default::default(), _lease: lease };
+        let loaded = Loaded {
+            weights: Placed::Ram(Arc::new(weights)),
+            executor: config.executor,
+            encoder: Default::default(),
+            _lease: lease,
+        };
         Ok(Model::new(description, fallback, loaded))
     }
 
@@ -177,7 +182,12 @@ impl Model {
         let weights = vram::VramWeights::upload(&source, &config.executor, &positions, &ordinals)?;
         drop(source); // unmaps the host copy
         description.devices = positions.iter().map(|&p| ordinals[p]).collect();
-        let loaded = Loaded { weights: Placed::Vram(weights), executor: config.executor, encoder: Default::default(), _lease: lease };
+        let loaded = Loaded {
+            weights: Placed::Vram(weights),
+            executor: config.executor,
+            encoder: Default::default(),
+            _lease: lease,
+        };
         Ok(Model::new(description, None, loaded))
     }
 

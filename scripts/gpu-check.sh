@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Checks uform-core's GPU discovery against nvidia-smi on a machine with NVIDIA GPUs.
+# Then runs the VRAM executor check and loads a model to VRAM and reads it back (the examples vram_check and
+# model_vram_check).
 #
 # Builds core/examples/list_devices.rs, then compares, device by device, the count, the names and the total
 # memory with `nvidia-smi --query-gpu=name,memory.total --format=csv,noheader,nounits`. It also requires every
@@ -101,4 +103,9 @@ echo "gpu-check: OK, ${#gpus[@]} NVIDIA device(s) match nvidia-smi"
 # The VRAM executor on every device: its own streams, all devices at once, borrowed streams, then free.
 if [[ -z "${UFORM_LIST_DEVICES:-}" ]]; then
     cargo run --quiet --release -p uform-core --example vram_check || { echo "gpu-check: the VRAM executor check failed" >&2; exit 1; }
+fi
+
+# A model loaded to VRAM on every NVIDIA device and read back byte for byte (core/examples/model_vram_check.rs).
+if [[ -z "${UFORM_LIST_DEVICES:-}" ]]; then
+    cargo run --quiet --release -p uform-core --example model_vram_check || { echo "gpu-check: the VRAM model check failed" >&2; exit 1; }
 fi

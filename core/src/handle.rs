@@ -129,4 +129,23 @@ mod tests {
         assert!(l.begin_free("Mesh", ("trainer", "trainers")).unwrap());
         assert_eq!(Lease::take(&l, "Mesh", "borrow").unwrap_err().kind(), ErrorKind::FreedHandle);
     }
+
+    /// An executor is borrowed by meshes and models alike; the message names both, in the singular and the plural.
+    #[test]
+    fn executor_in_use_names_meshes_and_models() {
+        let l = Arc::new(Lifecycle::new());
+        let who = ("mesh or model", "meshes or models");
+        let one = Lease::take(&l, "Executor", "Model.loadRam").unwrap();
+        assert_eq!(
+            l.begin_free("Executor", who).unwrap_err().message(),
+            "`free` cannot free this Executor yet: 1 mesh or model still borrows it; free it first"
+        );
+        let two = Lease::take(&l, "Executor", "Mesh.bootstrap").unwrap();
+        assert_eq!(
+            l.begin_free("Executor", who).unwrap_err().message(),
+            "`free` cannot free this Executor yet: 2 meshes or models still borrow it; free them first"
+        );
+        drop((one, two));
+        assert!(l.begin_free("Executor", who).unwrap());
+    }
 }

@@ -5,10 +5,12 @@
 //! - [`devices`]: GPU discovery (NVIDIA through cudarc, AMD through the HIP runtime, both loaded at run time).
 //! - [`executor`]: NUMA-placed host thread pools and per-device streams.
 //! - [`mesh`]: the processes of one run meeting through a shared directory.
+//! - [`encode`]: BERT text encoding on an executor's threads, the compute behind `Model.encodeText`.
 //! - [`model`]: safetensors weights placed for an executor, and the verbs that run on them.
 
 pub mod capabilities;
 pub mod devices;
+pub mod encode;
 pub mod error;
 pub mod executor;
 pub mod handle;

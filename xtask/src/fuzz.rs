@@ -1,4 +1,5 @@
-//! `cargo xtask fuzz [--seconds N] [--stable] [--merge]`: fuzzes the IDL loader (see fuzz/README.md). With nightly
+//! `cargo xtask fuzz [--target idl_loader|safetensors_header] [--seconds N] [--stable] [--merge]`: fuzzes the IDL
+//! loader (the default) or the safetensors header parser (see fuzz/README.md). With nightly
 //! Rust and cargo-fuzz installed, libFuzzer runs the `idl_loader` target for N seconds (default 600), seeded from the
 //! committed corpus, writing what it finds to fuzz/corpus-work/; otherwise (or with `--stable`) the stable harness,
 //! codegen/tests/fuzz_corpus.rs, mutates the corpus for N seconds in a release build. `--merge` folds
@@ -7,15 +8,41 @@
 use crate::util::{root, status};
 use std::process::Command;
 
-const TARGET: &str = "idl_loader";
-const CORPUS: &str = "fuzz/corpus/idl_loader";
-const WORK: &str = "fuzz/corpus-work/idl_loader";
+/// One fuzz target: its libFuzzer name, libFuzzer options, and the package and test of its stable harness.
+struct Target {
+    name: &'static str,
+    options: &'static [&'static str],
+    package: &'static str,
+    harness: &'static str,
+}
+
+const TARGETS: &[Target] = &[
+    Target {
+        name: "idl_loader",
+        options: &["-dict=fuzz/idl.dict", "-max_len=16384"],
+        package: "uform-codegen",
+        harness: "fuzz_corpus",
+    },
+    Target {
+        name: "safetensors_header",
+        options: &["-max_len=65536"],
+        package: "uform-core",
+        harness: "safetensors_fuzz",
+    },
+];
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let (mut seconds, mut stable, mut merge) = (600u64, false, false);
+    let mut target = &TARGETS[0];
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         match arg.as_str() {
+            "--target" => {
+                let name = rest.next().ok_or("--target needs a name: idl_loader or safetensors_header")?;
+                target = TARGETS.iter().find(|t| t.name == name).ok_or_else(|| {
+                    format!("--target {name}: unknown; the targets are idl_loader and safetensors_header")
+                })?;
+            }
             "--seconds" => {
                 let n = rest.next().ok_or("--seconds needs a number")?;
                 seconds = n.parse().map_err(|_| format!("--seconds {n}: not a number"))?;
@@ -25,27 +52,25 @@ pub fn run(args: &[String]) -> Result<(), String> {
             other => return Err(format!("cargo xtask fuzz: unknown argument `{other}`; see fuzz/README.md")),
         }
     }
+    let corpus = format!("fuzz/corpus/{}", target.name);
+    let work = format!("fuzz/corpus-work/{}", target.name);
+    let (corpus, work) = (corpus.as_str(), work.as_str());
     let libfuzzer = !stable && have_cargo_fuzz();
     if merge {
         if !libfuzzer {
             return Err("--merge needs nightly Rust and cargo-fuzz (`cargo install cargo-fuzz`)".into());
         }
-        return cargo_fuzz(&[CORPUS, WORK, "--", "-merge=1", "-dict=fuzz/idl.dict", "-max_len=16384"]);
+        let mut merge_args = vec![corpus, work, "--", "-merge=1"];
+        merge_args.extend(target.options);
+        return cargo_fuzz(target.name, &merge_args);
     }
     if libfuzzer {
-        std::fs::create_dir_all(root().join(WORK)).map_err(|e| format!("cannot create {WORK}: {e}"))?;
+        std::fs::create_dir_all(root().join(work)).map_err(|e| format!("cannot create {work}: {e}"))?;
         let time = format!("-max_total_time={seconds}");
-        cargo_fuzz(&[
-            WORK,
-            CORPUS,
-            "--",
-            "-dict=fuzz/idl.dict",
-            "-timeout=2",
-            "-max_len=16384",
-            "-print_final_stats=1",
-            &time,
-        ])?;
-        eprintln!("new inputs are in {WORK}; `cargo xtask fuzz --merge` folds those that add coverage into {CORPUS}");
+        let mut run_args = vec![work, corpus, "--", "-timeout=2", "-print_final_stats=1", &time];
+        run_args.extend(target.options);
+        cargo_fuzz(target.name, &run_args)?;
+        eprintln!("new inputs are in {work}; `cargo xtask fuzz --merge` folds those that add coverage into {corpus}");
         Ok(())
     } else {
         eprintln!(
@@ -54,7 +79,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut cmd = Command::new(cargo);
         cmd.current_dir(root())
-            .args(["test", "--release", "-p", "uform-codegen", "--test", "fuzz_corpus", "--", "--nocapture"])
+            .args(["test", "--release", "-p", target.package, "--test", target.harness, "--", "--nocapture"])
             .env("UFORM_FUZZ_SECONDS", seconds.to_string());
         status(cmd, "the stable fuzz harness")
     }
@@ -65,8 +90,8 @@ fn have_cargo_fuzz() -> bool {
     Command::new("cargo").args(["+nightly", "fuzz", "--version"]).output().is_ok_and(|o| o.status.success())
 }
 
-fn cargo_fuzz(args: &[&str]) -> Result<(), String> {
+fn cargo_fuzz(target: &str, args: &[&str]) -> Result<(), String> {
     let mut cmd = Command::new("cargo");
-    cmd.current_dir(root()).args(["+nightly", "fuzz", "run", TARGET]).args(args);
+    cmd.current_dir(root()).args(["+nightly", "fuzz", "run", target]).args(args);
     status(cmd, "cargo fuzz")
 }

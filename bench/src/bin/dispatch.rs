@@ -6,7 +6,9 @@
 //! - `uform spinning`: back-to-back dispatches, workers in the `Spinning` mood;
 //! - `uform parked`: workers in the `Parked` mood, every dispatch after at least 1 ms of idleness (so they sleep);
 //! - `forkunion`: the `forkunion` 3.x crate, default busy-waiting pool, `for_n`, back to back;
-//! - `rayon`: a 2-thread Rayon pool, `install` + `into_par_iter().for_each`, back to back.
+//! - `rayon`: a 2-thread Rayon pool, `install` + `into_par_iter().for_each`, back to back;
+//! - `rayon after idle`: the same pool, every dispatch after the parked row's idle time (its workers asleep too).
+//!   The summary line gives `parked/rayon_idle@N` at every N (medians); its idle CPU column repeats `rayon`'s.
 //!
 //! Idle CPU: `getrusage(RUSAGE_SELF)` user+system delta while the main thread sleeps one second right after a
 //! dispatch, with only the measured pool alive (ForkUnion's pool is dropped before anything else is measured,
@@ -129,6 +131,12 @@ fn main() {
         let stats = SIZES.iter().map(|&n| measure(BACK_TO_BACK, || {}, || dispatch(n))).collect();
         let idle = idle_cpu_ms(|| dispatch(2));
         rows.push(Row { name: "rayon", stats, idle_cpu_ms: idle });
+        // The same idle time before each dispatch as the parked row: Rayon's workers have gone to sleep too.
+        let stats = SIZES
+            .iter()
+            .map(|&n| measure(AFTER_IDLE, || std::thread::sleep(Duration::from_micros(1100)), || dispatch(n)))
+            .collect();
+        rows.push(Row { name: "rayon after idle", stats, idle_cpu_ms: idle });
     }
 
     println!("threads: {THREADS}; ns per for_n dispatch of N relaxed atomic adds, each on its own cache line");
@@ -147,10 +155,20 @@ fn main() {
     let find = |name: &str| rows.iter().find(|r| r.name == name).unwrap();
     let r1 = find("uform spinning").stats[0].0 as f64 / find("forkunion").stats[0].0 as f64;
     let r2 = find("uform parked").stats[0].0 as f64 / find("rayon").stats[0].0 as f64;
+    // Parked against Rayon after the same idle time, at every N (issue 16: parked must not lose at any N).
+    let after_idle: Vec<String> = SIZES
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let ratio = find("uform parked").stats[i].0 as f64 / find("rayon after idle").stats[i].0 as f64;
+            format!("parked/rayon_idle@{n}={ratio:.2}")
+        })
+        .collect();
     let total: u64 = lines.iter().map(|l| l.0.load(Relaxed)).sum();
     assert!(total > 0);
     println!(
-        "dispatch: spinning/forkunion={r1:.2} parked/rayon={r2:.2} parked_idle_cpu_ms={:.3}",
-        find("uform parked").idle_cpu_ms
+        "dispatch: spinning/forkunion={r1:.2} parked/rayon={r2:.2} parked_idle_cpu_ms={:.3} {}",
+        find("uform parked").idle_cpu_ms,
+        after_idle.join(" ")
     );
 }

@@ -7,8 +7,11 @@
 //   node --expose-gc leak-probe.mjs forgotten COUNT
 //     Makes COUNT executors of 2 threads (and COUNT / 4 executors under meshes) that are never freed, drops them,
 //     and collects until the OS thread count is back where it started: the FinalizationRegistry's work.
+//   node --expose-gc leak-probe.mjs encode CALLS MODEL_DIR
+//     Loads the test model and calls encodeText(['hello world']) CALLS times after a warm-up, collecting every
+//     1,000 calls, and reports resident memory before and after.
 import { readdirSync } from 'node:fs';
-import { Executor, Mesh } from 'uform';
+import { Executor, Mesh, Model } from 'uform';
 
 if (typeof globalThis.gc !== 'function') throw new Error('run with node --expose-gc');
 
@@ -91,6 +94,24 @@ if (mode === 'cycles') {
         after = osThreads();
     }
     console.log(JSON.stringify({ count, baseline, peak, after, rounds, ms: performance.now() - started }));
+} else if (mode === 'encode') {
+    const executor = Executor.forRam({ threads: 2 });
+    const model = Model.loadRam(threadsText, { executor });
+    const call = () => model.encodeText(['hello world']);
+    for (let i = 0; i < 200; i++) call();
+    await collect();
+    const rssBefore = process.memoryUsage().rss;
+    const started = performance.now();
+    for (let i = 1; i <= count; i++) {
+        call();
+        if (i % 1000 === 0) await collect(1);
+    }
+    await collect();
+    const ms = performance.now() - started;
+    const rssAfter = process.memoryUsage().rss;
+    model.free();
+    executor.free();
+    console.log(JSON.stringify({ calls: count, ms, rssBefore, rssAfter }));
 } else {
     throw new Error(`unknown mode ${mode}`);
 }

@@ -63,3 +63,15 @@ test('leaks: executors dropped without free are freed by the FinalizationRegistr
     assert.ok(r.peak >= r.baseline + count + count / 4, `only ${r.peak - r.baseline} threads were spawned`);
     assert.equal(r.after, r.baseline, 'the collector left threads of forgotten executors running');
 });
+
+test('leaks: 10,000 encodeText calls of one short text grow resident memory by under 20 MB', (t) => {
+    const modelDir = process.env.UFORM_TEST_MODEL_DIR;
+    assert.ok(modelDir, 'UFORM_TEST_MODEL_DIR is not set: run the suite through `cargo xtask test node`');
+    const r = probe('encode', 10000, modelDir);
+    const growth = r.rssAfter - r.rssBefore;
+    t.diagnostic(
+        `${r.calls} encodeText calls: ${(r.ms / 1000).toFixed(1)} s, rss ${(r.rssBefore / MB).toFixed(1)} -> ` +
+            `${(r.rssAfter / MB).toFixed(1)} MB (growth ${(growth / MB).toFixed(2)} MB)`,
+    );
+    assert.ok(growth < 20 * MB, `resident memory grew by ${(growth / MB).toFixed(2)} MB over ${r.calls} calls`);
+});

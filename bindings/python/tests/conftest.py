@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
+from typing import Any, Dict
 
 import pytest
 
@@ -20,3 +22,24 @@ def mesh_dir(tmp_path: pathlib.Path) -> pathlib.Path:
 @pytest.fixture
 def peer_script() -> str:
     return os.fspath(HERE / "mesh_peer.py")
+
+
+def _required_env(name: str) -> pathlib.Path:
+    value = os.environ.get(name)
+    if not value:
+        pytest.fail(f"{name} is not set: run the suite through `cargo xtask test python`, which installs the test model")
+    return pathlib.Path(value)
+
+
+@pytest.fixture(scope="session")
+def test_model_dir() -> pathlib.Path:
+    """The all-MiniLM-L6-v2 folder `cargo xtask test python` names in UFORM_TEST_MODEL_DIR."""
+    return _required_env("UFORM_TEST_MODEL_DIR")
+
+
+@pytest.fixture(scope="session")
+def reference() -> Dict[str, Any]:
+    """tests/fixtures/encode/reference.json: texts and their sentence-transformers embeddings."""
+    with open(_required_env("UFORM_TEST_REFERENCE"), encoding="utf-8") as f:
+        loaded: Dict[str, Any] = json.load(f)
+    return loaded

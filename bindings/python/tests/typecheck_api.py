@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import pathlib
-from typing import List, Optional
+from typing import List, Optional, Tuple
+
+import numpy as np
+import numpy.typing as npt
 
 import uform
 from uform import Executor, Mesh, Mood
@@ -122,3 +125,26 @@ def enums() -> None:
     tiers: List[str] = [uform.MultimemTier.SWITCH_REDUCED, uform.MultimemTier.PEER_READ]
     moods: List[Mood] = [Mood.PARKED, Mood.SPINNING]
     print(vendors, tiers, moods, uform.__version__)
+
+
+def models(directory: pathlib.Path) -> None:
+    with Executor.for_ram(threads=1) as ex:
+        model: uform.Model = uform.Model.load_ram(directory, executor=ex)
+        with uform.Model.load_ram(os.fspath(directory), executor=ex, memory_domains=[0]) as scoped:
+            print(scoped.describe().path)
+        d: uform.ModelDescription = model.describe()
+        path: str = d.path
+        architecture: Optional[str] = d.architecture
+        residency: uform.Residency = d.residency
+        domains: Tuple[int, ...] = d.memory_domains
+        for t in d.tensors:
+            tensor: uform.TensorDescription = t
+            shape: Tuple[int, ...] = t.shape
+            print(tensor.name, tensor.dtype, shape, tensor.bytes)
+        print(path, architecture, residency, domains, d.devices, d.bytes, d.format)
+        embeddings: npt.NDArray[np.float32] = model.encode_text(["hello", "world"], normalize=True, max_tokens=16)
+        rows, columns = embeddings.shape
+        print(rows, columns, model.encode_text([]))
+        model.free()
+        gpu: uform.Model = uform.Model.load_vram(directory, executor=ex, devices=[0])
+        gpu.free()

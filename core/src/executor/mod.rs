@@ -43,14 +43,16 @@
 //! of the executor's own threads would wait for itself, so it is an in-use error instead.
 
 mod deferred;
-mod placement;
+pub(crate) mod placement;
 mod pool;
+mod scratch;
 #[cfg(test)]
 mod tests;
 mod vram;
 
 pub use placement::current_affinity;
 pub use pool::PARK_AFTER;
+pub use scratch::Scratch;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::handle::Lifecycle;
@@ -146,7 +148,11 @@ struct Inner {
     pinned: Vec<Option<Vec<usize>>>,
     pinning_fallback: Option<String>,
     cpu_class: Option<&'static str>,
+    /// `memoryDomains` as given; `None` for every node.
+    memory_domains: Option<Vec<u32>>,
     gpu: vram::Gpu,
+    /// Activation scratch the verbs reuse across calls (see [`Executor::host_scratch`]).
+    scratch: Mutex<Scratch>,
 }
 
 fn positive(argument: &str, value: Option<u32>) -> Result<()> {
@@ -166,6 +172,7 @@ struct HostPlan {
     threads: usize,
     deferred_limit: usize,
     cpu_class: Option<&'static str>,
+    memory_domains: Option<Vec<u32>>,
 }
 
 fn host_plan(
@@ -187,7 +194,13 @@ fn host_plan(
     };
     let cpu_class = cpu_class(cpu)?;
     let threads = threads.map_or_else(|| plan.default_threads(), |t| t as usize);
-    Ok(HostPlan { plan, threads, deferred_limit: deferred_limit.unwrap_or(DEFAULT_DEFERRED_LIMIT) as usize, cpu_class })
+    Ok(HostPlan {
+        plan,
+        threads,
+        deferred_limit: deferred_limit.unwrap_or(DEFAULT_DEFERRED_LIMIT) as usize,
+        cpu_class,
+        memory_domains: memory_domains.map(<[u32]>::to_vec),
+    })
 }
 
 /// Collects the first panic of a dispatch.
@@ -270,7 +283,9 @@ impl Executor {
             pinned,
             pinning_fallback,
             cpu_class: host.cpu_class,
+            memory_domains: host.memory_domains,
             gpu,
+            scratch: Mutex::new(Scratch::default()),
         };
         if let Some(e) = spawn_error {
             drop(inner); // stops and joins what was spawned
@@ -397,7 +412,7 @@ impl Executor {
         if self.inner.shared.engine.is_own_thread() && !self.inner.lifecycle.is_freed() {
             return Err(self.own_thread_error("free"));
         }
-        if !self.inner.lifecycle.begin_free("Executor", ("mesh", "meshes"))? {
+        if !self.inner.lifecycle.begin_free("Executor", ("mesh or model", "meshes or models"))? {
             return Ok(());
         }
         let shared = &self.inner.shared;
@@ -437,6 +452,14 @@ impl Executor {
         self.inner.gpu.scratch_limit
     }
 
+    /// The NUMA nodes the executor's host threads were placed on: its `memoryDomains`, or every node of the machine.
+    pub fn memory_domains(&self) -> Vec<u32> {
+        match &self.inner.memory_domains {
+            Some(nodes) => nodes.clone(),
+            None => placement::machine().nodes.iter().map(|n| n.os_index).collect(),
+        }
+    }
+
     /// The life cycle a mesh borrows so the executor cannot be freed under it.
     pub fn lifecycle(&self) -> &Arc<Lifecycle> {
         &self.inner.lifecycle
@@ -450,6 +473,13 @@ impl Executor {
     /// The CPU class validated from `cpuClass`, `None` when it was absent.
     pub fn cpu_class(&self) -> Option<&'static str> {
         self.inner.cpu_class
+    }
+
+    /// The host activation scratch, held for the length of a verb's call: concurrent verbs on one executor take
+    /// turns (their dispatches would take turns anyway). The arena grows to the largest call and is kept.
+    pub fn host_scratch(&self) -> Result<MutexGuard<'_, Scratch>> {
+        self.check("host_scratch")?;
+        Ok(self.inner.scratch.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// Per thread index, the CPUs the OS reported (`sched_getaffinity`, read by the worker itself right after

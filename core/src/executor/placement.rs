@@ -23,7 +23,7 @@ pub(crate) struct Machine {
     pub fallback: Option<String>,
 }
 
-fn hwloc() -> Option<&'static Topology> {
+pub(crate) fn hwloc() -> Option<&'static Topology> {
     static TOPOLOGY: OnceLock<Option<Topology>> = OnceLock::new();
     TOPOLOGY.get_or_init(|| Topology::new().ok()).as_ref()
 }

@@ -2,54 +2,272 @@
 //!
 //! An executor owns host threads or device streams and the activation scratch; a model owns weights. A model
 //! borrows its executor from load until it is freed or dropped, so [`crate::Executor::free`] under a live model is
-//! an in-use error.
+//! an in-use error ("1 mesh or model still borrows it"); an executor freed first cannot lend itself to a new model.
 //!
-//! SKELETON: the loading, validation and placement land with the Models issue; `encode_text` with the encode verb.
+//! # Paths
+//!
+//! `path` names a `.safetensors` file, a sharded model's `model.safetensors.index.json`, or a directory holding
+//! either (the Hugging Face layout: the index wins, then `model.safetensors`, then the directory's only
+//! `.safetensors` file). The architecture is the `model_type` of a `config.json` beside the weights.
+//!
+//! # Checks
+//!
+//! Every file is checked to be a regular file before it is opened (a FIFO or a device is an invalid argument and
+//! never blocks), mapped read-only, and its header checked before a byte of tensor data is touched (see
+//! `header.rs`): a header length past the file or over 100 MB, malformed JSON, an unknown dtype, a shape whose
+//! size disagrees with its offsets, offsets outside the data, overlapping or leaving holes, an index naming a
+//! missing shard or a tensor its shard lacks, a directory without weights, an empty file. Each is an
+//! invalid-argument error naming the file and, where there is one, the tensor. A file that cannot be read is an I/O
+//! error naming it.
+//!
+//! # Residency
+//!
+//! RAM: the shards stay mapped (nothing is copied) and are bound through hwloc to `memoryDomains`, or the
+//! executor's own NUMA nodes when absent; `describe().memoryDomains` says where they were bound (a one-node
+//! machine needs no binding and reports its node; when the OS refuses, the list is empty and
+//! [`Model::placement_fallback`] says why). Freeing the model unmaps the shards. The file must not be truncated by
+//! another process while it is mapped (reads would fault, as with any memory-mapped loader).
+//!
+//! VRAM: each tensor is copied to every listed device on the executor's stream for that device, into one buffer per
+//! shard; the host mapping is released once the copies finish. Without a GPU driver the call is unavailable; a RAM
+//! executor or an ordinal the executor does not drive is an invalid argument.
 
+pub mod header;
+mod ram;
+mod source;
+mod vram;
 mod weights;
+pub use ram::RamWeights;
 pub use weights::{TensorView, Weights};
 
 use crate::error::{Error, Result};
-use crate::executor::Executor;
+use crate::executor::{placement, Executor};
+use crate::handle::{Lease, Lifecycle};
 use crate::types::*;
+use std::sync::{Arc, Mutex};
 
 /// Weights placed for an executor. Cloning shares the same model.
 #[derive(Clone, Debug)]
 pub struct Model {
-    _executor: Executor,
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    lifecycle: Lifecycle,
+    description: ModelDescription,
+    placement_fallback: Option<String>,
+    /// Present until the model is freed or dropped.
+    loaded: Mutex<Option<Loaded>>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model")
+            .field("path", &self.description.path)
+            .field("residency", &self.description.residency)
+            .field("freed", &self.lifecycle.is_freed())
+            .finish()
+    }
+}
+
+/// Fields drop in order: the weights (unmapped or freed on the device), then the executor and its borrow.
+struct Loaded {
+    weights: Placed,
+    executor: Executor,
+    /// The BERT encoder the first `encode_text` prepares from the weights (see [`crate::encode`]).
+    encoder: Arc<crate::encode::EncoderSlot>,
+    _lease: Lease,
+}
+
+enum Placed {
+    Ram(Arc<RamWeights>),
+    Vram(vram::VramWeights),
+}
+
+/// Validates `memoryDomains` for weights: a non-empty list of distinct NUMA nodes this machine has.
+fn memory_nodes(requested: Option<&[u32]>, executor: &Executor) -> Result<Vec<u32>> {
+    let Some(ids) = requested else { return Ok(executor.memory_domains()) };
+    let machine = placement::machine();
+    let known = || machine.nodes.iter().map(|n| n.os_index.to_string()).collect::<Vec<_>>().join(", ");
+    if ids.is_empty() {
+        return Err(Error::invalid_argument(
+            "memoryDomains",
+            format!("must name at least one NUMA node, got an empty list; known: {}", known()),
+        ));
+    }
+    for (i, id) in ids.iter().enumerate() {
+        if ids[..i].contains(id) {
+            return Err(Error::invalid_argument("memoryDomains", format!("names NUMA node {id} twice")));
+        }
+        if !machine.nodes.iter().any(|n| n.os_index == *id) {
+            return Err(Error::invalid_argument(
+                "memoryDomains",
+                format!("names NUMA node {id}, which this machine does not have; known: {}", known()),
+            ));
+        }
+    }
+    Ok(ids.to_vec())
+}
+
+fn describe_source(path: &str, source: &source::Source, residency: Residency) -> ModelDescription {
+    let tensors: Vec<TensorDescription> = source
+        .shards
+        .iter()
+        .flat_map(|s| &s.tensors)
+        .map(|t| TensorDescription {
+            name: t.name.clone(),
+            dtype: t.dtype.to_string(),
+            shape: t.shape.clone(),
+            bytes: t.end - t.begin,
+        })
+        .collect();
+    ModelDescription {
+        path: path.to_string(),
+        format: "safetensors".to_string(),
+        architecture: source.architecture.clone(),
+        residency,
+        memory_domains: Vec::new(),
+        devices: Vec::new(),
+        bytes: tensors.iter().map(|t| t.bytes).sum(),
+        tensors,
+    }
 }
 
 impl Model {
-    /// Memory-maps safetensors weights read-only and binds them to NUMA nodes for `config.executor`'s threads.
-    pub fn load_ram(path: impl AsRef<str>, config: ModelLoadRamConfig) -> Result<Model> {
-        let _ = (path.as_ref(), config);
-        Err(Error::unsupported("`Model.loadRam` is not implemented yet"))
+    fn new(description: ModelDescription, placement_fallback: Option<String>, loaded: Loaded) -> Model {
+        Model {
+            inner: Arc::new(Inner {
+                lifecycle: Lifecycle::new(),
+                description,
+                placement_fallback,
+                loaded: Mutex::new(Some(loaded)),
+            }),
+        }
     }
 
-    /// Uploads safetensors weights to every listed device of `config.executor`, on its streams.
+    /// Memory-maps safetensors weights read-only and binds them to NUMA nodes for `config.executor`'s threads. See the
+    /// module documentation for paths, checks and placement.
+    pub fn load_ram(path: impl AsRef<str>, config: ModelLoadRamConfig) -> Result<Model> {
+        let path = path.as_ref();
+        let lease = Lease::take(config.executor.lifecycle(), "Executor", "Model.loadRam")?;
+        let nodes = memory_nodes(config.memory_domains.as_deref(), &config.executor)?;
+        let source = source::open(path)?;
+        let mut description = describe_source(path, &source, Residency::Ram);
+        let weights = RamWeights::new(source)?;
+        let fallback = match weights.bind(&nodes) {
+            Ok(()) => {
+                description.memory_domains = nodes;
+                None
+            }
+            Err(why) => Some(format!("the weights are not bound to NUMA nodes {nodes:?}: {why}")),
+        };
+        let loaded = Loaded {
+            weights: Placed::Ram(Arc::new(weights)),
+            executor: config.executor,
+            encoder: Default::default(),
+            _lease: lease,
+        };
+        Ok(Model::new(description, fallback, loaded))
+    }
+
+    /// Uploads safetensors weights to every listed device of `config.executor`, on its streams. See the module
+    /// documentation.
     pub fn load_vram(path: impl AsRef<str>, config: ModelLoadVramConfig) -> Result<Model> {
-        let _ = (path.as_ref(), config);
-        Err(Error::unsupported("`Model.loadVram` is not implemented yet"))
+        let path = path.as_ref();
+        let lease = Lease::take(config.executor.lifecycle(), "Executor", "Model.loadVram")?;
+        let ordinals = vram::executor_ordinals(&config.executor.devices()?);
+        let positions = vram::plan_devices(vram::driver_present(), &ordinals, config.devices.as_deref())?;
+        let source = source::open(path)?;
+        let mut description = describe_source(path, &source, Residency::Vram);
+        let weights = vram::VramWeights::upload(&source, &config.executor, &positions, &ordinals)?;
+        drop(source); // unmaps the host copy
+        description.devices = positions.iter().map(|&p| ordinals[p]).collect();
+        let loaded = Loaded {
+            weights: Placed::Vram(weights),
+            executor: config.executor,
+            encoder: Default::default(),
+            _lease: lease,
+        };
+        Ok(Model::new(description, None, loaded))
     }
 
     /// Reports the model's file, architecture, residency and tensors.
     pub fn describe(&self) -> Result<ModelDescription> {
-        Err(Error::unsupported("`Model.describe` is not implemented yet"))
+        self.inner.lifecycle.check("Model", "describe")?;
+        Ok(self.inner.description.clone())
+    }
+
+    /// The host view of a RAM model's weights, which the verbs read tensors through. The view keeps the mappings
+    /// alive while it lives, so a `free` racing with a verb unmaps when the verb lets go. A VRAM model has no host
+    /// view: unsupported.
+    pub fn weights(&self) -> Result<Arc<dyn Weights>> {
+        self.inner.lifecycle.check("Model", "weights")?;
+        let loaded = self.inner.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        match loaded.as_ref().map(|l| &l.weights) {
+            Some(Placed::Ram(w)) => Ok(w.clone()),
+            Some(Placed::Vram(_)) => {
+                Err(Error::unsupported("`weights` gives a host view of RAM models only; this model lives in VRAM"))
+            }
+            None => Err(Error::freed("Model", "weights")),
+        }
+    }
+
+    /// The executor the model borrows, whose threads or streams the verbs run on.
+    pub fn executor(&self) -> Result<Executor> {
+        self.inner.lifecycle.check("Model", "executor")?;
+        let loaded = self.inner.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        loaded.as_ref().map(|l| l.executor.clone()).ok_or_else(|| Error::freed("Model", "executor"))
+    }
+
+    /// The device address and byte length of tensor `name`'s replica on device `ordinal`, for a VRAM model; `None`
+    /// when the model is in RAM or does not have that device or tensor.
+    pub fn device_tensor(&self, ordinal: u32, name: &str) -> Result<Option<(u64, usize)>> {
+        self.inner.lifecycle.check("Model", "deviceTensor")?;
+        let loaded = self.inner.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(match loaded.as_ref().map(|l| &l.weights) {
+            Some(Placed::Vram(w)) => w.tensor(ordinal, name),
+            _ => None,
+        })
+    }
+
+    /// Why the RAM weights are not bound to the NUMA nodes asked for, when the OS refused; `None` when bound.
+    pub fn placement_fallback(&self) -> Option<&str> {
+        self.inner.placement_fallback.as_deref()
     }
 
     /// Embeds `texts`, one row per text in input order, on the executor's threads.
     pub fn encode_text(&self, texts: &[String], options: EncodeTextOptions) -> Result<F32Matrix> {
-        let _ = (texts, options);
-        Err(Error::unsupported("`Model.encodeText` is not implemented yet"))
+        self.inner.lifecycle.check("Model", "encodeText")?;
+        let (weights, executor, encoder) = {
+            let loaded = self.inner.loaded.lock().unwrap_or_else(|p| p.into_inner());
+            match loaded.as_ref() {
+                Some(Loaded { weights: Placed::Ram(w), executor, encoder, .. }) => {
+                    (w.clone(), executor.clone(), encoder.clone())
+                }
+                Some(_) => {
+                    return Err(Error::unsupported(
+                        "`Model.encodeText` runs on RAM models only for now; this model lives in VRAM",
+                    ))
+                }
+                None => return Err(Error::freed("Model", "encodeText")),
+            }
+        };
+        crate::encode::encode_text(&encoder, weights.as_ref(), &executor, texts, &options)
     }
 
     /// Whether `free` has run: every later call but `free` fails as freed.
     pub fn is_freed(&self) -> bool {
-        false
+        self.inner.lifecycle.is_freed()
     }
 
-    /// Releases the weights and returns the executor's borrow; a second call does nothing.
+    /// Releases the weights (RAM: unmaps them once no verb holds their view; VRAM: frees the device buffers) and
+    /// returns the executor's borrow; a second call does nothing. Dropping the last clone does the same.
     pub fn free(&self) -> Result<()> {
+        if !self.inner.lifecycle.begin_free("Model", ("verb", "verbs"))? {
+            return Ok(());
+        }
+        let loaded = self.inner.loaded.lock().unwrap_or_else(|p| p.into_inner()).take();
+        drop(loaded);
         Ok(())
     }
 }

@@ -1,11 +1,13 @@
-//! `cargo xtask test c`: the C scenario suite (tests/c/test_uform.c) and the bad-input table (tests/c/test_bad_input.c)
+//! `cargo xtask test c`: the C scenario suite (tests/c/test_uform.c), the Model and encodeText scenarios
+//! (tests/c/test_model.c, against the test model in `UFORM_TEST_MODEL_DIR` and the reference embeddings flattened by
+//! tests/c/flatten_reference.py into `UFORM_TEST_REFERENCE`) and the bad-input table (tests/c/test_bad_input.c)
 //! compiled with gcc against the generated header and linked with libuform, each run natively and under valgrind
 //! (zero errors, zero leaks), then a CMake consumer and a pkg-config consumer built against an installed prefix —
 //! with the shared and with the static library.
 //!
 //! `overhead()` is the C part of `cargo xtask bench overhead`.
 
-use crate::util::{apt_install, cargo, root, run_in, status};
+use crate::util::{apt_install, cargo, root, run_in, status, test_model_dir};
 use std::path::Path;
 use std::process::Command;
 
@@ -19,11 +21,27 @@ pub fn run() -> Result<(), String> {
     let lib = root.join("target/debug");
     let header = root.join("generated/c");
     let flags = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g"];
-    for (name, what) in [("test_uform", "the C suite"), ("test_bad_input", "the C bad-input table")] {
+    let model_dir = test_model_dir()?;
+    let reference = out.join("reference.txt");
+    let mut flatten = Command::new("python3");
+    flatten
+        .arg(root.join("tests/c/flatten_reference.py"))
+        .arg(root.join("tests/fixtures/encode/reference.json"))
+        .arg(&reference);
+    status(flatten, "flattening the reference embeddings")?;
+    let suites = [
+        ("test_uform", "the C suite"),
+        ("test_model", "the C Model and encodeText scenarios"),
+        ("test_bad_input", "the C bad-input table"),
+    ];
+    for (name, what) in suites {
         let binary = out.join(name);
         gcc(&flags, &root.join(format!("tests/c/{name}.c")), &header, &lib, &binary)?;
         let env = |cmd: &mut Command| {
-            cmd.env("LD_LIBRARY_PATH", &lib).env("UFORM_TEST_DIR", &scratch);
+            cmd.env("LD_LIBRARY_PATH", &lib)
+                .env("UFORM_TEST_DIR", &scratch)
+                .env("UFORM_TEST_MODEL_DIR", &model_dir)
+                .env("UFORM_TEST_REFERENCE", &reference);
         };
         let mut native = Command::new(&binary);
         env(&mut native);
@@ -39,7 +57,8 @@ pub fn run() -> Result<(), String> {
         grind
             .arg(format!("--suppressions={}", root.join("tests/c/valgrind.supp").display()))
             .arg(&binary)
-            .env("UFORM_TEST_NO_PROCESSES", "1");
+            .env("UFORM_TEST_NO_PROCESSES", "1")
+            .env("UFORM_TEST_ENCODE_ROWS", "3"); // a few reference texts: valgrind runs the encoder ~50x slower
         env(&mut grind);
         status(grind, &format!("{what} under valgrind"))?;
     }
@@ -92,7 +111,7 @@ pub fn overhead() -> Result<String, String> {
 
 fn gcc(flags: &[&str], src: &Path, include: &Path, lib: &Path, out: &Path) -> Result<(), String> {
     let mut cmd = Command::new("gcc");
-    cmd.args(flags).arg(src).arg("-I").arg(include).arg("-L").arg(lib).arg("-luform").arg("-o").arg(out);
+    cmd.args(flags).arg(src).arg("-I").arg(include).arg("-L").arg(lib).arg("-luform").arg("-lm").arg("-o").arg(out);
     status(cmd, "gcc")
 }
 

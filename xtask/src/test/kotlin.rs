@@ -29,7 +29,11 @@ pub fn run() -> Result<(), String> {
     ensure_tools()?;
     cargo(&["build", "--quiet", "-p", "uform-uniffi"])?;
     let kotlin = root().join("bindings/kotlin");
-    status(mvn(&kotlin, &["verify"]), "the Kotlin scenario suite")?;
+    let mut verify = mvn(&kotlin, &["verify"]);
+    verify
+        .env("UFORM_TEST_MODEL_DIR", crate::util::test_model_dir()?)
+        .env("UFORM_TEST_REFERENCE", root().join("tests/fixtures/encode/reference.json"));
+    status(verify, "the Kotlin scenario suite")?;
     let repo = kotlin.join("target/local-repo");
     let repo_arg = format!("-DlocalRepositoryPath={}", repo.display());
     let install = ["install:install-file", "-Dfile=target/uform-0.1.0.jar", "-DpomFile=pom.xml", &repo_arg];

@@ -8,6 +8,17 @@ mod python;
 mod rust;
 mod swift;
 
+/// The Node package installed into target/node/consumer, for `cargo xtask bench encode`.
+pub fn node_package() -> Result<std::path::PathBuf, String> {
+    node::ensure_node()?;
+    node::install_package()
+}
+
+/// A venv holding the freshly built uform wheel (target/py-test-venv), for `cargo xtask bench encode`.
+pub fn python_wheel_venv() -> Result<std::path::PathBuf, String> {
+    python::install_wheel()
+}
+
 const LANGUAGES: [&str; 6] = ["rust", "c", "node", "python", "kotlin", "swift"];
 
 pub fn run(args: &[String]) -> Result<(), String> {

@@ -16,7 +16,7 @@ pub fn run() -> Result<(), String> {
     typescript(&consumer)
 }
 
-fn ensure_node() -> Result<(), String> {
+pub(super) fn ensure_node() -> Result<(), String> {
     if !have("node") || !have("npm") {
         apt_install(&["nodejs", "npm"])?;
     }
@@ -30,7 +30,7 @@ fn ensure_node() -> Result<(), String> {
 }
 
 /// Builds and packs the package, then installs the tarball into a fresh folder; returns that folder.
-fn install_package() -> Result<PathBuf, String> {
+pub(super) fn install_package() -> Result<PathBuf, String> {
     let root = root();
     let out = root.join("target/node");
     let package = out.join("package");
@@ -75,7 +75,12 @@ fn suite(consumer: &Path) -> Result<(), String> {
         .collect();
     files.sort();
     let mut cmd = Command::new("node");
-    cmd.args(["--test", "--expose-gc"]).args(&files).current_dir(consumer).env("UFORM_TEST_DIR", &scratch);
+    cmd.args(["--test", "--expose-gc"])
+        .args(&files)
+        .current_dir(consumer)
+        .env("UFORM_TEST_DIR", &scratch)
+        .env("UFORM_TEST_MODEL_DIR", crate::util::test_model_dir()?)
+        .env("UFORM_TEST_REFERENCE", root().join("tests/fixtures/encode/reference.json"));
     status(cmd, "the Node scenario suite")
 }
 

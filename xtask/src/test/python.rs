@@ -9,7 +9,7 @@
 //!
 //! `overhead()` is the Python part of `cargo xtask bench overhead`.
 
-use crate::util::{apt_install, have, result_line, root, status};
+use crate::util::{apt_install, have, result_line, root, status, test_model_dir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -21,6 +21,8 @@ pub fn run() -> Result<(), String> {
     pytest
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
         .arg(root.join("bindings/python/tests"))
+        .env("UFORM_TEST_MODEL_DIR", test_model_dir()?)
+        .env("UFORM_TEST_REFERENCE", root.join("tests/fixtures/encode/reference.json"))
         .current_dir(&root);
     status(pytest, "the Python test suite")?;
     let mut mypy = Command::new(&python);
@@ -88,7 +90,7 @@ fn fresh_venv(path: &Path, packages: &[&str]) -> Result<(), String> {
 }
 
 /// Builds the wheel and installs it into a fresh test environment; returns that environment.
-fn install_wheel() -> Result<PathBuf, String> {
+pub(super) fn install_wheel() -> Result<PathBuf, String> {
     ensure_python()?;
     let root = root();
     let tools = root.join("target/py-venv");

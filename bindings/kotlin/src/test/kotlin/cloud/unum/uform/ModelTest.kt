@@ -1,0 +1,239 @@
+// Model and encodeText scenarios 18–25 of SCENARIOS.md in Kotlin, numbered after the scenario each covers.
+// The encode tests need UFORM_TEST_MODEL_DIR and UFORM_TEST_REFERENCE, which `cargo xtask test kotlin` sets.
+
+package cloud.unum.uform
+
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Assumptions.assumeTrue
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.assertThrows
+import org.junit.jupiter.api.fail
+import org.junit.jupiter.api.io.TempDir
+import java.io.File
+import java.nio.ByteBuffer
+import java.nio.ByteOrder
+import java.nio.file.Path
+import kotlin.math.abs
+import kotlin.math.sqrt
+
+/** name, dtype, shape, bytes: several dtypes and shapes, a zero-sized tensor and a scalar among them. */
+private val TENSORS = listOf(
+    Triple("encoder.weight", "F32", listOf(2L, 3L)) to 24L,
+    Triple("embeddings", "BF16", listOf(4L)) to 8L,
+    Triple("position_ids", "I64", listOf(1L, 3L)) to 24L,
+    Triple("empty", "U8", listOf(0L)) to 0L,
+    Triple("norm.bias", "F16", listOf(2L, 2L)) to 8L,
+    Triple("mask", "BOOL", listOf(3L)) to 3L,
+    Triple("scale", "F64", listOf<Long>()) to 8L,
+)
+
+private fun raw(header: String, data: ByteArray): ByteArray {
+    val text = header.toByteArray()
+    val length = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(text.size.toLong()).array()
+    return length + text + data
+}
+
+private fun safetensors(tensors: List<Pair<Triple<String, String, List<Long>>, Long>>): ByteArray {
+    var offset = 0L
+    val entries = tensors.map { (t, bytes) ->
+        val entry = "\"${t.first}\":{\"dtype\":\"${t.second}\",\"shape\":${t.third},\"data_offsets\":[$offset,${offset + bytes}]}"
+        offset += bytes
+        entry
+    }
+    var header = "{\"__metadata__\":{\"format\":\"pt\"}," + entries.joinToString(",") + "}"
+    while (header.length % 8 != 0) header += " "
+    return raw(header, ByteArray(offset.toInt()) { ((it * 31 + 7) % 256).toByte() })
+}
+
+private fun required(name: String): String =
+    System.getenv(name) ?: fail("$name is not set: run the suite through `cargo xtask test kotlin`, which installs the test model")
+
+/** The reference fixture's texts and embeddings, read with the few string and number rules it uses. */
+private class Reference(path: String) {
+    val json = File(path).readText()
+    val texts: List<String> = strings(section("\"texts\""))
+    val embeddings: List<DoubleArray> = rows(section("\"embeddings\""))
+    val longTextIndex: Int = Regex("\"long_text_index\"\\s*:\\s*(\\d+)").find(json)!!.groupValues[1].toInt()
+
+    private fun section(key: String): String {
+        val start = json.indexOf('[', json.indexOf(key))
+        var depth = 0
+        var inString = false
+        var i = start
+        while (true) {
+            val c = json[i]
+            if (inString) {
+                if (c == '\\') i++ else if (c == '"') inString = false
+            } else if (c == '"') inString = true
+            else if (c == '[') depth++
+            else if (c == ']' && --depth == 0) return json.substring(start + 1, i)
+            i++
+        }
+    }
+
+    private fun strings(body: String): List<String> {
+        val out = mutableListOf<String>()
+        var i = 0
+        while (i < body.length) {
+            if (body[i] != '"') { i++; continue }
+            val sb = StringBuilder()
+            i++
+            while (body[i] != '"') {
+                if (body[i] == '\\') {
+                    i++
+                    when (val e = body[i]) {
+                        'n' -> sb.append('\n')
+                        't' -> sb.append('\t')
+                        'r' -> sb.append('\r')
+                        'b' -> sb.append('\b')
+                        'f' -> sb.append('\u000c')
+                        'u' -> { sb.append(body.substring(i + 1, i + 5).toInt(16).toChar()); i += 4 }
+                        else -> sb.append(e)
+                    }
+                } else sb.append(body[i])
+                i++
+            }
+            out.add(sb.toString())
+            i++
+        }
+        return out
+    }
+
+    private fun rows(body: String): List<DoubleArray> =
+        Regex("\\[([^\\[\\]]*)]").findAll(body).map { m -> m.groupValues[1].split(",").map { it.trim().toDouble() }.toDoubleArray() }.toList()
+}
+
+class ModelTest {
+    private fun load(path: String, executor: Executor) = Model.loadRam(path, ModelLoadRamConfig(executor))
+
+    private fun checkDescription(model: Model, path: String, architecture: String?) {
+        val d = model.describe()
+        assertEquals(path, d.path)
+        assertEquals("safetensors", d.format)
+        assertEquals(architecture, d.architecture)
+        assertEquals(Residency.RAM, d.residency)
+        assertEquals(emptyList<UInt>(), d.devices)
+        assertEquals(TENSORS.map { (t, b) -> listOf(t.first, t.second, t.third.map { it.toULong() }, b.toULong()) },
+            d.tensors.map { listOf(it.name, it.dtype, it.shape, it.bytes) })
+        assertEquals(75uL, d.bytes)
+    }
+
+    @Test
+    fun `18 forVram and loadVram without a GPU are unavailable with readable messages`(@TempDir dir: Path) {
+        assumeTrue(gpuDevices().isEmpty(), "a GPU is present: scripts/gpu-check.sh covers loadVram")
+        val e = assertThrows<UFormException.Unavailable> { Executor.forVram(ExecutorForVramConfig(devices = listOf(0u, 1u))) }
+        assertTrue(e.message!!.contains("forVram"), e.message)
+        val file = dir.resolve("model.safetensors").toFile().apply { writeBytes(safetensors(TENSORS)) }
+        Executor.forRam(ExecutorForRamConfig(threads = 1u)).use { executor ->
+            val error = assertThrows<UFormException.Unavailable> {
+                Model.loadVram(file.path, ModelLoadVramConfig(executor, listOf(0u, 1u)))
+            }
+            assertTrue(error.message!!.startsWith("no GPU driver") && error.message!!.contains("Model.loadRam"), error.message)
+        }
+    }
+
+    @Test
+    fun `19 a file, its directory and a sharded pair describe every tensor exactly`(@TempDir dir: Path) {
+        val file = dir.resolve("model.safetensors").toFile().apply { writeBytes(safetensors(TENSORS)) }
+        val config = dir.resolve("config.json").toFile().apply { writeText("{\"model_type\": \"bert\"}") }
+        Executor.forRam(ExecutorForRamConfig(threads = 2u)).use { executor ->
+            for (path in listOf(file.path, dir.toString())) load(path, executor).use { checkDescription(it, path, "bert") }
+            config.delete()
+            load(file.path, executor).use { checkDescription(it, file.path, null) }
+            val sharded = dir.resolve("sharded").toFile().apply { mkdir() }
+            val names = listOf("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors")
+            File(sharded, names[0]).writeBytes(safetensors(TENSORS.take(3)))
+            File(sharded, names[1]).writeBytes(safetensors(TENSORS.drop(3)))
+            val map = TENSORS.mapIndexed { i, (t, _) -> "\"${t.first}\": \"${names[if (i < 3) 0 else 1]}\"" }.joinToString(", ")
+            val index = File(sharded, "model.safetensors.index.json").apply { writeText("{\"weight_map\": {$map}}") }
+            for (path in listOf(index.path, sharded.path)) load(path, executor).use { checkDescription(it, path, null) }
+        }
+    }
+
+    @Test
+    fun `20 bad files are invalid arguments naming the file`(@TempDir dir: Path) {
+        val ok = "\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}"
+        val past = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(4096).array() + "{}".toByteArray()
+        val cases = listOf(
+            Triple("truncated.safetensors", byteArrayOf(1, 2, 3), "fewer than the 8-byte header length"),
+            Triple("past.safetensors", past, "runs past the end of the file"),
+            Triple("malformed.safetensors", raw("{\"a\": {", ByteArray(0)), "not a JSON object of tensors"),
+            Triple("dtype.safetensors", raw("{\"w\":{\"dtype\":\"F33\",\"shape\":[1],\"data_offsets\":[0,4]}}", ByteArray(4)), "dtype `F33`"),
+            Triple("shape.safetensors", raw("{\"w\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}", ByteArray(8)), "tensor `w`"),
+            Triple("overlap.safetensors", raw("{$ok,\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", ByteArray(8)), "overlaps tensor `a`"),
+        )
+        Executor.forRam(ExecutorForRamConfig(threads = 1u)).use { executor ->
+            for ((name, bytes, fragment) in cases) {
+                val path = dir.resolve(name).toFile().apply { writeBytes(bytes) }.path
+                val e = assertThrows<UFormException.InvalidArgument>(name) { load(path, executor) }
+                assertTrue(e.message!!.contains(path) && e.message!!.contains(fragment), e.message)
+            }
+            dir.resolve("s1.safetensors").toFile().writeBytes(safetensors(listOf(Triple("a", "U8", listOf(2L)) to 2L)))
+            val index = dir.resolve("missing.index.json").toFile()
+            index.writeText("{\"weight_map\": {\"a\": \"s1.safetensors\", \"b\": \"s9.safetensors\"}}")
+            val missingShard = assertThrows<UFormException.InvalidArgument> { load(index.path, executor) }
+            assertTrue(missingShard.message!!.contains("s9.safetensors"), missingShard.message)
+            val empty = dir.resolve("empty").toFile().apply { mkdir() }
+            val emptyError = assertThrows<UFormException.InvalidArgument> { load(empty.path, executor) }
+            assertTrue(emptyError.message!!.contains(empty.path) && emptyError.message!!.contains("without weights"), emptyError.message)
+            val missing = dir.resolve("not-there").toString()
+            val io = assertThrows<UFormException.Io> { load(missing, executor) }
+            assertTrue(io.message!!.contains(missing), io.message)
+        }
+    }
+
+    @Test
+    fun `21 a live model keeps its executor in use, a freed model refuses every call, use frees it`(@TempDir dir: Path) {
+        val file = dir.resolve("m.safetensors").toFile().apply { writeBytes(safetensors(TENSORS)) }.path
+        val executor = Executor.forRam(ExecutorForRamConfig(threads = 1u))
+        val model = load(file, executor)
+        assertThrows<UFormException.InUse> { executor.free() }
+        model.free()
+        model.free()
+        assertThrows<UFormException.FreedHandle> { model.describe() }
+        assertThrows<UFormException.FreedHandle> { model.encodeText(listOf("hello")) }
+        val scoped = load(file, executor)
+        scoped.use { }
+        assertThrows<UFormException.FreedHandle> { scoped.describe() }
+        executor.free()
+        val e = assertThrows<UFormException.FreedHandle> { load(file, executor) }
+        assertTrue(e.message!!.contains("Model.loadRam"), e.message)
+    }
+
+    private fun closeTo(m: F32Matrix, expected: List<DoubleArray>) {
+        assertEquals(expected.size.toUInt(), m.rows)
+        assertEquals(384u, m.columns)
+        for ((r, want) in expected.withIndex()) {
+            var dot = 0.0; var gg = 0.0; var ww = 0.0; var worst = 0.0
+            for (c in 0 until 384) {
+                val g = m.data[r * 384 + c].toDouble()
+                dot += g * want[c]; gg += g * g; ww += want[c] * want[c]
+                worst = maxOf(worst, abs(g - want[c]))
+            }
+            val cosine = dot / sqrt(gg * ww)
+            assertTrue(cosine >= 0.9999 && worst <= 1e-4, "row $r: cosine $cosine, max diff $worst")
+        }
+    }
+
+    @Test
+    fun `22 to 24 encodeText reproduces the reference, edge inputs, the result outlives the model`() {
+        val modelDir = required("UFORM_TEST_MODEL_DIR")
+        val reference = Reference(required("UFORM_TEST_REFERENCE"))
+        assertEquals(29, reference.texts.size)
+        val executor = Executor.forRam(ExecutorForRamConfig(threads = 2u))
+        val model = load(modelDir, executor)
+        closeTo(model.encodeText(reference.texts), reference.embeddings)
+        assertEquals(0u, model.encodeText(emptyList()).rows)
+        val long = reference.longTextIndex
+        val blank = reference.texts.indexOf("")
+        closeTo(model.encodeText(listOf(reference.texts[long], "")), listOf(reference.embeddings[long], reference.embeddings[blank]))
+        val e = assertThrows<UFormException.InvalidArgument> { model.encodeText(listOf("fine", "nul\u0000byte")) }
+        assertTrue(e.message!!.contains("texts[1]"), e.message)
+        assertEquals(1u, model.encodeText(listOf("a longer text than four tokens"), EncodeTextOptions(maxTokens = 4u)).rows)
+        val kept = model.encodeText(reference.texts.take(2))
+        model.free()
+        executor.free()
+        closeTo(kept, reference.embeddings.take(2))
+    }
+}

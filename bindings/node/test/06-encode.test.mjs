@@ -1,0 +1,114 @@
+// encodeText scenarios 22–25 of SCENARIOS.md against the test model (all-MiniLM-L6-v2) and the committed reference
+// embeddings. `cargo xtask test node` sets UFORM_TEST_MODEL_DIR and UFORM_TEST_REFERENCE; without them these fail.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, test } from 'node:test';
+import { Executor, Model } from 'uform';
+import { throwsUForm } from './helpers.mjs';
+
+const RUN_THROUGH = 'run the suite through `cargo xtask test node`, which installs the test model';
+let modelDir, reference, executor, model;
+
+before(() => {
+    modelDir = process.env.UFORM_TEST_MODEL_DIR;
+    const referencePath = process.env.UFORM_TEST_REFERENCE;
+    if (!modelDir || !referencePath) return;
+    reference = JSON.parse(readFileSync(referencePath, 'utf8'));
+    executor = Executor.forRam({ threads: 2 });
+    model = Model.loadRam(modelDir, { executor });
+});
+
+after(() => {
+    model?.free();
+    executor?.free();
+});
+
+function ready() {
+    assert.ok(model, `UFORM_TEST_MODEL_DIR or UFORM_TEST_REFERENCE is not set: ${RUN_THROUGH}`);
+}
+
+function closeTo(matrix, expected, rows = expected.length) {
+    assert.equal(matrix.rows, rows);
+    assert.equal(matrix.columns, 384);
+    for (let r = 0; r < rows; r++) {
+        const got = matrix.data.subarray(r * 384, (r + 1) * 384);
+        let dot = 0, gg = 0, ww = 0, worst = 0;
+        for (let c = 0; c < 384; c++) {
+            dot += got[c] * expected[r][c];
+            gg += got[c] * got[c];
+            ww += expected[r][c] * expected[r][c];
+            worst = Math.max(worst, Math.abs(got[c] - expected[r][c]));
+        }
+        const cosine = dot / Math.sqrt(gg * ww);
+        assert.ok(cosine >= 0.9999 && worst <= 1e-4, `row ${r}: cosine ${cosine.toFixed(6)}, max diff ${worst.toExponential(2)}`);
+    }
+}
+
+test('22: encodeText reproduces the reference embeddings, rows in input order, 384 columns', () => {
+    ready();
+    const m = model.encodeText(reference.texts);
+    assert.ok(m.data instanceof Float32Array);
+    assert.equal(m.data.length, reference.texts.length * 384);
+    closeTo(m, reference.embeddings);
+    const reversed = model.encodeText(reference.texts.slice(0, 4).reverse());
+    closeTo(reversed, reference.embeddings.slice(0, 4).reverse());
+    closeTo(model.encodeText(reference.texts.slice(0, 3), { normalize: false }), reference.embeddings_unnormalized.slice(0, 3));
+});
+
+test('23: edge inputs — empty list, empty string, over-long and non-ASCII text', () => {
+    ready();
+    const empty = model.encodeText([]);
+    assert.equal(empty.rows, 0);
+    assert.ok(empty.data instanceof Float32Array);
+    assert.equal(empty.data.length, 0);
+    const long = reference.long_text_index;
+    const blank = reference.texts.indexOf('');
+    const m = model.encodeText([reference.texts[long], '', 'Größere Straßenbahnen — 東京 🍕']);
+    closeTo({ ...m, rows: 2 }, [reference.embeddings[long], reference.embeddings[blank]], 2);
+    assert.equal(m.rows, 3);
+    let norm = 0;
+    for (let c = 0; c < 384; c++) norm += m.data[768 + c] ** 2;
+    assert.ok(Math.abs(Math.sqrt(norm) - 1) < 1e-4);
+    assert.equal(model.encodeText(['a somewhat longer text than four tokens'], { maxTokens: 4 }).rows, 1);
+});
+
+test('23: a lone surrogate and a non-string element are invalid arguments naming texts[i]', () => {
+    ready();
+    throwsUForm(() => model.encodeText(['fine', 'lone \ud800 surrogate']), 'invalid_argument', 'texts[1]');
+    throwsUForm(() => model.encodeText(['fine', 'also fine', 42]), 'invalid_argument', 'texts[2]');
+    throwsUForm(() => model.encodeText([null]), 'invalid_argument', 'texts[0]');
+    assert.throws(() => model.encodeText('not an array'));
+});
+
+test('24: the Float32Array stays valid after the model and its executor are freed', () => {
+    ready();
+    const ex = Executor.forRam({ threads: 1 });
+    const own = Model.loadRam(modelDir, { executor: ex });
+    const m = own.encodeText(reference.texts.slice(0, 2));
+    own.free();
+    ex.free();
+    globalThis.gc?.();
+    closeTo(m, reference.embeddings.slice(0, 2));
+    m.data[0] = 1.5; // the caller's to write
+    assert.equal(m.data[0], 1.5);
+});
+
+test('25: encodeTextAsync returns the same numbers while the event loop keeps running', async (t) => {
+    ready();
+    if (typeof Model.prototype.encodeTextAsync !== 'function') {
+        t.skip('Model.prototype.encodeTextAsync does not exist yet (no Promise form of encodeText)');
+        return;
+    }
+    const texts = reference.texts; // hundreds of milliseconds of work: the 1 ms interval has time to tick
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+    try {
+        const pending = model.encodeTextAsync(texts);
+        assert.ok(pending instanceof Promise);
+        const m = await pending;
+        closeTo(m, reference.embeddings);
+    } finally {
+        clearInterval(timer);
+    }
+    assert.ok(ticks > 0, 'the event loop did not tick while encodeTextAsync ran');
+});

@@ -1,0 +1,215 @@
+// Model and encodeText scenarios 18–24 of SCENARIOS.md in Swift, numbered after the scenario each covers.
+// The encode test needs UFORM_TEST_MODEL_DIR and UFORM_TEST_REFERENCE (set by the runner where `swift test` runs).
+
+import Foundation
+import XCTest
+@testable import UForm
+
+/// name, dtype, shape, bytes: several dtypes and shapes, a zero-sized tensor and a scalar among them.
+private let tensors: [(String, String, [UInt64], UInt64)] = [
+    ("encoder.weight", "F32", [2, 3], 24),
+    ("embeddings", "BF16", [4], 8),
+    ("position_ids", "I64", [1, 3], 24),
+    ("empty", "U8", [0], 0),
+    ("norm.bias", "F16", [2, 2], 8),
+    ("mask", "BOOL", [3], 3),
+    ("scale", "F64", [], 8),
+]
+
+private func raw(_ header: String, _ data: [UInt8]) -> Data {
+    let text = Array(header.utf8)
+    var length = UInt64(text.count).littleEndian
+    var out = Data(bytes: &length, count: 8)
+    out.append(contentsOf: text)
+    out.append(contentsOf: data)
+    return out
+}
+
+private func safetensors(_ list: [(String, String, [UInt64], UInt64)]) -> Data {
+    var offset: UInt64 = 0
+    var entries: [String] = []
+    for (name, dtype, shape, bytes) in list {
+        let dims = shape.map { String($0) }.joined(separator: ",")
+        entries.append("\"\(name)\":{\"dtype\":\"\(dtype)\",\"shape\":[\(dims)],\"data_offsets\":[\(offset),\(offset + bytes)]}")
+        offset += bytes
+    }
+    var header = "{\"__metadata__\":{\"format\":\"pt\"}," + entries.joined(separator: ",") + "}"
+    while header.utf8.count % 8 != 0 { header += " " }
+    return raw(header, (0..<Int(offset)).map { UInt8(($0 * 31 + 7) % 256) })
+}
+
+private func thrown(_ body: () throws -> Void) -> UFormError? {
+    do {
+        try body()
+    } catch let error as UFormError {
+        return error
+    } catch {
+        return nil
+    }
+    return nil
+}
+
+private func text(_ error: UFormError?) -> String {
+    guard let error = error else { return "" }
+    return String(describing: error)
+}
+
+private func temporary(_ name: String) throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("uform-model-\(name)-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+final class ModelTests: XCTestCase {
+    private func load(_ path: String, _ executor: Executor) throws -> Model {
+        try Model.loadRam(path: path, config: ModelLoadRamConfig(executor: executor))
+    }
+
+    private func checkDescription(_ model: Model, _ path: String, _ architecture: String?) throws {
+        let d = try model.describe()
+        XCTAssertEqual(d.path, path)
+        XCTAssertEqual(d.format, "safetensors")
+        XCTAssertEqual(d.architecture, architecture)
+        XCTAssertEqual(d.residency, .ram)
+        XCTAssertEqual(d.devices, [])
+        XCTAssertEqual(d.tensors.map { $0.name }, tensors.map { $0.0 })
+        XCTAssertEqual(d.tensors.map { $0.dtype }, tensors.map { $0.1 })
+        XCTAssertEqual(d.tensors.map { $0.shape }, tensors.map { $0.2 })
+        XCTAssertEqual(d.tensors.map { $0.bytes }, tensors.map { $0.3 })
+        XCTAssertEqual(d.bytes, 75)
+    }
+
+    func test18VramWithoutAGpuIsUnavailable() throws {
+        try XCTSkipUnless(gpuDevices().isEmpty, "a GPU is present: scripts/gpu-check.sh covers loadVram")
+        let error = thrown { _ = try Executor.forVram(config: ExecutorForVramConfig(devices: [0, 1])) }
+        guard case .Unavailable = error else { return XCTFail("expected unavailable, got \(text(error))") }
+        let dir = try temporary("vram")
+        let file = dir.appendingPathComponent("model.safetensors")
+        try safetensors(tensors).write(to: file)
+        let executor = try Executor.forRam(config: ExecutorForRamConfig(threads: 1))
+        let load = thrown {
+            _ = try Model.loadVram(path: file.path, config: ModelLoadVramConfig(executor: executor, devices: [0, 1]))
+        }
+        guard case .Unavailable(let message) = load else { return XCTFail("expected unavailable, got \(text(load))") }
+        XCTAssertTrue(message.hasPrefix("no GPU driver") && message.contains("Model.loadRam"), message)
+        try executor.free()
+    }
+
+    func test19AFileItsDirectoryAndAShardedPairDescribeExactly() throws {
+        let dir = try temporary("describe")
+        let file = dir.appendingPathComponent("model.safetensors")
+        try safetensors(tensors).write(to: file)
+        let config = dir.appendingPathComponent("config.json")
+        try Data("{\"model_type\": \"bert\"}".utf8).write(to: config)
+        let executor = try Executor.forRam(config: ExecutorForRamConfig(threads: 2))
+        for path in [file.path, dir.path] {
+            let model = try load(path, executor)
+            try checkDescription(model, path, "bert")
+            try model.free()
+        }
+        try FileManager.default.removeItem(at: config)
+        let bare = try load(file.path, executor)
+        try checkDescription(bare, file.path, nil)
+        try bare.free()
+        let sharded = dir.appendingPathComponent("sharded")
+        try FileManager.default.createDirectory(at: sharded, withIntermediateDirectories: true)
+        let names = ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"]
+        try safetensors(Array(tensors[0..<3])).write(to: sharded.appendingPathComponent(names[0]))
+        try safetensors(Array(tensors[3...])).write(to: sharded.appendingPathComponent(names[1]))
+        let map = tensors.enumerated().map { "\"\($0.element.0)\": \"\(names[$0.offset < 3 ? 0 : 1])\"" }
+        let index = sharded.appendingPathComponent("model.safetensors.index.json")
+        try Data("{\"weight_map\": {\(map.joined(separator: ", "))}}".utf8).write(to: index)
+        for path in [index.path, sharded.path] {
+            let model = try load(path, executor)
+            try checkDescription(model, path, nil)
+            try model.free()
+        }
+        try executor.free()
+    }
+
+    func test20BadFilesAreInvalidArgumentsNamingTheFile() throws {
+        let dir = try temporary("bad")
+        let ok = "\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}"
+        var past = Data([0, 16, 0, 0, 0, 0, 0, 0])
+        past.append(contentsOf: Array("{}".utf8))
+        let cases: [(String, Data, String)] = [
+            ("truncated.safetensors", Data([1, 2, 3]), "fewer than the 8-byte header length"),
+            ("past.safetensors", past, "runs past the end of the file"),
+            ("malformed.safetensors", raw("{\"a\": {", []), "not a JSON object of tensors"),
+            ("dtype.safetensors", raw("{\"w\":{\"dtype\":\"F33\",\"shape\":[1],\"data_offsets\":[0,4]}}", [0, 0, 0, 0]), "dtype `F33`"),
+            ("shape.safetensors", raw("{\"w\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}", [UInt8](repeating: 0, count: 8)), "tensor `w`"),
+            ("overlap.safetensors", raw("{\(ok),\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", [UInt8](repeating: 0, count: 8)), "overlaps tensor `a`"),
+        ]
+        let executor = try Executor.forRam(config: ExecutorForRamConfig(threads: 1))
+        for (name, contents, fragment) in cases {
+            let path = dir.appendingPathComponent(name)
+            try contents.write(to: path)
+            let error = thrown { _ = try self.load(path.path, executor) }
+            guard case .InvalidArgument(let message) = error else { XCTFail("\(name): \(text(error))"); continue }
+            XCTAssertTrue(message.contains(path.path) && message.contains(fragment), message)
+        }
+        let empty = dir.appendingPathComponent("empty")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        let emptyError = thrown { _ = try self.load(empty.path, executor) }
+        guard case .InvalidArgument(let emptyMessage) = emptyError else { return XCTFail(text(emptyError)) }
+        XCTAssertTrue(emptyMessage.contains("without weights"), emptyMessage)
+        let missing = dir.appendingPathComponent("not-there").path
+        let io = thrown { _ = try self.load(missing, executor) }
+        guard case .Io(let ioMessage) = io else { return XCTFail(text(io)) }
+        XCTAssertTrue(ioMessage.contains(missing), ioMessage)
+        try executor.free()
+    }
+
+    func test21ALiveModelKeepsItsExecutorInUseAndAFreedModelRefusesCalls() throws {
+        let dir = try temporary("borrow")
+        let file = dir.appendingPathComponent("m.safetensors")
+        try safetensors(tensors).write(to: file)
+        let executor = try Executor.forRam(config: ExecutorForRamConfig(threads: 1))
+        let model = try load(file.path, executor)
+        guard case .InUse = thrown({ try executor.free() }) else { return XCTFail("expected in use") }
+        try model.free()
+        try model.free()
+        guard case .FreedHandle = thrown({ _ = try model.describe() }) else { return XCTFail("expected freed") }
+        guard case .FreedHandle = thrown({ _ = try model.encodeText(texts: ["hello"]) }) else {
+            return XCTFail("expected freed")
+        }
+        try executor.free()
+        guard case .FreedHandle = thrown({ _ = try self.load(file.path, executor) }) else { return XCTFail("expected freed") }
+    }
+
+    func test22To24EncodeTextReproducesTheReference() throws {
+        let env = ProcessInfo.processInfo.environment
+        guard let modelDir = env["UFORM_TEST_MODEL_DIR"], let referencePath = env["UFORM_TEST_REFERENCE"] else {
+            return XCTFail("UFORM_TEST_MODEL_DIR and UFORM_TEST_REFERENCE are not set: run through `cargo xtask test swift`")
+        }
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: referencePath)))
+        guard let reference = json as? [String: Any], let texts = reference["texts"] as? [String],
+              let embeddings = reference["embeddings"] as? [[Double]] else { return XCTFail("unreadable reference") }
+        let executor = try Executor.forRam(config: ExecutorForRamConfig(threads: 2))
+        let model = try load(modelDir, executor)
+        let m = try model.encodeText(texts: texts)
+        XCTAssertEqual(m.rows, UInt32(texts.count))
+        XCTAssertEqual(m.columns, 384)
+        for (r, want) in embeddings.enumerated() where m.data.count == texts.count * 384 {
+            var dot = 0.0, gg = 0.0, ww = 0.0, worst = 0.0
+            for c in 0..<384 {
+                let g = Double(m.data[r * 384 + c])
+                dot += g * want[c]
+                gg += g * g
+                ww += want[c] * want[c]
+                worst = max(worst, abs(g - want[c]))
+            }
+            let cosine = dot / (gg * ww).squareRoot()
+            XCTAssertTrue(cosine >= 0.9999 && worst <= 1e-4, "row \(r): cosine \(cosine), max diff \(worst)")
+        }
+        XCTAssertEqual(try model.encodeText(texts: []).rows, 0)
+        let nul = thrown { _ = try model.encodeText(texts: ["fine", "nul\u{0}byte"]) }
+        guard case .InvalidArgument(let message) = nul else { return XCTFail(text(nul)) }
+        XCTAssertTrue(message.contains("texts[1]"), message)
+        let kept = try model.encodeText(texts: Array(texts[0..<2]))
+        try model.free()
+        try executor.free()
+        XCTAssertEqual(kept.rows, 2)
+        XCTAssertEqual(kept.data.count, 768)
+    }
+}

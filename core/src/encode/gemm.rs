@@ -1,0 +1,229 @@
+//! Matrix products on the executor's threads: `C = A · Bᵀ` for a dense layer (B a weight matrix `[n × k]` as
+//! PyTorch's `Linear` stores it), and the small per-head products of attention.
+//!
+//! The right-hand side is packed into panels of [`NR`] columns, each `k` rows of `NR` values (zero-padded past
+//! `n`): a layer's weights once when the model is prepared, attention's keys and values per head into thread
+//! scratch. The left-hand side is read in place, row by row. A dense product is cut into tiles of `MC × NC`
+//! outputs whose size depends only on the shape, never on the thread count, and every output is summed over the
+//! whole of `k` by one micro-kernel call: results are identical whatever threads run them.
+
+use super::kernels::{Kernels, NR};
+use crate::error::Result;
+use crate::executor::Executor;
+
+/// Panels of `NR` columns: panel `q` holds `B[p][q·NR + j]` at `q·k·NR + p·NR + j`.
+pub struct Packed {
+    pub n: usize,
+    pub k: usize,
+    pub data: Vec<f32>,
+}
+
+/// Floats a packed `n × k` right-hand side takes.
+pub fn packed_len(n: usize, k: usize) -> usize {
+    n.div_ceil(NR) * NR * k
+}
+
+/// Packs `Bᵀ` given as rows: `B[p][j] = src[j·ld + p]` for `j < n`, `p < k` (a weight matrix, or attention's keys).
+pub fn pack_rows(src: &[f32], ld: usize, n: usize, k: usize, dst: &mut [f32]) {
+    let dst = &mut dst[..packed_len(n, k)];
+    for (q, panel) in dst.chunks_exact_mut(k * NR).enumerate() {
+        for jj in 0..NR {
+            let j = q * NR + jj;
+            if j < n {
+                let row = &src[j * ld..j * ld + k];
+                for (p, v) in row.iter().enumerate() {
+                    panel[p * NR + jj] = *v;
+                }
+            } else {
+                for p in 0..k {
+                    panel[p * NR + jj] = 0.0;
+                }
+            }
+        }
+    }
+}
+
+/// Packs `B` given as rows: `B[p][j] = src[p·ld + j]` (attention's values).
+pub fn pack_columns(src: &[f32], ld: usize, k: usize, n: usize, dst: &mut [f32]) {
+    let dst = &mut dst[..packed_len(n, k)];
+    for (q, panel) in dst.chunks_exact_mut(k * NR).enumerate() {
+        let (j0, width) = (q * NR, NR.min(n - q * NR));
+        for p in 0..k {
+            let out = &mut panel[p * NR..p * NR + NR];
+            out[..width].copy_from_slice(&src[p * ld + j0..p * ld + j0 + width]);
+            out[width..].fill(0.0);
+        }
+    }
+}
+
+impl Packed {
+    /// Packs a weight matrix stored `[n × k]`.
+    pub fn weights(w: &[f32], n: usize, k: usize) -> Packed {
+        let mut data = vec![0.0; packed_len(n, k)];
+        pack_rows(w, k, n, k, &mut data);
+        Packed { n, k, data }
+    }
+}
+
+/// `C[rows × n] (+)= A[rows × k] · B` on the calling thread: every panel of `b`, `kernels.mr` rows at a time.
+///
+/// # Safety
+/// `a` covers `rows` rows of `k` at stride `lda`; `c` covers `rows` rows of `n` at stride `ldc`, written by no one
+/// else meanwhile; `b` holds `packed_len(n, k)` floats.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn serial(
+    kernels: &Kernels,
+    a: *const f32,
+    lda: usize,
+    rows: usize,
+    b: &[f32],
+    n: usize,
+    k: usize,
+    c: *mut f32,
+    ldc: usize,
+    accumulate: bool,
+) {
+    debug_assert!(b.len() >= packed_len(n, k));
+    for q in 0..n.div_ceil(NR) {
+        let cols = NR.min(n - q * NR);
+        let panel = b[q * k * NR..].as_ptr();
+        let mut i = 0;
+        while i < rows {
+            let r = kernels.mr.min(rows - i);
+            // SAFETY: the caller's contract, row `i` and column `q·NR` on.
+            unsafe { kernels.micro(k, a.add(i * lda), lda, r, panel, c.add(i * ldc + q * NR), ldc, cols, accumulate) };
+            i += r;
+        }
+    }
+}
+
+/// What a dense layer does after the product, per output tile.
+#[derive(Clone, Copy)]
+pub enum Epilogue<'a> {
+    /// `C = A·Bᵀ + bias`.
+    Bias(&'a [f32]),
+    /// `C = gelu(A·Bᵀ + bias)`.
+    BiasGelu(&'a [f32]),
+    /// `C += A·Bᵀ + bias`: the residual connection, C holding the layer's input.
+    AddBias(&'a [f32]),
+}
+
+/// A pointer the tiles of one product share; each tile writes its own outputs only.
+#[derive(Clone, Copy)]
+pub struct Shared(pub *mut f32);
+// SAFETY: the tiles write disjoint parts of what it points to, and the dispatch ends before the borrow does.
+unsafe impl Send for Shared {}
+unsafe impl Sync for Shared {}
+
+/// The tile of a product of `m` rows: tall tiles for tall products, narrow ones when few rows must still
+/// spread over the threads.
+fn tile(m: usize, mr: usize) -> (usize, usize) {
+    let mc = mr * if m >= 256 { 12 } else { 4 };
+    let nc = if m <= 64 { 2 * NR } else { 4 * NR };
+    (mc, nc)
+}
+
+/// `C[m × w.n] = epilogue(A[m × w.k] · Wᵀ)` on `executor`'s threads, with `A` and `C` dense (strides `w.k` and `w.n`).
+pub fn dense(
+    executor: &Executor,
+    kernels: &Kernels,
+    a: &[f32],
+    m: usize,
+    w: &Packed,
+    c: &mut [f32],
+    epilogue: Epilogue<'_>,
+) -> Result<()> {
+    let (n, k) = (w.n, w.k);
+    assert!(a.len() >= m * k && c.len() >= m * n, "dense: buffers too small for {m} × {n} × {k}");
+    if m == 0 {
+        return Ok(());
+    }
+    let (mc, nc) = tile(m, kernels.mr);
+    let (row_tiles, col_tiles) = (m.div_ceil(mc), n.div_ceil(nc));
+    let out = Shared(c.as_mut_ptr());
+    let a = a.as_ptr() as usize;
+    executor.for_n_dynamic(row_tiles * col_tiles, |t| {
+        let out = out;
+        let (i0, j0) = ((t / col_tiles) * mc, (t % col_tiles) * nc);
+        let (rows, cols) = (mc.min(m - i0), nc.min(n - j0));
+        let accumulate = matches!(epilogue, Epilogue::AddBias(_));
+        // SAFETY: rows `i0..i0+rows` of A are in bounds (checked above); this tile alone writes C's rows
+        // `i0..i0+rows`, columns `j0..j0+cols`; the panels of columns `j0..` are in `w.data`.
+        unsafe {
+            let a = (a as *const f32).add(i0 * k);
+            let c = out.0.add(i0 * n + j0);
+            serial(kernels, a, k, rows, &w.data[j0 * k..], cols, k, c, n, accumulate);
+            for i in 0..rows {
+                let row = std::slice::from_raw_parts_mut(c.add(i * n), cols);
+                match epilogue {
+                    Epilogue::Bias(bias) | Epilogue::AddBias(bias) => kernels.add(row, &bias[j0..j0 + cols]),
+                    Epilogue::BiasGelu(bias) => kernels.bias_gelu(row, &bias[j0..j0 + cols]),
+                }
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive(a: &[f32], b_rows: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
+        let mut c = vec![0.0; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                c[i * n + j] = (0..k).map(|p| a[i * k + p] as f64 * b_rows[j * k + p] as f64).sum::<f64>() as f32;
+            }
+        }
+        c
+    }
+
+    fn values(len: usize, seed: usize) -> Vec<f32> {
+        (0..len).map(|i| (((i * 2654435761 + seed * 97) % 1000) as f32 / 500.0) - 1.0).collect()
+    }
+
+    #[test]
+    fn dense_matches_a_naive_product_for_every_class_and_ragged_shape() {
+        let executor =
+            Executor::for_ram(crate::ExecutorForRamConfig { threads: Some(2), ..Default::default() }).unwrap();
+        let mut classes = vec![None, Some("portable")];
+        classes.extend(crate::capabilities::runnable_cpu_classes().into_iter().map(Some));
+        for class in classes {
+            let kernels = Kernels::for_class(class).unwrap();
+            for (m, n, k) in [(1, 32, 1), (13, 96, 384), (70, 40, 33), (300, 160, 17)] {
+                let (a, w) = (values(m * k, 1), values(n * k, 2));
+                let bias = values(n, 3);
+                let mut c = vec![7.0; m * n];
+                dense(&executor, &kernels, &a, m, &Packed::weights(&w, n, k), &mut c, Epilogue::Bias(&bias)).unwrap();
+                let want = naive(&a, &w, m, n, k);
+                for (idx, (got, want)) in c.iter().zip(&want).enumerate() {
+                    let want = want + bias[idx % n];
+                    assert!((got - want).abs() < 1e-4, "{kernels:?} {m}x{n}x{k} [{idx}]: {got} vs {want}");
+                }
+                let before = c.clone();
+                dense(&executor, &kernels, &a, m, &Packed::weights(&w, n, k), &mut c, Epilogue::AddBias(&bias))
+                    .unwrap();
+                for (idx, (got, old)) in c.iter().zip(&before).enumerate() {
+                    let want = old + old;
+                    assert!((got - want).abs() < 2e-4, "{kernels:?} accumulate [{idx}]: {got} vs {want}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn packing_columns_matches_packing_the_transpose() {
+        let (k, n) = (5, 40);
+        let b = values(k * n, 4); // B[p][j] at p·n + j
+        let mut bt = vec![0.0; n * k]; // Bᵀ rows: B[p][j] at j·k + p
+        for p in 0..k {
+            for j in 0..n {
+                bt[j * k + p] = b[p * n + j];
+            }
+        }
+        let (mut x, mut y) = (vec![1.0; packed_len(n, k)], vec![2.0; packed_len(n, k)]);
+        pack_columns(&b, n, k, n, &mut x);
+        pack_rows(&bt, k, n, k, &mut y);
+        assert_eq!(x, y);
+    }
+}

@@ -1,0 +1,303 @@
+//! The kernels of each CPU class: a matrix micro-kernel written with `std::arch` intrinsics per class, and the
+//! row-wise steps of [`super::math`] compiled with the class's features.
+//!
+//! | kernels    | CPU classes                                          | micro-kernel                        |
+//! |------------|------------------------------------------------------|-------------------------------------|
+//! | `avx512`   | every class with `avx512f` (skylake … sapphirerapids) | 8 rows × 32 columns, 16 zmm sums    |
+//! | `avx2`     | `intel-haswell`                                      | 3 rows × 32 columns, 12 ymm sums    |
+//! | `portable` | `portable` and every other architecture              | 4 rows × 32 columns, plain Rust     |
+//!
+//! Every micro-kernel reads the same packed right-hand panels (32 columns, see [`super::gemm`]) and sums over `k`
+//! in order; the x86 ones fuse each multiply-add, so `avx2` and `avx512` agree bit for bit, and `portable`
+//! rounds each product once more.
+
+use super::math;
+use crate::error::{Error, Result};
+
+/// Columns of one packed right-hand panel: two AVX-512 vectors.
+pub const NR: usize = 32;
+
+/// `C[rows × cols] (+)= A[rows × k] · B[k × NR]`: A's row `i` at `a + i·lda`, the packed panel at `b` (`k` rows of
+/// `NR`), C's row `i` at `c + i·ldc`; `rows` ≤ the kernel's `mr`, `cols` ≤ `NR`; `accumulate` adds to C.
+pub type Micro = unsafe fn(usize, *const f32, usize, usize, *const f32, *mut f32, usize, usize, bool);
+
+/// One class's kernels. Built only by [`Kernels::for_class`], which checks that this CPU runs them.
+#[derive(Clone, Copy)]
+pub struct Kernels {
+    pub name: &'static str,
+    /// Rows per micro-kernel call.
+    pub mr: usize,
+    micro: Micro,
+    layer_norm: unsafe fn(&mut [f32], &[f32], &[f32], f32),
+    bias_gelu: unsafe fn(&mut [f32], &[f32]),
+    add: unsafe fn(&mut [f32], &[f32]),
+    softmax: unsafe fn(&mut [f32], f32),
+    scale: unsafe fn(&mut [f32], f32),
+}
+
+impl std::fmt::Debug for Kernels {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+macro_rules! rowwise {
+    ($module:ident $(, $features:literal)?) => {
+        mod $module {
+            use super::math;
+            $(#[target_feature(enable = $features)])?
+            pub unsafe fn layer_norm(x: &mut [f32], gamma: &[f32], beta: &[f32], eps: f32) {
+                math::layer_norm(x, gamma, beta, eps)
+            }
+            $(#[target_feature(enable = $features)])?
+            pub unsafe fn bias_gelu(x: &mut [f32], bias: &[f32]) {
+                math::bias_gelu(x, bias)
+            }
+            $(#[target_feature(enable = $features)])?
+            pub unsafe fn add(x: &mut [f32], y: &[f32]) {
+                math::add(x, y)
+            }
+            $(#[target_feature(enable = $features)])?
+            pub unsafe fn softmax(x: &mut [f32], s: f32) {
+                math::softmax(x, s)
+            }
+            $(#[target_feature(enable = $features)])?
+            pub unsafe fn scale(x: &mut [f32], s: f32) {
+                math::scale(x, s)
+            }
+        }
+    };
+}
+
+rowwise!(rowwise_portable);
+#[cfg(target_arch = "x86_64")]
+rowwise!(rowwise_avx2, "avx2,fma");
+#[cfg(target_arch = "x86_64")]
+rowwise!(rowwise_avx512, "avx512f,avx2,fma");
+
+macro_rules! kernels {
+    ($name:literal, $mr:expr, $micro:path, $rowwise:ident) => {
+        Kernels {
+            name: $name,
+            mr: $mr,
+            micro: $micro,
+            layer_norm: $rowwise::layer_norm,
+            bias_gelu: $rowwise::bias_gelu,
+            add: $rowwise::add,
+            softmax: $rowwise::softmax,
+            scale: $rowwise::scale,
+        }
+    };
+}
+
+impl Kernels {
+    pub fn portable() -> Kernels {
+        kernels!("portable", PORTABLE_MR, micro_portable, rowwise_portable)
+    }
+
+    /// The kernels for CPU class `class` (a name the executor validated), `None` meaning this CPU's native class.
+    pub fn for_class(class: Option<&str>) -> Result<Kernels> {
+        let name = class.unwrap_or_else(|| crate::capabilities::native_cpu_class());
+        let class = crate::capabilities::cpu_class(name)
+            .ok_or_else(|| Error::internal(format!("the executor holds an unknown CPU class {name:?}")))?;
+        let has = |feature: &str| class.features.contains(&feature) && crate::capabilities::feature_detected(feature);
+        #[cfg(target_arch = "x86_64")]
+        {
+            if has("avx512f") && has("avx2") && has("fma") {
+                return Ok(kernels!("avx512", x86::AVX512_MR, x86::micro_avx512, rowwise_avx512));
+            }
+            if has("avx2") && has("fma") {
+                return Ok(kernels!("avx2", x86::AVX2_MR, x86::micro_avx2, rowwise_avx2));
+            }
+        }
+        let _ = has;
+        Ok(Kernels::portable())
+    }
+
+    /// See [`Micro`].
+    ///
+    /// # Safety
+    /// The pointers must cover what [`Micro`] reads and writes, with `1 ≤ rows ≤ self.mr` and `1 ≤ cols ≤ NR`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn micro(
+        &self,
+        k: usize,
+        a: *const f32,
+        lda: usize,
+        rows: usize,
+        b: *const f32,
+        c: *mut f32,
+        ldc: usize,
+        cols: usize,
+        accumulate: bool,
+    ) {
+        debug_assert!(rows >= 1 && rows <= self.mr && cols >= 1 && cols <= NR);
+        // SAFETY: the features were checked in `for_class`; the caller vouches for the pointers.
+        unsafe { (self.micro)(k, a, lda, rows, b, c, ldc, cols, accumulate) }
+    }
+
+    pub fn layer_norm(&self, x: &mut [f32], gamma: &[f32], beta: &[f32], eps: f32) {
+        // SAFETY: the features were checked in `for_class`.
+        unsafe { (self.layer_norm)(x, gamma, beta, eps) }
+    }
+    pub fn bias_gelu(&self, x: &mut [f32], bias: &[f32]) {
+        // SAFETY: as above.
+        unsafe { (self.bias_gelu)(x, bias) }
+    }
+    pub fn add(&self, x: &mut [f32], y: &[f32]) {
+        // SAFETY: as above.
+        unsafe { (self.add)(x, y) }
+    }
+    pub fn softmax(&self, x: &mut [f32], s: f32) {
+        // SAFETY: as above.
+        unsafe { (self.softmax)(x, s) }
+    }
+    pub fn scale(&self, x: &mut [f32], s: f32) {
+        // SAFETY: as above.
+        unsafe { (self.scale)(x, s) }
+    }
+}
+
+const PORTABLE_MR: usize = 4;
+
+/// Writes (or adds) the first `rows × cols` of `acc` to C.
+#[inline(always)]
+unsafe fn store<const MR: usize>(acc: &[[f32; NR]; MR], rows: usize, c: *mut f32, ldc: usize, cols: usize, add: bool) {
+    for (i, row) in acc.iter().enumerate().take(rows) {
+        // SAFETY: the caller's contract covers `rows × cols` of C.
+        let out = unsafe { std::slice::from_raw_parts_mut(c.add(i * ldc), cols) };
+        if add {
+            out.iter_mut().zip(row).for_each(|(o, v)| *o += *v);
+        } else {
+            out.copy_from_slice(&row[..cols]);
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn micro_portable(
+    k: usize,
+    a: *const f32,
+    lda: usize,
+    rows: usize,
+    b: *const f32,
+    c: *mut f32,
+    ldc: usize,
+    cols: usize,
+    accumulate: bool,
+) {
+    const MR: usize = PORTABLE_MR;
+    // Rows past `rows` repeat the last real row; their sums are computed and dropped.
+    // SAFETY: rows below `rows` are the caller's.
+    let rp: [*const f32; MR] = std::array::from_fn(|i| unsafe { a.add(i.min(rows - 1) * lda) });
+    let mut acc = [[0.0f32; NR]; MR];
+    for p in 0..k {
+        // SAFETY: the panel holds `k` rows of NR.
+        let bp: &[f32; NR] = unsafe { &*b.add(p * NR).cast::<[f32; NR]>() };
+        for i in 0..MR {
+            // SAFETY: each row holds `k` values.
+            let av = unsafe { *rp[i].add(p) };
+            for j in 0..NR {
+                acc[i][j] += av * bp[j];
+            }
+        }
+    }
+    // SAFETY: the caller's contract.
+    unsafe { store(&acc, rows, c, ldc, cols, accumulate) }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::{store, NR};
+    use std::arch::x86_64::*;
+
+    pub const AVX512_MR: usize = 8;
+    pub const AVX2_MR: usize = 3;
+
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn micro_avx512(
+        k: usize,
+        a: *const f32,
+        lda: usize,
+        rows: usize,
+        b: *const f32,
+        c: *mut f32,
+        ldc: usize,
+        cols: usize,
+        accumulate: bool,
+    ) {
+        const MR: usize = AVX512_MR;
+        // SAFETY (whole body): the caller's contract in `Kernels::micro`.
+        unsafe {
+            let rp: [*const f32; MR] = std::array::from_fn(|i| a.add(i.min(rows - 1) * lda));
+            let mut acc = [[_mm512_setzero_ps(); 2]; MR];
+            for p in 0..k {
+                let b0 = _mm512_loadu_ps(b.add(p * NR));
+                let b1 = _mm512_loadu_ps(b.add(p * NR + 16));
+                for i in 0..MR {
+                    let av = _mm512_set1_ps(*rp[i].add(p));
+                    acc[i][0] = _mm512_fmadd_ps(av, b0, acc[i][0]);
+                    acc[i][1] = _mm512_fmadd_ps(av, b1, acc[i][1]);
+                }
+            }
+            if cols == NR {
+                for (i, row) in acc.iter().enumerate().take(rows) {
+                    let out = c.add(i * ldc);
+                    let (mut lo, mut hi) = (row[0], row[1]);
+                    if accumulate {
+                        lo = _mm512_add_ps(lo, _mm512_loadu_ps(out));
+                        hi = _mm512_add_ps(hi, _mm512_loadu_ps(out.add(16)));
+                    }
+                    _mm512_storeu_ps(out, lo);
+                    _mm512_storeu_ps(out.add(16), hi);
+                }
+            } else {
+                let mut spill = [[0.0f32; NR]; MR];
+                for (s, row) in spill.iter_mut().zip(&acc) {
+                    _mm512_storeu_ps(s.as_mut_ptr(), row[0]);
+                    _mm512_storeu_ps(s.as_mut_ptr().add(16), row[1]);
+                }
+                store(&spill, rows, c, ldc, cols, accumulate);
+            }
+        }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn micro_avx2(
+        k: usize,
+        a: *const f32,
+        lda: usize,
+        rows: usize,
+        b: *const f32,
+        c: *mut f32,
+        ldc: usize,
+        cols: usize,
+        accumulate: bool,
+    ) {
+        const MR: usize = AVX2_MR;
+        // SAFETY (whole body): the caller's contract in `Kernels::micro`.
+        unsafe {
+            let rp: [*const f32; MR] = std::array::from_fn(|i| a.add(i.min(rows - 1) * lda));
+            let mut acc = [[_mm256_setzero_ps(); 4]; MR];
+            for p in 0..k {
+                let av: [__m256; MR] = std::array::from_fn(|i| _mm256_set1_ps(*rp[i].add(p)));
+                for j in 0..4 {
+                    let bj = _mm256_loadu_ps(b.add(p * NR + 8 * j));
+                    for i in 0..MR {
+                        acc[i][j] = _mm256_fmadd_ps(av[i], bj, acc[i][j]);
+                    }
+                }
+            }
+            let mut spill = [[0.0f32; NR]; MR];
+            for (s, row) in spill.iter_mut().zip(&acc) {
+                for (j, v) in row.iter().enumerate() {
+                    _mm256_storeu_ps(s.as_mut_ptr().add(8 * j), *v);
+                }
+            }
+            store(&spill, rows, c, ldc, cols, accumulate);
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! The element-wise and row-wise steps in f32, written once as plain Rust that the compiler vectorises; each kernel
+//! class compiles them with its own features (see `kernels`). They use no fused multiply-add and reduce in a fixed
+//! order over 16 lanes, so every class computes them bit for bit alike: classes differ in the matrix kernels only.
+
+const LANES: usize = 16;
+
+/// The sum of `x`, in 16 lane-wise partial sums added in a fixed order.
+#[inline(always)]
+pub fn sum(x: &[f32]) -> f32 {
+    let mut lanes = [0.0f32; LANES];
+    let chunks = x.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    for chunk in chunks {
+        for (l, v) in lanes.iter_mut().zip(chunk) {
+            *l += *v;
+        }
+    }
+    for (l, v) in lanes.iter_mut().zip(tail) {
+        *l += *v;
+    }
+    fold(lanes)
+}
+
+#[inline(always)]
+fn fold(mut lanes: [f32; LANES]) -> f32 {
+    let mut width = LANES / 2;
+    while width > 0 {
+        for i in 0..width {
+            lanes[i] += lanes[i + width];
+        }
+        width /= 2;
+    }
+    lanes[0]
+}
+
+/// The sum of `(x - mean)²`.
+#[inline(always)]
+fn squared_deviation(x: &[f32], mean: f32) -> f32 {
+    let mut lanes = [0.0f32; LANES];
+    let chunks = x.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    for chunk in chunks {
+        for (l, v) in lanes.iter_mut().zip(chunk) {
+            let d = *v - mean;
+            *l += d * d;
+        }
+    }
+    for (l, v) in lanes.iter_mut().zip(tail) {
+        let d = *v - mean;
+        *l += d * d;
+    }
+    fold(lanes)
+}
+
+/// The largest element of `x` (−∞ when empty).
+#[inline(always)]
+fn max(x: &[f32]) -> f32 {
+    let mut lanes = [f32::NEG_INFINITY; LANES];
+    let chunks = x.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    for chunk in chunks {
+        for (l, v) in lanes.iter_mut().zip(chunk) {
+            *l = if *v > *l { *v } else { *l };
+        }
+    }
+    for (l, v) in lanes.iter_mut().zip(tail) {
+        *l = if *v > *l { *v } else { *l };
+    }
+    lanes.into_iter().fold(f32::NEG_INFINITY, |a, b| if b > a { b } else { a })
+}
+
+/// LayerNorm of one row in place, as PyTorch computes it: biased variance, `eps` inside the square root.
+#[inline(always)]
+pub fn layer_norm(x: &mut [f32], gamma: &[f32], beta: &[f32], eps: f32) {
+    let n = x.len() as f32;
+    let mean = sum(x) / n;
+    let var = squared_deviation(x, mean) / n;
+    let inv = 1.0 / (var + eps).sqrt();
+    for ((v, g), b) in x.iter_mut().zip(gamma).zip(beta) {
+        *v = (*v - mean) * inv * *g + *b;
+    }
+}
+
+/// `x += y`, element by element.
+#[inline(always)]
+pub fn add(x: &mut [f32], y: &[f32]) {
+    for (a, b) in x.iter_mut().zip(y) {
+        *a += *b;
+    }
+}
+
+/// `x *= s`, element by element.
+#[inline(always)]
+pub fn scale(x: &mut [f32], s: f32) {
+    for a in x.iter_mut() {
+        *a *= s;
+    }
+}
+
+const MAGIC: f32 = 12_582_912.0; // 1.5 · 2²³: adding it rounds to an integer held in the low mantissa bits
+
+/// eˣ for x ≤ 0 in the range softmax and GELU use (Cephes' polynomial, relative error about 2e-7; below −87 it
+/// returns 0's neighbourhood). Branch-free, so it vectorises.
+#[inline(always)]
+fn exp(x: f32) -> f32 {
+    let x = if x < -87.0 { -87.0 } else { x };
+    let x = if x > 88.0 { 88.0 } else { x };
+    let t = x * std::f32::consts::LOG2_E + MAGIC;
+    let n = t - MAGIC;
+    let k = t.to_bits().wrapping_sub(MAGIC.to_bits()) as i32;
+    let r = x - n * 0.693_359_375 + n * 2.121_944_4e-4;
+    let p = ((((1.987_569_1e-4 * r + 1.398_2e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r + 1.666_666_5e-1) * r
+        + 5.000_000_1e-1;
+    let e = r * r * p + r + 1.0;
+    f32::from_bits(((k + 127) << 23) as u32) * e
+}
+
+/// Softmax of `x · s` in place.
+#[inline(always)]
+pub fn softmax(x: &mut [f32], s: f32) {
+    let m = max(x) * s;
+    for v in x.iter_mut() {
+        *v = exp(*v * s - m);
+    }
+    let inv = 1.0 / sum(x);
+    scale(x, inv);
+}
+
+/// GELU in its erf form, `x · (1 + erf(x/√2)) / 2`, after adding `bias`. erfc comes from Abramowitz and Stegun
+/// 7.1.26 (absolute error below 1.5e-7), taken on |x| so that negative inputs lose no digits to cancellation.
+#[inline(always)]
+pub fn bias_gelu(x: &mut [f32], bias: &[f32]) {
+    for (v, b) in x.iter_mut().zip(bias) {
+        let x = *v + *b;
+        let z = (if x < 0.0 { -x } else { x }) * std::f32::consts::FRAC_1_SQRT_2;
+        let t = 1.0 / (1.0 + 0.327_591_1 * z);
+        let poly = t * (0.254_829_6 + t * (-0.284_496_74 + t * (1.421_413_7 + t * (-1.453_152 + t * 1.061_405_4))));
+        let erfc = poly * exp(-(z * z));
+        let one_plus_erf = if x < 0.0 { erfc } else { 2.0 - erfc };
+        *v = 0.5 * x * one_plus_erf;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exp_matches_std_within_a_few_ulps() {
+        for i in -8700..=0 {
+            let x = i as f32 / 100.0;
+            let (got, want) = (exp(x), x.exp());
+            assert!((got - want).abs() <= 4e-7 * want + 1e-37, "exp({x}) = {got}, want {want}");
+        }
+    }
+
+    #[test]
+    fn gelu_matches_the_erf_form() {
+        // erf by its Taylor series in f64, accurate to 1e-15 for |z| < 3; beyond, 1 + erf is 0 or 2 to f32 precision.
+        fn erf(z: f64) -> f64 {
+            if z.abs() > 4.0 {
+                return z.signum();
+            }
+            let (mut term, mut total, mut n) = (z, z, 0.0);
+            while term.abs() > 1e-17 {
+                n += 1.0;
+                term *= -z * z / n;
+                total += term / (2.0 * n + 1.0);
+            }
+            total * 2.0 / std::f64::consts::PI.sqrt()
+        }
+        let xs: Vec<f32> = (-600..=600).map(|i| i as f32 / 100.0).collect();
+        let mut got = xs.clone();
+        bias_gelu(&mut got, &vec![0.0; xs.len()]);
+        for (x, g) in xs.iter().zip(&got) {
+            let x = *x as f64;
+            let want = 0.5 * x * (1.0 + erf(x / 2f64.sqrt()));
+            assert!((*g as f64 - want).abs() < 1e-6, "gelu({x}) = {g}, want {want}");
+        }
+    }
+
+    #[test]
+    fn layer_norm_and_softmax_agree_with_f64() {
+        let x: Vec<f32> = (0..37).map(|i| ((i * 7919) % 101) as f32 / 10.0 - 5.0).collect();
+        let mut y = x.clone();
+        layer_norm(&mut y, &vec![2.0; 37], &vec![0.5; 37], 1e-12);
+        let mean = x.iter().map(|v| *v as f64).sum::<f64>() / 37.0;
+        let var = x.iter().map(|v| (*v as f64 - mean).powi(2)).sum::<f64>() / 37.0;
+        for (a, b) in x.iter().zip(&y) {
+            let want = (*a as f64 - mean) / var.sqrt() * 2.0 + 0.5;
+            assert!((*b as f64 - want).abs() < 1e-5, "{b} vs {want}");
+        }
+        let mut p = x.clone();
+        softmax(&mut p, 0.5);
+        let total: f64 = x.iter().map(|v| (*v as f64 * 0.5).exp()).sum();
+        for (a, b) in x.iter().zip(&p) {
+            let want = (*a as f64 * 0.5).exp() / total;
+            assert!((*b as f64 - want).abs() < 1e-7, "{b} vs {want}");
+        }
+    }
+}

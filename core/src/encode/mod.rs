@@ -1,0 +1,162 @@
+//! Text encoding with BERT-family models on an executor's threads: the compute behind `Model.encodeText`.
+//!
+//! An [`Encoder`] is prepared once per model from its [`Weights`] (the first encode does it; the model keeps it):
+//! the folder's `config.json`, `tokenizer.json` and sentence-transformers modules are read, and every layer's
+//! weights, whatever their element type (F32, F16 or BF16), are converted to f32 and packed for the matrix
+//! kernels, query, key and value fused. The embedding tables are not copied: each call reads the rows its tokens
+//! need from the weights. [`Encoder::encode`] then tokenises (on the executor's threads), runs the layers with
+//! the kernels of the executor's CPU class in the executor's scratch, pools and normalises:
+//!
+//! - Tokens per text: `options.max_tokens`, else `max_seq_length` from `sentence_bert_config.json`, else the
+//!   position embeddings, special tokens included, as sentence-transformers truncates. Below the special tokens'
+//!   count (2 for BERT), the first `max_tokens` of `[CLS] [SEP]` are kept.
+//! - Pooling from `1_Pooling/config.json` (mean or CLS; no `modules.json` means mean); normalisation when
+//!   `options.normalize` says so, else when `modules.json` lists a `Normalize` module.
+//! - Errors: a model that is not BERT, other pooling modes or modules: unsupported, naming what was found; a text
+//!   with a NUL character or a `max_tokens` outside `1..=max_position_embeddings`: invalid argument.
+
+mod config;
+mod forward;
+mod gemm;
+mod kernels;
+mod math;
+mod params;
+mod tokenize;
+
+pub use config::{Config, Pooling};
+
+use crate::error::{Error, Result};
+use crate::executor::Executor;
+use crate::model::Weights;
+use crate::types::{EncodeTextOptions, F32Matrix};
+use kernels::Kernels;
+use params::Params;
+use std::sync::{Arc, Mutex};
+use tokenize::Tokenizers;
+
+/// A BERT encoder prepared from a model's weights: its configuration, tokenizer and packed layer weights.
+pub struct Encoder {
+    config: Config,
+    tokenizers: Tokenizers,
+    params: Params,
+}
+
+impl std::fmt::Debug for Encoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Encoder").field("config", &self.config).finish()
+    }
+}
+
+impl Encoder {
+    /// Reads the folder beside `weights` and converts the layers' weights.
+    pub fn prepare(weights: &dyn Weights) -> Result<Encoder> {
+        let dir = weights.directory().ok_or_else(|| {
+            Error::unsupported(
+                "`encodeText` needs the model's folder (config.json, tokenizer.json); these weights have none",
+            )
+        })?;
+        let config = Config::read(dir)?;
+        let tokenizers = Tokenizers::read(dir, config.max_tokens)?;
+        let params = Params::read(weights, &config)?;
+        Ok(Encoder { config, tokenizers, params })
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Embeds `texts` with the same `weights` it was prepared from, on `executor`'s threads.
+    pub fn encode(
+        &self,
+        weights: &dyn Weights,
+        executor: &Executor,
+        texts: &[String],
+        options: &EncodeTextOptions,
+    ) -> Result<F32Matrix> {
+        let max_tokens = match options.max_tokens {
+            None => self.config.max_tokens,
+            Some(m) if m >= 1 && m as usize <= self.config.positions => m as usize,
+            Some(m) => {
+                return Err(Error::invalid_argument(
+                    "maxTokens",
+                    format!(
+                        "must be between 1 and {} (the model's position embeddings), got {m}",
+                        self.config.positions
+                    ),
+                ))
+            }
+        };
+        if let Some((i, at)) = texts.iter().enumerate().find_map(|(i, t)| t.find('\0').map(|at| (i, at))) {
+            return Err(Error::invalid_argument(
+                &format!("texts[{i}]"),
+                format!("contains a NUL character at byte {at}"),
+            ));
+        }
+        let kernels = Kernels::for_class(executor.cpu_class())?;
+        let h = self.config.hidden;
+        if texts.is_empty() {
+            return Ok(F32Matrix { data: Vec::new(), rows: 0, columns: h as u32 });
+        }
+        let tokens = self.tokenizers.encode(executor, texts, max_tokens)?;
+        let mut data = vec![0.0f32; texts.len() * h];
+        let normalize = options.normalize.unwrap_or(self.config.normalize);
+        let mut scratch = executor.host_scratch()?;
+        forward::forward(
+            executor,
+            &kernels,
+            &self.config,
+            &self.params,
+            weights,
+            &tokens,
+            normalize,
+            &mut data,
+            &mut scratch,
+        )?;
+        Ok(F32Matrix { data, rows: texts.len() as u32, columns: h as u32 })
+    }
+}
+
+/// The name of the kernels `cpu_class` selects (`None`: this CPU's native class): `avx512`, `avx2` or `portable`.
+pub fn kernels_for(cpu_class: Option<&str>) -> Result<&'static str> {
+    Kernels::for_class(cpu_class).map(|k| k.name)
+}
+
+/// Where a model keeps its encoder: prepared by the first encode, shared by later ones.
+#[derive(Default)]
+pub struct EncoderSlot(Mutex<Option<Arc<Encoder>>>);
+
+impl std::fmt::Debug for EncoderSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EncoderSlot")
+    }
+}
+
+impl EncoderSlot {
+    /// The prepared encoder, preparing it from `weights` on first use (a failure is not kept: the next call
+    /// tries again).
+    pub fn get_or_prepare(&self, weights: &dyn Weights) -> Result<Arc<Encoder>> {
+        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(encoder) = &*slot {
+            return Ok(encoder.clone());
+        }
+        let encoder = Arc::new(Encoder::prepare(weights)?);
+        *slot = Some(encoder.clone());
+        Ok(encoder)
+    }
+
+    /// Drops the prepared encoder (when the model frees its weights).
+    pub fn clear(&self) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+}
+
+/// `Model.encodeText`: prepares the encoder once, then embeds `texts`.
+pub fn encode_text(
+    slot: &EncoderSlot,
+    weights: &dyn Weights,
+    executor: &Executor,
+    texts: &[String],
+    options: &EncodeTextOptions,
+) -> Result<F32Matrix> {
+    slot.get_or_prepare(weights)?.encode(weights, executor, texts, options)
+}

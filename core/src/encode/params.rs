@@ -1,0 +1,172 @@
+//! The BERT weights, read through [`Weights`] and converted once: the layers' matrices to f32 packed panels (query,
+//! key and value fused into one), vectors to f32. The embedding tables stay where the weights are and are read
+//! row by row per token (converted as they are read), so a model's largest tensor is never copied.
+
+use super::config::Config;
+use super::gemm::Packed;
+use crate::error::{Error, ErrorKind, Result};
+use crate::model::{TensorView, Weights};
+
+/// One encoder layer.
+pub struct Layer {
+    pub qkv: Packed,
+    pub qkv_bias: Vec<f32>,
+    pub out: Packed,
+    pub out_bias: Vec<f32>,
+    pub ln1: (Vec<f32>, Vec<f32>),
+    pub up: Packed,
+    pub up_bias: Vec<f32>,
+    pub down: Packed,
+    pub down_bias: Vec<f32>,
+    pub ln2: (Vec<f32>, Vec<f32>),
+}
+
+/// Every prepared weight, and the names of the embedding tables to read per call.
+pub struct Params {
+    /// `""` or `"bert."`: the prefix the checkpoint's tensor names carry.
+    pub prefix: &'static str,
+    pub embedding_ln: (Vec<f32>, Vec<f32>),
+    pub layers: Vec<Layer>,
+}
+
+/// Decodes little-endian `F32`, `F16` or `BF16` values into `out`.
+pub fn decode(view: &TensorView<'_>, out: &mut [f32]) -> Result<()> {
+    let size = match view.dtype {
+        "F32" => 4,
+        "F16" | "BF16" => 2,
+        other => {
+            return Err(Error::unsupported(format!(
+                "`encodeText` reads F32, F16 and BF16 weights; tensor `{}` is {other}",
+                view.name
+            )))
+        }
+    };
+    if view.data.len() != out.len() * size {
+        return Err(Error::internal(format!(
+            "tensor `{}`: {} bytes for {} {} values",
+            view.name,
+            view.data.len(),
+            out.len(),
+            view.dtype
+        )));
+    }
+    match view.dtype {
+        "F32" => out.iter_mut().zip(view.data.chunks_exact(4)).for_each(|(o, b)| {
+            *o = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }),
+        "BF16" => out.iter_mut().zip(view.data.chunks_exact(2)).for_each(|(o, b)| {
+            *o = f32::from_bits((u16::from_le_bytes([b[0], b[1]]) as u32) << 16);
+        }),
+        _ => out.iter_mut().zip(view.data.chunks_exact(2)).for_each(|(o, b)| {
+            *o = f16_to_f32(u16::from_le_bytes([b[0], b[1]]));
+        }),
+    }
+    Ok(())
+}
+
+/// IEEE half to single, exactly (subnormals, infinities and NaN included).
+pub fn f16_to_f32(h: u16) -> f32 {
+    let sign = ((h & 0x8000) as u32) << 16;
+    let exp = ((h >> 10) & 0x1f) as u32;
+    let man = (h & 0x3ff) as u32;
+    let bits = match (exp, man) {
+        (0, 0) => sign,
+        (0, _) => {
+            // Subnormal: value = man · 2⁻²⁴, exact in f32.
+            let v = man as f32 * (1.0 / 16_777_216.0);
+            return if sign != 0 { -v } else { v };
+        }
+        (0x1f, _) => sign | 0x7f80_0000 | (man << 13),
+        _ => sign | ((exp + 112) << 23) | (man << 13),
+    };
+    f32::from_bits(bits)
+}
+
+/// A tensor by name with the expected shape.
+pub fn view<'w>(weights: &'w dyn Weights, name: &str, shape: &[usize]) -> Result<TensorView<'w>> {
+    let view = weights
+        .tensor(name)
+        .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, format!("the BERT weights have no tensor `{name}`")))?;
+    if view.shape != shape {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            format!("tensor `{name}` has shape {:?}; the model's config.json implies {shape:?}", view.shape),
+        ));
+    }
+    Ok(view)
+}
+
+fn read(weights: &dyn Weights, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
+    let view = view(weights, name, shape)?;
+    let mut out = vec![0.0; shape.iter().product()];
+    decode(&view, &mut out)?;
+    Ok(out)
+}
+
+impl Params {
+    pub fn read(weights: &dyn Weights, config: &Config) -> Result<Params> {
+        let prefix = if weights.tensor("embeddings.word_embeddings.weight").is_some() { "" } else { "bert." };
+        let h = config.hidden;
+        let i = config.intermediate;
+        let vector = |name: String, len: usize| read(weights, &format!("{prefix}{name}"), &[len]);
+        let matrix = |name: String, n: usize, k: usize| read(weights, &format!("{prefix}{name}"), &[n, k]);
+        let norm = |name: String| -> Result<(Vec<f32>, Vec<f32>)> {
+            Ok((vector(format!("{name}.weight"), h)?, vector(format!("{name}.bias"), h)?))
+        };
+        // The tables are read per call; check them now so a bad file fails at preparation.
+        view(weights, &format!("{prefix}embeddings.word_embeddings.weight"), &[config.vocab, h])?;
+        view(weights, &format!("{prefix}embeddings.position_embeddings.weight"), &[config.positions, h])?;
+        view(weights, &format!("{prefix}embeddings.token_type_embeddings.weight"), &[config.type_vocab, h])?;
+        for table in ["word", "position", "token_type"] {
+            let name = format!("{prefix}embeddings.{table}_embeddings.weight");
+            let view = weights.tensor(&name).expect("checked above");
+            decode(&TensorView { data: &view.data[..0], ..view }, &mut [])?; // the element type alone
+        }
+        let mut layers = Vec::with_capacity(config.layers);
+        for l in 0..config.layers {
+            let at = |rest: &str| format!("encoder.layer.{l}.{rest}");
+            let mut qkv = Vec::with_capacity(3 * h * h);
+            let mut qkv_bias = Vec::with_capacity(3 * h);
+            for part in ["query", "key", "value"] {
+                qkv.extend(matrix(at(&format!("attention.self.{part}.weight")), h, h)?);
+                qkv_bias.extend(vector(at(&format!("attention.self.{part}.bias")), h)?);
+            }
+            layers.push(Layer {
+                qkv: Packed::weights(&qkv, 3 * h, h),
+                qkv_bias,
+                out: Packed::weights(&matrix(at("attention.output.dense.weight"), h, h)?, h, h),
+                out_bias: vector(at("attention.output.dense.bias"), h)?,
+                ln1: norm(at("attention.output.LayerNorm"))?,
+                up: Packed::weights(&matrix(at("intermediate.dense.weight"), i, h)?, i, h),
+                up_bias: vector(at("intermediate.dense.bias"), i)?,
+                down: Packed::weights(&matrix(at("output.dense.weight"), h, i)?, h, i),
+                down_bias: vector(at("output.dense.bias"), h)?,
+                ln2: norm(at("output.LayerNorm"))?,
+            });
+        }
+        Ok(Params { prefix, embedding_ln: norm("embeddings.LayerNorm".into())?, layers })
+    }
+
+    /// The embedding table `word`, `position` or `token_type`.
+    pub fn table<'w>(&self, weights: &'w dyn Weights, table: &str) -> Result<TensorView<'w>> {
+        let name = format!("{}embeddings.{table}_embeddings.weight", self.prefix);
+        weights.tensor(&name).ok_or_else(|| Error::internal(format!("tensor `{name}` vanished from the weights")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn halves_convert_exactly() {
+        assert_eq!(f16_to_f32(0x3c00), 1.0);
+        assert_eq!(f16_to_f32(0xc000), -2.0);
+        assert_eq!(f16_to_f32(0x7bff), 65504.0);
+        assert_eq!(f16_to_f32(0x0001), 2f32.powi(-24));
+        assert_eq!(f16_to_f32(0x8000).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(f16_to_f32(0x7c00), f32::INFINITY);
+        assert!(f16_to_f32(0x7e00).is_nan());
+        assert_eq!(f16_to_f32(0x3555), 0.333_251_95);
+    }
+}

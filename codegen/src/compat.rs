@@ -116,6 +116,18 @@ pub fn report(findings: &[Finding]) -> String {
     out
 }
 
+/// The whole answer for a pair: the report, then `version OLD -> NEW: ok` or `refused: ...` (the fixtures'
+/// expected.txt).
+pub fn verdict(old: &Api, new: &Api) -> String {
+    let findings = compare(old, new);
+    let mut text = report(&findings);
+    match required_bump(&old.version, &new.version, !findings.is_empty()) {
+        Ok(()) => text.push_str(&format!("version {} -> {}: ok\n", old.version, new.version)),
+        Err(e) => text.push_str(&format!("refused: {e}\n")),
+    }
+    text
+}
+
 struct Findings(Vec<Finding>);
 
 impl Findings {

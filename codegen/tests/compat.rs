@@ -3,19 +3,13 @@
 //! (review the diff).
 
 use std::path::Path;
-use uform_codegen::compat::{compare, report, required_bump};
+use uform_codegen::compat::{compare, required_bump};
 use uform_codegen::load;
 
 fn verdict(old: &Path, new: &Path) -> String {
     let old = load(old).unwrap_or_else(|d| panic!("{d}"));
     let new = load(new).unwrap_or_else(|d| panic!("{d}"));
-    let findings = compare(&old, &new);
-    let mut text = report(&findings);
-    match required_bump(&old.version, &new.version, !findings.is_empty()) {
-        Ok(()) => text.push_str(&format!("version {} -> {}: ok\n", old.version, new.version)),
-        Err(e) => text.push_str(&format!("refused: {e}\n")),
-    }
-    text
+    uform_codegen::compat::verdict(&old, &new)
 }
 
 #[test]

@@ -13,7 +13,8 @@ use std::process::ExitCode;
 
 const USAGE: &str = "usage: cargo xtask <command>
   codegen [--check]          regenerate generated/ from idl/uform.yaml; --check names every stale file
-  test [LANGUAGE...]         run the tests: rust, c, node, python, kotlin, swift (default: all)
+  codegen --compat REF       list what changed incompatibly since the IDL at git REF; fails without the version bump
+  test [LANGUAGE...]         run the tests: rust, c, node, python, kotlin, swift, packages (default: all)
   bench <dispatch|mesh|overhead>   run a benchmark side by side with its peers
   fuzz [--seconds N] [--stable] [--merge]   fuzz the IDL loader (fuzz/README.md)
   install --prefix DIR       install uform.h, libuform.{so,a}, uform.pc and the CMake package config";

@@ -4,11 +4,13 @@
 mod c;
 mod kotlin;
 mod node;
+mod packages;
 mod python;
 mod rust;
 mod swift;
+mod versions;
 
-const LANGUAGES: [&str; 6] = ["rust", "c", "node", "python", "kotlin", "swift"];
+const LANGUAGES: [&str; 7] = ["rust", "c", "node", "python", "kotlin", "swift", "packages"];
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let chosen: Vec<&str> =
@@ -23,6 +25,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "python" => python::run(),
             "kotlin" => kotlin::run(),
             "swift" => swift::run(),
+            "packages" => packages::run(),
             other => Err(format!("unknown language `{other}`; choose from {}", LANGUAGES.join(", "))),
         };
         if let Err(e) = result {

@@ -325,8 +325,11 @@ fn pip(work: &Path) -> Result<(), String> {
     status(install, "pip install of the sdist (a build from source)")?;
     let mut smoke = Command::new(&py);
     smoke
-        .args(["-c", "import uform, importlib.metadata as m; e = uform.Executor.for_ram(threads=1); e.free(); "])
-        .arg("print('sdist build:', m.version('uform'), uform.capabilities_available())")
+        .arg("-c")
+        .arg(concat!(
+            "import uform, importlib.metadata as m; e = uform.Executor.for_ram(threads=1); e.free(); ",
+            "print('sdist build:', m.version('uform'), uform.capabilities_available())"
+        ))
         .current_dir(&venv);
     status(smoke, "the uform built from the sdist")
 }

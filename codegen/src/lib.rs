@@ -2,6 +2,7 @@
 //! formatters and askama templates → the files under `generated/`.
 
 pub mod check;
+pub mod compat;
 pub mod diagnostics;
 pub mod fuzz;
 pub mod lang;

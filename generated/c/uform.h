@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define UFORM_VERSION "0.1.0"
+#define UFORM_VERSION "0.2.0"
 
 /** The outcome of every call that can fail: zero is success; each error kind, the same set in every language, has its own value. */
 typedef enum uform_status_t {

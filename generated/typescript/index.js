@@ -9,8 +9,10 @@ const { existsSync, readdirSync } = require('node:fs');
 const { join } = require('node:path');
 
 /**
- * Loads the native layer, `uform.<platform>-<arch>[-<libc>].node`, from beside this file (the napi-rs
- * naming). A platform this package does not ship fails here with the list of what it does ship.
+ * Loads the native layer, `uform.<platform>-<arch>[-<libc>].node` (the napi-rs naming): from beside this
+ * file in a package built from source, else from the platform package `uform-<platform>-<arch>[-<libc>]`
+ * that npm installs as an optional dependency on the platform it is built for. A platform with neither fails here
+ * with what was looked for.
  */
 function loadNative() {
     const { platform, arch } = process;
@@ -21,11 +23,23 @@ function loadNative() {
             return require(file);
         }
     }
+    const packages = targets.map((target) => `uform-${target}`);
+    for (const name of packages) {
+        try {
+            return require(name);
+        } catch (error) {
+            // Only a package that is not installed moves on; one that is there but fails to load says why.
+            if (error?.code !== 'MODULE_NOT_FOUND' || !String(error.message).includes(name)) {
+                throw error;
+            }
+        }
+    }
     const shipped = readdirSync(__dirname).filter((name) => name.endsWith('.node'));
     throw new Error(
-        `uform: no native binary for ${targets.join(' or ')} in ${__dirname}; ` +
-            `this package ships ${shipped.length ? shipped.join(', ') : 'none'}. ` +
-            'Build one from source with `cargo xtask test node` or `node bindings/node/build.mjs`.',
+        `uform: no native binary for ${targets.join(' or ')}: none of the packages ${packages.join(', ')} ` +
+            `is installed, and ${__dirname} holds ${shipped.length ? shipped.join(', ') : 'no .node file'}. ` +
+            'npm installs the platform package as an optional dependency where one is published for this platform ' +
+            '(was --omit=optional used?); elsewhere build one from source with `node bindings/node/build.mjs`.',
     );
 }
 

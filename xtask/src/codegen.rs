@@ -1,4 +1,4 @@
-//! `cargo xtask codegen [--check]`.
+//! `cargo xtask codegen [--check | --compat REF]`.
 
 use crate::util::root;
 use std::collections::BTreeSet;
@@ -8,7 +8,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let check = match args {
         [] => false,
         [flag] if flag == "--check" => true,
-        _ => return Err("usage: cargo xtask codegen [--check]".into()),
+        [flag, reference] if flag == "--compat" => return compat(reference),
+        _ => return Err("usage: cargo xtask codegen [--check | --compat REF]".into()),
     };
     let root = root();
     let api = uform_codegen::load(&root.join("idl/uform.yaml")).map_err(|d| d.to_string())?;
@@ -47,6 +48,40 @@ pub fn run(args: &[String]) -> Result<(), String> {
         std::fs::remove_file(generated.join(p)).map_err(|e| e.to_string())?;
     }
     eprintln!("generated {} files in generated/", outputs.len());
+    Ok(())
+}
+
+/// `cargo xtask codegen --compat REF`: what changed incompatibly between idl/uform.yaml at git `REF` and now, per
+/// surface; fails when something breaks and the version did not move far enough (for 0.x, the minor).
+pub fn compat(reference: &str) -> Result<(), String> {
+    let root = root();
+    let old = std::process::Command::new("git")
+        .args(["show", &format!("{reference}:idl/uform.yaml")])
+        .current_dir(&root)
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if !old.status.success() {
+        return Err(format!(
+            "cannot read idl/uform.yaml at `{reference}`: {}",
+            String::from_utf8_lossy(&old.stderr).trim()
+        ));
+    }
+    let old =
+        uform_codegen::load_bytes(&old.stdout, &format!("{reference}:idl/uform.yaml")).map_err(|d| d.to_string())?;
+    let new = uform_codegen::load(&root.join("idl/uform.yaml")).map_err(|d| d.to_string())?;
+    let findings = uform_codegen::compat::compare(&old, &new);
+    if findings.is_empty() {
+        println!("compat: nothing incompatible since {reference} (version {} -> {})", old.version, new.version);
+        return Ok(());
+    }
+    print!("{}", uform_codegen::compat::report(&findings));
+    uform_codegen::compat::required_bump(&old.version, &new.version, true)?;
+    println!(
+        "compat: {} incompatible changes since {reference}, covered by the version bump {} -> {}",
+        findings.len(),
+        old.version,
+        new.version
+    );
     Ok(())
 }
 

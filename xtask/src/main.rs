@@ -17,7 +17,8 @@ use std::process::ExitCode;
 
 const USAGE: &str = "usage: cargo xtask <command>
   codegen [--check]          regenerate generated/ from idl/uform.yaml; --check names every stale file
-  test [LANGUAGE...]         run the tests: rust, c, node, python, kotlin, swift (default: all)
+  codegen --compat REF       list what changed incompatibly since the IDL at git REF; fails without the version bump
+  test [LANGUAGE...]         run the tests: rust, c, node, python, kotlin, swift, packages (default: all)
   bench <dispatch|mesh|overhead|load>   run a benchmark side by side with its peers
   bench encode [--no-bindings] [--rounds N]   encodeText against sentence-transformers and ONNX Runtime
   fuzz [--target idl_loader|safetensors_header] [--seconds N] [--stable] [--merge]   fuzz a parser (fuzz/README.md)

@@ -9,7 +9,8 @@ mod runtime;
 use pyo3::prelude::*;
 use runtime::*;
 
-include!("../../../generated/python/glue.rs");
+// generated/python/glue.rs in the repository, glue.rs at the root of the sdist: build.rs names the one there is.
+include!(env!("UFORM_PYTHON_GLUE"));
 
 /// A bare pyo3 call that does nothing: the benchmark's baseline for the cost of crossing into the module.
 #[pyfunction]

@@ -116,7 +116,7 @@ fn gcc(flags: &[&str], src: &Path, include: &Path, lib: &Path, out: &Path) -> Re
 }
 
 /// Installs into a prefix, then builds and runs the two consumers against it.
-fn consumers(out: &Path) -> Result<(), String> {
+pub(super) fn consumers(out: &Path) -> Result<(), String> {
     let root = root();
     let prefix = out.join("prefix");
     let _ = std::fs::remove_dir_all(&prefix);

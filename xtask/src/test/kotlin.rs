@@ -36,7 +36,8 @@ pub fn run() -> Result<(), String> {
     status(verify, "the Kotlin scenario suite")?;
     let repo = kotlin.join("target/local-repo");
     let repo_arg = format!("-DlocalRepositoryPath={}", repo.display());
-    let install = ["install:install-file", "-Dfile=target/uform-0.1.0.jar", "-DpomFile=pom.xml", &repo_arg];
+    let jar = format!("-Dfile=target/uform-{}.jar", super::versions::check()?);
+    let install = ["install:install-file", &jar, "-DpomFile=pom.xml", &repo_arg];
     status(mvn(&kotlin, &install), "installing the Kotlin artifact")?;
     // Maven caches what it resolves from the local repository in ~/.m2; drop that copy so the consumer always
     // resolves the jar just built.

@@ -4,9 +4,11 @@
 mod c;
 mod kotlin;
 mod node;
+mod packages;
 mod python;
 mod rust;
 mod swift;
+mod versions;
 
 /// The Node package installed into target/node/consumer, for `cargo xtask bench encode`.
 pub fn node_package() -> Result<std::path::PathBuf, String> {
@@ -19,7 +21,7 @@ pub fn python_wheel_venv() -> Result<std::path::PathBuf, String> {
     python::install_wheel()
 }
 
-const LANGUAGES: [&str; 6] = ["rust", "c", "node", "python", "kotlin", "swift"];
+const LANGUAGES: [&str; 7] = ["rust", "c", "node", "python", "kotlin", "swift", "packages"];
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let chosen: Vec<&str> =
@@ -34,6 +36,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "python" => python::run(),
             "kotlin" => kotlin::run(),
             "swift" => swift::run(),
+            "packages" => packages::run(),
             other => Err(format!("unknown language `{other}`; choose from {}", LANGUAGES.join(", "))),
         };
         if let Err(e) = result {

@@ -1,6 +1,6 @@
-//! `cargo xtask test node`: builds the addon (release), assembles and `npm pack`s the `uform` package, installs the
-//! tarball into an empty folder under target/node/consumer, and runs there — against that install, never the
-//! source tree — the scenario suite (`node --test` over bindings/node/test), a TypeScript consumer that uses
+//! `cargo xtask test node`: builds the addon (release), assembles and `npm pack`s the `uform` package and its
+//! platform package, installs both tarballs into an empty folder under target/node/consumer, and runs there —
+//! against that install, never the source tree — the scenario suite (`node --test` over bindings/node/test), a TypeScript consumer that uses
 //! `using` (compiled by tsc, then run), and the strict tsc check of tests/typescript.
 //!
 //! `overhead()` is the Node part of `cargo xtask bench overhead`.
@@ -45,9 +45,10 @@ pub(super) fn install_package() -> Result<PathBuf, String> {
     if !build.status.success() {
         return Err(format!("bindings/node/build.mjs failed with {}", build.status));
     }
-    let tarball = String::from_utf8_lossy(&build.stdout).trim().lines().last().unwrap_or_default().to_string();
-    if !tarball.ends_with(".tgz") {
-        return Err(format!("npm pack named no tarball: {tarball:?}"));
+    // build.mjs prints the main package's tarball, then the platform package's.
+    let tarballs: Vec<String> = String::from_utf8_lossy(&build.stdout).lines().map(str::to_string).collect();
+    if tarballs.len() != 2 || !tarballs.iter().all(|t| t.ends_with(".tgz")) {
+        return Err(format!("build.mjs --pack named no two tarballs: {tarballs:?}"));
     }
     let consumer = out.join("consumer");
     let _ = std::fs::remove_dir_all(&consumer);
@@ -56,14 +57,15 @@ pub(super) fn install_package() -> Result<PathBuf, String> {
         &consumer.join("package.json"),
         "{ \"name\": \"uform-consumer\", \"private\": true, \"version\": \"0.0.0\" }\n",
     )?;
-    run_in(&consumer, "npm", &["install", "--no-audit", "--no-fund", "--no-package-lock", &tarball])?;
+    // Both tarballs at once: the platform package satisfies the main package's optional dependency on it.
+    run_in(&consumer, "npm", &["install", "--no-audit", "--no-fund", "--no-package-lock", &tarballs[0], &tarballs[1]])?;
     // The suite and its helpers, copied so that `import 'uform'` resolves to the install.
     copy_dir(&root.join("bindings/node/test"), &consumer.join("test"))?;
     copy_dir(&root.join("bindings/node/bench"), &consumer.join("bench"))?;
     Ok(consumer)
 }
 
-fn suite(consumer: &Path) -> Result<(), String> {
+pub(super) fn suite(consumer: &Path) -> Result<(), String> {
     let scratch = consumer.join("scratch");
     std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
     let mut files: Vec<String> = std::fs::read_dir(consumer.join("test"))
@@ -152,7 +154,7 @@ fn write(path: &Path, text: &str) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
+pub(super) fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
     let _ = std::fs::remove_dir_all(to);
     std::fs::create_dir_all(to).map_err(|e| e.to_string())?;
     for entry in std::fs::read_dir(from).map_err(|e| format!("cannot read {}: {e}", from.display()))?.flatten() {

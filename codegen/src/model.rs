@@ -300,6 +300,9 @@ pub struct Callable {
     /// A long call (it waits up to a timeout or reads a file) that languages with a native async form also offer
     /// asynchronously, run off the caller's thread: Swift's `async throws` (the blocking form stays in the others).
     pub is_async: bool,
+    /// The async twin of an `is_async` call in a language whose async form is a member of its own (Node's
+    /// `…Async`, returning a Promise of what the call returns); never set in the IDL, only by a backend's view.
+    pub promise: bool,
     /// The languages that offer it; `None` for all.
     pub only: Option<Vec<Language>>,
 }

@@ -276,3 +276,45 @@ fn a_thousand_encodes_keep_resident_memory_flat() {
     let grown = rss_kib().saturating_sub(before);
     assert!(grown < 4096, "resident memory grew by {grown} KiB over 1,000 encodes");
 }
+
+/// An encode in flight on another thread: the model's `free` is in use (and leaves the model usable), the
+/// executor's `drain` waits for it, and once it has returned the model frees.
+#[test]
+fn free_during_an_encode_is_in_use_and_drain_waits_for_it() {
+    use std::sync::atomic::Ordering;
+    use uform_core::{Model, ModelLoadRamConfig};
+    let f = fixture();
+    let exec = executor(2, None);
+    let model = Model::load_ram(
+        test_model_dir().to_str().unwrap(),
+        ModelLoadRamConfig { executor: exec.clone(), memory_domains: None },
+    )
+    .unwrap();
+    model.encode_text(&f.texts[..1], EncodeTextOptions::default()).unwrap(); // prepares the encoder
+    let quiet = exec.quiet();
+    let settled = Executor::drain_quiet_when(uform_core::Mood::Parked) & 1;
+    let batch: Vec<String> = (0..48).map(|i| format!("{} {i}", f.texts[f.long_text])).collect();
+    let worker = {
+        let model = model.clone();
+        std::thread::spawn(move || model.encode_text(&batch, EncodeTextOptions::default()))
+    };
+    while quiet.word().load(Ordering::SeqCst) & settled != 0 {
+        assert!(!worker.is_finished(), "the encode finished before it was seen in flight");
+        std::hint::spin_loop();
+    }
+    let e = model.free().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InUse);
+    assert_eq!(
+        e.message(),
+        "`free` cannot free this Model yet: a call is in flight on it (an `encodeText`, or its asynchronous form not yet settled); wait for it to finish first"
+    );
+    exec.drain(uform_core::Mood::Parked).unwrap();
+    assert_ne!(quiet.word().load(Ordering::SeqCst) & settled, 0, "drain returned while the encode was in flight");
+    let rows = worker.join().unwrap().unwrap();
+    assert_eq!(rows.rows, 48);
+    model.free().unwrap();
+    assert_eq!(
+        model.encode_text(&f.texts[..1], EncodeTextOptions::default()).unwrap_err().kind(),
+        ErrorKind::FreedHandle
+    );
+}

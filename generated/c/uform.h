@@ -142,7 +142,9 @@ typedef struct uform_executor_t uform_executor_t;
  * (the Hugging Face layout).
  *
  * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
- * overlap; `uform_model_free` waits for calls in flight, and later calls fail as freed.
+ * overlap; `uform_model_free` while an encode is in flight (on another thread, or asynchronous) is an in-use
+ * error that leaves the model usable, so finish or await the encode first; after a free, later calls fail as
+ * freed.
  *
  * An opaque handle; a handle already freed, or never made by UForm, is reported as
  * `UFORM_STATUS_FREED_HANDLE`.
@@ -532,7 +534,8 @@ uform_status_t uform_model_describe(uform_model_t *model, uform_model_descriptio
 
 /**
  * Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
- * empty list gives no rows.
+ * empty list gives no rows. While it runs, `uform_executor_drain` on its executor waits for it and
+ * `uform_model_free` is an in-use error.
  * @param model The model to act on.
  * @param texts The texts to embed, UTF-8 without NUL characters.
  * @param options Whether to normalise, and how many tokens of each text to keep. NULL means every field

@@ -217,6 +217,17 @@ impl CompiledMesh {
     }
 }
 
+/// `Mesh.bootstrapAsync` for the wrapper: `meshBootstrapAsync(…)`, returning a promise.
+unsafe extern "C" fn fast_mesh_bootstrap_async(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    unsafe {
+        raw_call::<2>(env, info, |args| {
+            let executor = EXECUTOR_HANDLES.get(required::<u32>(args.get(0), "executor")?, "Executor", "executor")?;
+            let options = optional::<uform_core::MeshOptions>(args.get(1), "options")?.unwrap_or_default();
+            Ok(Some(offload(args.env(), move || guard(|| uform_core::Mesh::bootstrap(&executor, options)), move |env, inner| { let handle = MESH_HANDLES.insert(inner.clone()); instance(env, CompiledMesh { inner, handle }) })?))
+        })
+    }
+}
+
 /// `CompiledMesh.describe` for the wrapper: `meshDescribe(handle, …)`.
 unsafe extern "C" fn fast_mesh_describe(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     unsafe {
@@ -507,6 +518,28 @@ impl CompiledModel {
     }
 }
 
+/// `Model.loadRamAsync` for the wrapper: `modelLoadRamAsync(…)`, returning a promise.
+unsafe extern "C" fn fast_model_load_ram_async(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    unsafe {
+        raw_call::<2>(env, info, |args| {
+            let path = required::<String>(args.get(0), "path")?;
+            let config = required::<uform_core::ModelLoadRamConfig>(args.get(1), "config")?;
+            Ok(Some(offload(args.env(), move || guard(|| uform_core::Model::load_ram(path, config)), move |env, inner| { let handle = MODEL_HANDLES.insert(inner.clone()); instance(env, CompiledModel { inner, handle }) })?))
+        })
+    }
+}
+
+/// `Model.loadVramAsync` for the wrapper: `modelLoadVramAsync(…)`, returning a promise.
+unsafe extern "C" fn fast_model_load_vram_async(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    unsafe {
+        raw_call::<2>(env, info, |args| {
+            let path = required::<String>(args.get(0), "path")?;
+            let config = required::<uform_core::ModelLoadVramConfig>(args.get(1), "config")?;
+            Ok(Some(offload(args.env(), move || guard(|| uform_core::Model::load_vram(path, config)), move |env, inner| { let handle = MODEL_HANDLES.insert(inner.clone()); instance(env, CompiledModel { inner, handle }) })?))
+        })
+    }
+}
+
 /// `CompiledModel.describe` for the wrapper: `modelDescribe(handle, …)`.
 unsafe extern "C" fn fast_model_describe(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     unsafe {
@@ -529,6 +562,20 @@ unsafe extern "C" fn fast_model_encode_text(env: sys::napi_env, info: sys::napi_
             let options = optional::<uform_core::EncodeTextOptions>(args.get(2), "options")?.unwrap_or_default();
             let value = guard(|| inner.encode_text(&texts, options))?;
             Ok(Some(f32_matrix(args.env(), value)?))
+        })
+    }
+}
+
+/// `Model.encodeTextAsync` for the wrapper: `modelEncodeTextAsync(handle, …)`, returning a promise.
+unsafe extern "C" fn fast_model_encode_text_async(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    unsafe {
+        raw_call::<3>(env, info, |args| {
+            let handle = required::<u32>(args.get(0), "handle")?;
+            let inner = MODEL_HANDLES.get(handle, "Model", "encodeTextAsync")?;
+            let texts = required::<Vec<String>>(args.get(1), "texts")?;
+            let options = optional::<uform_core::EncodeTextOptions>(args.get(2), "options")?.unwrap_or_default();
+            let in_flight = guard(|| inner.begin_call("encodeTextAsync"))?;
+            Ok(Some(offload(args.env(), move || { let value = guard(|| inner.encode_text(&texts, options)); drop(in_flight); value }, move |env, value| { Ok(f32_matrix(env, value)?) })?))
         })
     }
 }
@@ -591,12 +638,16 @@ pub const FAST: &[(&str, sys::napi_callback)] = &[
     ("capabilitiesCompiled", Some(fn_capabilities_compiled)),
     ("capabilitiesAvailable", Some(fn_capabilities_available)),
     ("meshOptionsFromEnvironment", Some(fn_mesh_options_from_environment)),
+    ("meshBootstrapAsync", Some(fast_mesh_bootstrap_async)),
     ("meshDescribe", Some(fast_mesh_describe)),
     ("meshFree", Some(fast_mesh_free)),
     ("executorDrain", Some(fast_executor_drain)),
     ("executorFree", Some(fast_executor_free)),
+    ("modelLoadRamAsync", Some(fast_model_load_ram_async)),
+    ("modelLoadVramAsync", Some(fast_model_load_vram_async)),
     ("modelDescribe", Some(fast_model_describe)),
     ("modelEncodeText", Some(fast_model_encode_text)),
+    ("modelEncodeTextAsync", Some(fast_model_encode_text_async)),
     ("modelFree", Some(fast_model_free)),
     ("executorQuiet", Some(fast_executor_quiet)),
     ("executorDrainQuiet", Some(fast_executor_drain_quiet)),

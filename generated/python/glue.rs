@@ -654,7 +654,8 @@ impl Model {
         Ok((model_description_to_py(py, &value))?.unbind())
     }
     /// Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
-    /// empty list gives no rows.
+    /// empty list gives no rows. While it runs, `Executor.drain()` on its executor waits for it and
+    /// `Model.free()` is an in-use error.
     #[pyo3(signature = (texts, *, normalize=None, max_tokens=None))]
     fn encode_text(&self, py: Python<'_>, texts: Bound<'_, PyAny>, normalize: Option<Bound<'_, PyAny>>, max_tokens: Option<Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
         let texts = (|v: &Bound<'_, PyAny>, a: &str| arg_list(v, a, arg_string))(&texts, "texts")?;

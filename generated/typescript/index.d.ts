@@ -160,6 +160,13 @@ export declare class Mesh implements Disposable {
      * @param options Where this process sits and how the processes meet.
      */
     static bootstrap(executor: Executor, options?: MeshOptions): Mesh;
+    /**
+     * Joins this process to the run's mesh, once every process has joined. Runs off the event loop: the
+     * promise resolves with what `bootstrap` returns, or rejects with the error it throws.
+     * @param executor A VRAM executor whose devices are this process's members of the mesh.
+     * @param options Where this process sits and how the processes meet.
+     */
+    static bootstrapAsync(executor: Executor, options?: MeshOptions): Promise<Mesh>;
     /** Reports the mesh's shape and this process's place in it. */
     describe(): MeshDescription;
     /** Leaves the mesh; every trainer borrowing it must be freed first. */
@@ -322,7 +329,8 @@ export interface EncodeTextOptions {
  * directory holding either beside `config.json` and `tokenizer.json` (the Hugging Face layout).
  *
  * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
- * overlap; `free` waits for calls in flight, and later calls fail as freed.
+ * overlap; `free` while an encode is in flight (on another thread, or asynchronous) is an in-use error that
+ * leaves the model usable, so finish or await the encode first; after a free, later calls fail as freed.
  */
 export declare class Model implements Disposable {
     private constructor();
@@ -333,20 +341,44 @@ export declare class Model implements Disposable {
      */
     static loadRam(path: string, config: ModelLoadRamConfig): Model;
     /**
+     * Memory-maps safetensors weights for the threads of a RAM executor. Runs off the event loop: the promise
+     * resolves with what `loadRam` returns, or rejects with the error it throws.
+     * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+     * @param config The executor whose threads read the weights, and the NUMA nodes that hold them.
+     */
+    static loadRamAsync(path: string, config: ModelLoadRamConfig): Promise<Model>;
+    /**
      * Uploads safetensors weights to the devices of a VRAM executor.
      * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
      * @param config The executor whose streams upload the weights, and the devices that receive them.
      */
     static loadVram(path: string, config: ModelLoadVramConfig): Model;
+    /**
+     * Uploads safetensors weights to the devices of a VRAM executor. Runs off the event loop: the promise
+     * resolves with what `loadVram` returns, or rejects with the error it throws.
+     * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+     * @param config The executor whose streams upload the weights, and the devices that receive them.
+     */
+    static loadVramAsync(path: string, config: ModelLoadVramConfig): Promise<Model>;
     /** Reports the model's file, architecture, residency and tensors. */
     describe(): ModelDescription;
     /**
      * Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
-     * empty list gives no rows.
+     * empty list gives no rows. While it runs, `drain` on its executor waits for it and `free` is an in-use
+     * error.
      * @param texts The texts to embed, UTF-8 without NUL characters.
      * @param options Whether to normalise, and how many tokens of each text to keep.
      */
     encodeText(texts: string[], options?: EncodeTextOptions): F32Matrix;
+    /**
+     * Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
+     * empty list gives no rows. While it runs, `drain` on its executor waits for it and `free` is an in-use
+     * error. Runs off the event loop: the promise resolves with what `encodeText` returns, or rejects with
+     * the error it throws.
+     * @param texts The texts to embed, UTF-8 without NUL characters.
+     * @param options Whether to normalise, and how many tokens of each text to keep.
+     */
+    encodeTextAsync(texts: string[], options?: EncodeTextOptions): Promise<F32Matrix>;
     /** Releases the weights and returns the executor's borrow; a second `free` does nothing. */
     free(): void;
     /** The backend handle verbs read weights through. */

@@ -167,7 +167,7 @@ class Mesh {
     /** @private Instances come from the static constructors. */
     constructor(token, compiled, borrowed) {
         if (token !== PRIVATE) {
-            throw new TypeError('Mesh has no public constructor; use Mesh.bootstrap');
+            throw new TypeError('Mesh has no public constructor; use Mesh.bootstrap, Mesh.bootstrapAsync');
         }
         this.#compiled = compiled;
         // The number the native layer's plain functions take for this handle; see `FAST` in the glue.
@@ -187,6 +187,23 @@ class Mesh {
         let compiled;
         try {
             compiled = native.CompiledMesh.bootstrap(executor.compiled, options);
+        } catch (error) {
+            throw uformError(error);
+        }
+        return new Mesh(PRIVATE, compiled, [executor]);
+    }
+
+    /**
+     * Joins this process to the run's mesh, once every process has joined. Runs off the event loop: the
+     * promise resolves with what `bootstrap` returns, or rejects with the error it throws.
+     * @param executor A VRAM executor whose devices are this process's members of the mesh.
+     * @param options Where this process sits and how the processes meet.
+     */
+    static async bootstrapAsync(executor, options) {
+        if (!(executor instanceof Executor)) throw notInstance("executor", 'an Executor', executor);
+        let compiled;
+        try {
+            compiled = await native.meshBootstrapAsync(executor.compiled.handle, options);
         } catch (error) {
             throw uformError(error);
         }
@@ -403,7 +420,7 @@ class Model {
     /** @private Instances come from the static constructors. */
     constructor(token, compiled, borrowed) {
         if (token !== PRIVATE) {
-            throw new TypeError('Model has no public constructor; use Model.loadRam, Model.loadVram');
+            throw new TypeError('Model has no public constructor; use Model.loadRam, Model.loadRamAsync, Model.loadVram, Model.loadVramAsync');
         }
         this.#compiled = compiled;
         // The number the native layer's plain functions take for this handle; see `FAST` in the glue.
@@ -430,6 +447,23 @@ class Model {
     }
 
     /**
+     * Memory-maps safetensors weights for the threads of a RAM executor. Runs off the event loop: the promise
+     * resolves with what `loadRam` returns, or rejects with the error it throws.
+     * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+     * @param config The executor whose threads read the weights, and the NUMA nodes that hold them.
+     */
+    static async loadRamAsync(path, config) {
+        if (!(config?.executor instanceof Executor)) throw notInstance("config.executor", 'an Executor', config?.executor);
+        let compiled;
+        try {
+            compiled = await native.modelLoadRamAsync(path, { ...config, executor: config.executor.compiled.handle });
+        } catch (error) {
+            throw uformError(error);
+        }
+        return new Model(PRIVATE, compiled, [config.executor]);
+    }
+
+    /**
      * Uploads safetensors weights to the devices of a VRAM executor.
      * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
      * @param config The executor whose streams upload the weights, and the devices that receive them.
@@ -439,6 +473,23 @@ class Model {
         let compiled;
         try {
             compiled = native.CompiledModel.loadVram(path, { ...config, executor: config.executor.compiled.handle });
+        } catch (error) {
+            throw uformError(error);
+        }
+        return new Model(PRIVATE, compiled, [config.executor]);
+    }
+
+    /**
+     * Uploads safetensors weights to the devices of a VRAM executor. Runs off the event loop: the promise
+     * resolves with what `loadVram` returns, or rejects with the error it throws.
+     * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+     * @param config The executor whose streams upload the weights, and the devices that receive them.
+     */
+    static async loadVramAsync(path, config) {
+        if (!(config?.executor instanceof Executor)) throw notInstance("config.executor", 'an Executor', config?.executor);
+        let compiled;
+        try {
+            compiled = await native.modelLoadVramAsync(path, { ...config, executor: config.executor.compiled.handle });
         } catch (error) {
             throw uformError(error);
         }
@@ -456,13 +507,30 @@ class Model {
 
     /**
      * Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
-     * empty list gives no rows.
+     * empty list gives no rows. While it runs, `drain` on its executor waits for it and `free` is an in-use
+     * error.
      * @param texts The texts to embed, UTF-8 without NUL characters.
      * @param options Whether to normalise, and how many tokens of each text to keep.
      */
     encodeText(texts, options) {
         try {
             return native.modelEncodeText(this.#handle, texts, options);
+        } catch (error) {
+            throw uformError(error);
+        }
+    }
+
+    /**
+     * Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
+     * empty list gives no rows. While it runs, `drain` on its executor waits for it and `free` is an in-use
+     * error. Runs off the event loop: the promise resolves with what `encodeText` returns, or rejects with
+     * the error it throws.
+     * @param texts The texts to embed, UTF-8 without NUL characters.
+     * @param options Whether to normalise, and how many tokens of each text to keep.
+     */
+    async encodeTextAsync(texts, options) {
+        try {
+            return await native.modelEncodeTextAsync(this.#handle, texts, options);
         } catch (error) {
             throw uformError(error);
         }

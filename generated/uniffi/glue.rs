@@ -553,12 +553,14 @@ impl Model {
         guard(|| Ok(self.core.describe()?.into()))
     }
     /// Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
-    /// empty list gives no rows.
+    /// empty list gives no rows. While it runs, `Executor.drain` on its executor waits for it and
+    /// `Model.free` is an in-use error.
     pub fn encode_text(&self, texts: Vec<String>, options: Option<EncodeTextOptions>) -> Result<F32Matrix, UFormError> {
         guard(|| Ok(self.core.encode_text(&texts, options.map(Into::into).unwrap_or_default())?.into()))
     }
     /// Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
-    /// empty list gives no rows. Runs on its own thread.
+    /// empty list gives no rows. While it runs, `Executor.drain` on its executor waits for it and
+    /// `Model.free` is an in-use error. Runs on its own thread.
     pub async fn encode_text_async(self: Arc<Self>, texts: Vec<String>, options: Option<EncodeTextOptions>) -> Result<F32Matrix, UFormError> {
         off_thread(move || self.encode_text(texts, options)).await
     }

@@ -625,16 +625,114 @@ pub unsafe fn raw_call<const N: usize>(
         Ok(Some(value)) => value,
         Ok(None) => ptr::null_mut(),
         Err(error) => {
-            let (Ok(code), Ok(message)) = (error.status.0.to_js(env), error.reason.to_js(env)) else {
-                return ptr::null_mut();
-            };
-            let mut thrown = ptr::null_mut();
-            if unsafe { sys::napi_create_error(env, code, message, &mut thrown) } == sys::Status::napi_ok {
+            if let Some(thrown) = error_value(env, &error) {
                 unsafe { sys::napi_throw(env, thrown) };
             }
             ptr::null_mut()
         }
     }
+}
+
+/// A failure as the JavaScript `Error` it crosses as: `code` the UForm kind, the message as written.
+fn error_value(env: sys::napi_env, error: &Failure) -> Option<sys::napi_value> {
+    let (Ok(code), Ok(message)) = (error.status.0.to_js(env), error.reason.to_js(env)) else {
+        return None;
+    };
+    let mut value = ptr::null_mut();
+    (unsafe { sys::napi_create_error(env, code, message, &mut value) } == sys::Status::napi_ok).then_some(value)
+}
+
+/// A long call (`async: true` in the IDL) run as napi async work: `call` runs on a libuv pool thread while the
+/// event loop stays free, then `write` turns its value into JavaScript back on the event loop. Returns the
+/// promise, which resolves with that value or rejects with the same `Error` (UForm kind as `code`) the blocking
+/// form throws.
+pub fn offload<T: Send + 'static>(
+    env: sys::napi_env,
+    call: impl FnOnce() -> Result<T> + Send + 'static,
+    write: impl FnOnce(sys::napi_env, T) -> Result<sys::napi_value> + Send + 'static,
+) -> Result<sys::napi_value> {
+    struct Work<T> {
+        call: Option<Box<dyn FnOnce() -> Result<T> + Send>>,
+        write: Option<Box<dyn FnOnce(sys::napi_env, T) -> Result<sys::napi_value> + Send>>,
+        outcome: Option<Result<T>>,
+        deferred: sys::napi_deferred,
+        work: sys::napi_async_work,
+    }
+    /// On a pool thread: the call alone (it holds no JavaScript value; the glue's call runs under `guard`).
+    unsafe extern "C" fn execute<T>(_env: sys::napi_env, data: *mut std::ffi::c_void) {
+        let work = unsafe { &mut *data.cast::<Work<T>>() };
+        if let Some(call) = work.call.take() {
+            work.outcome = Some(call());
+        }
+    }
+    /// Back on the event loop: settle the promise and free the work.
+    unsafe extern "C" fn complete<T>(env: sys::napi_env, status: sys::napi_status, data: *mut std::ffi::c_void) {
+        let mut work = unsafe { Box::from_raw(data.cast::<Work<T>>()) };
+        unsafe { sys::napi_delete_async_work(env, work.work) };
+        let settled = match (status, work.outcome.take(), work.write.take()) {
+            (sys::Status::napi_ok, Some(Ok(value)), Some(write)) => write(env, value),
+            (sys::Status::napi_ok, Some(Err(error)), _) => Err(error),
+            (status, _, _) => Err(engine("run a long call off the event loop", status)),
+        };
+        match settled {
+            Ok(value) => unsafe { sys::napi_resolve_deferred(env, work.deferred, value) },
+            Err(error) => match error_value(env, &error) {
+                Some(rejection) => unsafe { sys::napi_reject_deferred(env, work.deferred, rejection) },
+                None => sys::Status::napi_generic_failure,
+            },
+        };
+    }
+    let (mut deferred, mut promise) = (ptr::null_mut(), ptr::null_mut());
+    check(unsafe { sys::napi_create_promise(env, &mut deferred, &mut promise) }, "create a promise")?;
+    let data = Box::into_raw(Box::new(Work::<T> {
+        call: Some(Box::new(call)),
+        write: Some(Box::new(write)),
+        outcome: None,
+        deferred,
+        work: ptr::null_mut(),
+    }));
+    let name = "uform".to_js(env)?;
+    let mut work = ptr::null_mut();
+    let created = unsafe {
+        sys::napi_create_async_work(
+            env,
+            ptr::null_mut(),
+            name,
+            Some(execute::<T>),
+            Some(complete::<T>),
+            data.cast(),
+            &mut work,
+        )
+    };
+    if let Err(e) = check(created, "create async work") {
+        drop(unsafe { Box::from_raw(data) });
+        return Err(e);
+    }
+    unsafe { (*data).work = work };
+    if let Err(e) = check(unsafe { sys::napi_queue_async_work(env, work) }, "queue async work") {
+        unsafe { sys::napi_delete_async_work(env, work) };
+        drop(unsafe { Box::from_raw(data) });
+        return Err(e);
+    }
+    Ok(promise)
+}
+
+/// A native class instance (a `#[napi]` struct) as a JavaScript object, for a promise to resolve with.
+pub fn instance<C: ToNapiValue>(env: sys::napi_env, value: C) -> Result<sys::napi_value> {
+    unsafe { C::to_napi_value(env, value) }.map_err(|e| {
+        napi::Error::new(
+            Kind(uform_core::ErrorKind::Internal.code()),
+            format!("the JavaScript engine failed to create an object: {}", e.reason),
+        )
+    })
+}
+
+/// `undefined`, what a long call without a result resolves with (the glue of such a twin uses it).
+#[allow(dead_code)]
+pub fn undefined(env: sys::napi_env) -> Result<sys::napi_value> {
+    let mut value = ptr::null_mut();
+    check(unsafe { sys::napi_get_undefined(env, &mut value) }, "get undefined")?;
+    Ok(value)
 }
 
 /// Registers the raw callbacks the glue lists in `FAST` on the module's exports.

@@ -93,12 +93,8 @@ test('24: the Float32Array stays valid after the model and its executor are free
     assert.equal(m.data[0], 1.5);
 });
 
-test('25: encodeTextAsync returns the same numbers while the event loop keeps running', async (t) => {
+test('25: encodeTextAsync returns the same numbers while the event loop keeps running', async () => {
     ready();
-    if (typeof Model.prototype.encodeTextAsync !== 'function') {
-        t.skip('Model.prototype.encodeTextAsync does not exist yet (no Promise form of encodeText)');
-        return;
-    }
     const texts = reference.texts; // hundreds of milliseconds of work: the 1 ms interval has time to tick
     let ticks = 0;
     const timer = setInterval(() => ticks++, 1);
@@ -111,4 +107,32 @@ test('25: encodeTextAsync returns the same numbers while the event loop keeps ru
         clearInterval(timer);
     }
     assert.ok(ticks > 0, 'the event loop did not tick while encodeTextAsync ran');
+});
+
+test('25: bad input rejects the promise with the error the blocking form throws', async () => {
+    ready();
+    await assert.rejects(model.encodeTextAsync(['ok', 7]), (e) => e.code === 'invalid_argument' && /texts\[1\]/.test(e.message));
+    await assert.rejects(model.encodeTextAsync(['a'], { maxTokens: 0 }), { code: 'invalid_argument' });
+    const other = Executor.forRam({ threads: 1 });
+    const gone = await Model.loadRamAsync(modelDir, { executor: other });
+    assert.equal(gone.describe().residency, 'ram');
+    gone.free();
+    await assert.rejects(gone.encodeTextAsync(['a']), { code: 'freed_handle' });
+    await assert.rejects(Model.loadRamAsync(`${modelDir}/missing.safetensors`, { executor: other }), { code: 'io' });
+    other.free();
+});
+
+test('25: while an encode is in flight, free is in use and drain waits for it', async () => {
+    ready();
+    const batch = Array.from({ length: 48 }, (_, i) => `${reference.texts[reference.long_text_index]} ${i}`);
+    const first = Array.from(model.encodeText(batch.slice(0, 1)).data);
+    const pending = model.encodeTextAsync(batch);
+    // In flight from the moment the promise exists: free refuses and leaves the model usable.
+    throwsUForm(() => model.free(), 'in_use', /a call is in flight on it/);
+    assert.equal(model.describe().residency, 'ram'); // refused, not broken
+    executor.drain(); // blocks the event loop until the encode on the pool thread has finished ...
+    model.free(); // ... so the model is no longer in use (this is the file's last test)
+    const m = await pending;
+    assert.equal(m.rows, 48);
+    closeTo({ rows: 1, columns: m.columns, data: m.data.subarray(0, 384) }, [first]);
 });

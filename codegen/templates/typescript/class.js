@@ -33,13 +33,17 @@ const {{ registry }} = new FinalizationRegistry((compiled) => {
     }
 {%- for m in constructors_js %}
 
-{{ m.doc }}    static {{ m.name }}({{ m.params }}) {
+{{ m.doc }}    static {% if m.promise %}async {% endif %}{{ m.name }}({{ m.params }}) {
 {%- for check in m.checks %}
         {{ check }}
 {%- endfor %}
         let compiled;
         try {
+{%- if let Some(fast) = m.fast %}
+            compiled = {% if m.promise %}await {% endif %}native.{{ fast }}({{ m.args }});
+{%- else %}
             compiled = native.{{ compiled }}.{{ m.name }}({{ m.args }});
+{%- endif %}
         } catch (error) {
             throw uformError(error);
         }
@@ -48,7 +52,7 @@ const {{ registry }} = new FinalizationRegistry((compiled) => {
 {%- endfor %}
 {%- for m in methods %}
 
-{{ m.doc }}    {{ m.name }}({{ m.params }}) {
+{{ m.doc }}    {% if m.promise %}async {% endif %}{{ m.name }}({{ m.params }}) {
 {%- for check in m.checks %}
         {{ check }}
 {%- endfor %}
@@ -59,7 +63,7 @@ const {{ registry }} = new FinalizationRegistry((compiled) => {
 {%- endif %}
         try {
 {%- if let Some(fast) = m.fast %}
-            {% if m.returns %}return {% endif %}native.{{ fast }}(this.#handle{% if !m.args.is_empty() %}, {{ m.args }}{% endif %});
+            {% if m.returns %}return {% endif %}{% if m.promise %}await {% endif %}native.{{ fast }}(this.#handle{% if !m.args.is_empty() %}, {{ m.args }}{% endif %});
 {%- else %}
             {% if m.returns %}return {% endif %}this.#compiled.{{ m.name }}({{ m.args }});
 {%- endif %}

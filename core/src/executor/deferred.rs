@@ -22,6 +22,9 @@ struct State {
     queue: VecDeque<Call>,
     /// Queued plus running.
     in_flight: usize,
+    /// Verbs running from a caller's thread on the executor's threads (see [`Deferred::enter`]); not queued, and not
+    /// counted against the limit, but a `drain` waits for them as for deferred calls.
+    verbs: usize,
     submitted: u64,
     completed: u64,
     panics: u64,
@@ -52,7 +55,7 @@ impl Deferred {
 
     /// Mirrors what a `drain` would have to wait for or report; call with the lock held, after changing `state`.
     fn settle(&self, state: &State) {
-        let settled = state.in_flight == 0 && state.panics == 0;
+        let settled = state.in_flight == 0 && state.verbs == 0 && state.panics == 0;
         // Only `settle` writes this bit, always under the lock, so reading it first cannot race another writer.
         if (self.quiet.load(Relaxed) & QUIET_SETTLED != 0) != settled {
             if settled {
@@ -120,6 +123,25 @@ impl Deferred {
         self.completed.notify_all();
     }
 
+    /// Counts a verb (an `encodeText`) as in flight until [`Deferred::leave`], so that a `drain` made meanwhile waits
+    /// for it.
+    pub fn enter(&self) {
+        let mut state = self.lock();
+        state.verbs += 1;
+        state.submitted += 1;
+        self.settle(&state);
+    }
+
+    /// Ends a verb counted by [`Deferred::enter`].
+    pub fn leave(&self) {
+        let mut state = self.lock();
+        state.verbs -= 1;
+        state.completed += 1;
+        self.settle(&state);
+        drop(state);
+        self.completed.notify_all();
+    }
+
     /// Waits until every call submitted so far has completed, running queued calls on this thread meanwhile.
     /// Then reports (and forgets) the panics recorded since the last report.
     #[inline]
@@ -130,7 +152,7 @@ impl Deferred {
         self.drain_busy(engine)
     }
 
-    /// Whether nothing is in flight and no panic awaits its report, so a `drain` now would return at once.
+    /// Whether nothing (deferred call or verb) is in flight and no panic awaits its report, so a `drain` now would return at once.
     #[inline]
     pub fn is_settled(&self) -> bool {
         self.quiet.load(SeqCst) & QUIET_SETTLED != 0

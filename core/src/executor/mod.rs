@@ -131,6 +131,18 @@ pub struct Quiet {
     shared: Arc<Shared>,
 }
 
+/// A verb in flight on an executor (see [`Executor::verb_in_flight`]); dropping it ends the verb.
+#[must_use = "the verb counts as in flight only while the guard lives"]
+pub struct VerbInFlight {
+    shared: Arc<Shared>,
+}
+
+impl Drop for VerbInFlight {
+    fn drop(&mut self) {
+        self.shared.deferred.leave();
+    }
+}
+
 impl Quiet {
     /// The word: compare it with [`Executor::drain_quiet_when`]. Its address is stable while this `Quiet` lives.
     pub fn word(&self) -> &std::sync::atomic::AtomicU32 {
@@ -405,6 +417,13 @@ impl Executor {
     /// Whether `free` has run: every later call but `free` fails as freed.
     pub fn is_freed(&self) -> bool {
         self.inner.lifecycle.is_freed()
+    }
+
+    /// Counts a verb that a caller's thread runs on this executor (a model's `encodeText`) as in flight until the
+    /// guard drops: a `drain` from any other thread meanwhile waits for it, as for a deferred call.
+    pub fn verb_in_flight(&self) -> VerbInFlight {
+        self.inner.shared.deferred.enter();
+        VerbInFlight { shared: self.inner.shared.clone() }
     }
 
     /// Runs every deferred call and joins the threads now; a second `free` does nothing.

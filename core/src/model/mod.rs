@@ -79,6 +79,20 @@ struct Loaded {
     _lease: Lease,
 }
 
+/// A verb in flight on a model, from [`Model::begin_call`] until dropped (even by a panic): the model counts it as a
+/// borrow (a `free` meanwhile is in use) and its executor as in flight (a `drain` meanwhile waits for it).
+#[must_use = "the call counts as in flight only while this lives"]
+pub struct ModelCall {
+    model: Model,
+    _in_flight: crate::executor::VerbInFlight,
+}
+
+impl Drop for ModelCall {
+    fn drop(&mut self) {
+        self.model.inner.lifecycle.release();
+    }
+}
+
 enum Placed {
     Ram(Arc<RamWeights>),
     Vram(vram::VramWeights),
@@ -236,8 +250,10 @@ impl Model {
     }
 
     /// Embeds `texts`, one row per text in input order, on the executor's threads.
+    ///
+    /// While it runs it is a [`ModelCall`]: a `free` meanwhile is in use, a `drain` of the executor waits for it.
     pub fn encode_text(&self, texts: &[String], options: EncodeTextOptions) -> Result<F32Matrix> {
-        self.inner.lifecycle.check("Model", "encodeText")?;
+        let _call = self.begin_call("encodeText")?;
         let (weights, executor, encoder) = {
             let loaded = self.inner.loaded.lock().unwrap_or_else(|p| p.into_inner());
             match loaded.as_ref() {
@@ -255,6 +271,21 @@ impl Model {
         crate::encode::encode_text(&encoder, weights.as_ref(), &executor, texts, &options)
     }
 
+    /// Counts a call of `method` as in flight until the returned [`ModelCall`] drops. Verbs take one for their run;
+    /// a binding's asynchronous form takes one when it accepts the call, before handing it to another thread, so
+    /// that from the moment the call returns its promise, a `free` is in use and a `drain` waits for it.
+    pub fn begin_call(&self, method: &str) -> Result<ModelCall> {
+        let executor = {
+            let loaded = self.inner.loaded.lock().unwrap_or_else(|p| p.into_inner());
+            match loaded.as_ref() {
+                Some(loaded) => loaded.executor.clone(),
+                None => return Err(Error::freed("Model", method)),
+            }
+        };
+        self.inner.lifecycle.borrow("Model", method)?;
+        Ok(ModelCall { model: self.clone(), _in_flight: executor.verb_in_flight() })
+    }
+
     /// Whether `free` has run: every later call but `free` fails as freed.
     pub fn is_freed(&self) -> bool {
         self.inner.lifecycle.is_freed()
@@ -263,7 +294,11 @@ impl Model {
     /// Releases the weights (RAM: unmaps them once no verb holds their view; VRAM: frees the device buffers) and
     /// returns the executor's borrow; a second call does nothing. Dropping the last clone does the same.
     pub fn free(&self) -> Result<()> {
-        if !self.inner.lifecycle.begin_free("Model", ("verb", "verbs"))? {
+        // Only verbs borrow a model, and they end on their own: the message says to wait, not to free them.
+        let begun = self.inner.lifecycle.begin_free("Model", ("verb", "verbs")).map_err(|_| {
+            Error::in_use("`free` cannot free this Model yet: a call is in flight on it (an `encodeText`, or its asynchronous form not yet settled); wait for it to finish first")
+        })?;
+        if !begun {
             return Ok(());
         }
         let loaded = self.inner.loaded.lock().unwrap_or_else(|p| p.into_inner()).take();

@@ -292,7 +292,9 @@ class Model:
     (the Hugging Face layout).
 
     Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
-    overlap; `Model.free()` waits for calls in flight, and later calls fail as freed.
+    overlap; `Model.free()` while an encode is in flight (on another thread, or asynchronous) is an in-use
+    error that leaves the model usable, so finish or await the encode first; after a free, later calls fail as
+    freed.
     """
 
     @staticmethod
@@ -324,7 +326,8 @@ class Model:
         max_tokens: Optional[int] = ...,
     ) -> npt.NDArray[np.float32]:
         """Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
-        empty list gives no rows.
+        empty list gives no rows. While it runs, `Executor.drain()` on its executor waits for it and
+        `Model.free()` is an in-use error.
         """
 
     def free(self) -> None:

@@ -26,11 +26,13 @@ impl Ts {
         Name::parse(&words.join("_")).camel()
     }
     /// The plain function an instance method has, if any: not constructors, and not methods taking a class
-    /// argument, which only napi-rs's own conversion checks.
+    /// argument, which only napi-rs's own conversion checks. A Promise twin always has one (a class argument crosses
+    /// as its handle number).
     pub fn fast_function_of(&self, class: &Class, method: &Callable) -> Option<String> {
-        let eligible = method.kind != CallableKind::Constructor
-            && method.offered_in(Language::TypeScript)
-            && !method.params.iter().any(|p| matches!(p.ty, Type::Class(_)));
+        let eligible = method.offered_in(Language::TypeScript)
+            && (method.promise
+                || method.kind != CallableKind::Constructor
+                    && !method.params.iter().any(|p| matches!(p.ty, Type::Class(_))));
         eligible.then(|| self.fast_function(&class.name, &method.name))
     }
 
@@ -138,10 +140,15 @@ impl Ts {
     }
 
     pub fn returns(&self, api: &Api, callable: &Callable, compiled: bool) -> String {
-        match &callable.returns {
+        let value = match &callable.returns {
             None => "void".into(),
             Some(ty) if callable.returns_optional => format!("{} | null", self.ty(api, ty, compiled)),
             Some(ty) => self.ty(api, ty, compiled),
+        };
+        if callable.promise {
+            format!("Promise<{value}>")
+        } else {
+            value
         }
     }
 

@@ -194,7 +194,13 @@ fn class(ts: &Ts, api: &Api, c: &Class) -> String {
             .collect(),
         compiled: ts.type_name(&c.compiled),
         compiled_doc: jsdoc_block(&ts.jsdoc(api, &c.compiled_doc), "    "),
-        compiled_members: c.methods().filter(offered).map(|m| member_signature(ts, api, m, true)).collect(),
+        // The twins are plain functions of the native layer, not methods of its class.
+        compiled_members: c
+            .methods()
+            .filter(offered)
+            .filter(|m| !m.promise)
+            .map(|m| member_signature(ts, api, m, true))
+            .collect(),
     }
     .render()
     .unwrap_or_default()
@@ -222,7 +228,38 @@ fn errors(ts: &Ts, api: &Api) -> String {
     .unwrap_or_default()
 }
 
+/// The interface as Node offers it: after each long call (`async: true`), its Promise twin `<name>Async`, which
+/// runs the call off the event loop. Every Node output (declarations, wrapper, glue, reference page) renders from
+/// this view, so the twins are ordinary members everywhere but in the few places that read [`Callable::promise`].
+pub fn node_view(api: &Api) -> Api {
+    let mut view = api.clone();
+    for item in &mut view.items {
+        let Item::Class(k) = item else { continue };
+        let mut members = Vec::with_capacity(k.members.len());
+        for m in &k.members {
+            members.push(m.clone());
+            if m.is_async && m.offered_in(Language::TypeScript) {
+                let mut twin = m.clone();
+                twin.name = Name::parse(&format!("{}_async", m.name.snake()));
+                twin.promise = true;
+                twin.doc
+                    .segments
+                    .push(DocSegment::Text(" Runs off the event loop: the promise resolves with what ".into()));
+                twin.doc
+                    .segments
+                    .push(DocSegment::Ref(Reference::Method { class: k.name.clone(), method: m.name.clone() }));
+                twin.doc.segments.push(DocSegment::Text(" returns, or rejects with the error it throws.".into()));
+                members.push(twin);
+            }
+        }
+        k.members = members;
+    }
+    view
+}
+
 pub fn render(api: &Api) -> Vec<Output> {
+    let view = node_view(api);
+    let api = &view;
     let ts = Ts;
     let mut parts = Vec::new();
     for item in &api.items {

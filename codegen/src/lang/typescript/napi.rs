@@ -236,22 +236,26 @@ fn read_params(ts: &Ts, g: &Glue, c: &Callable, source: &dyn Fn(usize, &str) -> 
     lines
 }
 
-/// The core call of a callable, run under the panic guard. `receiver` is the core handle of a method.
-fn core_call(g: &Glue, class: Option<&Class>, c: &Callable, receiver: &str) -> String {
+/// The core call of a callable, run under the panic guard. `receiver` is the core handle of a method; a class
+/// argument is the core handle in `<name>.inner` (napi-rs's `&Compiled…`), or in `<name>` itself with `by_number`.
+fn core_call(g: &Glue, class: Option<&Class>, c: &Callable, receiver: &str, by_number: bool) -> String {
     let args: Vec<String> = c
         .params
         .iter()
         .map(|p| match p.ty {
+            Type::Class(_) if by_number => format!("&{}", p.name.snake()),
             Type::Class(_) => format!("&{}.inner", p.name.snake()),
             // The core borrows a list argument.
             Type::List(_) => format!("&{}", p.name.snake()),
             _ => p.name.snake(),
         })
         .collect();
+    // A Promise twin calls the blocking form.
+    let name = if c.promise { c.name.snake().trim_end_matches("_async").to_string() } else { c.name.snake() };
     let callee = match (class, c.kind) {
-        (Some(k), CallableKind::Constructor) => format!("{}::{}", g.core(&k.name), c.name.snake()),
-        (Some(_), _) => format!("{receiver}.{}", c.name.snake()),
-        (None, _) => format!("uform_core::{}", c.name.snake()),
+        (Some(k), CallableKind::Constructor) => format!("{}::{name}", g.core(&k.name)),
+        (Some(_), _) => format!("{receiver}.{name}"),
+        (None, _) => format!("uform_core::{name}"),
     };
     let call = format!("{callee}({})", args.join(", "));
     if c.throws {
@@ -298,7 +302,7 @@ fn callable(ts: &Ts, g: &Glue, api: &Api, class: Option<&Class>, c: &Callable) -
         }
     }
     let mut body = read_params(ts, g, c, &|_, rust| format!("Js::of(&{rust})"));
-    let guarded = core_call(g, class, c, "self.inner");
+    let guarded = core_call(g, class, c, "self.inner", false);
     let returns = match (class, c.kind, &c.returns) {
         (Some(k), CallableKind::Constructor, _) => {
             body.push(format!("let inner = {guarded}?;"));
@@ -369,18 +373,21 @@ fn finish_raw(body: &mut Vec<String>, g: &Glue, c: &Callable, guarded: &str) {
 /// an argument or the `Env`); registered under the function's JavaScript name.
 fn raw_function(ts: &Ts, g: &Glue, c: &Callable) -> String {
     let mut body = read_params(ts, g, c, &|i, _| format!("args.get({i})"));
-    finish_raw(&mut body, g, c, &core_call(g, None, c, ""));
+    finish_raw(&mut body, g, c, &core_call(g, None, c, "", false));
     raw_callback(&format!("`{}()`.", ts.function(&c.name)), &format!("fn_{}", c.name.snake()), c.params.len(), body)
 }
 
 /// The raw napi callback behind an instance method, taking the handle number and then the method's arguments.
 fn fast(ts: &Ts, g: &Glue, k: &Class, c: &Callable) -> String {
+    if c.promise {
+        return promise(ts, g, k, c);
+    }
     let mut body = vec![
         "let handle = required::<u32>(args.get(0), \"handle\")?;".to_string(),
         format!("let inner = {}.get(handle, {:?}, {:?})?;", handles(k), ts.type_name(&k.name), ts.member(&c.name)),
     ];
     body.extend(read_params(ts, g, c, &|i, _| format!("args.get({})", i + 1)));
-    finish_raw(&mut body, g, c, &core_call(g, Some(k), c, "inner"));
+    finish_raw(&mut body, g, c, &core_call(g, Some(k), c, "inner", false));
     let doc = format!(
         "`{}.{}` for the wrapper: `{}(handle, …)`.",
         k.compiled.pascal(),
@@ -388,6 +395,69 @@ fn fast(ts: &Ts, g: &Glue, k: &Class, c: &Callable) -> String {
         ts.fast_function(&k.name, &c.name)
     );
     raw_callback(&doc, &format!("fast_{}_{}", k.name.snake(), c.name.snake()), c.params.len() + 1, body)
+}
+
+/// The raw napi callback behind a Promise twin (see `node_view`): reads the arguments on the event loop (a method
+/// takes its handle number first; a class argument crosses as its number), then hands the blocking core call to
+/// `offload`, which runs it on a libuv pool thread and settles the promise it returns with the written result.
+fn promise(ts: &Ts, g: &Glue, k: &Class, c: &Callable) -> String {
+    let method = c.kind != CallableKind::Constructor;
+    let first = usize::from(method);
+    let mut body = Vec::new();
+    if method {
+        body.push("let handle = required::<u32>(args.get(0), \"handle\")?;".to_string());
+        body.push(format!(
+            "let inner = {}.get(handle, {:?}, {:?})?;",
+            handles(k),
+            ts.type_name(&k.name),
+            ts.member(&c.name)
+        ));
+    }
+    for (i, p) in c.params.iter().enumerate() {
+        if let Type::Class(class) = &p.ty {
+            let js = format!("{:?}", ts.member(&p.name));
+            body.push(format!(
+                "let {} = {}.get(required::<u32>(args.get({}), {js})?, {:?}, {js})?;",
+                p.name.snake(),
+                handles_of(class),
+                i + first,
+                ts.type_name(class)
+            ));
+        }
+    }
+    body.extend(read_params(ts, g, c, &|i, _| format!("args.get({})", i + first)));
+    let mut call = core_call(g, Some(k), c, "inner", true);
+    if method {
+        // In flight from now on, not from when a pool thread picks it up: a `free` right after is in use, and a
+        // `drain` waits for it (the core's `begin_call`, which every class with an async method has).
+        body.push(format!("let in_flight = guard(|| inner.begin_call({:?}))?;", ts.member(&c.name)));
+        call = format!("{{ let value = {call}; drop(in_flight); value }}");
+    }
+    let write = match (c.kind, &c.returns) {
+        (CallableKind::Constructor, _) => format!(
+            "let handle = {}.insert(inner.clone()); instance(env, {} {{ inner, handle }})",
+            handles(k),
+            k.compiled.pascal()
+        ),
+        (_, None) => "undefined(env)".into(),
+        (_, Some(_)) => format!("Ok({})", write_result(g, c, "env")),
+    };
+    let value = if c.kind == CallableKind::Constructor {
+        "inner"
+    } else if c.returns.is_some() {
+        "value"
+    } else {
+        "_"
+    };
+    body.push(format!("Ok(Some(offload(args.env(), move || {call}, move |env, {value}| {{ {write} }})?))"));
+    let doc = format!(
+        "`{}.{}` for the wrapper: `{}({}…)`, returning a promise.",
+        ts.type_name(&k.name),
+        ts.member(&c.name),
+        ts.fast_function(&k.name, &c.name),
+        if method { "handle, " } else { "" }
+    );
+    raw_callback(&doc, &format!("fast_{}_{}", k.name.snake(), c.name.snake()), c.params.len() + first, body)
 }
 
 /// The raw napi callbacks behind the wrapper's quiet checks (see `Quiet` in the formatter): the class's word, once
@@ -448,13 +518,14 @@ fn class(ts: &Ts, g: &Glue, api: &Api, k: &Class) -> String {
         compiled: k.compiled.pascal(),
         core: k.name.pascal(),
         handles: handles(k),
-        members: members.map(|m| callable(ts, g, api, Some(k), m)).collect(),
+        members: members.filter(|m| !m.promise).map(|m| callable(ts, g, api, Some(k), m)).collect(),
         fast: fast_functions,
     }
     .render()
     .unwrap_or_default()
 }
 
+/// Renders from the Node view of the interface (`node_view`: the long calls' Promise twins included).
 pub fn render(api: &Api) -> Output {
     let (ts, g) = (Ts, Glue);
     let mut parts = Vec::new();

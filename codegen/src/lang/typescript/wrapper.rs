@@ -40,6 +40,8 @@ pub struct MemberJs {
     pub fast: Option<String>,
     /// The condition under which the call would change nothing, read from the quiet word (`try_first` methods).
     pub quiet: Option<String>,
+    /// A Promise twin: an `async` member awaiting its native function.
+    pub promise: bool,
 }
 
 #[derive(Template)]
@@ -125,7 +127,7 @@ fn enumeration(ts: &Ts, api: &Api, e: &Enum) -> String {
 }
 
 /// A callable's parameter list, and the arguments it hands the native layer: a class argument crosses as its
-/// compiled handle, and is kept reachable by the handle it helps make.
+/// compiled handle (a Promise twin's as the handle's number), and is kept reachable by the handle it helps make.
 fn params_and_args(ts: &Ts, api: &Api, c: &Callable) -> (String, String, String, Vec<String>) {
     let mut checks = Vec::new();
     let mut params = Vec::new();
@@ -140,7 +142,7 @@ fn params_and_args(ts: &Ts, api: &Api, c: &Callable) -> (String, String, String,
                 checks.push(format!(
                     "if (!({name} instanceof {class})) throw notInstance({name:?}, '{article} {class}', {name});"
                 ));
-                args.push(format!("{name}.compiled"));
+                args.push(format!("{name}.compiled{}", if c.promise { ".handle" } else { "" }));
                 borrowed.push(name.clone());
             }
             // A record holding handles crosses with each handle replaced by its number (the glue reads it from
@@ -187,6 +189,7 @@ fn class(ts: &Ts, api: &Api, k: &Class) -> String {
             quiet: ts
                 .quiet_of(api, k, m)
                 .map(|q| format!("Atomics.load(this.#quiet, 0) === {}({})", q.lookup, q.argument.unwrap_or_default())),
+            promise: m.promise,
         }
     };
     let quiet_plans: Vec<_> = offered.iter().filter_map(|m| ts.quiet_of(api, k, m).map(|q| (*m, q))).collect();
@@ -262,7 +265,7 @@ fn errors(ts: &Ts, api: &Api) -> String {
     .unwrap_or_default()
 }
 
-/// `index.js` and `index.mjs`.
+/// `index.js` and `index.mjs`, from the Node view of the interface (`node_view`: the Promise twins included).
 pub fn render(api: &Api) -> Vec<Output> {
     let ts = Ts;
     let mut parts = vec![errors(&ts, api)];

@@ -991,7 +991,9 @@ public func FfiConverterTypeMesh_lower(_ value: Mesh) -> UInt64 {
  * (the Hugging Face layout).
  *
  * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
- * overlap; `Model.free` waits for calls in flight, and later calls fail as freed.
+ * overlap; `Model.free` while an encode is in flight (on another thread, or asynchronous) is an in-use error
+ * that leaves the model usable, so finish or await the encode first; after a free, later calls fail as
+ * freed.
  */
 public protocol ModelProtocol: AnyObject, Sendable {
     
@@ -1002,7 +1004,8 @@ public protocol ModelProtocol: AnyObject, Sendable {
     
     /**
      * Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
-     * empty list gives no rows.
+     * empty list gives no rows. While it runs, `Executor.drain` on its executor waits for it and
+     * `Model.free` is an in-use error.
      * - `texts`: The texts to embed, UTF-8 without NUL characters.
      * - `options`: Whether to normalise, and how many tokens of each text to keep.
      */
@@ -1025,7 +1028,9 @@ public protocol ModelProtocol: AnyObject, Sendable {
  * (the Hugging Face layout).
  *
  * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
- * overlap; `Model.free` waits for calls in flight, and later calls fail as freed.
+ * overlap; `Model.free` while an encode is in flight (on another thread, or asynchronous) is an in-use error
+ * that leaves the model usable, so finish or await the encode first; after a free, later calls fail as
+ * freed.
  */
 open class Model: ModelProtocol, @unchecked Sendable {
     fileprivate let handle: UInt64
@@ -1134,7 +1139,8 @@ open func describe()throws  -> ModelDescription  {
     
     /**
      * Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
-     * empty list gives no rows.
+     * empty list gives no rows. While it runs, `Executor.drain` on its executor waits for it and
+     * `Model.free` is an in-use error.
      * - `texts`: The texts to embed, UTF-8 without NUL characters.
      * - `options`: Whether to normalise, and how many tokens of each text to keep.
      */

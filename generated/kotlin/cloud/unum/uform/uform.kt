@@ -2050,7 +2050,9 @@ public object FfiConverterTypeMesh: FfiConverter<Mesh, Long> {
  * (the Hugging Face layout).
  *
  * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
- * overlap; `Model.free` waits for calls in flight, and later calls fail as freed.
+ * overlap; `Model.free` while an encode is in flight (on another thread, or asynchronous) is an in-use error
+ * that leaves the model usable, so finish or await the encode first; after a free, later calls fail as
+ * freed.
  */
 public interface ModelInterface {
     
@@ -2061,7 +2063,8 @@ public interface ModelInterface {
     
     /**
      * Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
-     * empty list gives no rows.
+     * empty list gives no rows. While it runs, `Executor.drain` on its executor waits for it and
+     * `Model.free` is an in-use error.
      * - `texts`: The texts to embed, UTF-8 without NUL characters.
      * - `options`: Whether to normalise, and how many tokens of each text to keep.
      */
@@ -2086,7 +2089,9 @@ public interface ModelInterface {
  * (the Hugging Face layout).
  *
  * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
- * overlap; `Model.free` waits for calls in flight, and later calls fail as freed.
+ * overlap; `Model.free` while an encode is in flight (on another thread, or asynchronous) is an in-use error
+ * that leaves the model usable, so finish or await the encode first; after a free, later calls fail as
+ * freed.
  */
 open class Model: Disposable, AutoCloseable, ModelInterface
 {
@@ -2209,7 +2214,8 @@ open class Model: Disposable, AutoCloseable, ModelInterface
     
     /**
      * Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
-     * empty list gives no rows.
+     * empty list gives no rows. While it runs, `Executor.drain` on its executor waits for it and
+     * `Model.free` is an in-use error.
      * - `texts`: The texts to embed, UTF-8 without NUL characters.
      * - `options`: Whether to normalise, and how many tokens of each text to keep.
      */

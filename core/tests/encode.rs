@@ -255,6 +255,10 @@ fn other_architectures_and_pooling_modes_are_unsupported_naming_what_was_found()
     let _ = std::fs::remove_dir_all(&max.0);
 }
 
+/// Held by the tests that load the model file or read resident memory: a mapped model's pages count in the
+/// process's RSS, so the memory test must not run beside a load.
+static RSS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn rss_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
     let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
@@ -263,6 +267,7 @@ fn rss_kib() -> u64 {
 
 #[test]
 fn a_thousand_encodes_keep_resident_memory_flat() {
+    let _serial = RSS.lock().unwrap_or_else(|p| p.into_inner());
     let f = fixture();
     let exec = executor(2, None);
     let texts = &f.texts[..3];
@@ -283,6 +288,7 @@ fn a_thousand_encodes_keep_resident_memory_flat() {
 fn free_during_an_encode_is_in_use_and_drain_waits_for_it() {
     use std::sync::atomic::Ordering;
     use uform_core::{Model, ModelLoadRamConfig};
+    let _serial = RSS.lock().unwrap_or_else(|p| p.into_inner());
     let f = fixture();
     let exec = executor(2, None);
     let model = Model::load_ram(

@@ -10,5 +10,5 @@ pub fn run() -> Result<(), String> {
     apt_install(&["libhwloc-dev", "libudev-dev", "pkg-config", "gcc", "g++"])?;
     // Read by the tests of this process's children: cargo passes its environment on.
     std::env::set_var("UFORM_TEST_MODEL_DIR", test_model_dir()?);
-    cargo(&["test", "-p", "uform-core", "-p", "uform-codegen", "-p", "uform-c"])
+    cargo(&["test", "--no-fail-fast", "-p", "uform-core", "-p", "uform-codegen", "-p", "uform-c"])
 }

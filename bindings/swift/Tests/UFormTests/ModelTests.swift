@@ -1,4 +1,5 @@
-// Model and encodeText scenarios 18–24 of SCENARIOS.md in Swift, numbered after the scenario each covers.
+// Model and encodeText scenarios 18–25 of SCENARIOS.md in Swift, numbered after the scenario each covers. Loading and
+// encoding are `async throws` in Swift (the IDL's `async: true`), so every call here awaits: scenario 25's async form.
 // The encode test needs UFORM_TEST_MODEL_DIR and UFORM_TEST_REFERENCE (set by the runner where `swift test` runs).
 
 import Foundation
@@ -49,6 +50,18 @@ private func thrown(_ body: () throws -> Void) -> UFormError? {
     return nil
 }
 
+/// The same for a call that is `async`: `Model.loadRam`, `Model.loadVram` and `encodeText` are `async throws` in Swift.
+private func thrownAsync(_ body: () async throws -> Void) async -> UFormError? {
+    do {
+        try await body()
+    } catch let error as UFormError {
+        return error
+    } catch {
+        return nil
+    }
+    return nil
+}
+
 private func text(_ error: UFormError?) -> String {
     guard let error = error else { return "" }
     return String(describing: error)
@@ -61,8 +74,8 @@ private func temporary(_ name: String) throws -> URL {
 }
 
 final class ModelTests: XCTestCase {
-    private func load(_ path: String, _ executor: Executor) throws -> Model {
-        try Model.loadRam(path: path, config: ModelLoadRamConfig(executor: executor))
+    private func load(_ path: String, _ executor: Executor) async throws -> Model {
+        try await Model.loadRam(path: path, config: ModelLoadRamConfig(executor: executor))
     }
 
     private func checkDescription(_ model: Model, _ path: String, _ architecture: String?) throws {
@@ -79,7 +92,7 @@ final class ModelTests: XCTestCase {
         XCTAssertEqual(d.bytes, 75)
     }
 
-    func test18VramWithoutAGpuIsUnavailable() throws {
+    func test18VramWithoutAGpuIsUnavailable() async throws {
         try XCTSkipUnless(gpuDevices().isEmpty, "a GPU is present: scripts/gpu-check.sh covers loadVram")
         let error = thrown { _ = try Executor.forVram(config: ExecutorForVramConfig(devices: [0, 1])) }
         guard case .Unavailable = error else { return XCTFail("expected unavailable, got \(text(error))") }
@@ -87,15 +100,15 @@ final class ModelTests: XCTestCase {
         let file = dir.appendingPathComponent("model.safetensors")
         try safetensors(tensors).write(to: file)
         let executor = try Executor.forRam(config: ExecutorForRamConfig(threads: 1))
-        let load = thrown {
-            _ = try Model.loadVram(path: file.path, config: ModelLoadVramConfig(executor: executor, devices: [0, 1]))
+        let load = await thrownAsync {
+            _ = try await Model.loadVram(path: file.path, config: ModelLoadVramConfig(executor: executor, devices: [0, 1]))
         }
         guard case .Unavailable(let message) = load else { return XCTFail("expected unavailable, got \(text(load))") }
         XCTAssertTrue(message.hasPrefix("no GPU driver") && message.contains("Model.loadRam"), message)
         try executor.free()
     }
 
-    func test19AFileItsDirectoryAndAShardedPairDescribeExactly() throws {
+    func test19AFileItsDirectoryAndAShardedPairDescribeExactly() async throws {
         let dir = try temporary("describe")
         let file = dir.appendingPathComponent("model.safetensors")
         try safetensors(tensors).write(to: file)
@@ -103,12 +116,12 @@ final class ModelTests: XCTestCase {
         try Data("{\"model_type\": \"bert\"}".utf8).write(to: config)
         let executor = try Executor.forRam(config: ExecutorForRamConfig(threads: 2))
         for path in [file.path, dir.path] {
-            let model = try load(path, executor)
+            let model = try await load(path, executor)
             try checkDescription(model, path, "bert")
             try model.free()
         }
         try FileManager.default.removeItem(at: config)
-        let bare = try load(file.path, executor)
+        let bare = try await load(file.path, executor)
         try checkDescription(bare, file.path, nil)
         try bare.free()
         let sharded = dir.appendingPathComponent("sharded")
@@ -120,14 +133,14 @@ final class ModelTests: XCTestCase {
         let index = sharded.appendingPathComponent("model.safetensors.index.json")
         try Data("{\"weight_map\": {\(map.joined(separator: ", "))}}".utf8).write(to: index)
         for path in [index.path, sharded.path] {
-            let model = try load(path, executor)
+            let model = try await load(path, executor)
             try checkDescription(model, path, nil)
             try model.free()
         }
         try executor.free()
     }
 
-    func test20BadFilesAreInvalidArgumentsNamingTheFile() throws {
+    func test20BadFilesAreInvalidArgumentsNamingTheFile() async throws {
         let dir = try temporary("bad")
         let ok = "\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}"
         var past = Data([0, 16, 0, 0, 0, 0, 0, 0])
@@ -144,40 +157,42 @@ final class ModelTests: XCTestCase {
         for (name, contents, fragment) in cases {
             let path = dir.appendingPathComponent(name)
             try contents.write(to: path)
-            let error = thrown { _ = try self.load(path.path, executor) }
+            let error = await thrownAsync { _ = try await self.load(path.path, executor) }
             guard case .InvalidArgument(let message) = error else { XCTFail("\(name): \(text(error))"); continue }
             XCTAssertTrue(message.contains(path.path) && message.contains(fragment), message)
         }
         let empty = dir.appendingPathComponent("empty")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
-        let emptyError = thrown { _ = try self.load(empty.path, executor) }
+        let emptyError = await thrownAsync { _ = try await self.load(empty.path, executor) }
         guard case .InvalidArgument(let emptyMessage) = emptyError else { return XCTFail(text(emptyError)) }
         XCTAssertTrue(emptyMessage.contains("without weights"), emptyMessage)
         let missing = dir.appendingPathComponent("not-there").path
-        let io = thrown { _ = try self.load(missing, executor) }
+        let io = await thrownAsync { _ = try await self.load(missing, executor) }
         guard case .Io(let ioMessage) = io else { return XCTFail(text(io)) }
         XCTAssertTrue(ioMessage.contains(missing), ioMessage)
         try executor.free()
     }
 
-    func test21ALiveModelKeepsItsExecutorInUseAndAFreedModelRefusesCalls() throws {
+    func test21ALiveModelKeepsItsExecutorInUseAndAFreedModelRefusesCalls() async throws {
         let dir = try temporary("borrow")
         let file = dir.appendingPathComponent("m.safetensors")
         try safetensors(tensors).write(to: file)
         let executor = try Executor.forRam(config: ExecutorForRamConfig(threads: 1))
-        let model = try load(file.path, executor)
+        let model = try await load(file.path, executor)
         guard case .InUse = thrown({ try executor.free() }) else { return XCTFail("expected in use") }
         try model.free()
         try model.free()
         guard case .FreedHandle = thrown({ _ = try model.describe() }) else { return XCTFail("expected freed") }
-        guard case .FreedHandle = thrown({ _ = try model.encodeText(texts: ["hello"]) }) else {
+        guard case .FreedHandle = await thrownAsync({ _ = try await model.encodeText(texts: ["hello"]) }) else {
             return XCTFail("expected freed")
         }
         try executor.free()
-        guard case .FreedHandle = thrown({ _ = try self.load(file.path, executor) }) else { return XCTFail("expected freed") }
+        guard case .FreedHandle = await thrownAsync({ _ = try await self.load(file.path, executor) }) else {
+            return XCTFail("expected freed")
+        }
     }
 
-    func test22To24EncodeTextReproducesTheReference() throws {
+    func test22To25EncodeTextReproducesTheReference() async throws {
         let env = ProcessInfo.processInfo.environment
         guard let modelDir = env["UFORM_TEST_MODEL_DIR"], let referencePath = env["UFORM_TEST_REFERENCE"] else {
             return XCTFail("UFORM_TEST_MODEL_DIR and UFORM_TEST_REFERENCE are not set: run through `cargo xtask test swift`")
@@ -186,8 +201,8 @@ final class ModelTests: XCTestCase {
         guard let reference = json as? [String: Any], let texts = reference["texts"] as? [String],
               let embeddings = reference["embeddings"] as? [[Double]] else { return XCTFail("unreadable reference") }
         let executor = try Executor.forRam(config: ExecutorForRamConfig(threads: 2))
-        let model = try load(modelDir, executor)
-        let m = try model.encodeText(texts: texts)
+        let model = try await load(modelDir, executor)
+        let m = try await model.encodeText(texts: texts)
         XCTAssertEqual(m.rows, UInt32(texts.count))
         XCTAssertEqual(m.columns, 384)
         for (r, want) in embeddings.enumerated() where m.data.count == texts.count * 384 {
@@ -202,11 +217,12 @@ final class ModelTests: XCTestCase {
             let cosine = dot / (gg * ww).squareRoot()
             XCTAssertTrue(cosine >= 0.9999 && worst <= 1e-4, "row \(r): cosine \(cosine), max diff \(worst)")
         }
-        XCTAssertEqual(try model.encodeText(texts: []).rows, 0)
-        let nul = thrown { _ = try model.encodeText(texts: ["fine", "nul\u{0}byte"]) }
+        let none = try await model.encodeText(texts: [])
+        XCTAssertEqual(none.rows, 0)
+        let nul = await thrownAsync { _ = try await model.encodeText(texts: ["fine", "nul\u{0}byte"]) }
         guard case .InvalidArgument(let message) = nul else { return XCTFail(text(nul)) }
         XCTAssertTrue(message.contains("texts[1]"), message)
-        let kept = try model.encodeText(texts: Array(texts[0..<2]))
+        let kept = try await model.encodeText(texts: Array(texts[0..<2]))
         try model.free()
         try executor.free()
         XCTAssertEqual(kept.rows, 2)

@@ -82,13 +82,71 @@ impl<'de> serde::Deserialize<'de> for Entries {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Entries, A::Error> {
                 let mut out = Vec::new();
-                while let Some((k, v)) = map.next_entry::<String, Value>()? {
+                while let Some(k) = map.next_key::<String>()? {
+                    // `__metadata__` is a string map to the crate (a repeated key keeps the last); tensors are not.
+                    let v = if k == "__metadata__" {
+                        map.next_value::<Value>()?
+                    } else {
+                        map.next_value::<EntryValue>()?.0
+                    };
                     out.push((k, v));
                 }
                 Ok(Entries(out))
             }
         }
         deserializer.deserialize_map(Each)
+    }
+}
+
+/// An entry's value as serde_json reads it, except that an object naming `dtype`, `shape` or `data_offsets` twice is
+/// an error: the crate's derived `TensorInfo` refuses such a duplicate (serde_json's map would keep the last).
+struct EntryValue(Value);
+
+impl<'de> serde::Deserialize<'de> for EntryValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Any;
+        impl<'de> Visitor<'de> for Any {
+            type Value = EntryValue;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<EntryValue, E> {
+                Ok(EntryValue(Value::Bool(v)))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<EntryValue, E> {
+                Ok(EntryValue(Value::from(v)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<EntryValue, E> {
+                Ok(EntryValue(Value::from(v)))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<EntryValue, E> {
+                Ok(EntryValue(Value::from(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<EntryValue, E> {
+                Ok(EntryValue(Value::String(v.to_string())))
+            }
+            fn visit_unit<E>(self) -> Result<EntryValue, E> {
+                Ok(EntryValue(Value::Null))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<EntryValue, A::Error> {
+                let mut out = Vec::new();
+                while let Some(v) = seq.next_element::<Value>()? {
+                    out.push(v);
+                }
+                Ok(EntryValue(Value::Array(out)))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EntryValue, A::Error> {
+                let mut out = serde_json::Map::new();
+                while let Some((k, v)) = map.next_entry::<String, Value>()? {
+                    if ["dtype", "shape", "data_offsets"].contains(&k.as_str()) && out.contains_key(&k) {
+                        return Err(serde::de::Error::custom(format!("a tensor names `{k}` twice")));
+                    }
+                    out.insert(k, v);
+                }
+                Ok(EntryValue(Value::Object(out)))
+            }
+        }
+        deserializer.deserialize_any(Any)
     }
 }
 
@@ -308,6 +366,7 @@ mod tests {
             ),
             (r#"{"a":{"dtype":"F4","shape":[3],"data_offsets":[0,1]}}"#, 1, "12 bits, not a whole number"),
             (r#"{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a":1}"#, 1, "names `a` twice"),
+            (r#"{"a":{"dtype":"U8","shape":[9],"shape":[1],"data_offsets":[0,1]}}"#, 1, "names `shape` twice"),
             (r#"{"a":{"dtype":"U8","shape":[-1],"data_offsets":[0,1]}}"#, 1, "tensor `a`: `shape` must be"),
             (r#"[1,2]"#, 0, "not a JSON object"),
         ];

@@ -5,6 +5,7 @@
 //! DIR/UFormNative.artifactbundle  DIR/UFormNative.artifactbundle.zip{,.sha256}
 //! DIR/Sources/UForm/UForm.swift   DIR/Sources/UFormBench/main.swift   DIR/Tests/UFormTests/*.swift
 //! DIR/Consumer/                   a user's package depending on DIR through `file://DIR`, from the version
+//! DIR/TestModel/                  the test model and the reference embeddings (untracked) for the encode tests
 //! ```
 //!
 //! DIR becomes a git repository whose one commit is tagged with the IDL's version, so the consumer's dependency is
@@ -38,13 +39,17 @@ pub fn write_folder(out: &Path, packaged: &Packaged) -> Result<(), String> {
     copy(&root.join("generated/swift/Sources/UForm/UForm.swift"), &out.join("Sources/UForm/UForm.swift"))?;
     copy_tree(&root.join("bindings/swift/Sources/UFormBench"), &out.join("Sources/UFormBench"))?;
     copy_tree(&root.join("bindings/swift/Tests/UFormTests"), &out.join("Tests/UFormTests"))?;
+    // The encode scenarios' model and reference, where the tests look when UFORM_TEST_MODEL_DIR is unset: beside
+    // the package, untracked (88 MB of weights stay out of the tagged commit the consumer clones).
+    copy_tree(&crate::util::test_model_dir()?, &out.join("TestModel/model"))?;
+    copy(&root.join("tests/fixtures/encode/reference.json"), &out.join("TestModel/reference.json"))?;
     let url = format!("file://{}", out.display());
     let identity = out.file_name().map(|n| n.to_string_lossy().to_lowercase()).ok_or("--out names no folder")?;
     write(&out.join("Consumer/Package.swift"), &manifests::consumer(&url, &identity, &packaged.version))?;
     write(&out.join("Consumer/Sources/Consumer/main.swift"), manifests::CONSUMER_MAIN)?;
     write(
         &out.join(".gitignore"),
-        ".build/\n.swiftpm/\nConsumer/.build/\nConsumer/.swiftpm/\nConsumer/Package.resolved\n",
+        ".build/\n.swiftpm/\nConsumer/.build/\nConsumer/.swiftpm/\nConsumer/Package.resolved\nTestModel/\n",
     )?;
     write(&out.join("README.md"), &readme(&packaged.version))?;
     let git = |args: &[&str]| {

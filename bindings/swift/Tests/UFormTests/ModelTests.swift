@@ -193,9 +193,16 @@ final class ModelTests: XCTestCase {
     }
 
     func test22To25EncodeTextReproducesTheReference() async throws {
+        // The runner's variables, or the TestModel folder `cargo xtask package swift --out DIR` puts beside the package.
         let env = ProcessInfo.processInfo.environment
-        guard let modelDir = env["UFORM_TEST_MODEL_DIR"], let referencePath = env["UFORM_TEST_REFERENCE"] else {
-            return XCTFail("UFORM_TEST_MODEL_DIR and UFORM_TEST_REFERENCE are not set: run through `cargo xtask test swift`")
+        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let beside = package.appendingPathComponent("TestModel")
+        let modelDir = env["UFORM_TEST_MODEL_DIR"] ?? beside.appendingPathComponent("model").path
+        let referencePath = env["UFORM_TEST_REFERENCE"] ?? beside.appendingPathComponent("reference.json").path
+        guard FileManager.default.fileExists(atPath: modelDir + "/model.safetensors"),
+              FileManager.default.fileExists(atPath: referencePath) else {
+            return XCTFail("no test model at \(modelDir) or no reference at \(referencePath): set UFORM_TEST_MODEL_DIR and UFORM_TEST_REFERENCE, or use the folder `cargo xtask package swift --out DIR` makes")
         }
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: referencePath)))
         guard let reference = json as? [String: Any], let texts = reference["texts"] as? [String],

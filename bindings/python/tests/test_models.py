@@ -56,7 +56,7 @@ def check_description(model: Model, path: str, architecture: object) -> None:
 def test_18_vram_without_a_gpu_is_unavailable(tmp_path: pathlib.Path, executor: Executor) -> None:
     if uform.gpu_devices():
         pytest.skip("a GPU is present: scripts/gpu-check.sh covers loadVram")
-    with pytest.raises(uform.UnavailableError, match="forVram"):
+    with pytest.raises(uform.UnavailableError, match="for_vram"):
         Executor.for_vram(devices=[0, 1])
     file = tmp_path / "model.safetensors"
     file.write_bytes(safetensors(TENSORS))

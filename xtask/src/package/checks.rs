@@ -5,7 +5,7 @@
 //!   of the bundle is named by it (the library, or inside a header path); the zip's recorded checksum is its SHA-256.
 //! - `symbols`: `nm` on the `.a` defines every function the FFI header declares (N is the header's count).
 //! - `links`: every undefined symbol of the `.a` (`nm`, `U`) is defined (`nm -D`) by a library the module map links
-//!   or by libc, libm, libpthread, libdl, libgcc_s or the dynamic loader (which libc's linker script links), each
+//!   or by libc, libpthread, libdl, libgcc_s or the dynamic loader (which libc's linker script links), each
 //!   resolved through `ldconfig -p`; where `cc` exists, a C program linked against the whole `.a` with only those
 //!   `link` lines runs.
 //! - `manifest`: the manifests have no `unsafeFlags` and no `ProcessInfo`, use tools 6.2, point at the bundle (by
@@ -17,8 +17,13 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The libraries every link of a Swift program on Linux brings without a `link` line.
-const IMPLICIT: [&str; 5] = ["c", "m", "pthread", "dl", "gcc_s"];
+/// The libraries every link of a Swift program on Linux brings without a `link` line. libm is not counted: a C link
+/// does not bring it (`cc` needs `-lm`), so when the `.a` uses it (the tokenizer calls `exp`), the module map says
+/// `link "m"`.
+const IMPLICIT: [&str; 4] = ["c", "pthread", "dl", "gcc_s"];
+
+/// Libraries the module map links whenever the `.a` uses them, besides those the build scripts asked for.
+const SYSTEM: [&str; 1] = ["m"];
 
 /// One check's verdict: `ok`, or what is wrong.
 pub type Verdict = Result<(), String>;
@@ -255,12 +260,16 @@ pub fn needed_libraries(library: &Path, candidates: &[String]) -> Result<(Vec<St
     let implicit = implicitly_defined()?;
     let mut needed: BTreeSet<String> = undefined(library)?.difference(&implicit).cloned().collect();
     let mut links = Vec::new();
-    for name in candidates.iter().filter(|c| !IMPLICIT.contains(&c.as_str())) {
-        let Some(path) = resolve(name) else { continue };
+    let system = SYSTEM.iter().map(|s| s.to_string());
+    for name in candidates.iter().cloned().chain(system).filter(|c| !IMPLICIT.contains(&c.as_str())) {
+        if links.contains(&name) {
+            continue;
+        }
+        let Some(path) = resolve(&name) else { continue };
         let defined = nm(&["-D", "--defined-only"], &path)?;
         if needed.iter().any(|s| defined.contains(s)) {
             needed.retain(|s| !defined.contains(s));
-            links.push(name.clone());
+            links.push(name);
         }
     }
     Ok((links, needed))

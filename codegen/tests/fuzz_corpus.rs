@@ -177,7 +177,7 @@ fn read_dictionary(path: &Path) -> Vec<Vec<u8>> {
         }
         let quoted = line.find('"').map(|i| &line[i..]).filter(|q| q.len() >= 2 && q.ends_with('"'));
         let Some(quoted) = quoted else { panic!("{}:{}: not a dictionary entry: {line}", path.display(), n + 1) };
-        let body = quoted[1..quoted.len() - 1].as_bytes();
+        let body = &quoted.as_bytes()[1..quoted.len() - 1];
         let mut value = Vec::new();
         let mut i = 0;
         while i < body.len() {

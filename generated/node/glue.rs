@@ -575,7 +575,7 @@ unsafe extern "C" fn fast_model_encode_text_async(env: sys::napi_env, info: sys:
             let texts = required::<Vec<String>>(args.get(1), "texts")?;
             let options = optional::<uform_core::EncodeTextOptions>(args.get(2), "options")?.unwrap_or_default();
             let in_flight = guard(|| inner.begin_call("encodeTextAsync"))?;
-            Ok(Some(offload(args.env(), move || { let value = guard(|| inner.encode_text(&texts, options)); drop(in_flight); value }, move |env, value| { Ok(f32_matrix(env, value)?) })?))
+            Ok(Some(offload(args.env(), move || { let value = guard(|| inner.encode_text(&texts, options)); drop(in_flight); value }, move |env, value| { f32_matrix(env, value) })?))
         })
     }
 }

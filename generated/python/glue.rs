@@ -391,7 +391,7 @@ impl Executor {
     #[staticmethod]
     #[pyo3(signature = (pool, *, memory_domains=None, cpu_class=None, deferred_limit=None))]
     fn on_pool(py: Python<'_>, pool: Bound<'_, PyAny>, memory_domains: Option<Bound<'_, PyAny>>, cpu_class: Option<Bound<'_, PyAny>>, deferred_limit: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
-        let pool = (arg_u64)(&pool, "pool")?;
+        let pool = arg_u64(&pool, "pool")?;
         let config = executor_on_pool_config_from_kwargs(py, memory_domains.as_ref(), cpu_class.as_ref(), deferred_limit.as_ref())?;
         let value = guard(|| uform_core::Executor::on_pool(pool, config)).map_err(|e| raise(py, e))?;
         Ok(Self { core: value, _borrowed: vec![] })
@@ -634,7 +634,7 @@ impl Model {
     #[staticmethod]
     #[pyo3(signature = (path, *, executor, memory_domains=None))]
     fn load_ram(py: Python<'_>, path: Bound<'_, PyAny>, executor: Bound<'_, PyAny>, memory_domains: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
-        let path = (arg_path)(&path, "path")?;
+        let path = arg_path(&path, "path")?;
         let config = model_load_ram_config_from_kwargs(py, Some(&executor), memory_domains.as_ref())?;
         let value = py.detach(|| guard(|| uform_core::Model::load_ram(path, config))).map_err(|e| raise(py, e))?;
         Ok(Self { core: value, _borrowed: vec![executor.clone().unbind()] })
@@ -643,7 +643,7 @@ impl Model {
     #[staticmethod]
     #[pyo3(signature = (path, *, executor, devices=None))]
     fn load_vram(py: Python<'_>, path: Bound<'_, PyAny>, executor: Bound<'_, PyAny>, devices: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
-        let path = (arg_path)(&path, "path")?;
+        let path = arg_path(&path, "path")?;
         let config = model_load_vram_config_from_kwargs(py, Some(&executor), devices.as_ref())?;
         let value = py.detach(|| guard(|| uform_core::Model::load_vram(path, config))).map_err(|e| raise(py, e))?;
         Ok(Self { core: value, _borrowed: vec![executor.clone().unbind()] })
@@ -658,7 +658,7 @@ impl Model {
     /// `Model.free()` is an in-use error.
     #[pyo3(signature = (texts, *, normalize=None, max_tokens=None))]
     fn encode_text(&self, py: Python<'_>, texts: Bound<'_, PyAny>, normalize: Option<Bound<'_, PyAny>>, max_tokens: Option<Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
-        let texts = (|v: &Bound<'_, PyAny>, a: &str| arg_list(v, a, arg_string))(&texts, "texts")?;
+        let texts = arg_list(&texts, "texts", arg_string)?;
         let options = encode_text_options_from_kwargs(py, normalize.as_ref(), max_tokens.as_ref())?;
         let value = py.detach(|| guard(|| self.core.encode_text(&texts, options))).map_err(|e| raise(py, e))?;
         Ok((f32_matrix_to_py(py, value))?.unbind())

@@ -372,7 +372,6 @@ impl From<uform_core::Mood> for Mood {
 }
 
 /// Which executor's threads read a RAM model's weights, and which NUMA nodes hold them.
-
 pub struct ModelLoadRamConfig {
     pub executor: Arc<Executor>,
     pub memory_domains: Option<Vec<u32>>,
@@ -388,7 +387,6 @@ impl From<ModelLoadRamConfig> for uform_core::ModelLoadRamConfig {
 }
 
 /// Which VRAM executor uploads a model's weights, and which of its devices receive them.
-
 pub struct ModelLoadVramConfig {
     pub executor: Arc<Executor>,
     pub devices: Option<Vec<u32>>,

@@ -34,7 +34,7 @@ fn write_file(path: &Path, mb: usize) -> u64 {
     let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
     f.write_all(&(header.len() as u64).to_le_bytes()).unwrap();
     f.write_all(header.as_bytes()).unwrap();
-    let chunk: Vec<u8> = (0..TENSOR_BYTES).map(|i| (i * 2654435761usize >> 13) as u8).collect();
+    let chunk: Vec<u8> = (0..TENSOR_BYTES).map(|i| ((i * 2654435761usize) >> 13) as u8).collect();
     for _ in 0..tensors {
         f.write_all(&chunk).unwrap();
     }

@@ -226,10 +226,13 @@ pub fn nonzero<T: Default + PartialEq>(value: T) -> Option<T> {
     }
 }
 
+/// A cached result and the arena its C view lives in.
+type Cached = (Arena, Box<dyn Any + Send + Sync>);
+
 /// One live handle and the results it keeps for C to read.
 pub struct Entry<T> {
     pub value: T,
-    cache: Mutex<BTreeMap<&'static str, Box<(Arena, Box<dyn Any + Send + Sync>)>>>,
+    cache: Mutex<BTreeMap<&'static str, Box<Cached>>>,
     /// Cleared when the handle is freed, before it leaves the registry, so a thread's cached lookup sees it.
     live: AtomicBool,
 }

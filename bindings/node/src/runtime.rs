@@ -651,9 +651,11 @@ pub fn offload<T: Send + 'static>(
     call: impl FnOnce() -> Result<T> + Send + 'static,
     write: impl FnOnce(sys::napi_env, T) -> Result<sys::napi_value> + Send + 'static,
 ) -> Result<sys::napi_value> {
+    type Call<T> = Box<dyn FnOnce() -> Result<T> + Send>;
+    type Write<T> = Box<dyn FnOnce(sys::napi_env, T) -> Result<sys::napi_value> + Send>;
     struct Work<T> {
-        call: Option<Box<dyn FnOnce() -> Result<T> + Send>>,
-        write: Option<Box<dyn FnOnce(sys::napi_env, T) -> Result<sys::napi_value> + Send>>,
+        call: Option<Call<T>>,
+        write: Option<Write<T>>,
         outcome: Option<Result<T>>,
         deferred: sys::napi_deferred,
         work: sys::napi_async_work,

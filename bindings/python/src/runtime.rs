@@ -149,8 +149,7 @@ pub fn arg_i32(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<i32> {
 pub fn arg_enum_number(value: &Bound<'_, PyAny>, argument: &str, name: &str) -> PyResult<i32> {
     if value.is_instance_of::<PyInt>() && !value.is_exact_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>() {
         let ty = value.get_type();
-        let ours =
-            ty.name().is_ok_and(|n| n.to_string() == name) && ty.module().is_ok_and(|m| m.to_string() == "uform");
+        let ours = ty.name().is_ok_and(|n| n == name) && ty.module().is_ok_and(|m| m == "uform");
         if !ours {
             return Err(type_error(argument, &format!("a {name} or an int"), value));
         }

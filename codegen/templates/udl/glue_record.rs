@@ -1,5 +1,5 @@
-{{ doc }}{% if !handles %}#[derive(Clone, Debug, PartialEq)]{% endif %}
-pub struct {{ name }} {
+{{ doc }}{% if !handles %}#[derive(Clone, Debug, PartialEq)]
+{% endif %}pub struct {{ name }} {
 {%- for f in fields %}
     pub {{ f.name }}: {{ f.ty }},
 {%- endfor %}

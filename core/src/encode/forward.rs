@@ -62,6 +62,7 @@ pub fn forward(
     let rows = Shared(x.as_mut_ptr());
     let failed = std::sync::Mutex::new(None);
     executor.for_n_dynamic(tokens.len(), |text| {
+        #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
         let rows = rows;
         let span = spans[text].clone();
         let mut extra = vec![0.0f32; h];
@@ -87,6 +88,7 @@ pub fn forward(
     let layer_norm = |x: &mut [f32], (gamma, beta): &(Vec<f32>, Vec<f32>)| {
         let rows = Shared(x.as_mut_ptr());
         executor.for_slices(total, |range| {
+            #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
             let rows = rows;
             for t in range {
                 // SAFETY: each slice normalises its own rows.
@@ -110,6 +112,7 @@ pub fn forward(
     let out = Shared(pooled.as_mut_ptr());
     let x = &*x;
     executor.for_n(tokens.len(), |text| {
+        #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
         let out = out;
         // SAFETY: row `text` of the output is this task's alone.
         let row = unsafe { std::slice::from_raw_parts_mut(out.0.add(text * h), h) };

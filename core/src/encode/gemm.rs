@@ -143,6 +143,7 @@ pub fn dense(
     let out = Shared(c.as_mut_ptr());
     let a = a.as_ptr() as usize;
     executor.for_n_dynamic(row_tiles * col_tiles, |t| {
+        #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
         let out = out;
         let (i0, j0) = ((t / col_tiles) * mc, (t % col_tiles) * nc);
         let (rows, cols) = (mc.min(m - i0), nc.min(n - j0));

@@ -132,7 +132,7 @@ impl Kernels {
         cols: usize,
         accumulate: bool,
     ) {
-        debug_assert!(rows >= 1 && rows <= self.mr && cols >= 1 && cols <= NR);
+        debug_assert!((1..=self.mr).contains(&rows) && (1..=NR).contains(&cols));
         // SAFETY: the features were checked in `for_class`; the caller vouches for the pointers.
         unsafe { (self.micro)(k, a, lda, rows, b, c, ldc, cols, accumulate) }
     }
@@ -266,6 +266,7 @@ mod x86 {
 
     #[target_feature(enable = "avx2,fma")]
     #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::needless_range_loop)] // register tiles indexed in lock step
     pub unsafe fn micro_avx2(
         k: usize,
         a: *const f32,

@@ -228,7 +228,7 @@ impl Engine {
                 continue;
             }
             spins += 1;
-            if spins % 64 != 0 || idle_since.elapsed() < PARK_AFTER {
+            if !spins.is_multiple_of(64) || idle_since.elapsed() < PARK_AFTER {
                 continue;
             }
             self.park(last);
@@ -268,7 +268,7 @@ impl Engine {
         while self.exited.0.load(Acquire) < target {
             std::hint::spin_loop();
             spins += 1;
-            if spins % 64 != 0 || start.elapsed() < CALLER_SPIN {
+            if !spins.is_multiple_of(64) || start.elapsed() < CALLER_SPIN {
                 continue;
             }
             let (word, parked) = &self.caller.0;
@@ -289,7 +289,7 @@ impl Engine {
             return;
         }
         if let Some(start) = self.wake_pending.get() {
-            if (done.is_power_of_two() || done % 64 == 0) && start.elapsed() >= WAKE_AFTER {
+            if (done.is_power_of_two() || done.is_multiple_of(64)) && start.elapsed() >= WAKE_AFTER {
                 self.wake_pending.set(None);
                 self.woke_late.set(Some(Instant::now()));
                 self.ring(i32::MAX);

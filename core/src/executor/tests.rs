@@ -155,8 +155,8 @@ fn verbs_cover_every_index_exactly_once() {
             })
             .unwrap();
             assert!(per_thread.iter().all(|h| h.load(SeqCst) == 1));
-            for t in 1..threads as usize {
-                assert_eq!(names[t].lock().unwrap().as_deref(), Some(format!("uform-exec-{t}").as_str()));
+            for (t, name) in names.iter().enumerate().skip(1) {
+                assert_eq!(name.lock().unwrap().as_deref(), Some(format!("uform-exec-{t}").as_str()));
             }
         }
         e.free().unwrap();

@@ -5,6 +5,9 @@ use crate::types::{ExecutorForVramConfig, GpuDevice, GpuVendor};
 use cudarc::driver::{CudaContext, CudaStream};
 use std::sync::{Arc, Mutex};
 
+/// A context this executor retained and the stream it created on it, if any.
+type Owned = (Arc<CudaContext>, Option<Arc<CudaStream>>);
+
 /// What a VRAM executor holds on its devices; empty for a RAM executor.
 #[derive(Default)]
 pub(crate) struct Gpu {
@@ -13,7 +16,7 @@ pub(crate) struct Gpu {
     pub streams: Vec<u64>,
     pub scratch_limit: Option<u64>,
     /// The contexts and the streams this executor created (none for borrowed streams), released on free.
-    owned: Mutex<Vec<(Arc<CudaContext>, Option<Arc<CudaStream>>)>>,
+    owned: Mutex<Vec<Owned>>,
 }
 
 impl Gpu {

@@ -258,7 +258,7 @@ fn shape<'a>(
     }
     let domains = if total == 0 {
         0
-    } else if gpus_per_domain == 0 || total % u64::from(gpus_per_domain) != 0 {
+    } else if gpus_per_domain == 0 || !total.is_multiple_of(u64::from(gpus_per_domain)) {
         return Err(Error::invalid_argument(
             "gpusPerMultimemDomain",
             format!("must divide the run's {total} GPUs into whole multimem domains, got {gpus_per_domain}"),

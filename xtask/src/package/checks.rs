@@ -65,7 +65,7 @@ impl Summary {
 
 pub fn all(root: &Path, packaged: &Packaged, folder: Option<&Path>) -> Summary {
     let info = bundle(packaged);
-    let variants = info.as_ref().map(|v| v.clone()).unwrap_or_default();
+    let variants = info.clone().unwrap_or_default();
     let symbols = symbols(&variants);
     let links = if variants.is_empty() {
         Err("no variant to check".into())

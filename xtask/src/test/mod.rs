@@ -57,7 +57,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
 /// binding, against a bare no-op made with the same binding technology and timed in the same run, as one table.
 /// Each language's benchmark prints its own `overhead <language>: ...` line (kept verbatim below the table).
 pub fn overhead() -> Result<(), String> {
-    let runs: [(&str, fn() -> Result<String, String>); 4] =
+    type Run = fn() -> Result<String, String>;
+    let runs: [(&str, Run); 4] =
         [("c", c::overhead), ("node", node::overhead), ("python", python::overhead), ("kotlin", kotlin::overhead)];
     let mut lines = Vec::new();
     for (language, run) in runs {

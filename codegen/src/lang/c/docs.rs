@@ -135,6 +135,6 @@ impl DocStyle for CDocs {
 
 /// Splits `const char *name` into its type and name.
 fn split(decl: &str) -> (String, String) {
-    let at = decl.rfind(|c: char| c == ' ' || c == '*').map_or(0, |i| i + 1);
+    let at = decl.rfind([' ', '*']).map_or(0, |i| i + 1);
     (decl[..at].trim_end().to_string(), decl[at..].to_string())
 }

@@ -236,6 +236,14 @@ impl Py {
         }
     }
 
+    /// A call reading the Python object `value` (an expression of type `&Bound<PyAny>`) as `ty`, naming `argument`.
+    pub fn read(&self, ty: &Type, value: &str, argument: &str) -> String {
+        match ty {
+            Type::List(inner) => format!("arg_list({value}, {argument}, {})", self.reader(inner)),
+            _ => format!("{}({value}, {argument})", self.reader(ty)),
+        }
+    }
+
     /// An expression writing the core value at the place `expr` (not a reference) as a Python object, giving a
     /// `PyResult<Bound<PyAny>>`; `in_record` makes lists tuples.
     pub fn writer(&self, expr: &str, ty: &Type, optional: bool, in_record: bool) -> String {

@@ -233,7 +233,7 @@ fn glue_callable(api: &Api, class: Option<&Class>, c: &Callable) -> String {
             (ty, None) => {
                 signature.push(name.clone());
                 rust_params.push(format!("{name}: Bound<'_, PyAny>"));
-                body.push(format!("let {name} = ({})(&{name}, \"{name}\")?;", PY.reader(ty)));
+                body.push(format!("let {name} = {}?;", PY.read(ty, &format!("&{name}"), &format!("\"{name}\""))));
                 // The core borrows a list argument.
                 core_args.push(if matches!(ty, Type::List(_)) { format!("&{name}") } else { name });
             }

@@ -440,7 +440,13 @@ fn promise(ts: &Ts, g: &Glue, k: &Class, c: &Callable) -> String {
             k.compiled.pascal()
         ),
         (_, None) => "undefined(env)".into(),
-        (_, Some(_)) => format!("Ok({})", write_result(g, c, "env")),
+        (_, Some(_)) => {
+            let write = write_result(g, c, "env");
+            match write.strip_suffix('?') {
+                Some(expr) if !write.starts_with("match") => expr.to_string(),
+                _ => format!("Ok({write})"),
+            }
+        }
     };
     let value = if c.kind == CallableKind::Constructor {
         "inner"

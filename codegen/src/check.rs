@@ -170,7 +170,7 @@ impl Checker {
             this.problem(
                 &raw.referenced,
                 item,
-                format!("default {} does not fit type {}: {why}", show(&raw.value), show_type(ty)),
+                format!("default {} does not fit type {}: {why}", show(&raw.value), ty),
             );
             None
         };
@@ -710,23 +710,6 @@ fn show(raw: &RawLiteral) -> String {
         RawLiteral::Map(m) if m.is_empty() => "{}".to_string(),
         RawLiteral::Map(_) => "a map".to_string(),
         RawLiteral::List(_) => "a list".to_string(),
-    }
-}
-
-fn show_type(ty: &Type) -> String {
-    match ty {
-        Type::U32 => "u32".into(),
-        Type::U64 => "u64".into(),
-        Type::I32 => "i32".into(),
-        Type::F64 => "f64".into(),
-        Type::Bool => "bool".into(),
-        Type::String => "string".into(),
-        Type::Path => "path".into(),
-        Type::F32Matrix => "f32_matrix".into(),
-        Type::Address => "address".into(),
-        Type::GpuClass => "gpu_class".into(),
-        Type::List(t) => format!("list<{}>", show_type(t)),
-        Type::Record(n) | Type::Enum(n) | Type::Class(n) => n.pascal(),
     }
 }
 

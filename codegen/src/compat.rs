@@ -184,7 +184,7 @@ fn record(a: &Record, b: &Record, out: &mut Findings) {
 
 fn field(subject: &str, input: bool, f: &Field, g: &Field, out: &mut Findings) {
     if f.ty != g.ty {
-        out.all(subject, format!("type changed from {} to {}", type_text(&f.ty), type_text(&g.ty)));
+        out.all(subject, format!("type changed from {} to {}", f.ty, g.ty));
     }
     if f.default != g.default {
         out.all(subject, format!("default changed from {} to {}", literal(&f.default), literal(&g.default)));
@@ -290,7 +290,7 @@ fn callable(subject: &str, a: &Callable, b: &Callable, out: &mut Findings) {
 
 fn param(subject: &str, p: &Param, q: &Param, out: &mut Findings) {
     if p.ty != q.ty {
-        out.all(subject, format!("type changed from {} to {}", type_text(&p.ty), type_text(&q.ty)));
+        out.all(subject, format!("type changed from {} to {}", p.ty, q.ty));
     }
     match (&p.default, &q.default) {
         (Some(_), None) => out.all(subject, "parameter made required (its default was removed)"),
@@ -349,25 +349,8 @@ fn same_shape(a: &Item, b: &Item) -> bool {
     }
 }
 
-fn type_text(ty: &Type) -> String {
-    match ty {
-        Type::U32 => "u32".into(),
-        Type::U64 => "u64".into(),
-        Type::I32 => "i32".into(),
-        Type::F64 => "f64".into(),
-        Type::Bool => "bool".into(),
-        Type::String => "string".into(),
-        Type::Path => "path".into(),
-        Type::Address => "address".into(),
-        Type::GpuClass => "gpu_class".into(),
-        Type::F32Matrix => "f32_matrix".into(),
-        Type::List(inner) => format!("list<{}>", type_text(inner)),
-        Type::Record(n) | Type::Enum(n) | Type::Class(n) => n.pascal(),
-    }
-}
-
 fn returns(ty: &Option<Type>) -> String {
-    ty.as_ref().map_or_else(|| "nothing".into(), type_text)
+    ty.as_ref().map_or_else(|| "nothing".into(), Type::to_string)
 }
 
 fn literal(value: &Option<Literal>) -> String {

@@ -100,6 +100,26 @@ pub enum Type {
     Class(Name),
 }
 
+/// The type as the IDL spells it (`list<u32>`, `MeshOptions`), for messages.
+impl std::fmt::Display for Type {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Type::U32 => f.write_str("u32"),
+            Type::U64 => f.write_str("u64"),
+            Type::I32 => f.write_str("i32"),
+            Type::F64 => f.write_str("f64"),
+            Type::Bool => f.write_str("bool"),
+            Type::String => f.write_str("string"),
+            Type::Path => f.write_str("path"),
+            Type::F32Matrix => f.write_str("f32_matrix"),
+            Type::Address => f.write_str("address"),
+            Type::GpuClass => f.write_str("gpu_class"),
+            Type::List(t) => write!(f, "list<{t}>"),
+            Type::Record(n) | Type::Enum(n) | Type::Class(n) => f.write_str(&n.pascal()),
+        }
+    }
+}
+
 impl Type {
     pub fn is_integer(&self) -> bool {
         matches!(self, Type::U32 | Type::U64 | Type::I32 | Type::Address)

@@ -283,6 +283,10 @@ fn pip(work: &Path) -> Result<(), String> {
         return Err(format!("no sdist among {names:?}"));
     }
 
+    // The index mirrors uform's one dependency, numpy, as a private index does: pip then resolves everything from it.
+    let download = ["-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--only-binary", ":all:"];
+    run_in(&root, &text(&python), &[&download[..], &["--no-deps", "--dest", &text(&dist), "numpy>=1.21"]].concat())?;
+
     let port = free_port()?;
     let mut serve = Command::new(&python);
     serve
@@ -292,7 +296,7 @@ fn pip(work: &Path) -> Result<(), String> {
     let _server = Server::start("pypiserver", serve, port, &dir.join("pypiserver.log"))?;
     let index = format!("http://127.0.0.1:{port}/simple/");
 
-    // The wheel, in a fresh venv: only uform comes from the local index (pytest from the ordinary one, first).
+    // The wheel, in a fresh venv: uform and numpy come from the local index (pytest from the ordinary one, first).
     let venv = dir.join("venv-wheel");
     let py = fresh_venv(&venv, &["pytest"])?;
     let quiet = ["-m", "pip", "install", "--disable-pip-version-check", "--no-cache-dir"];
@@ -309,6 +313,8 @@ fn pip(work: &Path) -> Result<(), String> {
     pytest
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
         .arg(root.join("bindings/python/tests"))
+        .env("UFORM_TEST_MODEL_DIR", crate::util::test_model_dir()?)
+        .env("UFORM_TEST_REFERENCE", root.join("tests/fixtures/encode/reference.json"))
         .current_dir(&venv);
     status(pytest, "the Python suite against the wheel from the index")?;
 

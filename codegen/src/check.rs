@@ -527,7 +527,7 @@ impl Checker {
             try_first: Self::flag(try_first, false),
             constant: Self::flag(constant, false),
             is_async: Self::flag(is_async, false),
-            promise: false,
+            twin_of: None,
             only,
         };
         if let Some(flag) = try_first.filter(|f| f.value) {

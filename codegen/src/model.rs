@@ -320,9 +320,9 @@ pub struct Callable {
     /// A long call (it waits up to a timeout or reads a file) that languages with a native async form also offer
     /// asynchronously, run off the caller's thread: Swift's `async throws` (the blocking form stays in the others).
     pub is_async: bool,
-    /// The async twin of an `is_async` call in a language whose async form is a member of its own (Node's
-    /// `…Async`, returning a Promise of what the call returns); never set in the IDL, only by a backend's view.
-    pub promise: bool,
+    /// For an async twin (see [`Callable::async_twin`]), the name of the blocking call it runs; never set in the
+    /// IDL, only by a backend's view.
+    pub twin_of: Option<Name>,
     /// The languages that offer it; `None` for all.
     pub only: Option<Vec<Language>>,
 }
@@ -330,6 +330,21 @@ pub struct Callable {
 impl Callable {
     pub fn offered_in(&self, language: Language) -> bool {
         self.only.as_ref().is_none_or(|only| only.contains(&language))
+    }
+
+    /// The async twin of a long call (`is_async`), for a backend whose async form is a member of its own (Node's
+    /// Promise-returning `…Async`, Swift's `async throws` through the UDL): the same parameters, result and doc,
+    /// named `<name>_async`, remembering the blocking call it runs.
+    pub fn async_twin(&self) -> Callable {
+        let mut twin = self.clone();
+        twin.name = Name::parse(&format!("{}_async", self.name.snake()));
+        twin.twin_of = Some(self.name.clone());
+        twin
+    }
+
+    /// Whether this is an async twin.
+    pub fn is_twin(&self) -> bool {
+        self.twin_of.is_some()
     }
 }
 

@@ -30,7 +30,7 @@ impl Ts {
     /// as its handle number).
     pub fn fast_function_of(&self, class: &Class, method: &Callable) -> Option<String> {
         let eligible = method.offered_in(Language::TypeScript)
-            && (method.promise
+            && (method.is_twin()
                 || method.kind != CallableKind::Constructor
                     && !method.params.iter().any(|p| matches!(p.ty, Type::Class(_))));
         eligible.then(|| self.fast_function(&class.name, &method.name))
@@ -145,7 +145,7 @@ impl Ts {
             Some(ty) if callable.returns_optional => format!("{} | null", self.ty(api, ty, compiled)),
             Some(ty) => self.ty(api, ty, compiled),
         };
-        if callable.promise {
+        if callable.is_twin() {
             format!("Promise<{value}>")
         } else {
             value

@@ -198,7 +198,7 @@ fn class(ts: &Ts, api: &Api, c: &Class) -> String {
         compiled_members: c
             .methods()
             .filter(offered)
-            .filter(|m| !m.promise)
+            .filter(|m| !m.is_twin())
             .map(|m| member_signature(ts, api, m, true))
             .collect(),
     }
@@ -230,7 +230,7 @@ fn errors(ts: &Ts, api: &Api) -> String {
 
 /// The interface as Node offers it: after each long call (`async: true`), its Promise twin `<name>Async`, which
 /// runs the call off the event loop. Every Node output (declarations, wrapper, glue, reference page) renders from
-/// this view, so the twins are ordinary members everywhere but in the few places that read [`Callable::promise`].
+/// this view, so the twins are ordinary members everywhere but in the few places that ask [`Callable::is_twin`].
 pub fn node_view(api: &Api) -> Api {
     let mut view = api.clone();
     for item in &mut view.items {
@@ -239,9 +239,7 @@ pub fn node_view(api: &Api) -> Api {
         for m in &k.members {
             members.push(m.clone());
             if m.is_async && m.offered_in(Language::TypeScript) {
-                let mut twin = m.clone();
-                twin.name = Name::parse(&format!("{}_async", m.name.snake()));
-                twin.promise = true;
+                let mut twin = m.async_twin();
                 twin.doc
                     .segments
                     .push(DocSegment::Text(" Runs off the event loop: the promise resolves with what ".into()));

@@ -251,7 +251,7 @@ fn core_call(g: &Glue, class: Option<&Class>, c: &Callable, receiver: &str, by_n
         })
         .collect();
     // A Promise twin calls the blocking form.
-    let name = if c.promise { c.name.snake().trim_end_matches("_async").to_string() } else { c.name.snake() };
+    let name = c.twin_of.as_ref().unwrap_or(&c.name).snake();
     let callee = match (class, c.kind) {
         (Some(k), CallableKind::Constructor) => format!("{}::{name}", g.core(&k.name)),
         (Some(_), _) => format!("{receiver}.{name}"),
@@ -379,7 +379,7 @@ fn raw_function(ts: &Ts, g: &Glue, c: &Callable) -> String {
 
 /// The raw napi callback behind an instance method, taking the handle number and then the method's arguments.
 fn fast(ts: &Ts, g: &Glue, k: &Class, c: &Callable) -> String {
-    if c.promise {
+    if c.is_twin() {
         return promise(ts, g, k, c);
     }
     let mut body = vec![
@@ -524,7 +524,7 @@ fn class(ts: &Ts, g: &Glue, api: &Api, k: &Class) -> String {
         compiled: k.compiled.pascal(),
         core: k.name.pascal(),
         handles: handles(k),
-        members: members.filter(|m| !m.promise).map(|m| callable(ts, g, api, Some(k), m)).collect(),
+        members: members.filter(|m| !m.is_twin()).map(|m| callable(ts, g, api, Some(k), m)).collect(),
         fast: fast_functions,
     }
     .render()

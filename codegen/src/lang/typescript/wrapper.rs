@@ -142,7 +142,7 @@ fn params_and_args(ts: &Ts, api: &Api, c: &Callable) -> (String, String, String,
                 checks.push(format!(
                     "if (!({name} instanceof {class})) throw notInstance({name:?}, '{article} {class}', {name});"
                 ));
-                args.push(format!("{name}.compiled{}", if c.promise { ".handle" } else { "" }));
+                args.push(format!("{name}.compiled{}", if c.is_twin() { ".handle" } else { "" }));
                 borrowed.push(name.clone());
             }
             // A record holding handles crosses with each handle replaced by its number (the glue reads it from
@@ -189,7 +189,7 @@ fn class(ts: &Ts, api: &Api, k: &Class) -> String {
             quiet: ts
                 .quiet_of(api, k, m)
                 .map(|q| format!("Atomics.load(this.#quiet, 0) === {}({})", q.lookup, q.argument.unwrap_or_default())),
-            promise: m.promise,
+            promise: m.is_twin(),
         }
     };
     let quiet_plans: Vec<_> = offered.iter().filter_map(|m| ts.quiet_of(api, k, m).map(|q| (*m, q))).collect();

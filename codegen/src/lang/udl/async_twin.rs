@@ -18,9 +18,7 @@ pub fn has_twin(callable: &Callable) -> bool {
 
 /// The twin: the same call, parameters and doc, named `<name>_async`.
 pub fn twin(callable: &Callable) -> Callable {
-    let mut twin = callable.clone();
-    twin.name = Name::parse(&format!("{}_async", callable.name.snake()));
-    twin
+    callable.async_twin()
 }
 
 /// The UDL attributes a twin adds: `Async`, and for a method `Self=ByArc` (the glue moves the object's `Arc` onto

@@ -63,3 +63,23 @@ fn output(path: PathBuf, mut contents: String) -> Output {
     }
     Output { path, contents }
 }
+
+#[cfg(test)]
+mod tests {
+    /// `only:` is exact per language, though Kotlin and Swift come from one UDL: uniffi-bindgen honours the exclusions
+    /// of `uniffi.toml` (codegen/tests/fixtures/only_per_language.yaml).
+    #[test]
+    fn only_lands_in_kotlin_or_swift_alone() {
+        let root = crate::util::root();
+        let fixture = root.join("codegen/tests/fixtures/only_per_language.yaml");
+        let api = uform_codegen::load(&fixture).unwrap_or_else(|d| panic!("{d}"));
+        let files = super::bindgen(&root, &uform_codegen::render(&api)).unwrap();
+        let text = |dir: &str| {
+            files.iter().filter(|o| o.path.starts_with(dir)).map(|o| o.contents.clone()).collect::<String>()
+        };
+        let (kotlin, swift) = (text("kotlin"), text("swift"));
+        assert!(kotlin.contains("fun `kotlinOnly`") && !kotlin.contains("swiftOnly"));
+        assert!(swift.contains("func swiftOnly(") && !swift.contains("kotlinOnly"));
+        assert!(kotlin.contains("spelledEverywhereButC") && swift.contains("spelledEverywhereButC"));
+    }
+}

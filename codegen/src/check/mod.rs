@@ -1,9 +1,10 @@
 //! Checks the raw file into the model, collecting every problem instead of stopping at the first.
 //!
-//! One module per concept: [`names`] (spelling rules, declarations, C names), [`docs`] (doc text and its
+//! One module per concept: [`backends`] (what each backend can emit), [`names`] (spelling rules, declarations, C names), [`docs`] (doc text and its
 //! references), [`types`] (type expressions and defaults), [`records`] (records and enums), [`callables`]
 //! (functions and members), [`classes`], [`only`] (languages) and [`diagnostics`] (how a problem is reported).
 
+mod backends;
 mod callables;
 mod classes;
 mod diagnostics;
@@ -131,6 +132,7 @@ pub fn check(file: &RawFile) -> Result<Api, Vec<Diagnostic>> {
         });
     }
     c.unique_c_names(&items);
+    c.backends(file, &items);
     if c.problems.is_empty() {
         Ok(Api {
             package: file.package.value.clone(),

@@ -7,6 +7,7 @@ use crate::Output;
 pub mod c;
 pub mod docs;
 pub mod python;
+pub mod shapes;
 pub mod typescript;
 pub mod udl;
 

@@ -13,6 +13,17 @@ use abi::{lower, Return, Slot};
 use askama::Template;
 use format::{comment, C};
 
+/// What the C glue can emit: its input records hold no records, a returned input record holds no list or handle,
+/// and a result crosses as a C value only as a plain scalar, a record, a list, a handle, a matrix or a cached string.
+pub const SUPPORTS: crate::lang::shapes::Shapes = crate::lang::shapes::Shapes::except(&[
+    crate::lang::shapes::Shape::RecordInInputRecord,
+    crate::lang::shapes::Shape::ListInReturnedInputRecord,
+    crate::lang::shapes::Shape::ClassInReturnedInputRecord,
+    crate::lang::shapes::Shape::OptionalMatrixResult,
+    crate::lang::shapes::Shape::OptionalValueResult,
+    crate::lang::shapes::Shape::ConvertedValueResult,
+]);
+
 pub struct Constant {
     pub doc: String,
     pub name: String,

@@ -12,6 +12,10 @@ use crate::Output;
 use askama::Template;
 use format::Py;
 
+/// What the pyo3 glue can emit: a matrix result is moved into its array, never optional.
+pub const SUPPORTS: crate::lang::shapes::Shapes =
+    crate::lang::shapes::Shapes::except(&[crate::lang::shapes::Shape::OptionalMatrixResult]);
+
 const PY: Py = Py;
 /// The base class of every error.
 const ERROR_BASE: &str = "UFormError";

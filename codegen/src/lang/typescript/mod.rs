@@ -13,6 +13,12 @@ use crate::Output;
 use askama::Template;
 use format::{jsdoc_block, Ts};
 
+/// What the napi glue can emit: a record holding a handle has no `ToJs`, and a matrix result is moved, never optional.
+pub const SUPPORTS: crate::lang::shapes::Shapes = crate::lang::shapes::Shapes::except(&[
+    crate::lang::shapes::Shape::ClassInReturnedInputRecord,
+    crate::lang::shapes::Shape::OptionalMatrixResult,
+]);
+
 pub struct Line {
     pub doc: String,
     pub name: String,

@@ -65,13 +65,28 @@ pub fn bindings_toml(udl: &Udl, api: &Api, banner: &str) -> String {
     }
     let twins: Vec<String> = long_calls.iter().map(|(c, m)| path(udl, *c, &twin(m))).collect();
     let blocking: Vec<String> = long_calls.iter().map(|(c, m)| path(udl, *c, m)).collect();
+    // `only:` is exact per language: a call the UDL declares for one of them is excluded from the other.
+    let (mut kotlin_exclude, mut swift_exclude) = (twins.clone(), blocking.clone());
+    for (class, callable) in api.items.iter().flat_map(|item| match item {
+        Item::Class(c) => c.members.iter().map(|m| (Some(c), m)).collect::<Vec<_>>(),
+        Item::Function(f) => vec![(None, f)],
+        _ => vec![],
+    }) {
+        let (kotlin, swift) = (callable.offered_in(Language::Kotlin), callable.offered_in(Language::Swift));
+        if swift && !kotlin {
+            kotlin_exclude.push(path(udl, class, callable));
+        }
+        if kotlin && !swift {
+            swift_exclude.push(path(udl, class, callable));
+        }
+    }
     let mut out = format!(
         "{banner}\n#\n# What each language sees of uform.udl (uniffi-bindgen reads it as the crate's config): a long call\n\
          # (`async: true` in the IDL) is declared twice, blocking and as an async twin `<name>_async`. Kotlin keeps\n\
          # the blocking form; Swift gets the twin under the IDL's name, as `async throws`.\n\n\
          [bindings.kotlin]\nexclude = [{}]\n\n[bindings.swift]\nexclude = [{}]\n\n[bindings.swift.rename]\n",
-        quoted(&twins),
-        quoted(&blocking),
+        quoted(&kotlin_exclude),
+        quoted(&swift_exclude),
     );
     for ((_, m), twin_path) in long_calls.iter().zip(&twins) {
         out.push_str(&format!("\"{twin_path}\" = \"{}\"\n", udl.member(&m.name)));

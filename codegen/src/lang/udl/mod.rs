@@ -13,6 +13,9 @@ use crate::Output;
 use askama::Template;
 use format::{Udl, ERROR};
 
+/// What the UDL and its glue can emit: every shape.
+pub const SUPPORTS: crate::lang::shapes::Shapes = crate::lang::shapes::Shapes::ALL;
+
 /// Swift and Kotlin share one UDL, so a callable is in it when either offers it.
 fn offered(callable: &Callable) -> bool {
     callable.offered_in(Language::Kotlin) || callable.offered_in(Language::Swift)

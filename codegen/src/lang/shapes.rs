@@ -1,0 +1,120 @@
+//! What each backend can emit. A backend declares the shapes of the model it cannot render (`SUPPORTS` in its
+//! `mod.rs`); the checker ([`crate::check`]) rejects an IDL that uses one with `file:line:col` and the backend named,
+//! so no generated file ever carries a `compile_error!` or glue that does not build.
+//!
+//! A record shape concerns every backend (each renders every record); a callable shape concerns a backend only when
+//! the callable is offered in one of its languages (`only:`).
+
+use crate::model::*;
+
+/// A shape of the model that some backend cannot render.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// An input record with a field holding another record.
+    RecordInInputRecord,
+    /// An input record that some callable returns, with a list field.
+    ListInReturnedInputRecord,
+    /// An input record that some callable returns, with a field holding a class.
+    ClassInReturnedInputRecord,
+    /// An optional `f32_matrix` result (`returns_optional: true`).
+    OptionalMatrixResult,
+    /// An optional result that is not a record, except a string from a call that cannot fail.
+    OptionalValueResult,
+    /// A `string`, `path`, `gpu_class`, `address` or enum result, except a string from a call that cannot fail: the
+    /// result needs converting into its C spelling.
+    ConvertedValueResult,
+}
+
+impl Shape {
+    /// What the shape is, for the diagnostic.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Shape::RecordInInputRecord => "an input record holding a record",
+            Shape::ListInReturnedInputRecord => "a list field in an input record that a call returns",
+            Shape::ClassInReturnedInputRecord => "a class field in an input record that a call returns",
+            Shape::OptionalMatrixResult => "an optional `f32_matrix` result",
+            Shape::OptionalValueResult => {
+                "an optional result other than a record (or a string from a call that cannot fail)"
+            }
+            Shape::ConvertedValueResult => {
+                "a string, path, gpu_class, address or enum result (other than a string from a call that cannot fail)"
+            }
+        }
+    }
+
+    /// The shapes of one callable's result.
+    pub fn of_result(callable: &Callable) -> Vec<Shape> {
+        let mut shapes = Vec::new();
+        let Some(ty) = &callable.returns else { return shapes };
+        let plain_string = *ty == Type::String && !callable.throws;
+        if callable.returns_optional && *ty == Type::F32Matrix {
+            shapes.push(Shape::OptionalMatrixResult);
+        } else if callable.returns_optional && !matches!(ty, Type::Record(_)) && !plain_string {
+            shapes.push(Shape::OptionalValueResult);
+        }
+        let converted = matches!(ty, Type::String | Type::Path | Type::GpuClass | Type::Address | Type::Enum(_));
+        if converted && !plain_string {
+            shapes.push(Shape::ConvertedValueResult);
+        }
+        shapes
+    }
+
+    /// The shape of one field of `record`, if it has one; `returned` says whether some callable returns the record.
+    pub fn of_field(record: &Record, field: &Field, returned: bool) -> Option<Shape> {
+        if record.direction != Direction::Input {
+            return None;
+        }
+        match &field.ty {
+            Type::Record(_) => Some(Shape::RecordInInputRecord),
+            Type::List(_) if returned => Some(Shape::ListInReturnedInputRecord),
+            Type::Class(_) if returned => Some(Shape::ClassInReturnedInputRecord),
+            _ => None,
+        }
+    }
+}
+
+/// The shapes a backend renders: every shape but those it lists.
+#[derive(Clone, Copy, Debug)]
+pub struct Shapes {
+    unsupported: &'static [Shape],
+}
+
+impl Shapes {
+    /// Every shape.
+    pub const ALL: Shapes = Shapes { unsupported: &[] };
+
+    /// Every shape but `unsupported`.
+    pub const fn except(unsupported: &'static [Shape]) -> Shapes {
+        Shapes { unsupported }
+    }
+
+    pub fn supports(&self, shape: Shape) -> bool {
+        !self.unsupported.contains(&shape)
+    }
+}
+
+/// A backend: its name in diagnostics, the languages it renders, and what it can emit.
+pub struct Backend {
+    pub name: &'static str,
+    pub languages: &'static [Language],
+    pub supports: Shapes,
+}
+
+/// Every backend `cargo xtask codegen` runs.
+pub const BACKENDS: [Backend; 4] = [
+    Backend { name: "C", languages: &[Language::C], supports: super::c::SUPPORTS },
+    Backend { name: "Node (TypeScript)", languages: &[Language::TypeScript], supports: super::typescript::SUPPORTS },
+    Backend { name: "Python", languages: &[Language::Python], supports: super::python::SUPPORTS },
+    Backend {
+        name: "uniffi (Kotlin, Swift)",
+        languages: &[Language::Kotlin, Language::Swift],
+        supports: super::udl::SUPPORTS,
+    },
+];
+
+impl Backend {
+    /// Whether this backend renders `callable`.
+    pub fn renders(&self, callable: &Callable) -> bool {
+        self.languages.iter().any(|l| callable.offered_in(*l))
+    }
+}

@@ -1,8 +1,9 @@
 //! `cargo xtask test rust`: the Rust tests of the core (unit tests, the multi-process mesh tests, and the encode
 //! tests against the test model, which it installs and names in `UFORM_TEST_MODEL_DIR`), the code generator
 //! (snapshots, the broken-IDL table, the fuzz corpus replay and a 20 s mutation run, the C header and strict
-//! TypeScript checks) and the C ABI crate.
-//! The binding crates are tested from their own languages. Installs the Debian packages hwlocality needs.
+//! TypeScript checks), the C ABI crate, the `#[test]`s of the uniffi crate (its off-thread runner and glue helpers)
+//! and of xtask itself (uniffi-bindgen honouring `only:` per language). The bindings are otherwise tested from their
+//! own languages. Installs the Debian packages hwlocality needs.
 
 use crate::util::{apt_install, cargo, test_model_dir};
 
@@ -10,5 +11,18 @@ pub fn run() -> Result<(), String> {
     apt_install(&["libhwloc-dev", "libudev-dev", "pkg-config", "gcc", "g++"])?;
     // Read by the tests of this process's children: cargo passes its environment on.
     std::env::set_var("UFORM_TEST_MODEL_DIR", test_model_dir()?);
-    cargo(&["test", "--no-fail-fast", "-p", "uform-core", "-p", "uform-codegen", "-p", "uform-c"])
+    cargo(&[
+        "test",
+        "--no-fail-fast",
+        "-p",
+        "uform-core",
+        "-p",
+        "uform-codegen",
+        "-p",
+        "uform-c",
+        "-p",
+        "uform-uniffi",
+        "-p",
+        "xtask",
+    ])
 }

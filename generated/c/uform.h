@@ -267,14 +267,15 @@ typedef struct uform_executor_on_pool_config_t {
  */
 typedef struct uform_executor_for_vram_config_t {
     /**
-     * Device ordinals, positions in `uform_gpu_devices`, to drive; absent takes one free device. NULL or a
-     * zero count means absent.
+     * Device ordinals, positions in `uform_gpu_devices`, to drive; absent takes the device of this process's
+     * local rank (`LOCAL_RANK`, else `SLURM_LOCALID`, else 0), or the only device when one is visible; a rank
+     * past the last device is an invalid argument naming the variable. NULL or a zero count means absent.
      */
     const uint32_t *devices;
     size_t devices_count;
     /**
-     * The GPU class every device dispatches as, spelled like "nvidia-hopper"; absent derives the devices'
-     * own. NULL means absent.
+     * The GPU class every device must be, spelled like "nvidia-hopper"; a device of another class is an
+     * invalid argument naming both; absent accepts the devices' own. NULL means absent.
      */
     const char *gpu_class;
     /**
@@ -289,12 +290,17 @@ typedef struct uform_executor_for_vram_config_t {
      */
     const char *cpu_class;
     /**
-     * Borrowed CUDA stream addresses, one per device in `devices` order; absent creates its own. NULL or a
-     * zero count means absent.
+     * Borrowed CUDA stream addresses, one per device in `devices` order, each a stream of its device's
+     * primary context; 0, `CU_STREAM_LEGACY`, `CU_STREAM_PER_THREAD` and one address twice are invalid
+     * arguments; absent creates non-blocking streams on the primary contexts. NULL or a zero count means
+     * absent.
      */
     const uintptr_t *streams;
     size_t streams_count;
-    /** Ceiling on scratch bytes per device; absent lets scratch grow as batches ask. Zero means absent. */
+    /**
+     * Ceiling on device scratch bytes per device, at most the device's memory; scratch that would pass it is
+     * an out-of-memory error; absent lets scratch grow as batches ask. Zero means absent.
+     */
     uint64_t scratch_limit;
     /** Deferred calls tracked at once; absent takes a default. Zero means absent. */
     uint32_t deferred_limit;
@@ -462,7 +468,8 @@ uform_status_t uform_mesh_free(uform_mesh_t *mesh);
 uform_status_t uform_executor_for_ram(const uform_executor_for_ram_config_t *config, uform_executor_t **executor);
 
 /**
- * Opens one stream per device for VRAM-resident models.
+ * Opens one stream per device for VRAM-resident models, leaving the calling thread's current CUDA context as
+ * it was.
  * @param config Which devices to drive, on which streams, and where the host decoders go. NULL means every
  * field absent.
  * @param executor Receives the new executor; release it with `uform_executor_free`.
@@ -483,7 +490,8 @@ uform_status_t uform_executor_for_vram(const uform_executor_for_vram_config_t *c
 uform_status_t uform_executor_on_pool(uintptr_t pool, const uform_executor_on_pool_config_t *config, uform_executor_t **executor);
 
 /**
- * Waits for every call submitted to this executor so far, then idles in `mood`.
+ * Waits for every call submitted to this executor so far and, on a VRAM executor, for all work queued so far
+ * on its streams, then idles in `mood`.
  * @param executor The executor to act on.
  * @param mood What the threads or streams do once they go idle. Other languages default it to
  * `UFORM_MOOD_PARKED`.

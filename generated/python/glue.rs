@@ -378,7 +378,8 @@ impl Executor {
         let value = guard(|| uform_core::Executor::for_ram(config)).map_err(|e| raise(py, e))?;
         Ok(Self { core: value, _borrowed: vec![] })
     }
-    /// Opens one stream per device for VRAM-resident models.
+    /// Opens one stream per device for VRAM-resident models, leaving the calling thread's current CUDA
+    /// context as it was.
     #[staticmethod]
     #[pyo3(signature = (*, devices=None, gpu_class=None, memory_domains=None, cpu_class=None, streams=None, scratch_limit=None, deferred_limit=None))]
     #[allow(clippy::too_many_arguments)]
@@ -396,7 +397,8 @@ impl Executor {
         let value = guard(|| uform_core::Executor::on_pool(pool, config)).map_err(|e| raise(py, e))?;
         Ok(Self { core: value, _borrowed: vec![] })
     }
-    /// Waits for every call submitted to this executor so far, then idles in `mood`.
+    /// Waits for every call submitted to this executor so far and, on a VRAM executor, for all work queued so
+    /// far on its streams, then idles in `mood`.
     #[pyo3(signature = (mood=None))]
     fn drain(&self, py: Python<'_>, mood: Option<Bound<'_, PyAny>>) -> PyResult<()> {
         let mood = opt(mood.as_ref(), "mood", mood_from_py)?.unwrap_or(uform_core::Mood::Parked);

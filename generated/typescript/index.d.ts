@@ -112,11 +112,15 @@ export interface ExecutorOnPoolConfig {
 
 /** Which devices a VRAM executor drives, and on which streams. */
 export interface ExecutorForVramConfig {
-    /** Device ordinals, positions in `gpuDevices`, to drive; absent takes one free device. */
+    /**
+     * Device ordinals, positions in `gpuDevices`, to drive; absent takes the device of this process's local
+     * rank (`LOCAL_RANK`, else `SLURM_LOCALID`, else 0), or the only device when one is visible; a rank past
+     * the last device is an invalid argument naming the variable.
+     */
     devices?: number[];
     /**
-     * The GPU class every device dispatches as, spelled like "nvidia-hopper"; absent derives the devices'
-     * own.
+     * The GPU class every device must be, spelled like "nvidia-hopper"; a device of another class is an
+     * invalid argument naming both; absent accepts the devices' own.
      */
     gpuClass?: string;
     /** NUMA node IDs whose cores the host decoders take; absent takes every node. */
@@ -126,9 +130,16 @@ export interface ExecutorForVramConfig {
      * own.
      */
     cpuClass?: string;
-    /** Borrowed CUDA stream addresses, one per device in `devices` order; absent creates its own. */
+    /**
+     * Borrowed CUDA stream addresses, one per device in `devices` order, each a stream of its device's
+     * primary context; 0, `CU_STREAM_LEGACY`, `CU_STREAM_PER_THREAD` and one address twice are invalid
+     * arguments; absent creates non-blocking streams on the primary contexts.
+     */
     streams?: bigint[];
-    /** Ceiling on scratch bytes per device; absent lets scratch grow as batches ask. */
+    /**
+     * Ceiling on device scratch bytes per device, at most the device's memory; scratch that would pass it is
+     * an out-of-memory error; absent lets scratch grow as batches ask.
+     */
     scratchLimit?: number;
     /** Deferred calls tracked at once; absent takes a default. */
     deferredLimit?: number;
@@ -202,7 +213,8 @@ export declare class Executor implements Disposable {
      */
     static forRam(config?: ExecutorForRamConfig): Executor;
     /**
-     * Opens one stream per device for VRAM-resident models.
+     * Opens one stream per device for VRAM-resident models, leaving the calling thread's current CUDA context
+     * as it was.
      * @param config Which devices to drive, on which streams, and where the host decoders go.
      */
     static forVram(config?: ExecutorForVramConfig): Executor;
@@ -213,7 +225,8 @@ export declare class Executor implements Disposable {
      */
     static onPool(pool: bigint, config?: ExecutorOnPoolConfig): Executor;
     /**
-     * Waits for every call submitted to this executor so far, then idles in `mood`.
+     * Waits for every call submitted to this executor so far and, on a VRAM executor, for all work queued so
+     * far on its streams, then idles in `mood`.
      * @param mood What the threads or streams do once they go idle.
      */
     drain(mood?: Mood): void;

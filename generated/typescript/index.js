@@ -310,7 +310,8 @@ class Executor {
     }
 
     /**
-     * Opens one stream per device for VRAM-resident models.
+     * Opens one stream per device for VRAM-resident models, leaving the calling thread's current CUDA context
+     * as it was.
      * @param config Which devices to drive, on which streams, and where the host decoders go.
      */
     static forVram(config) {
@@ -339,7 +340,8 @@ class Executor {
     }
 
     /**
-     * Waits for every call submitted to this executor so far, then idles in `mood`.
+     * Waits for every call submitted to this executor so far and, on a VRAM executor, for all work queued so
+     * far on its streams, then idles in `mood`.
      * @param mood What the threads or streams do once they go idle.
      */
     drain(mood) {

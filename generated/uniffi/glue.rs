@@ -321,7 +321,8 @@ impl Executor {
     pub fn for_ram(config: Option<ExecutorForRamConfig>) -> Result<Self, UFormError> {
         guard(|| Ok(Self { core: uform_core::Executor::for_ram(config.map(Into::into).unwrap_or_default())?, _borrowed: vec![] }))
     }
-    /// Opens one stream per device for VRAM-resident models.
+    /// Opens one stream per device for VRAM-resident models, leaving the calling thread's current CUDA
+    /// context as it was.
     pub fn for_vram(config: Option<ExecutorForVramConfig>) -> Result<Self, UFormError> {
         guard(|| Ok(Self { core: uform_core::Executor::for_vram(config.map(Into::into).unwrap_or_default())?, _borrowed: vec![] }))
     }
@@ -329,7 +330,8 @@ impl Executor {
     pub fn on_pool(pool: u64, config: Option<ExecutorOnPoolConfig>) -> Result<Self, UFormError> {
         guard(|| Ok(Self { core: uform_core::Executor::on_pool(pool, config.map(Into::into).unwrap_or_default())?, _borrowed: vec![] }))
     }
-    /// Waits for every call submitted to this executor so far, then idles in `mood`.
+    /// Waits for every call submitted to this executor so far and, on a VRAM executor, for all work queued so
+    /// far on its streams, then idles in `mood`.
     pub fn drain(&self, mood: Mood) -> Result<(), UFormError> {
         guard(|| Ok(self.core.drain(mood.into())?))
     }

@@ -1,13 +1,14 @@
 //! `cargo xtask …`: the project's commands. `codegen` regenerates `generated/` from `idl/uform.yaml`;
 //! `test` runs every test in every language (installing what it needs); `bench` runs the benchmarks;
 //! `install` installs the C library; `fuzz` fuzzes the IDL loader or the safetensors header parser;
-//! `package swift` packages the Swift library as Swift users get it.
+//! `package swift` packages the Swift library as Swift users get it; `gpu-kit` builds the device check.
 
 mod bench_encode;
 mod bench_load;
 mod codegen;
 mod codegen_uniffi;
 mod fuzz;
+mod gpu_kit;
 mod install;
 mod package;
 mod test;
@@ -22,6 +23,7 @@ const USAGE: &str = "usage: cargo xtask <command>
   bench <dispatch|mesh|overhead|load>   run a benchmark side by side with its peers
   bench encode [--no-bindings] [--rounds N]   encodeText against sentence-transformers and ONNX Runtime
   fuzz [--target idl_loader|safetensors_header] [--seconds N] [--stable] [--merge]   fuzz a parser (fuzz/README.md)
+  gpu-kit                    build the device check's binaries into target/gpu-kit/ (scripts/gpu-check.sh runs them)
   install --prefix DIR       install uform.h, libuform.{so,a}, uform.pc and the CMake package config
   package swift [--out DIR] [--url BASE]   the Swift artifact bundle, its zip and checksum, the released manifest;
                              --out DIR: also a self-contained Swift package folder (a git repository, tagged)";
@@ -32,6 +34,7 @@ fn main() -> ExitCode {
         Some("codegen") => codegen::run(&args[1..]),
         Some("test") => test::run(&args[1..]),
         Some("bench") => bench(&args[1..]),
+        Some("gpu-kit") => gpu_kit::run(&args[1..]),
         Some("install") => install::run(&args[1..]),
         Some("fuzz") => fuzz::run(&args[1..]),
         Some("package") => package::run(&args[1..]),

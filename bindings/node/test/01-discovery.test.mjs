@@ -1,5 +1,6 @@
 // Scenarios 1–4: capabilities, the device list, enum values.
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { test } from 'node:test';
 import * as uform from 'uform';
 import { Executor, GpuVendor, Mood, MultimemTier } from 'uform';
@@ -36,12 +37,19 @@ test('02 an unknown cpuClass is an invalid-argument error that lists the accepte
     }
 });
 
-test('03 gpuDevices returns an empty list without a GPU driver, never an error', () => {
+// Whether this machine could have GPUs a driver reaches: a GPU device node. UFORM_EXPECT_GPUS=1 or 0 overrides.
+const gpuNodes = ['/dev/nvidiactl', '/dev/kfd'].some((node) => existsSync(node));
+
+test('03 gpuDevices lists the GPUs, and an empty list without a GPU driver, never an error', () => {
     const devices = uform.gpuDevices();
     assert.ok(Array.isArray(devices));
-    if (process.env.UFORM_EXPECT_GPUS !== '1') assert.deepEqual(devices, []);
+    const expect = process.env.UFORM_EXPECT_GPUS;
+    if (expect === '1') assert.ok(devices.length > 0, 'UFORM_EXPECT_GPUS=1 but gpuDevices() is empty');
+    if (expect === '0' || (expect === undefined && !gpuNodes)) assert.deepEqual(devices, []);
     for (const device of devices) {
         assert.equal(typeof device.vendorOrdinal, 'number');
+        assert.equal(typeof device.name, 'string');
+        assert.ok(device.memoryBytes > 0, `${device.name}: memoryBytes ${device.memoryBytes}`);
         assert.ok(device.gpuClass === null || typeof device.gpuClass === 'string');
         assert.ok([GpuVendor.Nvidia, GpuVendor.Amd, GpuVendor.Apple, GpuVendor.Unknown].includes(device.vendor));
     }

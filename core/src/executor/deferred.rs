@@ -10,10 +10,12 @@ use std::sync::atomic::{
 };
 use std::sync::{Condvar, Mutex, MutexGuard};
 
-/// Bits of the quiet word: nothing in flight and no panic to report; the idle mood is `Spinning`; freed.
+/// Bits of the quiet word: nothing in flight and no panic to report; the idle mood is `Spinning`; freed; streams.
 pub(crate) const QUIET_SETTLED: u32 = 1;
 pub(crate) const QUIET_SPINNING: u32 = 2;
 pub(crate) const QUIET_FREED: u32 = 4;
+/// Set for good on an executor with streams: its `drain` always synchronises them, so the word never reads quiet.
+pub(crate) const QUIET_STREAMS: u32 = 8;
 
 pub(crate) type Call = Box<dyn FnOnce() + Send + 'static>;
 

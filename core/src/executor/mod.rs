@@ -49,10 +49,12 @@ mod scratch;
 #[cfg(test)]
 mod tests;
 mod vram;
+mod vram_rules;
 
 pub use placement::current_affinity;
 pub use pool::PARK_AFTER;
 pub use scratch::Scratch;
+pub(crate) use vram::{Bound, Primary};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::handle::Lifecycle;
@@ -303,6 +305,10 @@ impl Executor {
             drop(inner); // stops and joins what was spawned
             return Err(e);
         }
+        if !inner.gpu.streams.is_empty() {
+            // `drain` must synchronise the streams, which the word cannot mirror: it never reads as quiet.
+            inner.shared.deferred.quiet.fetch_or(deferred::QUIET_STREAMS, Ordering::SeqCst);
+        }
         Ok(Executor { inner: Arc::new(inner) })
     }
 
@@ -323,8 +329,13 @@ impl Executor {
     /// (zero limits, an empty or repeated device list, a stream count that differs from the device count, an
     /// unknown `gpuClass`, `memoryDomains` and `cpuClass` of the host decoders); then an unavailable error when
     /// [`gpu_devices`](crate::gpu_devices) lists none; then each ordinal against the device count; then the
-    /// vendor (AMD is unsupported for now) and the driver. Absent `devices` takes the first device. The host
-    /// decoders are a RAM pool placed by `memoryDomains` and `cpuClass`, with the default thread count.
+    /// vendor (AMD is unsupported for now) and the driver. Absent `devices` takes the device of this process's
+    /// local rank (`LOCAL_RANK`, then `SLURM_LOCALID`, else 0; see [`vram_rules::default_ordinal`]). `gpuClass`
+    /// must be every chosen device's class and `scratchLimit` at most its memory. Borrowed `streams` may not be
+    /// 0, `CU_STREAM_LEGACY` or `CU_STREAM_PER_THREAD`, nor repeat, and each must belong to its device's primary
+    /// context. Own streams are non-blocking streams on the primary context. The calling thread's current CUDA
+    /// context is the same after the call as before. The host decoders are a RAM pool placed by `memoryDomains`
+    /// and `cpuClass`, with the default thread count.
     pub fn for_vram(config: ExecutorForVramConfig) -> Result<Executor> {
         positive("deferredLimit", config.deferred_limit)?;
         if config.scratch_limit == Some(0) {
@@ -359,8 +370,9 @@ impl Executor {
         ))
     }
 
-    /// Waits for every deferred call submitted so far, then idles in `mood`. Reports deferred calls that
-    /// panicked since the last report as an internal error (the mood is set either way).
+    /// Waits for every deferred call submitted so far, then (for a VRAM executor) for everything queued so far on
+    /// its streams, then idles in `mood`. Reports deferred calls that panicked since the last report as an
+    /// internal error (the mood is set either way).
     #[inline(always)]
     pub fn drain(&self, mood: Mood) -> Result<()> {
         match self.try_drain(mood) {
@@ -381,7 +393,7 @@ impl Executor {
         if shared.engine.is_own_thread() {
             return Some(Err(self.own_thread_error("drain")));
         }
-        if !shared.deferred.is_settled() {
+        if !shared.deferred.is_settled() || !self.inner.gpu.streams.is_empty() {
             return None;
         }
         shared.set_mood(mood);
@@ -410,8 +422,9 @@ impl Executor {
         self.check("drain")?;
         let shared = &self.inner.shared;
         let report = shared.deferred.drain(&shared.engine);
+        let streams = self.inner.gpu.synchronize();
         shared.set_mood(mood);
-        report
+        report.and(streams)
     }
 
     /// Whether `free` has run: every later call but `free` fails as freed.
@@ -461,14 +474,24 @@ impl Executor {
     }
 
     /// The CUDA stream addresses (`CUstream`), one per device in device order: borrowed ones as given, the
-    /// executor's own otherwise; empty for a RAM executor.
+    /// executor's own otherwise; empty for a RAM executor and after `free` (the executor's own streams are
+    /// destroyed then).
     pub fn stream_addresses(&self) -> Vec<u64> {
+        if self.inner.lifecycle.is_freed() {
+            return Vec::new();
+        }
         self.inner.gpu.streams.clone()
     }
 
     /// The per-device scratch ceiling in bytes, `None` for no ceiling.
     pub fn scratch_limit(&self) -> Option<u64> {
         self.inner.gpu.scratch_limit
+    }
+
+    /// Whether a device holding `held` bytes of scratch may allocate `more`: an out-of-memory error when that
+    /// would pass `scratchLimit`. Every device scratch allocation asks this first.
+    pub fn check_device_scratch(&self, held: u64, more: u64) -> Result<()> {
+        vram_rules::check_scratch_request(self.inner.gpu.scratch_limit, held, more)
     }
 
     /// The NUMA nodes the executor's host threads were placed on: its `memoryDomains`, or every node of the machine.

@@ -462,6 +462,19 @@ fn for_vram_errors_without_a_gpu() {
     assert!(message.contains("1 stream") && message.contains("2 devices"), "{message}");
     let (kind, message) = vram(ExecutorForVramConfig { streams: Some(vec![1, 2]), ..Default::default() });
     assert_eq!(kind, ErrorKind::InvalidArgument, "{message}");
+    // Special handles and one stream for two devices are refused before the device list is read.
+    for (address, name) in [(0, "NULL"), (1, "CU_STREAM_LEGACY"), (2, "CU_STREAM_PER_THREAD")] {
+        let (kind, message) = vram(ExecutorForVramConfig { streams: Some(vec![address]), ..Default::default() });
+        assert_eq!(kind, ErrorKind::InvalidArgument, "{message}");
+        assert!(message.starts_with("`streams` holds") && message.contains(name), "{message}");
+    }
+    let (kind, message) = vram(ExecutorForVramConfig {
+        devices: Some(vec![0, 1]),
+        streams: Some(vec![0xbeef00, 0xbeef00]),
+        ..Default::default()
+    });
+    assert_eq!(kind, ErrorKind::InvalidArgument);
+    assert!(message.contains("0xbeef00 at positions 0 and 1"), "{message}");
     let (kind, message) = vram(ExecutorForVramConfig { devices: Some(vec![1, 1]), ..Default::default() });
     assert_eq!(kind, ErrorKind::InvalidArgument);
     assert!(message.contains("ordinal 1 twice"), "{message}");

@@ -1,12 +1,87 @@
-//! The device side of a VRAM executor: one CUDA stream per device through cudarc, or borrowed stream addresses.
+//! The device side of a VRAM executor: one CUDA stream per device, created on the device's primary context, or
+//! borrowed stream addresses.
+//!
+//! Nothing here leaves a trace on the calling thread's CUDA state: every place that makes a context current
+//! ([`Bound`]) puts the caller's previous context back when it is done, so a PyTorch thread working on device 1
+//! stays on device 1 across `forVram`, `free` and `Model.loadVram`.
 
+use super::vram_rules;
 use crate::error::{Error, Result};
 use crate::types::{ExecutorForVramConfig, GpuDevice, GpuVendor};
-use cudarc::driver::{CudaContext, CudaStream};
-use std::sync::{Arc, Mutex};
+use cudarc::driver::{result as cu, sys, DriverError};
+use std::sync::Mutex;
 
-/// A context this executor retained and the stream it created on it, if any.
-type Owned = (Arc<CudaContext>, Option<Arc<CudaStream>>);
+/// A retained primary context of one device, released on drop (which makes no context current).
+pub(crate) struct Primary {
+    device: sys::CUdevice,
+    context: sys::CUcontext,
+}
+
+// SAFETY: a CUcontext handle may be used from any thread; the retain count is the driver's.
+unsafe impl Send for Primary {}
+// SAFETY: as above; `Primary` has no interior mutability.
+unsafe impl Sync for Primary {}
+
+impl Primary {
+    /// Retains the primary context of CUDA device `cuda_ordinal` (initialising the driver first).
+    pub fn retain(cuda_ordinal: u32) -> std::result::Result<Primary, DriverError> {
+        cu::init()?;
+        let device = cu::device::get(cuda_ordinal as i32)?;
+        // SAFETY: `device` comes from `cuDeviceGet`; the retain is paired with the release in `drop`.
+        let context = unsafe { cu::primary_ctx::retain(device) }?;
+        Ok(Primary { device, context })
+    }
+
+    pub fn context(&self) -> sys::CUcontext {
+        self.context
+    }
+}
+
+impl Drop for Primary {
+    fn drop(&mut self) {
+        // SAFETY: paired with the retain in `Primary::retain`.
+        let _ = unsafe { cu::primary_ctx::release(self.device) };
+    }
+}
+
+/// A context made current on this thread until drop, which makes the caller's previous context (or none) current
+/// again. Not `Send`: it restores the thread it was made on.
+pub(crate) struct Bound {
+    previous: sys::CUcontext,
+}
+
+impl Bound {
+    pub fn bind(primary: &Primary) -> std::result::Result<Bound, DriverError> {
+        let previous = cu::ctx::get_current()?.unwrap_or(std::ptr::null_mut());
+        // SAFETY: the context is retained by `primary`, which outlives this binding at every call site.
+        unsafe { cu::ctx::set_current(primary.context) }?;
+        Ok(Bound { previous })
+    }
+}
+
+impl Drop for Bound {
+    fn drop(&mut self) {
+        // SAFETY: the caller's own context (or null, which unbinds), read by `bind` on this thread.
+        let _ = unsafe { cu::ctx::set_current(self.previous) };
+    }
+}
+
+/// A retained context and the stream this executor created on it (`None` for a borrowed stream).
+struct Owned {
+    primary: Primary,
+    stream: Option<u64>,
+}
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        if let Some(stream) = self.stream {
+            if let Ok(_bound) = Bound::bind(&self.primary) {
+                // SAFETY: created by `open` on this context and destroyed once.
+                let _ = unsafe { cu::stream::destroy(stream as sys::CUstream) };
+            }
+        }
+    }
+}
 
 /// What a VRAM executor holds on its devices; empty for a RAM executor.
 #[derive(Default)]
@@ -23,10 +98,21 @@ impl Gpu {
     pub fn release(&self) {
         self.owned.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
+
+    /// Waits for everything queued so far on the executor's streams (its own and borrowed ones).
+    pub fn synchronize(&self) -> Result<()> {
+        for (i, &stream) in self.streams.iter().enumerate() {
+            // SAFETY: the stream lives while the executor is not freed (the caller checked), and
+            // cuStreamSynchronize needs no current context.
+            unsafe { cu::stream::synchronize(stream as sys::CUstream) }
+                .map_err(|e| Error::device(format!("`drain` waiting for the stream of device {i} failed: {e:?}")))?;
+        }
+        Ok(())
+    }
 }
 
 /// The checks that need no device: an empty or repeated device list, a stream count that differs from the
-/// device count, an unknown GPU class.
+/// device count, special or repeated stream addresses, an unknown GPU class.
 pub(crate) fn check_shape(config: &ExecutorForVramConfig) -> Result<()> {
     if let Some(devices) = &config.devices {
         if devices.is_empty() {
@@ -53,6 +139,7 @@ pub(crate) fn check_shape(config: &ExecutorForVramConfig) -> Result<()> {
                 ),
             ));
         }
+        vram_rules::check_stream_addresses(streams)?;
     }
     if let Some(class) = &config.gpu_class {
         crate::devices::validate_gpu_class("gpuClass", class)?;
@@ -66,7 +153,10 @@ pub(crate) fn open(config: &ExecutorForVramConfig) -> Result<Gpu> {
     if listed.is_empty() {
         return Err(Error::unavailable("`forVram` found no GPU: `gpuDevices()` lists none"));
     }
-    let ordinals = config.devices.clone().unwrap_or_else(|| vec![0]);
+    let ordinals = match &config.devices {
+        Some(list) => list.clone(),
+        None => vec![vram_rules::default_ordinal(|v| std::env::var(v).ok(), listed.len())?],
+    };
     let mut devices = Vec::with_capacity(ordinals.len());
     for &ordinal in &ordinals {
         match listed.get(ordinal as usize) {
@@ -83,7 +173,10 @@ pub(crate) fn open(config: &ExecutorForVramConfig) -> Result<Gpu> {
             }
         }
     }
-    for (ordinal, device) in ordinals.iter().zip(&devices) {
+    let chosen: Vec<(u32, &GpuDevice)> = ordinals.iter().copied().zip(&devices).collect();
+    vram_rules::check_class(config.gpu_class.as_deref(), &chosen)?;
+    vram_rules::check_scratch_limit(config.scratch_limit, &chosen)?;
+    for (ordinal, device) in &chosen {
         if device.vendor != GpuVendor::Nvidia {
             return Err(Error::unsupported(format!(
                 "`forVram` cannot drive device {ordinal} ({}, {:?}): only NVIDIA devices have streams for now",
@@ -92,25 +185,45 @@ pub(crate) fn open(config: &ExecutorForVramConfig) -> Result<Gpu> {
         }
     }
     // SAFETY: only probes whether the driver library loads.
-    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+    if !unsafe { sys::is_culib_present() } {
         return Err(Error::unavailable("`forVram` cannot load the CUDA driver library (libcuda)"));
     }
     let mut owned = Vec::with_capacity(devices.len());
     let mut streams = Vec::with_capacity(devices.len());
     for (i, device) in devices.iter().enumerate() {
-        let context = CudaContext::new(device.vendor_ordinal as usize)
-            .map_err(|e| Error::device(format!("creating a CUDA context on device {} failed: {e:?}", ordinals[i])))?;
+        let ordinal = ordinals[i];
+        let fail = |what: &str, e: DriverError| Error::device(format!("{what} on device {ordinal} failed: {e:?}"));
+        let primary = Primary::retain(device.vendor_ordinal).map_err(|e| fail("retaining the primary context", e))?;
         match config.streams.as_ref().map(|s| s[i]) {
             Some(address) => {
+                let mut context = std::ptr::null_mut();
+                // SAFETY: the address passed the shape checks (not a special handle); the driver reads the stream.
+                unsafe { sys::cuStreamGetCtx(address as sys::CUstream, &mut context) }
+                    .result()
+                    .map_err(|e| fail(&format!("reading the context of borrowed stream {address:#x}"), e))?;
+                if context != primary.context() {
+                    return Err(Error::invalid_argument(
+                        "streams",
+                        format!(
+                            "holds {address:#x} for device {ordinal}, a stream of another context: borrow a stream \
+                             of the device's primary context"
+                        ),
+                    ));
+                }
                 streams.push(address);
-                owned.push((context, None));
+                owned.push(Owned { primary, stream: None });
             }
             None => {
-                let stream = context.new_stream().map_err(|e| {
-                    Error::device(format!("creating a CUDA stream on device {} failed: {e:?}", ordinals[i]))
-                })?;
-                streams.push(stream.cu_stream() as u64);
-                owned.push((context, Some(stream)));
+                // A raw non-blocking stream rather than cudarc's `CudaContext::new_stream`: cudarc synchronises the
+                // whole context before its first stream on a context (its event tracking), which would wait on
+                // every other library's work on the device at each `forVram`. The binding restores the caller's
+                // context when it drops.
+                let bound = Bound::bind(&primary).map_err(|e| fail("binding the primary context", e))?;
+                let stream = cu::stream::create(cu::stream::StreamKind::NonBlocking)
+                    .map_err(|e| fail("creating a stream", e))?;
+                drop(bound);
+                streams.push(stream as u64);
+                owned.push(Owned { primary, stream: Some(stream as u64) });
             }
         }
     }

@@ -4,9 +4,9 @@
 use super::source::Source;
 use crate::error::{Error, Result};
 use crate::executor::Executor;
+use crate::executor::{Bound, Primary};
 use crate::types::GpuDevice;
-use cudarc::driver::{result as cu, sys, CudaContext};
-use std::sync::Arc;
+use cudarc::driver::{result as cu, sys};
 
 /// Which of the executor's devices receive the weights, as positions in its device order. The checks need no GPU:
 /// `driver` says whether a driver and a GPU are present, `executor_ordinals` the executor's devices as
@@ -70,13 +70,14 @@ pub(crate) fn executor_ordinals(devices: &[GpuDevice]) -> Vec<u32> {
 /// One device's copy: a buffer per shard.
 struct Replica {
     ordinal: u32,
-    context: Arc<CudaContext>,
+    primary: Primary,
     buffers: Vec<(sys::CUdeviceptr, usize)>,
 }
 
 impl Drop for Replica {
     fn drop(&mut self) {
-        if self.context.bind_to_thread().is_ok() {
+        // The caller's current context comes back when `_bound` drops; the primary context is released after.
+        if let Ok(_bound) = Bound::bind(&self.primary) {
             for &(ptr, len) in &self.buffers {
                 if len > 0 {
                     // SAFETY: allocated by `upload` in this context and freed once.
@@ -132,11 +133,13 @@ impl VramWeights {
             let fail = |what: &str, e: &dyn std::fmt::Debug| {
                 Error::device(format!("`Model.loadVram` {what} on device {ordinal} failed: {e:?}"))
             };
-            let context =
-                CudaContext::new(devices[p].vendor_ordinal as usize).map_err(|e| fail("creating a context", &e))?;
-            context.bind_to_thread().map_err(|e| fail("binding the context", &e))?;
+            let primary =
+                Primary::retain(devices[p].vendor_ordinal).map_err(|e| fail("retaining the primary context", &e))?;
+            // Declared before the replica, so a failure frees its buffers (binding again) before this restores
+            // the caller's context.
+            let bound = Bound::bind(&primary).map_err(|e| fail("binding the context", &e))?;
             let stream = streams[p] as sys::CUstream;
-            let mut replica = Replica { ordinal, context, buffers: Vec::with_capacity(source.shards.len()) };
+            let mut replica = Replica { ordinal, primary, buffers: Vec::with_capacity(source.shards.len()) };
             for shard in &source.shards {
                 let len = shard.map.len() - shard.data_start;
                 let ptr = if len == 0 {
@@ -163,6 +166,7 @@ impl VramWeights {
             // SAFETY: the executor's stream lives as long as the executor, which the model borrows.
             unsafe { cu::stream::synchronize(stream) }.map_err(|e| fail("waiting for the copies", &e))?;
             replicas.push(replica);
+            drop(bound);
         }
         Ok(VramWeights { replicas, places })
     }

@@ -163,17 +163,27 @@ class ExecutorForVramConfig(TypedDict, total=False):
     """Which devices a VRAM executor drives, and on which streams."""
 
     devices: Optional[Sequence[int]]
-    """Device ordinals, positions in `gpu_devices()`, to drive; absent takes one free device."""
+    """Device ordinals, positions in `gpu_devices()`, to drive; absent takes the device of this process's local
+    rank (`LOCAL_RANK`, else `SLURM_LOCALID`, else 0), or the only device when one is visible; a rank past the
+    last device is an invalid argument naming the variable.
+    """
     gpu_class: Optional[str]
-    """The GPU class every device dispatches as, spelled like "nvidia-hopper"; absent derives the devices' own."""
+    """The GPU class every device must be, spelled like "nvidia-hopper"; a device of another class is an invalid
+    argument naming both; absent accepts the devices' own.
+    """
     memory_domains: Optional[Sequence[int]]
     """NUMA node IDs whose cores the host decoders take; absent takes every node."""
     cpu_class: Optional[str]
     """The CPU class the host decoders dispatch as, spelled like "intel-haswell"; absent derives the CPU's own."""
     streams: Optional[Sequence[int]]
-    """Borrowed CUDA stream addresses, one per device in `devices` order; absent creates its own."""
+    """Borrowed CUDA stream addresses, one per device in `devices` order, each a stream of its device's primary
+    context; 0, `CU_STREAM_LEGACY`, `CU_STREAM_PER_THREAD` and one address twice are invalid arguments; absent
+    creates non-blocking streams on the primary contexts.
+    """
     scratch_limit: Optional[int]
-    """Ceiling on scratch bytes per device; absent lets scratch grow as batches ask."""
+    """Ceiling on device scratch bytes per device, at most the device's memory; scratch that would pass it is an
+    out-of-memory error; absent lets scratch grow as batches ask.
+    """
     deferred_limit: Optional[int]
     """Deferred calls tracked at once; absent takes a default."""
 

@@ -188,7 +188,9 @@ class Executor:
         scratch_limit: Optional[int] = ...,
         deferred_limit: Optional[int] = ...,
     ) -> Executor:
-        """Opens one stream per device for VRAM-resident models."""
+        """Opens one stream per device for VRAM-resident models, leaving the calling thread's current CUDA
+        context as it was.
+        """
 
     @staticmethod
     def on_pool(
@@ -201,7 +203,9 @@ class Executor:
         """Borrows a ForkUnion `fu_pool_t` by address, which reports `unsupported` until borrowing is designed."""
 
     def drain(self, mood: Mood = ...) -> None:
-        """Waits for every call submitted to this executor so far, then idles in `mood`."""
+        """Waits for every call submitted to this executor so far and, on a VRAM executor, for all work queued so
+        far on its streams, then idles in `mood`.
+        """
 
     def free(self) -> None:
         """Runs every deferred call and joins the threads now; a second `Executor.free()` does nothing."""

@@ -596,7 +596,8 @@ fileprivate struct FfiConverterString: FfiConverter {
 public protocol ExecutorProtocol: AnyObject, Sendable {
     
     /**
-     * Waits for every call submitted to this executor so far, then idles in `mood`.
+     * Waits for every call submitted to this executor so far and, on a VRAM executor, for all work queued so
+     * far on its streams, then idles in `mood`.
      * - `mood`: What the threads or streams do once they go idle.
      */
     func drain(mood: Mood) throws 
@@ -682,7 +683,8 @@ public static func forRam(config: ExecutorForRamConfig? = nil)throws  -> Executo
 }
     
     /**
-     * Opens one stream per device for VRAM-resident models.
+     * Opens one stream per device for VRAM-resident models, leaving the calling thread's current CUDA
+     * context as it was.
      * - `config`: Which devices to drive, on which streams, and where the host decoders go.
      */
 public static func forVram(config: ExecutorForVramConfig? = nil)throws  -> Executor  {
@@ -712,7 +714,8 @@ public static func onPool(pool: UInt64, config: ExecutorOnPoolConfig? = nil)thro
 
     
     /**
-     * Waits for every call submitted to this executor so far, then idles in `mood`.
+     * Waits for every call submitted to this executor so far and, on a VRAM executor, for all work queued so
+     * far on its streams, then idles in `mood`.
      * - `mood`: What the threads or streams do once they go idle.
      */
 open func drain(mood: Mood = .parked)throws   {try rustCallWithError(FfiConverterTypeUFormError_lift) {
@@ -1383,12 +1386,14 @@ public func FfiConverterTypeExecutorForRamConfig_lower(_ value: ExecutorForRamCo
  */
 public struct ExecutorForVramConfig: Equatable, Hashable {
     /**
-     * Device ordinals, positions in `gpuDevices`, to drive; absent takes one free device.
+     * Device ordinals, positions in `gpuDevices`, to drive; absent takes the device of this process's local
+     * rank (`LOCAL_RANK`, else `SLURM_LOCALID`, else 0), or the only device when one is visible; a rank past
+     * the last device is an invalid argument naming the variable.
      */
     public var devices: [UInt32]?
     /**
-     * The GPU class every device dispatches as, spelled like "nvidia-hopper"; absent derives the devices'
-     * own.
+     * The GPU class every device must be, spelled like "nvidia-hopper"; a device of another class is an
+     * invalid argument naming both; absent accepts the devices' own.
      */
     public var gpuClass: String?
     /**
@@ -1401,11 +1406,14 @@ public struct ExecutorForVramConfig: Equatable, Hashable {
      */
     public var cpuClass: String?
     /**
-     * Borrowed CUDA stream addresses, one per device in `devices` order; absent creates its own.
+     * Borrowed CUDA stream addresses, one per device in `devices` order, each a stream of its device's
+     * primary context; 0, `CU_STREAM_LEGACY`, `CU_STREAM_PER_THREAD` and one address twice are invalid
+     * arguments; absent creates non-blocking streams on the primary contexts.
      */
     public var streams: [UInt64]?
     /**
-     * Ceiling on scratch bytes per device; absent lets scratch grow as batches ask.
+     * Ceiling on device scratch bytes per device, at most the device's memory; scratch that would pass it is
+     * an out-of-memory error; absent lets scratch grow as batches ask.
      */
     public var scratchLimit: UInt64?
     /**
@@ -1417,11 +1425,13 @@ public struct ExecutorForVramConfig: Equatable, Hashable {
     // declare one manually.
     public init(
         /**
-         * Device ordinals, positions in `gpuDevices`, to drive; absent takes one free device.
+         * Device ordinals, positions in `gpuDevices`, to drive; absent takes the device of this process's local
+         * rank (`LOCAL_RANK`, else `SLURM_LOCALID`, else 0), or the only device when one is visible; a rank past
+         * the last device is an invalid argument naming the variable.
          */devices: [UInt32]? = nil, 
         /**
-         * The GPU class every device dispatches as, spelled like "nvidia-hopper"; absent derives the devices'
-         * own.
+         * The GPU class every device must be, spelled like "nvidia-hopper"; a device of another class is an
+         * invalid argument naming both; absent accepts the devices' own.
          */gpuClass: String? = nil, 
         /**
          * NUMA node IDs whose cores the host decoders take; absent takes every node.
@@ -1431,10 +1441,13 @@ public struct ExecutorForVramConfig: Equatable, Hashable {
          * own.
          */cpuClass: String? = nil, 
         /**
-         * Borrowed CUDA stream addresses, one per device in `devices` order; absent creates its own.
+         * Borrowed CUDA stream addresses, one per device in `devices` order, each a stream of its device's
+         * primary context; 0, `CU_STREAM_LEGACY`, `CU_STREAM_PER_THREAD` and one address twice are invalid
+         * arguments; absent creates non-blocking streams on the primary contexts.
          */streams: [UInt64]? = nil, 
         /**
-         * Ceiling on scratch bytes per device; absent lets scratch grow as batches ask.
+         * Ceiling on device scratch bytes per device, at most the device's memory; scratch that would pass it is
+         * an out-of-memory error; absent lets scratch grow as batches ask.
          */scratchLimit: UInt64? = nil, 
         /**
          * Deferred calls tracked at once; absent takes a default.

@@ -1360,7 +1360,8 @@ public object FfiConverterString: FfiConverter<String, RustBuffer.ByValue> {
 public interface ExecutorInterface {
     
     /**
-     * Waits for every call submitted to this executor so far, then idles in `mood`.
+     * Waits for every call submitted to this executor so far and, on a VRAM executor, for all work queued so
+     * far on its streams, then idles in `mood`.
      * - `mood`: What the threads or streams do once they go idle.
      */
     fun `drain`(`mood`: Mood = Mood.PARKED)
@@ -1486,7 +1487,8 @@ open class Executor: Disposable, AutoCloseable, ExecutorInterface
 
     
     /**
-     * Waits for every call submitted to this executor so far, then idles in `mood`.
+     * Waits for every call submitted to this executor so far and, on a VRAM executor, for all work queued so
+     * far on its streams, then idles in `mood`.
      * - `mood`: What the threads or streams do once they go idle.
      */
     @Throws(UFormException::class)override fun `drain`(`mood`: Mood)
@@ -1544,7 +1546,8 @@ open class Executor: Disposable, AutoCloseable, ExecutorInterface
 
         
     /**
-     * Opens one stream per device for VRAM-resident models.
+     * Opens one stream per device for VRAM-resident models, leaving the calling thread's current CUDA
+     * context as it was.
      * - `config`: Which devices to drive, on which streams, and where the host decoders go.
      */
     @Throws(UFormException::class) fun `forVram`(`config`: ExecutorForVramConfig? = null): Executor {
@@ -2442,13 +2445,15 @@ public object FfiConverterTypeExecutorForRamConfig: FfiConverterRustBuffer<Execu
  */
 data class ExecutorForVramConfig (
     /**
-     * Device ordinals, positions in `gpuDevices`, to drive; absent takes one free device.
+     * Device ordinals, positions in `gpuDevices`, to drive; absent takes the device of this process's local
+     * rank (`LOCAL_RANK`, else `SLURM_LOCALID`, else 0), or the only device when one is visible; a rank past
+     * the last device is an invalid argument naming the variable.
      */
     var `devices`: List<kotlin.UInt>? = null 
     , 
     /**
-     * The GPU class every device dispatches as, spelled like "nvidia-hopper"; absent derives the devices'
-     * own.
+     * The GPU class every device must be, spelled like "nvidia-hopper"; a device of another class is an
+     * invalid argument naming both; absent accepts the devices' own.
      */
     var `gpuClass`: kotlin.String? = null 
     , 
@@ -2464,12 +2469,15 @@ data class ExecutorForVramConfig (
     var `cpuClass`: kotlin.String? = null 
     , 
     /**
-     * Borrowed CUDA stream addresses, one per device in `devices` order; absent creates its own.
+     * Borrowed CUDA stream addresses, one per device in `devices` order, each a stream of its device's
+     * primary context; 0, `CU_STREAM_LEGACY`, `CU_STREAM_PER_THREAD` and one address twice are invalid
+     * arguments; absent creates non-blocking streams on the primary contexts.
      */
     var `streams`: List<kotlin.ULong>? = null 
     , 
     /**
-     * Ceiling on scratch bytes per device; absent lets scratch grow as batches ask.
+     * Ceiling on device scratch bytes per device, at most the device's memory; scratch that would pass it is
+     * an out-of-memory error; absent lets scratch grow as batches ask.
      */
     var `scratchLimit`: kotlin.ULong? = null 
     , 

@@ -7,6 +7,7 @@ use crate::Output;
 pub mod c;
 pub mod docs;
 pub mod python;
+pub mod rust;
 pub mod shapes;
 pub mod typescript;
 pub mod udl;
@@ -17,6 +18,7 @@ pub fn render_all(api: &Api) -> Vec<Output> {
     out.extend(typescript::render(api));
     out.extend(python::render(api));
     out.extend(udl::render(api));
+    out.extend(rust::render(api));
     out
 }
 

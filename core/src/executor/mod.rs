@@ -68,8 +68,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-/// Deferred calls an executor tracks at once when `deferredLimit` is absent.
-pub const DEFAULT_DEFERRED_LIMIT: u32 = 1024;
+/// Deferred calls an executor tracks at once when `deferredLimit` is absent (the IDL's default).
+pub const DEFAULT_DEFERRED_LIMIT: u32 = crate::ExecutorForRamConfig::DEFAULT_DEFERRED_LIMIT;
 
 /// The most threads one RAM executor spawns: a larger `threads` is an invalid argument, checked before anything is
 /// allocated per thread (4294967295 threads would otherwise ask for half a terabyte of per-thread state at once).

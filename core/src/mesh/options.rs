@@ -5,8 +5,8 @@ use crate::types::MeshOptions;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// The timeout when `timeoutSeconds` is absent.
-pub(crate) const DEFAULT_TIMEOUT_SECONDS: u32 = 120;
+/// The timeout when `timeoutSeconds` is absent (the IDL's default).
+pub(crate) const DEFAULT_TIMEOUT_SECONDS: u32 = MeshOptions::DEFAULT_TIMEOUT_SECONDS;
 
 /// Checked options: what bootstrap acts on.
 #[derive(Clone, Debug)]
@@ -39,10 +39,10 @@ pub(crate) fn plan(options: &MeshOptions) -> Result<Plan> {
     if options.gpus_per_multimem_domain == Some(0) {
         return Err(Error::invalid_argument("gpusPerMultimemDomain", "must be at least 1, got 0"));
     }
-    let count = options.host_domain_count.unwrap_or(1);
+    let count = options.host_domain_count.unwrap_or(MeshOptions::DEFAULT_HOST_DOMAIN_COUNT);
     // Absent derives 0, as the IDL documents: in C a zero field means absent, so index 0 must be expressible
     // as absent. Two processes that both take 0 meet as a duplicate index, which bootstrap reports as a conflict.
-    let index = options.host_domain_index.unwrap_or(0);
+    let index = options.host_domain_index.unwrap_or(MeshOptions::DEFAULT_HOST_DOMAIN_INDEX);
     if index >= count {
         return Err(Error::invalid_argument(
             "hostDomainIndex",

@@ -1,0 +1,193 @@
+//! Rust: core's own types (`generated/rust/types.rs`: every record and enum of the IDL, and the builtin matrix a
+//! verb returns) and error kinds (`generated/rust/error_kind.rs`), which `core` includes so that nothing there
+//! repeats the IDL. [`stub`] renders a core whose every callable is `unimplemented!()`, for compiling a fixture's
+//! glue without the real runtime.
+
+pub mod format;
+pub mod stub;
+
+use crate::lang::banner;
+use crate::model::*;
+use crate::Output;
+use askama::Template;
+
+struct FieldView {
+    doc: String,
+    name: String,
+    ty: String,
+}
+
+struct ConstantView {
+    field: String,
+    name: String,
+    ty: String,
+    value: String,
+}
+
+#[derive(Template)]
+#[template(path = "rust/record.rs", escape = "none")]
+struct RecordRs {
+    doc: String,
+    derives: String,
+    name: String,
+    fields: Vec<FieldView>,
+    constants: Vec<ConstantView>,
+    /// A hand-written `Default` when a required field has an IDL default; `None` derives it or has none.
+    defaults: Option<Vec<(String, String)>>,
+}
+
+struct VariantView {
+    doc: String,
+    name: String,
+    value: String,
+}
+
+#[derive(Template)]
+#[template(path = "rust/enum.rs", escape = "none")]
+struct EnumRs {
+    doc: String,
+    name: String,
+    strings: bool,
+    variants: Vec<VariantView>,
+}
+
+#[derive(Template)]
+#[template(path = "rust/matrix.rs", escape = "none")]
+struct MatrixRs;
+
+#[derive(Template)]
+#[template(path = "rust/types.rs", escape = "none")]
+struct TypesRs {
+    banner: String,
+    body: String,
+}
+
+struct KindView {
+    doc: String,
+    name: String,
+    code: String,
+    status: u32,
+}
+
+#[derive(Template)]
+#[template(path = "rust/error_kind.rs", escape = "none")]
+struct ErrorKindRs {
+    banner: String,
+    kinds: Vec<KindView>,
+}
+
+/// Renders a template; a failure names it and the item instead of writing an empty file.
+fn emit(template: &impl Template, what: &str) -> String {
+    template.render().unwrap_or_else(|e| panic!("rendering {what} for generated/rust failed: {e}"))
+}
+
+fn record(api: &Api, r: &Record) -> String {
+    let traits = format::record_traits(api, r, 0);
+    let mut derives = format::derives(traits);
+    let custom_default = r.fields.iter().any(|f| !f.optional && f.default.is_some());
+    if traits.value && !custom_default {
+        derives.push_str(", Default");
+    }
+    let constants = r
+        .fields
+        .iter()
+        .filter_map(|f| match &f.default {
+            Some(l) if *l != Literal::EmptyRecord => Some(ConstantView {
+                field: f.name.snake(),
+                name: format!("DEFAULT_{}", f.name.screaming()),
+                ty: format::constant_ty(&f.ty),
+                value: format::literal(&f.ty, l),
+            }),
+            _ => None,
+        })
+        .collect();
+    let defaults = (traits.value && custom_default).then(|| {
+        r.fields
+            .iter()
+            .map(|f| {
+                let value = match (&f.default, f.optional) {
+                    (Some(l), false) => match &f.ty {
+                        Type::String | Type::Path | Type::GpuClass => {
+                            format!("{}.to_string()", format::literal(&f.ty, l))
+                        }
+                        t => format::literal(t, l),
+                    },
+                    _ => "Default::default()".into(),
+                };
+                (f.name.snake(), value)
+            })
+            .collect()
+    });
+    let view = RecordRs {
+        doc: format::doc(&r.doc, ""),
+        derives,
+        name: r.name.pascal(),
+        fields: r
+            .fields
+            .iter()
+            .map(|f| FieldView { doc: format::doc(&f.doc, "    "), name: f.name.snake(), ty: format::field_ty(f) })
+            .collect(),
+        constants,
+        defaults,
+    };
+    emit(&view, &format!("record {}", r.name.pascal()))
+}
+
+fn enumeration(e: &Enum) -> String {
+    let view = EnumRs {
+        doc: format::doc(&e.doc, ""),
+        name: e.name.pascal(),
+        strings: e.is_string(),
+        variants: e
+            .variants
+            .iter()
+            .map(|v| VariantView {
+                doc: format::doc(&v.doc, "    "),
+                name: v.name.pascal(),
+                value: match &v.value {
+                    EnumValue::Number(n) => n.to_string(),
+                    EnumValue::String(s) => format!("{s:?}"),
+                },
+            })
+            .collect(),
+    };
+    emit(&view, &format!("enum {}", e.name.pascal()))
+}
+
+/// `generated/rust/types.rs`: every enum and record in IDL order, then the builtin matrix when a verb returns one.
+pub fn types(api: &Api) -> String {
+    let mut parts = Vec::new();
+    for item in &api.items {
+        match item {
+            Item::Record(r) => parts.push(record(api, r)),
+            Item::Enum(e) => parts.push(enumeration(e)),
+            Item::Class(_) | Item::Function(_) => {}
+        }
+    }
+    if api.returns_matrix() {
+        parts.push(emit(&MatrixRs, "the f32 matrix"));
+    }
+    emit(&TypesRs { banner: banner("//"), body: parts.join("\n\n") }, "types.rs")
+}
+
+/// `generated/rust/error_kind.rs`: the `ErrorKind` enum of the IDL's `errors:` list.
+pub fn error_kind(api: &Api) -> String {
+    let kinds = api
+        .errors
+        .iter()
+        .map(|k| KindView {
+            doc: format::doc(&k.doc, "    "),
+            name: k.name.pascal(),
+            code: k.name.snake(),
+            status: k.status,
+        })
+        .collect();
+    emit(&ErrorKindRs { banner: banner("//"), kinds }, "error_kind.rs")
+}
+
+pub fn render(api: &Api) -> Vec<Output> {
+    vec![
+        Output { path: "rust/types.rs".into(), contents: types(api) },
+        Output { path: "rust/error_kind.rs".into(), contents: error_kind(api) },
+    ]
+}

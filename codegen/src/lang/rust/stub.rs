@@ -1,0 +1,144 @@
+//! A stub core for a fixture IDL: the fixture's types and error kinds (as [`super::types`] and
+//! [`super::error_kind`] render them for the real core), the error type, and every function, class and member with
+//! the signature the generated glue calls, each body `unimplemented!()`. Compiling a fixture's glue against it
+//! checks the glue and the signature rules of `idl/README.md` without the real runtime.
+//!
+//! The rules, as the glue assumes them: a callable returns `Result<T>` exactly when it `throws`; parameters are
+//! scalars, enums and records by value, strings and paths as `impl AsRef<str>`, lists as slices, handles as `&Class`;
+//! a non-throwing optional string is `Option<&'static str>`; constructors return `Self`, methods take `&self`,
+//! `free` is `fn free(&self) -> Result<()>`; a `try_first` method has a twin `try_<name>` returning `None` when it
+//! would block; every class is `Clone + Debug + Send + Sync`.
+
+use super::format;
+use crate::model::*;
+
+/// A parameter's type in a core signature.
+fn param_ty(t: &Type) -> String {
+    match t {
+        Type::String | Type::Path | Type::GpuClass => "impl AsRef<str>".into(),
+        Type::List(e) => format!("&[{}]", format::ty(e)),
+        Type::Class(n) => format!("&{}", n.pascal()),
+        other => format::ty(other),
+    }
+}
+
+/// A callable's result type in a core signature.
+fn result_ty(c: &Callable) -> String {
+    let plain = match &c.returns {
+        None => "()".to_string(),
+        Some(Type::String) if c.returns_optional && !c.throws => return "Option<&'static str>".into(),
+        Some(t) if c.returns_optional => format!("Option<{}>", format::ty(t)),
+        Some(t) => format::ty(t),
+    };
+    if c.throws {
+        format!("Result<{plain}>")
+    } else {
+        plain
+    }
+}
+
+fn signature(c: &Callable, receiver: bool, name: &str, result: &str) -> String {
+    let mut params: Vec<String> = Vec::new();
+    if receiver {
+        params.push("&self".into());
+    }
+    params.extend(c.params.iter().map(|p| format!("_{}: {}", p.name.snake(), param_ty(&p.ty))));
+    format!("pub fn {name}({}) -> {result} {{\n        unimplemented!()\n    }}", params.join(", "))
+}
+
+fn class(k: &Class) -> String {
+    let mut members = Vec::new();
+    for m in &k.members {
+        let name = m.name.snake();
+        let result = result_ty(m);
+        match m.kind {
+            CallableKind::Constructor => {
+                let result = if m.throws { "Result<Self>".to_string() } else { "Self".to_string() };
+                members.push(signature(m, false, &name, &result));
+            }
+            CallableKind::Free => members.push(signature(m, true, &name, "Result<()>")),
+            CallableKind::Method | CallableKind::Function => {
+                members.push(signature(m, true, &name, &result));
+                if m.try_first {
+                    members.push(signature(m, true, &format!("try_{name}"), &format!("Option<{result}>")));
+                }
+            }
+        }
+    }
+    let body: Vec<String> = members.iter().map(|m| format!("    {m}")).collect();
+    format!(
+        "#[derive(Clone, Debug)]\npub struct {name};\n\nimpl {name} {{\n{}\n}}\n",
+        body.join("\n\n"),
+        name = k.name.pascal()
+    )
+}
+
+/// The stub core's error type: core's shape (a kind and a message) with the helpers the glue's runtimes call.
+fn error(api: &Api) -> String {
+    let mut out = String::from(
+        "#[derive(Clone, Debug, PartialEq, Eq)]\npub struct Error(ErrorKind, String);\n\n\
+         pub type Result<T, E = Error> = std::result::Result<T, E>;\n\n\
+         impl Error {\n    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {\n        \
+         Error(kind, message.into())\n    }\n    pub fn kind(&self) -> ErrorKind {\n        self.0\n    }\n    \
+         pub fn message(&self) -> &str {\n        &self.1\n    }\n",
+    );
+    let has = |name: &str| api.errors.iter().any(|k| k.name.snake() == name);
+    if has("invalid_argument") {
+        out.push_str(
+            "    pub fn invalid_argument(argument: &str, what: impl std::fmt::Display) -> Self {\n        \
+             Error::new(ErrorKind::InvalidArgument, format!(\"`{argument}` {what}\"))\n    }\n",
+        );
+    }
+    if has("freed_handle") {
+        out.push_str(
+            "    pub fn freed(class: &str, method: &str) -> Self {\n        \
+             Error::new(ErrorKind::FreedHandle, format!(\"`{method}` was called on a freed {class}\"))\n    }\n",
+        );
+    }
+    if has("internal") {
+        out.push_str(
+            "    pub fn internal(message: impl Into<String>) -> Self {\n        \
+             Error::new(ErrorKind::Internal, message)\n    }\n    \
+             pub fn from_panic(_payload: Box<dyn std::any::Any + Send>) -> Self {\n        \
+             Error::internal(\"a panic was caught\")\n    }\n",
+        );
+    }
+    out.push_str(
+        "}\n\nimpl std::fmt::Display for Error {\n    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result \
+         {\n        f.write_str(&self.1)\n    }\n}\n\nimpl std::error::Error for Error {}\n",
+    );
+    out
+}
+
+/// The `src/lib.rs` of a crate named `uform-core` that the fixture's glue compiles against.
+pub fn core(api: &Api) -> String {
+    let mut out = String::from(
+        "//! A stub core rendered from a fixture IDL by uform-codegen's stub_core test.\n\
+         #![allow(dead_code, unused_variables, clippy::all)]\n\n",
+    );
+    out.push_str(&super::types(api));
+    out.push('\n');
+    if !api.returns_matrix() {
+        // The C runtime converts matrices whether or not a fixture returns one.
+        out.push_str(
+            "#[derive(Clone, Debug, PartialEq, Default)]\npub struct F32Matrix {\n    pub data: Vec<f32>,\n    \
+             pub rows: u32,\n    pub columns: u32,\n}\n\n",
+        );
+    }
+    out.push_str(&super::error_kind(api));
+    out.push('\n');
+    out.push_str(&error(api));
+    out.push_str(
+        "\npub mod devices {\n    pub fn gpu_class_id(_name: &str) -> Option<i32> {\n        unimplemented!()\n    }\n}\n",
+    );
+    for f in api.functions() {
+        out.push('\n');
+        out.push_str(&signature(f, false, &f.name.snake(), &result_ty(f)).replace("\n    ", "\n"));
+        out.push('\n');
+    }
+    for k in api.classes() {
+        out.push('\n');
+        out.push_str(&class(k));
+    }
+    out
+}

@@ -2,11 +2,15 @@
 //! machine without either driver still runs everything else.
 //!
 //! - [`classes`]: the GPU class table (compute capability or gfx target to class name and id).
-//! - [`nvidia`], [`amd`]: one vendor each; both answer "no devices" rather than fail.
+//! - [`nvidia`], [`amd`]: one vendor each; both answer "no devices" rather than fail, with a note saying why.
+//! - [`nvml`], [`fabric`]: what NVML knows without initialising CUDA: compute capabilities, NVLink fabrics.
 
 pub mod amd;
 pub mod classes;
+pub mod fabric;
+pub mod installed;
 pub mod nvidia;
+pub mod nvml;
 
 use std::sync::OnceLock;
 
@@ -84,12 +88,35 @@ fn reason(notes: &[String]) -> String {
 }
 
 /// Whether the device reports NVLink multicast support (CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED). Only NVIDIA
-/// devices have it; anything else, or any driver error, is `false`.
+/// devices have it; anything else, or any driver error, is `false`. The attribute says yes on unprovisioned
+/// nodes too; [`multicast_usable`] asks the driver to really make a multicast object.
 pub fn multicast_supported(device: &GpuDevice) -> bool {
     match device.vendor {
         GpuVendor::Nvidia => nvidia::multicast_supported(device.vendor_ordinal),
         GpuVendor::Amd | GpuVendor::Apple | GpuVendor::Unknown => false,
     }
+}
+
+/// Whether NVLink multicast really works on the device: the attribute says yes and a multicast object can be
+/// created with the device added to it ([`nvidia::multicast_probe`]). Read once per device and process.
+pub fn multicast_usable(device: &GpuDevice) -> bool {
+    static PROBED: std::sync::Mutex<Vec<(u32, bool)>> = std::sync::Mutex::new(Vec::new());
+    if device.vendor != GpuVendor::Nvidia || !multicast_supported(device) {
+        return false;
+    }
+    let mut probed = PROBED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, usable)) = probed.iter().find(|(ordinal, _)| *ordinal == device.vendor_ordinal) {
+        return *usable;
+    }
+    let usable = nvidia::multicast_probe(device.vendor_ordinal).is_ok();
+    probed.push((device.vendor_ordinal, usable));
+    usable
+}
+
+/// The NVLink fabric of a listed device, from NVML by its UUID; `None` for AMD, without NVML, or where the driver
+/// has no fabric query.
+pub fn gpu_fabric(device: &GpuDevice) -> Option<fabric::Fabric> {
+    nvml::fabric_of(&gpu_uuid(device)?)
 }
 
 #[cfg(test)]
@@ -139,9 +166,12 @@ mod tests {
         let amd = GpuDevice { vendor: GpuVendor::Amd, ..GpuDevice::default() };
         assert!(!multicast_supported(&amd));
         assert!(!multicast_supported(&GpuDevice::default()));
+        assert!(!multicast_usable(&amd));
         if !nvidia::driver_present() {
             let nvidia = GpuDevice { vendor: GpuVendor::Nvidia, ..GpuDevice::default() };
             assert!(!multicast_supported(&nvidia));
+            assert!(!multicast_usable(&nvidia));
+            assert_eq!(gpu_fabric(&nvidia), None);
         }
     }
 }

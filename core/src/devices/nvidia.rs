@@ -7,8 +7,8 @@
 //! (`CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803)`), so "no GPUs" has a reason. One device that fails to describe
 //! itself is left out with a note of its own; the others are still listed.
 
+use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use cudarc::driver::result::{self, DriverError};
 use cudarc::driver::sys::{self, CUdevice_attribute};
@@ -106,19 +106,22 @@ pub fn driver_present() -> bool {
     unsafe { sys::is_culib_present() }
 }
 
-static DRIVER_ENTRIES: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    static DRIVER_ENTRIES: Cell<usize> = const { Cell::new(0) };
+}
 
-/// How many times this process has entered the CUDA driver (each entry calls `cuInit` first, when a driver is
-/// present). Tests use it to prove that a path, such as `capabilitiesAvailable`, never initialises CUDA: after
-/// `cuInit` a forked child can no longer use CUDA.
+/// How many times the calling thread has entered the CUDA driver here (each entry calls `cuInit` first, when a
+/// driver is present). Tests use it to prove that a path, such as `capabilitiesAvailable`, never initialises
+/// CUDA: after `cuInit` a forked child can no longer use CUDA. Per thread, so tests running alongside do not
+/// count.
 pub fn driver_entries() -> usize {
-    DRIVER_ENTRIES.load(Ordering::SeqCst)
+    DRIVER_ENTRIES.with(Cell::get)
 }
 
 /// Runs `body` after initialising the driver; `Err` says why not: no driver, a driver error (its name and code),
 /// or a panic in cudarc (a symbol the loaded driver lacks).
 fn with_driver<T>(body: impl FnOnce() -> Result<T, DriverError>) -> Result<T, String> {
-    DRIVER_ENTRIES.fetch_add(1, Ordering::SeqCst);
+    DRIVER_ENTRIES.with(|entries| entries.set(entries.get() + 1));
     if !driver_present() {
         return Err("no CUDA driver: libcuda.so could not be loaded".into());
     }

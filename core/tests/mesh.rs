@@ -458,7 +458,7 @@ fn mesh_stale_job_directory_from_a_killed_run() {
     wait_for("the old run's records", || members(&job) == 2);
     old.into_iter().for_each(kill);
     // What an earlier, finished run left on another machine: a record with its done marker.
-    let finished = r#"{"version":1,"job":"s","nonce":"00000000000000aa","host":"elsewhere","machine":"other-boot/pid:[1]",
+    let finished = r#"{"version":2,"job":"s","nonce":"00000000000000aa","host":"elsewhere","machine":"other-boot/pid:[1]",
         "pid":4242,"start_time":7,"index":2,"count":3,"gpus_per_multimem_domain":0,"gpus":[]}"#;
     std::fs::write(job.join("member-2-00000000000000aa.json"), finished).unwrap();
     std::fs::write(job.join("done-2-00000000000000aa"), "").unwrap();
@@ -477,7 +477,7 @@ fn mesh_record_of_another_machine_that_collides_names_the_file() {
     let results = Scratch::new("foreign-results");
     let job = scratch.dir().join("f");
     std::fs::create_dir(&job).unwrap();
-    let foreign = r#"{"version":1,"job":"f","nonce":"00000000000000bb","host":"elsewhere","machine":"other-boot/pid:[1]",
+    let foreign = r#"{"version":2,"job":"f","nonce":"00000000000000bb","host":"elsewhere","machine":"other-boot/pid:[1]",
         "pid":4242,"start_time":7,"index":0,"count":2,"gpus_per_multimem_domain":0,"gpus":[]}"#;
     std::fs::write(job.join("member-0-00000000000000bb.json"), foreign).unwrap();
     let text = finish(spawn(

@@ -57,11 +57,22 @@ const char *uform_last_error_message(void);
 /** The kind of a status as every language spells it, like "invalid_argument"; NULL for a value outside the enum. */
 const char *uform_status_name(uform_status_t status);
 
-/** How a mesh's NVLink domains reduce. */
+/**
+ * How a mesh's NVLink domains reduce. Each process records, per GPU, whether a multicast object can really be
+ * made with it (the multicast attribute, then a tiny object created, the device added and released) and its
+ * NVLink fabric as NVML reports it (registration state, cluster UUID, clique id); the tier follows from every
+ * record.
+ */
 typedef enum uform_multimem_tier_t {
-    /** "switch-reduced": Every GPU of every domain supports NVLink multicast, so the switch reduces. */
+    /**
+     * "switch-reduced": Every GPU of the run made a multicast object and its fabric registration completed,
+     * so NVLink switches reduce within each domain.
+     */
     UFORM_MULTIMEM_TIER_SWITCH_REDUCED = 0,
-    /** "peer-read": Some GPU lacks NVLink multicast, so peers read each other's memory. */
+    /**
+     * "peer-read": Some GPU cannot multicast (no support, an unprovisioned fabric, a failed probe) or the run
+     * has none, so peers of one host read each other's memory.
+     */
     UFORM_MULTIMEM_TIER_PEER_READ = 1,
 } uform_multimem_tier_t;
 
@@ -160,7 +171,12 @@ typedef struct uform_mesh_options_t {
     uint32_t host_domain_index;
     /** Processes in the run, one per host; absent derives one, a run with no peers. Zero means absent. */
     uint32_t host_domain_count;
-    /** GPUs one NVLink multicast domain spans; absent derives the host. Zero means absent. */
+    /**
+     * GPUs one NVLink multicast domain spans, splitting each NVLink group of GPUs into domains of this many;
+     * absent takes each group whole, which suits one process per GPU. A group it does not divide is an
+     * invalid argument; a larger value leaves the group whole, since GPUs without a shared fabric never share
+     * a domain. Zero means absent.
+     */
     uint32_t gpus_per_multimem_domain;
     /**
      * The path of the directory every host sees, crossing as its UTF-8 bytes; required with peers. NULL means
@@ -212,11 +228,15 @@ typedef struct uform_mesh_description_t {
      */
     const uform_gpu_device_t *gpus;
     size_t gpus_count;
-    /** GPUs one NVLink multicast domain spans. */
+    /** GPUs the largest NVLink multicast domain spans; 0 without GPUs. */
     uint32_t gpus_per_multimem_domain;
-    /** NVLink multicast domains across the run. */
+    /**
+     * NVLink multicast domains across the run: with the switch-reduced tier the groups of GPUs sharing an
+     * NVLink fabric (NVML's cluster UUID and clique id), otherwise one per host, each split by the
+     * `gpusPerMultimemDomain` option when given; 0 without GPUs.
+     */
     uint32_t multimem_domain_count;
-    /** How its NVLink domains reduce. */
+    /** How its NVLink domains reduce, decided from every member's GPUs when the mesh forms. */
     uform_multimem_tier_t multimem_tier;
 } uform_mesh_description_t;
 
@@ -564,7 +584,10 @@ uform_status_t uform_model_free(uform_model_t *model);
 
 /**
  * Lists every GPU this process can drive, NVIDIA devices first, then AMD, so a device's position is the
- * ordinal VRAM placements name it by; a machine without GPUs lists none.
+ * ordinal VRAM placements name it by; a machine without GPUs lists none. A device that fails to describe
+ * itself is left out and the vendor's others are kept; one whose architecture the tables do not know has no
+ * class. When none is listed, the unavailable error of a VRAM executor says why, with the driver's error name
+ * and code.
  * @param devices Receives the array, owned by UForm and valid for the life of the process.
  * @param devices_count Receives the number of elements.
  * @return `UFORM_STATUS_OK`, or the error kind with `uform_last_error_message` saying why; a NULL pointer
@@ -579,13 +602,18 @@ uform_status_t uform_gpu_devices(const uform_gpu_device_t **devices, size_t *dev
 const char *uform_capabilities_compiled(void);
 
 /**
- * The hardware capabilities the current machine offers at runtime, comma-separated.
+ * The hardware capabilities the current machine offers at runtime, comma-separated: the CPU classes it runs,
+ * then the classes of the GPUs installed. It never initialises CUDA or HIP, so a process may call it and then
+ * fork workers that use GPUs; GPUs are read from NVML and the kernel's KFD topology, which list every
+ * installed GPU whatever CUDA_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES hide.
  * @return A NUL-terminated string in static storage, never freed.
  */
 const char *uform_capabilities_available(void);
 
 /**
- * Spells a GPU class, like "nvidia-hopper"; an id the tables do not know gives none.
+ * Spells a GPU class, like "nvidia-hopper"; an id the tables do not know gives none. Blackwell is three
+ * classes, whose machine code is not interchangeable: "nvidia-blackwell" (compute capability 10.0 and 10.3),
+ * "nvidia-blackwell-thor" (10.1 or 11.0) and "nvidia-blackwell-rtx" (12.x).
  * @param gpu_class The class id a `uform_gpu_device_t` carries.
  * @return The value, or NULL when there is none; static storage, never freed.
  */

@@ -694,7 +694,10 @@ impl Model {
 }
 
 /// Lists every GPU this process can drive, NVIDIA devices first, then AMD, so a device's position is the
-/// ordinal VRAM placements name it by; a machine without GPUs lists none.
+/// ordinal VRAM placements name it by; a machine without GPUs lists none. A device that fails to describe
+/// itself is left out and the vendor's others are kept; one whose architecture the tables do not know has no
+/// class. When none is listed, the unavailable error of a VRAM executor says why, with the driver's error
+/// name and code.
 #[pyfunction]
 fn gpu_devices(py: Python<'_>) -> PyResult<Py<PyAny>> {
     let value = guard_value(|| uform_core::gpu_devices()).map_err(|e| raise(py, e))?;
@@ -709,7 +712,10 @@ fn capabilities_compiled(py: Python<'_>) -> PyResult<Py<PyAny>> {
     Ok(value.clone_ref(py))
 }
 
-/// The hardware capabilities the current machine offers at runtime, comma-separated.
+/// The hardware capabilities the current machine offers at runtime, comma-separated: the CPU classes it runs,
+/// then the classes of the GPUs installed. It never initialises CUDA or HIP, so a process may call it and
+/// then fork workers that use GPUs; GPUs are read from NVML and the kernel's KFD topology, which list every
+/// installed GPU whatever CUDA_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES hide.
 #[pyfunction]
 fn capabilities_available(py: Python<'_>) -> PyResult<Py<PyAny>> {
     static VALUE: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();

@@ -11,7 +11,12 @@ export interface MeshOptions {
     hostDomainIndex?: number;
     /** Processes in the run, one per host; absent derives one, a run with no peers. */
     hostDomainCount?: number;
-    /** GPUs one NVLink multicast domain spans; absent derives the host. */
+    /**
+     * GPUs one NVLink multicast domain spans, splitting each NVLink group of GPUs into domains of this many;
+     * absent takes each group whole, which suits one process per GPU. A group it does not divide is an
+     * invalid argument; a larger value leaves the group whole, since GPUs without a shared fabric never share
+     * a domain.
+     */
     gpusPerMultimemDomain?: number;
     /** The path of the directory every host sees, crossing as its UTF-8 bytes; required with peers. */
     directory?: string;
@@ -35,25 +40,40 @@ export interface CompiledMeshDescription {
     hostDomainCount: number;
     /** This host's GPUs that are members of the mesh; none for a RAM executor. */
     gpus: GpuDevice[];
-    /** GPUs one NVLink multicast domain spans. */
+    /** GPUs the largest NVLink multicast domain spans; 0 without GPUs. */
     gpusPerMultimemDomain: number;
-    /** NVLink multicast domains across the run. */
+    /**
+     * NVLink multicast domains across the run: with the switch-reduced tier the groups of GPUs sharing an
+     * NVLink fabric (NVML's cluster UUID and clique id), otherwise one per host, each split by the
+     * `gpusPerMultimemDomain` option when given; 0 without GPUs.
+     */
     multimemDomainCount: number;
-    /** How its NVLink domains reduce. */
+    /** How its NVLink domains reduce, decided from every member's GPUs when the mesh forms. */
     multimemTier: string;
 }
 
 /** What a mesh reports about itself. */
 export interface MeshDescription extends Omit<CompiledMeshDescription, "multimemTier"> {
-    /** How its NVLink domains reduce. */
+    /** How its NVLink domains reduce, decided from every member's GPUs when the mesh forms. */
     multimemTier: MultimemTier;
 }
 
-/** How a mesh's NVLink domains reduce. */
+/**
+ * How a mesh's NVLink domains reduce. Each process records, per GPU, whether a multicast object can really be
+ * made with it (the multicast attribute, then a tiny object created, the device added and released) and its
+ * NVLink fabric as NVML reports it (registration state, cluster UUID, clique id); the tier follows from every
+ * record.
+ */
 export declare enum MultimemTier {
-    /** Every GPU of every domain supports NVLink multicast, so the switch reduces. */
+    /**
+     * Every GPU of the run made a multicast object and its fabric registration completed, so NVLink switches
+     * reduce within each domain.
+     */
     SwitchReduced = "switch-reduced",
-    /** Some GPU lacks NVLink multicast, so peers read each other's memory. */
+    /**
+     * Some GPU cannot multicast (no support, an unprovisioned fabric, a failed probe) or the run has none, so
+     * peers of one host read each other's memory.
+     */
     PeerRead = "peer-read",
 }
 
@@ -410,14 +430,22 @@ export declare class CompiledModel {
 
 /**
  * Lists every GPU this process can drive, NVIDIA devices first, then AMD, so a device's position is the
- * ordinal VRAM placements name it by; a machine without GPUs lists none.
+ * ordinal VRAM placements name it by; a machine without GPUs lists none. A device that fails to describe
+ * itself is left out and the vendor's others are kept; one whose architecture the tables do not know has no
+ * class. When none is listed, the unavailable error of a VRAM executor says why, with the driver's error name
+ * and code.
  */
 export declare function gpuDevices(): GpuDevice[];
 
 /** The hardware capabilities this binary was compiled with, comma-separated. */
 export declare function capabilitiesCompiled(): string;
 
-/** The hardware capabilities the current machine offers at runtime, comma-separated. */
+/**
+ * The hardware capabilities the current machine offers at runtime, comma-separated: the CPU classes it runs,
+ * then the classes of the GPUs installed. It never initialises CUDA or HIP, so a process may call it and then
+ * fork workers that use GPUs; GPUs are read from NVML and the kernel's KFD topology, which list every
+ * installed GPU whatever CUDA_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES hide.
+ */
 export declare function capabilitiesAvailable(): string;
 
 /**

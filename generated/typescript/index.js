@@ -111,11 +111,22 @@ function notInstance(argument, expected, value) {
     return new UFormError('invalid_argument', `\`${argument}\` must be ${expected}, got ${shown(value)}`);
 }
 
-/** How a mesh's NVLink domains reduce. */
+/**
+ * How a mesh's NVLink domains reduce. Each process records, per GPU, whether a multicast object can really be
+ * made with it (the multicast attribute, then a tiny object created, the device added and released) and its
+ * NVLink fabric as NVML reports it (registration state, cluster UUID, clique id); the tier follows from every
+ * record.
+ */
 const MultimemTier = Object.freeze({
-    /** Every GPU of every domain supports NVLink multicast, so the switch reduces. */
+    /**
+     * Every GPU of the run made a multicast object and its fabric registration completed, so NVLink switches
+     * reduce within each domain.
+     */
     SwitchReduced: "switch-reduced",
-    /** Some GPU lacks NVLink multicast, so peers read each other's memory. */
+    /**
+     * Some GPU cannot multicast (no support, an unprovisioned fabric, a failed probe) or the run has none, so
+     * peers of one host read each other's memory.
+     */
     PeerRead: "peer-read",
 });
 
@@ -563,7 +574,10 @@ class Model {
 
 /**
  * Lists every GPU this process can drive, NVIDIA devices first, then AMD, so a device's position is the
- * ordinal VRAM placements name it by; a machine without GPUs lists none.
+ * ordinal VRAM placements name it by; a machine without GPUs lists none. A device that fails to describe
+ * itself is left out and the vendor's others are kept; one whose architecture the tables do not know has no
+ * class. When none is listed, the unavailable error of a VRAM executor says why, with the driver's error name
+ * and code.
  */
 function gpuDevices() {
     try {
@@ -591,7 +605,12 @@ function capabilitiesCompiled() {
 /** The value of `capabilitiesAvailable()`, asked of the native layer on the first call. */
 let capabilitiesAvailableValue;
 
-/** The hardware capabilities the current machine offers at runtime, comma-separated. */
+/**
+ * The hardware capabilities the current machine offers at runtime, comma-separated: the CPU classes it runs,
+ * then the classes of the GPUs installed. It never initialises CUDA or HIP, so a process may call it and then
+ * fork workers that use GPUs; GPUs are read from NVML and the kernel's KFD topology, which list every
+ * installed GPU whatever CUDA_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES hide.
+ */
 function capabilitiesAvailable() {
     if (capabilitiesAvailableValue === undefined) {
         try {

@@ -87,7 +87,10 @@ impl From<uform_core::MeshDescription> for MeshDescription {
     }
 }
 
-/// How a mesh's NVLink domains reduce.
+/// How a mesh's NVLink domains reduce. Each process records, per GPU, whether a multicast object can really
+/// be made with it (the multicast attribute, then a tiny object created, the device added and released) and
+/// its NVLink fabric as NVML reports it (registration state, cluster UUID, clique id); the tier follows from
+/// every record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MultimemTier {
     SwitchReduced,
@@ -578,7 +581,10 @@ impl Drop for Model {
 }
 
 /// Lists every GPU this process can drive, NVIDIA devices first, then AMD, so a device's position is the
-/// ordinal VRAM placements name it by; a machine without GPUs lists none.
+/// ordinal VRAM placements name it by; a machine without GPUs lists none. A device that fails to describe
+/// itself is left out and the vendor's others are kept; one whose architecture the tables do not know has no
+/// class. When none is listed, the unavailable error of a VRAM executor says why, with the driver's error
+/// name and code.
 pub fn gpu_devices() -> Vec<GpuDevice> {
     uform_core::gpu_devices().into_iter().map(Into::into).collect()
 }
@@ -588,7 +594,10 @@ pub fn capabilities_compiled() -> String {
     uform_core::capabilities_compiled()
 }
 
-/// The hardware capabilities the current machine offers at runtime, comma-separated.
+/// The hardware capabilities the current machine offers at runtime, comma-separated: the CPU classes it runs,
+/// then the classes of the GPUs installed. It never initialises CUDA or HIP, so a process may call it and
+/// then fork workers that use GPUs; GPUs are read from NVML and the kernel's KFD topology, which list every
+/// installed GPU whatever CUDA_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES hide.
 pub fn capabilities_available() -> String {
     uform_core::capabilities_available()
 }

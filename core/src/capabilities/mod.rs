@@ -11,7 +11,7 @@ pub use cpu_classes::{
     CPU_CLASSES,
 };
 
-use crate::devices::{gpu_devices, GPU_CLASSES};
+use crate::devices::{installed::installed_gpu_classes, GPU_CLASSES};
 use crate::error::{Error, Result};
 
 /// The CPU classes this build can dispatch to (those of its target architecture, `portable` first) and every
@@ -29,19 +29,21 @@ pub fn capabilities_compiled() -> String {
         .clone()
 }
 
-/// The CPU classes this machine satisfies and the classes of the GPUs present, comma-separated. A GPU whose
+/// The CPU classes this machine satisfies and the classes of the GPUs installed, comma-separated. A GPU whose
 /// class the tables do not know adds nothing.
-/// Computed once per process, like the device list it reads.
+///
+/// It never initialises a GPU runtime (no `cuInit`, no `hipInit`), so a process may call it and then fork
+/// workers that use the GPU: GPUs are read from NVML and the kernel's KFD topology
+/// ([`crate::devices::installed`]), which list every installed GPU whatever `CUDA_VISIBLE_DEVICES` or
+/// `HIP_VISIBLE_DEVICES` hide. Computed once per process.
 pub fn capabilities_available() -> String {
     static AVAILABLE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    AVAILABLE
-        .get_or_init(|| {
-            let cpu = runnable_cpu_classes();
-            let devices = gpu_devices();
-            let gpu = devices.iter().filter_map(|device| device.gpu_class.as_deref());
-            join_unique(cpu.into_iter().chain(gpu))
-        })
-        .clone()
+    AVAILABLE.get_or_init(compute_available).clone()
+}
+
+fn compute_available() -> String {
+    let cpu = runnable_cpu_classes();
+    join_unique(cpu.into_iter().chain(installed_gpu_classes()))
 }
 
 /// The CPU classes this machine satisfies, in table order; `portable` at the least.
@@ -203,6 +205,14 @@ mod tests {
         for feature in missing_features(class) {
             assert!(e.message().contains(feature), "{feature} not named in {e}");
         }
+    }
+
+    #[test]
+    fn available_never_initialises_cuda() {
+        let before = crate::devices::nvidia::driver_entries();
+        let fresh = compute_available();
+        assert_eq!(crate::devices::nvidia::driver_entries(), before, "capabilitiesAvailable entered the CUDA driver");
+        assert_eq!(fresh, capabilities_available());
     }
 
     #[test]

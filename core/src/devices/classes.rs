@@ -7,8 +7,12 @@
 //! - NVIDIA 8.6 and 8.7 (GA10x consumer cards, Orin) are `nvidia-ampere` with 8.0: SASS built for sm_80 runs on
 //!   every 8.x device, and nothing UForm dispatches needs the larger shared memory of 8.0 alone. 8.9 is
 //!   separate (`nvidia-ada`) because it adds FP8 tensor cores.
-//! - Blackwell data-center (10.x, and Thor, 11.0 since CUDA 13 renumbered it from 10.1) and consumer (12.x)
-//!   parts share `nvidia-blackwell`, as the issue spells it.
+//! - Blackwell is three classes, because their machine code is not interchangeable (`sm_100a` kernels do not
+//!   run on 12.x, nor 12.x kernels on 10.x): `nvidia-blackwell` is the data-center family, 10.0 (B200, GB200)
+//!   and 10.3 (B300, GB300), which `sm_100f` code covers; `nvidia-blackwell-thor` is Jetson Thor, which drivers
+//!   of CUDA 12.8/12.9 report as 10.1 and drivers of CUDA 13 as 11.0 (one device, one class, whichever driver);
+//!   `nvidia-blackwell-rtx` is 12.0 (RTX 50, RTX PRO Blackwell) and 12.1 (DGX Spark's GB10), without tcgen05
+//!   and tensor memory. The two newer classes were appended, so every earlier id is unchanged.
 //! - AMD is classed by ISA family: one `gfx` target per code object, CDNA for the Instinct line, RDNA for Radeon.
 
 use crate::error::{Error, Result};
@@ -59,8 +63,8 @@ pub static GPU_CLASSES: &[GpuClass] = &[
     GpuClass {
         name: "nvidia-blackwell",
         vendor: GpuVendor::Nvidia,
-        targets: &["10.0", "10.1", "10.3", "11.0", "12.0", "12.1"],
-        doc: "FP4/FP6 tensor cores: B200, B300, GB200, Thor, RTX 50, DGX Spark.",
+        targets: &["10.0", "10.3"],
+        doc: "Data-center Blackwell, tcgen05 and tensor memory, FP4/FP6 tensor cores: B200, B300, GB200, GB300.",
     },
     GpuClass {
         name: "amd-cdna1",
@@ -103,6 +107,18 @@ pub static GPU_CLASSES: &[GpuClass] = &[
         vendor: GpuVendor::Amd,
         targets: &["gfx1200", "gfx1201"],
         doc: "FP8 WMMA: Radeon RX 9000, Radeon AI PRO R9700.",
+    },
+    GpuClass {
+        name: "nvidia-blackwell-thor",
+        vendor: GpuVendor::Nvidia,
+        targets: &["10.1", "11.0"],
+        doc: "Embedded Blackwell: Jetson Thor (10.1 under CUDA 12 drivers, 11.0 under CUDA 13).",
+    },
+    GpuClass {
+        name: "nvidia-blackwell-rtx",
+        vendor: GpuVendor::Nvidia,
+        targets: &["12.0", "12.1"],
+        doc: "Consumer and workstation Blackwell, FP4 tensor cores without tensor memory: RTX 50, RTX PRO, DGX Spark.",
     },
 ];
 
@@ -170,11 +186,11 @@ mod tests {
             ((8, 9), "nvidia-ada"),
             ((9, 0), "nvidia-hopper"),
             ((10, 0), "nvidia-blackwell"),
-            ((10, 1), "nvidia-blackwell"),
+            ((10, 1), "nvidia-blackwell-thor"),
             ((10, 3), "nvidia-blackwell"),
-            ((11, 0), "nvidia-blackwell"),
-            ((12, 0), "nvidia-blackwell"),
-            ((12, 1), "nvidia-blackwell"),
+            ((11, 0), "nvidia-blackwell-thor"),
+            ((12, 0), "nvidia-blackwell-rtx"),
+            ((12, 1), "nvidia-blackwell-rtx"),
         ];
         for ((major, minor), class) in expected {
             assert_eq!(nvidia_class(major, minor), Some(class), "{major}.{minor}");
@@ -261,6 +277,22 @@ mod tests {
         assert_eq!(gpu_class_id("nvidia-volta"), Some(0));
         assert_eq!(gpu_class_id("nvidia-hopper"), Some(4));
         assert_eq!(gpu_class_id("amd-cdna3"), Some(8));
+        assert_eq!(gpu_class_id("nvidia-blackwell"), Some(5));
+        assert_eq!(gpu_class_id("amd-rdna4"), Some(12));
+        assert_eq!(gpu_class_id("nvidia-blackwell-thor"), Some(13));
+        assert_eq!(gpu_class_id("nvidia-blackwell-rtx"), Some(14));
+    }
+
+    #[test]
+    fn blackwell_machine_code_families_are_separate_classes() {
+        // sm_100a kernels do not run on 12.x and 12.x kernels do not run on 10.x: no class spans both.
+        let data_center = nvidia_class(10, 0).unwrap();
+        assert_eq!(nvidia_class(10, 3), Some(data_center));
+        for (major, minor) in [(10, 1), (11, 0), (12, 0), (12, 1)] {
+            assert_ne!(nvidia_class(major, minor), Some(data_center), "{major}.{minor}");
+        }
+        assert_ne!(nvidia_class(11, 0), nvidia_class(12, 0));
+        assert_eq!(nvidia_class(10, 1), nvidia_class(11, 0), "Thor is one class under either driver");
     }
 
     #[test]

@@ -106,12 +106,17 @@
 //!
 //! # Description
 //!
-//! `gpusPerMultimemDomain` is the option, or when absent this host's GPU count (0 for a RAM executor; an explicit
-//! zero is invalid, a derived zero is not). Every host must end up with the same value. `multimemDomainCount` is the
-//! run's GPUs divided by it, 0 when the run has no GPU, and a run whose GPUs do not fill whole domains is an invalid
-//! argument. `multimemTier` is `SwitchReduced` only when the run has a GPU and every GPU of every host reports NVLink
-//! multicast support, otherwise `PeerRead`.
+//! Every record carries its GPUs' UUIDs, multicast support (the attribute, and whether a multicast object could
+//! really be made) and NVLink fabric (NVML: state, cluster UUID, clique id). One physical GPU claimed twice, by two
+//! ranks or by one, is a conflict naming both. Domains and the tier are a pure function of the records
+//! (`domains`): `SwitchReduced` when every GPU of the run can multicast and its fabric registration is complete,
+//! domains then being the groups of GPUs sharing a cluster UUID and clique id; otherwise `PeerRead`, one domain per
+//! host. `gpusPerMultimemDomain`, when given, splits each group into domains of that many GPUs (every host must pass
+//! the same value; a group it does not divide is an invalid argument; a larger value leaves a group whole); absent,
+//! the groups are the domains, so one process per GPU (torchrun) still gets one domain per NVLink group.
+//! `multimemDomainCount` counts the domains (0 without GPUs) and `gpusPerMultimemDomain` reports the largest.
 
+mod domains;
 mod folder;
 mod host;
 mod options;
@@ -121,7 +126,7 @@ mod users;
 
 pub use options::mesh_options_from_lookup;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::executor::Executor;
 use crate::handle::{Lease, Lifecycle};
 use crate::types::*;
@@ -156,10 +161,14 @@ impl Mesh {
         let plan = options::plan(&options)?;
         let lease = Lease::take(executor.lifecycle(), "Executor", "Mesh.bootstrap")?;
         let gpus = executor.devices()?;
-        let gpus_per_domain = plan.gpus_per_multimem_domain.unwrap_or(gpus.len() as u32);
+        let gpus_per_domain = plan.gpus_per_multimem_domain;
         let my_gpus: Vec<GpuRecord> = gpus.iter().map(GpuRecord::new).collect();
         let (description, joined) = match &plan.rendezvous {
-            None => (shape(plan.index, 1, &gpus, gpus_per_domain, my_gpus.iter())?, None),
+            None => {
+                let me = host::ProcessIdentity::current();
+                let member = domains::Member { index: plan.index, host: &me.host, pid: me.pid, gpus: &my_gpus };
+                (shape(plan.index, 1, &gpus, gpus_per_domain, &[member])?, None)
+            }
             Some(rendezvous) => {
                 let me_process = host::ProcessIdentity::current();
                 let me = Record {
@@ -172,21 +181,14 @@ impl Mesh {
                     start_time: me_process.start_time,
                     index: plan.index,
                     count: plan.count,
-                    gpus_per_multimem_domain: gpus_per_domain,
+                    gpus_per_multimem_domain: gpus_per_domain.unwrap_or(0),
                     gpus: my_gpus,
                 };
                 let check = |roster: &[Record]| {
-                    shape(plan.index, plan.count, &gpus, gpus_per_domain, roster.iter().flat_map(|r| r.gpus.iter()))
-                        .map(|_| ())
+                    shape(plan.index, plan.count, &gpus, gpus_per_domain, &members(roster)).map(|_| ())
                 };
                 let joined = rendezvous::join(rendezvous, me, &check)?;
-                let description = shape(
-                    plan.index,
-                    plan.count,
-                    &gpus,
-                    gpus_per_domain,
-                    joined.roster.iter().flat_map(|r| r.gpus.iter()),
-                )?;
+                let description = shape(plan.index, plan.count, &gpus, gpus_per_domain, &members(&joined.roster))?;
                 (description, Some(joined))
             }
         };
@@ -242,37 +244,28 @@ impl Drop for Inner {
     }
 }
 
-/// The run's shape from the GPUs of every member (`all_gpus`); this host's devices are `gpus`.
-fn shape<'a>(
+/// The members of a roster, as the domain grouping sees them.
+fn members(roster: &[Record]) -> Vec<domains::Member<'_>> {
+    roster.iter().map(|r| domains::Member { index: r.index, host: &r.host, pid: r.pid, gpus: &r.gpus }).collect()
+}
+
+/// The run's shape from the GPUs of every member; this host's devices are `gpus`.
+fn shape(
     index: u32,
     count: u32,
     gpus: &[GpuDevice],
-    gpus_per_domain: u32,
-    all_gpus: impl Iterator<Item = &'a GpuRecord>,
+    gpus_per_domain: Option<u32>,
+    members: &[domains::Member],
 ) -> Result<MeshDescription> {
-    let mut total: u64 = 0;
-    let mut all_multicast = true;
-    for gpu in all_gpus {
-        total += 1;
-        all_multicast &= gpu.multicast;
-    }
-    let domains = if total == 0 {
-        0
-    } else if gpus_per_domain == 0 || !total.is_multiple_of(u64::from(gpus_per_domain)) {
-        return Err(Error::invalid_argument(
-            "gpusPerMultimemDomain",
-            format!("must divide the run's {total} GPUs into whole multimem domains, got {gpus_per_domain}"),
-        ));
-    } else {
-        (total / u64::from(gpus_per_domain)) as u32
-    };
+    domains::check_unique_gpus(members)?;
+    let found = domains::group(members, gpus_per_domain)?;
     Ok(MeshDescription {
         host_domain_index: index,
         host_domain_count: count,
         gpus: gpus.to_vec(),
-        gpus_per_multimem_domain: gpus_per_domain,
-        multimem_domain_count: domains,
-        multimem_tier: if total > 0 && all_multicast { MultimemTier::SwitchReduced } else { MultimemTier::PeerRead },
+        gpus_per_multimem_domain: found.gpus_per_domain(),
+        multimem_domain_count: found.sizes.len() as u32,
+        multimem_tier: found.tier,
     })
 }
 
@@ -287,7 +280,7 @@ mod tests {
     use super::*;
     use crate::ErrorKind;
 
-    fn gpu(multicast: bool) -> GpuRecord {
+    fn gpu(multicast: bool, uuid: &str) -> GpuRecord {
         GpuRecord {
             vendor: 1,
             vendor_ordinal: 0,
@@ -295,29 +288,41 @@ mod tests {
             compute_units: 132,
             memory_bytes: 1 << 37,
             name: "H200".into(),
+            multicast_attribute: true,
             multicast,
+            uuid: Some(uuid.into()),
+            fabric: Some(crate::devices::fabric::Fabric::new(3, 0, [0; 16], 0)),
         }
+    }
+
+    fn one<'a>(host: &'a str, gpus: &'a [GpuRecord]) -> domains::Member<'a> {
+        domains::Member { index: 0, host, pid: 1, gpus }
     }
 
     #[test]
     fn mesh_shape_without_gpus() {
-        let d = shape(0, 4, &[], 0, std::iter::empty()).unwrap();
+        let d = shape(0, 4, &[], None, &[one("a", &[])]).unwrap();
         assert_eq!((d.gpus_per_multimem_domain, d.multimem_domain_count), (0, 0));
         assert_eq!(d.multimem_tier, MultimemTier::PeerRead);
-        let d = shape(0, 4, &[], 4, std::iter::empty()).unwrap();
+        let d = shape(0, 4, &[], Some(4), &[one("a", &[])]).unwrap();
         assert_eq!(d.multimem_domain_count, 0);
     }
 
     #[test]
     fn mesh_shape_tiers_and_domains() {
-        let all = [gpu(true), gpu(true), gpu(true), gpu(true)];
-        let d = shape(1, 2, &[], 2, all.iter()).unwrap();
+        let all = [gpu(true, "GPU-0"), gpu(true, "GPU-1"), gpu(true, "GPU-2"), gpu(true, "GPU-3")];
+        let d = shape(1, 2, &[], Some(2), &[one("a", &all)]).unwrap();
         assert_eq!((d.multimem_domain_count, d.multimem_tier), (2, MultimemTier::SwitchReduced));
-        let mixed = [gpu(true), gpu(false)];
-        assert_eq!(shape(0, 1, &[], 2, mixed.iter()).unwrap().multimem_tier, MultimemTier::PeerRead);
-        let err = shape(0, 1, &[], 3, all.iter()).unwrap_err();
+        assert_eq!(d.gpus_per_multimem_domain, 2);
+        let d = shape(1, 2, &[], None, &[one("a", &all)]).unwrap();
+        assert_eq!((d.multimem_domain_count, d.gpus_per_multimem_domain), (1, 4));
+        let mixed = [gpu(true, "GPU-0"), gpu(false, "GPU-1")];
+        assert_eq!(shape(0, 1, &[], Some(2), &[one("a", &mixed)]).unwrap().multimem_tier, MultimemTier::PeerRead);
+        let err = shape(0, 1, &[], Some(3), &[one("a", &all)]).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidArgument);
         assert!(err.message().starts_with("`gpusPerMultimemDomain`"), "{err}");
+        let twice = [gpu(true, "GPU-0"), gpu(true, "GPU-0")];
+        assert_eq!(shape(0, 1, &[], None, &[one("a", &twice)]).unwrap_err().kind(), ErrorKind::Conflict);
     }
 
     #[test]

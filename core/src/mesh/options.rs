@@ -109,6 +109,10 @@ fn check_job(job: &str) -> Result<String> {
 /// decimal numbers. The job is `torchrun-<run id>` or `slurm-<job id>-<step id>` (`slurm-<job id>` without a step),
 /// with any `/`, `\` or NUL in the ids replaced by `_`; it is absent when the launcher sets no run or job id, so
 /// bootstrap then asks for one. `directory` and the other options are left absent for the caller to fill in.
+///
+/// `gpusPerMultimemDomain` stays absent: torchrun runs one process per GPU, and an absent value lets bootstrap
+/// group the GPUs of every record by their NVLink fabric (all ranks of one HGX host, or of one NVL72 clique, in
+/// one domain), where deriving it from each process's own GPU count would give domains of one GPU.
 pub fn mesh_options_from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Option<MeshOptions>> {
     let torchrun = launcher(&lookup, "RANK", "WORLD_SIZE")?;
     if let Some((index, count)) = torchrun {
@@ -234,6 +238,12 @@ mod tests {
         assert_eq!((t.host_domain_index, t.host_domain_count), (Some(3), Some(8)));
         assert_eq!(t.job.as_deref(), Some("torchrun-abc_1"));
         assert_eq!(t.directory, None);
+        // One process per GPU: domains come from the fabric, never from one process's GPU count.
+        assert_eq!(t.gpus_per_multimem_domain, None);
+        assert_eq!(
+            plan(&MeshOptions { directory: Some("/tmp".into()), ..t.clone() }).unwrap().gpus_per_multimem_domain,
+            None
+        );
         let s = from(&[("SLURM_PROCID", "0"), ("SLURM_NTASKS", "4"), ("SLURM_JOB_ID", "991"), ("SLURM_STEP_ID", "2")])
             .unwrap()
             .unwrap();

@@ -13,13 +13,14 @@
 //! and never through a link). Nothing is ever rewritten in place, so a reader that caches what it
 //! parsed by file name never reads a stale version.
 
+use crate::devices::fabric::Fabric;
 use crate::error::{Error, Result};
 use crate::types::GpuDevice;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// The version of the record layout; a record of another version is a conflict, never guessed at.
-pub(crate) const RECORD_VERSION: u32 = 1;
+pub(crate) const RECORD_VERSION: u32 = 2;
 
 /// One process's claim to a place in the run.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -34,7 +35,7 @@ pub(crate) struct Record {
     pub start_time: u64,
     pub index: u32,
     pub count: u32,
-    /// The effective value: the option, or this host's GPU count when it is absent.
+    /// The option, or 0 when it is absent (domains then follow the GPUs' fabric: see `domains`).
     pub gpus_per_multimem_domain: u32,
     pub gpus: Vec<GpuRecord>,
 }
@@ -47,7 +48,14 @@ pub(crate) struct GpuRecord {
     pub compute_units: u32,
     pub memory_bytes: u64,
     pub name: String,
+    /// What `CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED` says.
+    pub multicast_attribute: bool,
+    /// Whether a multicast object could really be made with the device (attribute and probe).
     pub multicast: bool,
+    /// The physical GPU, as NVML spells it (`GPU-...`); `None` where the driver gives none.
+    pub uuid: Option<String>,
+    /// The NVLink fabric NVML reports; `None` without NVML or a fabric query.
+    pub fabric: Option<Fabric>,
 }
 
 impl GpuRecord {
@@ -59,7 +67,10 @@ impl GpuRecord {
             compute_units: device.compute_units,
             memory_bytes: device.memory_bytes,
             name: device.name.clone(),
-            multicast: crate::devices::multicast_supported(device),
+            multicast_attribute: crate::devices::multicast_supported(device),
+            multicast: crate::devices::multicast_usable(device),
+            uuid: crate::devices::gpu_uuid(device),
+            fabric: crate::devices::gpu_fabric(device),
         }
     }
 }

@@ -390,8 +390,7 @@ impl Watch<'_> {
         if r.gpus_per_multimem_domain != me.gpus_per_multimem_domain {
             return Err(Error::conflict(format!(
                 "peers of job `{}` disagree on `gpusPerMultimemDomain`: this process {} at index {} has {}, {} at index \
-                 {} has {} (when the option is absent each host derives its own GPU count; pass it explicitly when \
-                 hosts differ) (record `{}`)",
+                 {} has {} (0 means absent; pass the same value everywhere, or leave it absent everywhere) (record `{}`)",
                 me.job,
                 me.who(),
                 me.index,

@@ -185,7 +185,7 @@ fn mesh_record_of_another_user_is_ignored_and_reported() {
     set_mode(&job, 0o700);
     // A well-formed record that claims index 0 of this run: counted, it would be a duplicate-index conflict.
     let planted = "member-0-00000000000000cc.json";
-    let text = r#"{"version":1,"job":"f","nonce":"00000000000000cc","host":"elsewhere","machine":"other-boot/pid:[1]",
+    let text = r#"{"version":2,"job":"f","nonce":"00000000000000cc","host":"elsewhere","machine":"other-boot/pid:[1]",
         "pid":4242,"start_time":7,"index":0,"count":2,"gpus_per_multimem_domain":0,"gpus":[]}"#;
     let why = if is_root() {
         std::fs::write(job.join(planted), text).unwrap();

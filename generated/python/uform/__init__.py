@@ -61,7 +61,10 @@ class MeshOptions(TypedDict, total=False):
     host_domain_count: Optional[int]
     """Processes in the run, one per host; absent derives one, a run with no peers."""
     gpus_per_multimem_domain: Optional[int]
-    """GPUs one NVLink multicast domain spans; absent derives the host."""
+    """GPUs one NVLink multicast domain spans, splitting each NVLink group of GPUs into domains of this many;
+    absent takes each group whole, which suits one process per GPU. A group it does not divide is an invalid
+    argument; a larger value leaves the group whole, since GPUs without a shared fabric never share a domain.
+    """
     directory: Optional[Union[str, os.PathLike[str]]]
     """The path of the directory every host sees, crossing as its UTF-8 bytes; required with peers."""
     job: Optional[str]
@@ -86,20 +89,31 @@ class MeshDescription:
     gpus: Tuple[GpuDevice, ...]
     """This host's GPUs that are members of the mesh; none for a RAM executor."""
     gpus_per_multimem_domain: int
-    """GPUs one NVLink multicast domain spans."""
+    """GPUs the largest NVLink multicast domain spans; 0 without GPUs."""
     multimem_domain_count: int
-    """NVLink multicast domains across the run."""
+    """NVLink multicast domains across the run: with the switch-reduced tier the groups of GPUs sharing an NVLink
+    fabric (NVML's cluster UUID and clique id), otherwise one per host, each split by the
+    `gpusPerMultimemDomain` option when given; 0 without GPUs.
+    """
     multimem_tier: MultimemTier
-    """How its NVLink domains reduce."""
+    """How its NVLink domains reduce, decided from every member's GPUs when the mesh forms."""
 
 
 class MultimemTier(str, _enum.Enum):
-    """How a mesh's NVLink domains reduce."""
+    """How a mesh's NVLink domains reduce. Each process records, per GPU, whether a multicast object can really
+    be made with it (the multicast attribute, then a tiny object created, the device added and released) and
+    its NVLink fabric as NVML reports it (registration state, cluster UUID, clique id); the tier follows from
+    every record.
+    """
 
     SWITCH_REDUCED = "switch-reduced"
-    """Every GPU of every domain supports NVLink multicast, so the switch reduces."""
+    """Every GPU of the run made a multicast object and its fabric registration completed, so NVLink switches
+    reduce within each domain.
+    """
     PEER_READ = "peer-read"
-    """Some GPU lacks NVLink multicast, so peers read each other's memory."""
+    """Some GPU cannot multicast (no support, an unprovisioned fabric, a failed probe) or the run has none, so
+    peers of one host read each other's memory.
+    """
 
 
 class GpuVendor(_enum.IntEnum):

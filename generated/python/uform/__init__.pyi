@@ -43,7 +43,11 @@ class MeshDescription:
 
 
 class MultimemTier(str, enum.Enum):
-    """How a mesh's NVLink domains reduce."""
+    """How a mesh's NVLink domains reduce. Each process records, per GPU, whether a multicast object can really
+    be made with it (the multicast attribute, then a tiny object created, the device added and released) and
+    its NVLink fabric as NVML reports it (registration state, cluster UUID, clique id); the tier follows from
+    every record.
+    """
 
     SWITCH_REDUCED = "switch-reduced"
     PEER_READ = "peer-read"
@@ -352,7 +356,10 @@ class Model:
 
 def gpu_devices() -> List[GpuDevice]:
     """Lists every GPU this process can drive, NVIDIA devices first, then AMD, so a device's position is the
-    ordinal VRAM placements name it by; a machine without GPUs lists none.
+    ordinal VRAM placements name it by; a machine without GPUs lists none. A device that fails to describe
+    itself is left out and the vendor's others are kept; one whose architecture the tables do not know has no
+    class. When none is listed, the unavailable error of a VRAM executor says why, with the driver's error
+    name and code.
     """
 
 
@@ -361,7 +368,11 @@ def capabilities_compiled() -> str:
 
 
 def capabilities_available() -> str:
-    """The hardware capabilities the current machine offers at runtime, comma-separated."""
+    """The hardware capabilities the current machine offers at runtime, comma-separated: the CPU classes it runs,
+    then the classes of the GPUs installed. It never initialises CUDA or HIP, so a process may call it and
+    then fork workers that use GPUs; GPUs are read from NVML and the kernel's KFD topology, which list every
+    installed GPU whatever CUDA_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES hide.
+    """
 
 
 def mesh_options_from_environment() -> Optional[MeshOptions]:

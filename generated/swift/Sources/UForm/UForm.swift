@@ -1798,15 +1798,17 @@ public struct MeshDescription: Equatable, Hashable {
      */
     public var gpus: [GpuDevice]
     /**
-     * GPUs one NVLink multicast domain spans.
+     * GPUs the largest NVLink multicast domain spans; 0 without GPUs.
      */
     public var gpusPerMultimemDomain: UInt32
     /**
-     * NVLink multicast domains across the run.
+     * NVLink multicast domains across the run: with the switch-reduced tier the groups of GPUs sharing an
+     * NVLink fabric (NVML's cluster UUID and clique id), otherwise one per host, each split by the
+     * `gpusPerMultimemDomain` option when given; 0 without GPUs.
      */
     public var multimemDomainCount: UInt32
     /**
-     * How its NVLink domains reduce.
+     * How its NVLink domains reduce, decided from every member's GPUs when the mesh forms.
      */
     public var multimemTier: MultimemTier
 
@@ -1823,13 +1825,15 @@ public struct MeshDescription: Equatable, Hashable {
          * This host's GPUs that are members of the mesh; none for a RAM executor.
          */gpus: [GpuDevice], 
         /**
-         * GPUs one NVLink multicast domain spans.
+         * GPUs the largest NVLink multicast domain spans; 0 without GPUs.
          */gpusPerMultimemDomain: UInt32, 
         /**
-         * NVLink multicast domains across the run.
+         * NVLink multicast domains across the run: with the switch-reduced tier the groups of GPUs sharing an
+         * NVLink fabric (NVML's cluster UUID and clique id), otherwise one per host, each split by the
+         * `gpusPerMultimemDomain` option when given; 0 without GPUs.
          */multimemDomainCount: UInt32, 
         /**
-         * How its NVLink domains reduce.
+         * How its NVLink domains reduce, decided from every member's GPUs when the mesh forms.
          */multimemTier: MultimemTier) {
         self.hostDomainIndex = hostDomainIndex
         self.hostDomainCount = hostDomainCount
@@ -1903,7 +1907,10 @@ public struct MeshOptions: Equatable, Hashable {
      */
     public var hostDomainCount: UInt32?
     /**
-     * GPUs one NVLink multicast domain spans; absent derives the host.
+     * GPUs one NVLink multicast domain spans, splitting each NVLink group of GPUs into domains of this many;
+     * absent takes each group whole, which suits one process per GPU. A group it does not divide is an
+     * invalid argument; a larger value leaves the group whole, since GPUs without a shared fabric never
+     * share a domain.
      */
     public var gpusPerMultimemDomain: UInt32?
     /**
@@ -1935,7 +1942,10 @@ public struct MeshOptions: Equatable, Hashable {
          * Processes in the run, one per host; absent derives one, a run with no peers.
          */hostDomainCount: UInt32? = UInt32(1), 
         /**
-         * GPUs one NVLink multicast domain spans; absent derives the host.
+         * GPUs one NVLink multicast domain spans, splitting each NVLink group of GPUs into domains of this many;
+         * absent takes each group whole, which suits one process per GPU. A group it does not divide is an
+         * invalid argument; a larger value leaves the group whole, since GPUs without a shared fabric never
+         * share a domain.
          */gpusPerMultimemDomain: UInt32? = nil, 
         /**
          * The path of the directory every host sees, crossing as its UTF-8 bytes; required with peers.
@@ -2545,19 +2555,22 @@ public func FfiConverterTypeMood_lower(_ value: Mood) -> RustBuffer {
 
 
 /**
- * How a mesh's NVLink domains reduce.
+ * How a mesh's NVLink domains reduce. Each process records, per GPU, whether a multicast object can really
+ * be made with it (the multicast attribute, then a tiny object created, the device added and released) and
+ * its NVLink fabric as NVML reports it (registration state, cluster UUID, clique id); the tier follows from
+ * every record.
  */
 
 public enum MultimemTier: Equatable, Hashable {
     
     /**
-     * Every GPU of every domain supports NVLink multicast, so the switch reduces. Its value elsewhere is
-     * "switch-reduced".
+     * Every GPU of the run made a multicast object and its fabric registration completed, so NVLink switches
+     * reduce within each domain. Its value elsewhere is "switch-reduced".
      */
     case switchReduced
     /**
-     * Some GPU lacks NVLink multicast, so peers read each other's memory. Its value elsewhere is
-     * "peer-read".
+     * Some GPU cannot multicast (no support, an unprovisioned fabric, a failed probe) or the run has none,
+     * so peers of one host read each other's memory. Its value elsewhere is "peer-read".
      */
     case peerRead
 
@@ -3350,7 +3363,10 @@ fileprivate func uniffiFutureContinuationCallback(handle: UInt64, pollResult: In
     }
 }
 /**
- * The hardware capabilities the current machine offers at runtime, comma-separated.
+ * The hardware capabilities the current machine offers at runtime, comma-separated: the CPU classes it
+ * runs, then the classes of the GPUs installed. It never initialises CUDA or HIP, so a process may call
+ * it and then fork workers that use GPUs; GPUs are read from NVML and the kernel's KFD topology, which
+ * list every installed GPU whatever CUDA_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES hide.
  */
 public func capabilitiesAvailable() -> String  {
     return try!  FfiConverterString.lift(try! rustCall() {
@@ -3371,7 +3387,10 @@ public func capabilitiesCompiled() -> String  {
 }
 /**
  * Lists every GPU this process can drive, NVIDIA devices first, then AMD, so a device's position is the
- * ordinal VRAM placements name it by; a machine without GPUs lists none.
+ * ordinal VRAM placements name it by; a machine without GPUs lists none. A device that fails to describe
+ * itself is left out and the vendor's others are kept; one whose architecture the tables do not know has
+ * no class. When none is listed, the unavailable error of a VRAM executor says why, with the driver's
+ * error name and code.
  */
 public func gpuDevices() -> [GpuDevice]  {
     return try!  FfiConverterSequenceTypeGpuDevice.lift(try! rustCall() {

@@ -2743,17 +2743,19 @@ data class MeshDescription (
     var `gpus`: List<GpuDevice>
     , 
     /**
-     * GPUs one NVLink multicast domain spans.
+     * GPUs the largest NVLink multicast domain spans; 0 without GPUs.
      */
     var `gpusPerMultimemDomain`: kotlin.UInt
     , 
     /**
-     * NVLink multicast domains across the run.
+     * NVLink multicast domains across the run: with the switch-reduced tier the groups of GPUs sharing an
+     * NVLink fabric (NVML's cluster UUID and clique id), otherwise one per host, each split by the
+     * `gpusPerMultimemDomain` option when given; 0 without GPUs.
      */
     var `multimemDomainCount`: kotlin.UInt
     , 
     /**
-     * How its NVLink domains reduce.
+     * How its NVLink domains reduce, decided from every member's GPUs when the mesh forms.
      */
     var `multimemTier`: MultimemTier
     
@@ -2817,7 +2819,10 @@ data class MeshOptions (
     var `hostDomainCount`: kotlin.UInt? = 1u 
     , 
     /**
-     * GPUs one NVLink multicast domain spans; absent derives the host.
+     * GPUs one NVLink multicast domain spans, splitting each NVLink group of GPUs into domains of this many;
+     * absent takes each group whole, which suits one process per GPU. A group it does not divide is an
+     * invalid argument; a larger value leaves the group whole, since GPUs without a shared fabric never
+     * share a domain.
      */
     var `gpusPerMultimemDomain`: kotlin.UInt? = null 
     , 
@@ -3259,19 +3264,22 @@ public object FfiConverterTypeMood: FfiConverterRustBuffer<Mood> {
 
 
 /**
- * How a mesh's NVLink domains reduce.
+ * How a mesh's NVLink domains reduce. Each process records, per GPU, whether a multicast object can really
+ * be made with it (the multicast attribute, then a tiny object created, the device added and released) and
+ * its NVLink fabric as NVML reports it (registration state, cluster UUID, clique id); the tier follows from
+ * every record.
  */
 
 enum class MultimemTier {
     
     /**
-     * Every GPU of every domain supports NVLink multicast, so the switch reduces. Its value elsewhere is
-     * "switch-reduced".
+     * Every GPU of the run made a multicast object and its fabric registration completed, so NVLink switches
+     * reduce within each domain. Its value elsewhere is "switch-reduced".
      */
     SWITCH_REDUCED,
     /**
-     * Some GPU lacks NVLink multicast, so peers read each other's memory. Its value elsewhere is
-     * "peer-read".
+     * Some GPU cannot multicast (no support, an unprovisioned fabric, a failed probe) or the run has none,
+     * so peers of one host read each other's memory. Its value elsewhere is "peer-read".
      */
     PEER_READ;
 
@@ -4014,7 +4022,10 @@ public object FfiConverterSequenceTypeTensorDescription: FfiConverterRustBuffer<
     }
 }
         /**
-         * The hardware capabilities the current machine offers at runtime, comma-separated.
+         * The hardware capabilities the current machine offers at runtime, comma-separated: the CPU classes it
+         * runs, then the classes of the GPUs installed. It never initialises CUDA or HIP, so a process may call
+         * it and then fork workers that use GPUs; GPUs are read from NVML and the kernel's KFD topology, which
+         * list every installed GPU whatever CUDA_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES hide.
          */ fun `capabilitiesAvailable`(): kotlin.String {
             return FfiConverterString.lift(
     uniffiRustCall() { _status ->
@@ -4041,7 +4052,10 @@ public object FfiConverterSequenceTypeTensorDescription: FfiConverterRustBuffer<
 
         /**
          * Lists every GPU this process can drive, NVIDIA devices first, then AMD, so a device's position is the
-         * ordinal VRAM placements name it by; a machine without GPUs lists none.
+         * ordinal VRAM placements name it by; a machine without GPUs lists none. A device that fails to describe
+         * itself is left out and the vendor's others are kept; one whose architecture the tables do not know has
+         * no class. When none is listed, the unavailable error of a VRAM executor says why, with the driver's
+         * error name and code.
          */ fun `gpuDevices`(): List<GpuDevice> {
             return FfiConverterSequenceTypeGpuDevice.lift(
     uniffiRustCall() { _status ->

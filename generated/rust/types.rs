@@ -9,7 +9,9 @@ pub struct MeshOptions {
     pub host_domain_index: Option<u32>,
     /// Processes in the run, one per host; absent derives one, a run with no peers.
     pub host_domain_count: Option<u32>,
-    /// GPUs one NVLink multicast domain spans; absent derives the host.
+    /// GPUs one NVLink multicast domain spans, splitting each NVLink group of GPUs into domains of this many; absent
+    /// takes each group whole, which suits one process per GPU. A group it does not divide is an invalid argument; a
+    /// larger value leaves the group whole, since GPUs without a shared fabric never share a domain.
     pub gpus_per_multimem_domain: Option<u32>,
     /// The path of the directory every host sees, crossing as its UTF-8 bytes; required with peers.
     pub directory: Option<String>,
@@ -41,21 +43,27 @@ pub struct MeshDescription {
     pub host_domain_count: u32,
     /// This host's GPUs that are members of the mesh; none for a RAM executor.
     pub gpus: Vec<GpuDevice>,
-    /// GPUs one NVLink multicast domain spans.
+    /// GPUs the largest NVLink multicast domain spans; 0 without GPUs.
     pub gpus_per_multimem_domain: u32,
-    /// NVLink multicast domains across the run.
+    /// NVLink multicast domains across the run: with the switch-reduced tier the groups of GPUs sharing an NVLink
+    /// fabric (NVML's cluster UUID and clique id), otherwise one per host, each split by the `gpusPerMultimemDomain`
+    /// option when given; 0 without GPUs.
     pub multimem_domain_count: u32,
-    /// How its NVLink domains reduce.
+    /// How its NVLink domains reduce, decided from every member's GPUs when the mesh forms.
     pub multimem_tier: MultimemTier,
 }
 
-/// How a mesh's NVLink domains reduce.
+/// How a mesh's NVLink domains reduce. Each process records, per GPU, whether a multicast object can really be made
+/// with it (the multicast attribute, then a tiny object created, the device added and released) and its NVLink fabric
+/// as NVML reports it (registration state, cluster UUID, clique id); the tier follows from every record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum MultimemTier {
-    /// Every GPU of every domain supports NVLink multicast, so the switch reduces.
+    /// Every GPU of the run made a multicast object and its fabric registration completed, so NVLink switches reduce
+    /// within each domain.
     #[default]
     SwitchReduced,
-    /// Some GPU lacks NVLink multicast, so peers read each other's memory.
+    /// Some GPU cannot multicast (no support, an unprovisioned fabric, a failed probe) or the run has none, so peers of
+    /// one host read each other's memory.
     PeerRead,
 }
 
@@ -176,17 +184,23 @@ impl ExecutorOnPoolConfig {
 /// Which devices a VRAM executor drives, and on which streams.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct ExecutorForVramConfig {
-    /// Device ordinals, positions in `gpu_devices`, to drive; absent takes one free device.
+    /// Device ordinals, positions in `gpu_devices`, to drive; absent takes the device of this process's local rank
+    /// (`LOCAL_RANK`, else `SLURM_LOCALID`, else 0), or the only device when one is visible; a rank past the last
+    /// device is an invalid argument naming the variable.
     pub devices: Option<Vec<u32>>,
-    /// The GPU class every device dispatches as, spelled like "nvidia-hopper"; absent derives the devices' own.
+    /// The GPU class every device must be, spelled like "nvidia-hopper"; a device of another class is an invalid
+    /// argument naming both; absent accepts the devices' own.
     pub gpu_class: Option<String>,
     /// NUMA node IDs whose cores the host decoders take; absent takes every node.
     pub memory_domains: Option<Vec<u32>>,
     /// The CPU class the host decoders dispatch as, spelled like "intel-haswell"; absent derives the CPU's own.
     pub cpu_class: Option<String>,
-    /// Borrowed CUDA stream addresses, one per device in `devices` order; absent creates its own.
+    /// Borrowed CUDA stream addresses, one per device in `devices` order, each a stream of its device's primary
+    /// context; 0, `CU_STREAM_LEGACY`, `CU_STREAM_PER_THREAD` and one address twice are invalid arguments; absent
+    /// creates non-blocking streams on the primary contexts.
     pub streams: Option<Vec<u64>>,
-    /// Ceiling on scratch bytes per device; absent lets scratch grow as batches ask.
+    /// Ceiling on device scratch bytes per device, at most the device's memory; scratch that would pass it is an
+    /// out-of-memory error; absent lets scratch grow as batches ask.
     pub scratch_limit: Option<u64>,
     /// Deferred calls tracked at once; absent takes a default.
     pub deferred_limit: Option<u32>,

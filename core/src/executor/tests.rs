@@ -491,10 +491,10 @@ fn for_vram_errors_without_a_gpu() {
     );
     let listed = crate::devices::gpu_devices();
     if listed.is_empty() {
-        assert_eq!(
-            vram(ExecutorForVramConfig::default()),
-            (ErrorKind::Unavailable, "`forVram` found no GPU: `gpuDevices()` lists none".to_string())
-        );
+        let (kind, message) = vram(ExecutorForVramConfig::default());
+        assert_eq!(kind, ErrorKind::Unavailable);
+        let why = crate::devices::no_gpu_reason().expect("a reason whenever the list is empty");
+        assert_eq!(message, format!("`forVram` found no GPU: `gpuDevices()` lists none ({why})"));
         assert_eq!(
             vram(ExecutorForVramConfig { devices: Some(vec![3]), ..Default::default() }).0,
             ErrorKind::Unavailable

@@ -151,7 +151,8 @@ pub(crate) fn check_shape(config: &ExecutorForVramConfig) -> Result<()> {
 pub(crate) fn open(config: &ExecutorForVramConfig) -> Result<Gpu> {
     let listed = crate::devices::gpu_devices();
     if listed.is_empty() {
-        return Err(Error::unavailable("`forVram` found no GPU: `gpuDevices()` lists none"));
+        let why = crate::devices::no_gpu_reason().unwrap_or_else(|| "no GPU was found".into());
+        return Err(Error::unavailable(format!("`forVram` found no GPU: `gpuDevices()` lists none ({why})")));
     }
     let ordinals = match &config.devices {
         Some(list) => list.clone(),

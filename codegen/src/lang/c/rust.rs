@@ -6,8 +6,8 @@
 use super::abi::{lower, Return, Slot};
 use crate::lang::banner;
 use crate::model::*;
+use crate::render::{template, Named, Rendered};
 use crate::Output;
-use askama::Template;
 
 /// The Rust spelling of C-facing types.
 struct RustC;
@@ -91,45 +91,49 @@ fn enum_to_c(e: &Name) -> String {
     format!("{}_to_c", e.snake())
 }
 
-#[derive(Template)]
-#[template(path = "c/ffi_record.rs", escape = "none")]
-struct RecordRs {
-    c_name: String,
-    core: String,
-    snake: String,
-    input: bool,
-    fields: Vec<(String, String)>,
-    conversions: Vec<(String, String)>,
-    counts: Vec<(String, String)>,
+template! {
+    "c/ffi_record.rs"
+    struct RecordRs {
+        c_name: String,
+        core: String,
+        snake: String,
+        input: bool,
+        fields: Vec<(String, String)>,
+        conversions: Vec<(String, String)>,
+        counts: Vec<(String, String)>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "c/ffi_enum.rs", escape = "none")]
-struct EnumRs {
-    c_name: String,
-    core: String,
-    snake: String,
-    variants: Vec<(String, i64)>,
-    accepted: String,
+template! {
+    "c/ffi_enum.rs"
+    struct EnumRs {
+        c_name: String,
+        core: String,
+        snake: String,
+        variants: Vec<(String, i64)>,
+        accepted: String,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "c/ffi_function.rs", escape = "none")]
-struct FunctionRs {
-    c_name: String,
-    params: String,
-    returns: String,
-    guard: String,
-    body: Vec<String>,
+template! {
+    "c/ffi_function.rs"
+    struct FunctionRs {
+        c_name: String,
+        params: String,
+        returns: String,
+        guard: String,
+        body: Vec<String>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "c/ffi.rs", escape = "none")]
-struct FfiRs {
-    banner: String,
-    handles: Vec<(String, String)>,
-    errors: Vec<(String, u32)>,
-    parts: Vec<String>,
+template! {
+    "c/ffi.rs"
+    struct FfiRs {
+        banner: String,
+        handles: Vec<(String, String)>,
+        errors: Vec<(String, u32)>,
+        parts: Vec<String>,
+    }
 }
 
 fn params(api: &Api, slots: &[Slot]) -> String {
@@ -302,7 +306,7 @@ fn body(api: &Api, class: Option<&Class>, c: &Callable, slots: &[Slot]) -> Vec<S
     lines
 }
 
-fn function(api: &Api, class: Option<&Class>, c: &Callable) -> String {
+fn function(api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
     let lowered = lower(class, c);
     let (returns, guard, body) = match &lowered.returns {
         Return::Status => (" -> uform_status_t".to_string(), "guard".to_string(), body(api, class, c, &lowered.slots)),
@@ -333,11 +337,10 @@ fn function(api: &Api, class: Option<&Class>, c: &Callable) -> String {
         }
     };
     FunctionRs { c_name: c.c_name.clone(), params: params(api, &lowered.slots), returns, guard, body }
-        .render()
-        .unwrap_or_default()
+        .rendered(crate::render::callable_item(class, c))
 }
 
-pub fn render(api: &Api) -> Vec<Output> {
+pub fn render(api: &Api) -> Rendered<Vec<Output>> {
     let rc = RustC;
     let mut parts = Vec::new();
     for e in api.enums() {
@@ -349,8 +352,7 @@ pub fn render(api: &Api) -> Vec<Output> {
                 variants: e.variants.iter().map(|v| (v.name.pascal(), e.number(v))).collect(),
                 accepted: e.variants.iter().map(|v| e.number(v).to_string()).collect::<Vec<_>>().join(", "),
             }
-            .render()
-            .unwrap_or_default(),
+            .rendered(format!("enum {}", e.name.pascal()))?,
         );
     }
     for r in api.records() {
@@ -382,8 +384,7 @@ pub fn render(api: &Api) -> Vec<Output> {
                     .map(|f| (format!("{}_count", f.name.snake()), f.name.snake()))
                     .collect(),
             }
-            .render()
-            .unwrap_or_default(),
+            .rendered(format!("record {}", r.name.pascal()))?,
         );
         if input {
             // Functions may return input records (options from the environment): the C view of a core value.
@@ -424,11 +425,11 @@ pub fn render(api: &Api) -> Vec<Output> {
     for k in api.classes() {
         parts.push(format!("#[repr(C)]\npub struct {} {{\n    _opaque: [u8; 0],\n}}", k.c_name));
         for m in k.members.iter().filter(|m| m.offered_in(Language::C)) {
-            parts.push(function(api, Some(k), m));
+            parts.push(function(api, Some(k), m)?);
         }
     }
     for f in api.functions().filter(|f| f.offered_in(Language::C)) {
-        parts.push(function(api, None, f));
+        parts.push(function(api, None, f)?);
     }
     let ffi = FfiRs {
         banner: banner("//"),
@@ -436,5 +437,5 @@ pub fn render(api: &Api) -> Vec<Output> {
         errors: api.errors.iter().map(|e| (e.name.pascal(), e.status)).collect(),
         parts,
     };
-    vec![Output { path: "c/ffi.rs".into(), contents: ffi.render().unwrap_or_default() }]
+    Ok(vec![Output { path: "c/ffi.rs".into(), contents: ffi.rendered("c/ffi.rs")? }])
 }

@@ -4,7 +4,7 @@
 use super::{offered, PY};
 use crate::lang::banner;
 use crate::model::*;
-use askama::Template;
+use crate::render::{template, Named, Rendered};
 
 pub struct GlueField {
     pub name: String,
@@ -17,64 +17,70 @@ pub struct GlueVariant {
     pub value: String,
 }
 
-#[derive(Template)]
-#[template(path = "python/glue.rs", escape = "none")]
-struct GlueFile {
-    banner: String,
-    parts: Vec<String>,
-    classes: Vec<String>,
-    functions: Vec<String>,
+template! {
+    "python/glue.rs"
+    struct GlueFile {
+        banner: String,
+        parts: Vec<String>,
+        classes: Vec<String>,
+        functions: Vec<String>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "python/record.rs", escape = "none")]
-struct GlueRecord {
-    input: bool,
-    py_name: String,
-    snake: String,
-    core: String,
-    fields: Vec<GlueField>,
+template! {
+    "python/record.rs"
+    struct GlueRecord {
+        input: bool,
+        py_name: String,
+        snake: String,
+        core: String,
+        fields: Vec<GlueField>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "python/enum.rs", escape = "none")]
-struct GlueEnum {
-    py_name: String,
-    snake: String,
-    core: String,
-    is_string: bool,
-    accepted: String,
-    variants: Vec<GlueVariant>,
+template! {
+    "python/enum.rs"
+    struct GlueEnum {
+        py_name: String,
+        snake: String,
+        core: String,
+        is_string: bool,
+        accepted: String,
+        variants: Vec<GlueVariant>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "python/class.rs", escape = "none")]
-struct GlueClass {
-    doc: String,
-    py_name: String,
-    name: String,
-    core: String,
-    members: Vec<String>,
-    compiled_doc: String,
-    free: Option<String>,
+template! {
+    "python/class.rs"
+    struct GlueClass {
+        doc: String,
+        py_name: String,
+        name: String,
+        core: String,
+        members: Vec<String>,
+        compiled_doc: String,
+        free: Option<String>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "python/function.rs", escape = "none")]
-struct GlueFunction {
-    doc: String,
-    indent: &'static str,
-    attributes: Vec<String>,
-    name: String,
-    params: String,
-    returns: String,
-    body: Vec<String>,
+template! {
+    "python/function.rs"
+    struct GlueFunction {
+        doc: String,
+        indent: &'static str,
+        attributes: Vec<String>,
+        name: String,
+        params: String,
+        returns: String,
+        body: Vec<String>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "python/error.rs", escape = "none")]
-struct GlueError {
-    kinds: Vec<(String, String)>,
+template! {
+    "python/error.rs"
+    struct GlueError {
+        kinds: Vec<(String, String)>,
+    }
 }
 
 /// A `///` block at `indent`.
@@ -85,7 +91,7 @@ fn rust_doc(text: &str, indent: &str) -> String {
         .collect()
 }
 
-fn glue_record(api: &Api, r: &Record) -> String {
+fn glue_record(api: &Api, r: &Record) -> Rendered {
     let input = r.direction == Direction::Input;
     let fields = r
         .fields
@@ -113,13 +119,17 @@ fn glue_record(api: &Api, r: &Record) -> String {
         })
         .collect();
     let _ = api;
-    GlueRecord { input, py_name: PY.type_name(&r.name), snake: r.name.snake(), core: PY.core_type(&r.name), fields }
-        .render()
-        .map(|text| text.trim().to_string())
-        .unwrap_or_default()
+    let record = GlueRecord {
+        input,
+        py_name: PY.type_name(&r.name),
+        snake: r.name.snake(),
+        core: PY.core_type(&r.name),
+        fields,
+    };
+    Ok(record.rendered(format!("record {}", r.name.pascal()))?.trim().to_string())
 }
 
-fn glue_enum(e: &Enum) -> String {
+fn glue_enum(e: &Enum) -> Rendered {
     let is_string = e.is_string();
     let value = |v: &Variant| match &v.value {
         EnumValue::String(s) => format!("{s:?}"),
@@ -139,8 +149,7 @@ fn glue_enum(e: &Enum) -> String {
         accepted: accepted.replace('{', "{{").replace('}', "}}"),
         variants: e.variants.iter().map(|v| GlueVariant { rust: v.name.pascal(), value: value(v) }).collect(),
     }
-    .render()
-    .unwrap_or_default()
+    .rendered(format!("enum {}", e.name.pascal()))
 }
 
 /// A default literal as the core's value.
@@ -155,7 +164,7 @@ fn core_literal(ty: &Type, literal: &Literal) -> String {
     }
 }
 
-fn glue_callable(api: &Api, class: Option<&Class>, c: &Callable) -> String {
+fn glue_callable(api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
     let indent = if class.is_some() { "    " } else { "" };
     let mut rust_params: Vec<String> = Vec::new();
     if class.is_some() && c.kind != CallableKind::Constructor {
@@ -292,8 +301,7 @@ fn glue_callable(api: &Api, class: Option<&Class>, c: &Callable) -> String {
         returns,
         body,
     }
-    .render()
-    .unwrap_or_default()
+    .rendered(crate::render::callable_item(class, c))
 }
 
 /// Reads a handle held in a record's field: the core value the Python object wraps.
@@ -306,35 +314,35 @@ fn class_from_py(k: &Class) -> String {
     )
 }
 
-fn glue_class(api: &Api, k: &Class) -> String {
-    class_from_py(k)
+fn glue_class(api: &Api, k: &Class) -> Rendered {
+    let members = k.members.iter().filter(|m| offered(m)).map(|m| glue_callable(api, Some(k), m));
+    Ok(class_from_py(k)
         + &GlueClass {
             doc: rust_doc(&PY.doc_text(api, &k.doc), ""),
             py_name: PY.type_name(&k.name),
             name: PY.type_name(&k.name),
             core: PY.core_type(&k.name),
-            members: k.members.iter().filter(|m| offered(m)).map(|m| glue_callable(api, Some(k), m)).collect(),
+            members: members.collect::<Rendered<_>>()?,
             compiled_doc: PY.doc_text(api, &k.compiled_doc),
             free: k.members.iter().find(|m| m.kind == CallableKind::Free && offered(m)).map(|m| PY.member(&m.name)),
         }
-        .render()
-        .unwrap_or_default()
+        .rendered(format!("class {}", k.name.pascal()))?)
 }
 
-pub(super) fn glue_file(api: &Api) -> String {
+pub(super) fn glue_file(api: &Api) -> Rendered {
     let mut parts = Vec::new();
     let mut classes = Vec::new();
     let mut functions = Vec::new();
     for item in &api.items {
         match item {
-            Item::Record(r) => parts.push(glue_record(api, r)),
-            Item::Enum(e) => parts.push(glue_enum(e)),
+            Item::Record(r) => parts.push(glue_record(api, r)?),
+            Item::Enum(e) => parts.push(glue_enum(e)?),
             Item::Class(k) => {
-                parts.push(glue_class(api, k));
+                parts.push(glue_class(api, k)?);
                 classes.push(PY.type_name(&k.name));
             }
             Item::Function(f) if offered(f) => {
-                parts.push(glue_callable(api, None, f));
+                parts.push(glue_callable(api, None, f)?);
                 functions.push(PY.rust_fn(None, &f.name));
             }
             Item::Function(_) => {}
@@ -342,9 +350,8 @@ pub(super) fn glue_file(api: &Api) -> String {
     }
     parts.push(
         GlueError { kinds: api.errors.iter().map(|e| (e.name.pascal(), PY.error_class(e))).collect() }
-            .render()
-            .unwrap_or_default(),
+            .rendered("errors")?,
     );
     let parts = parts.iter().map(|p| p.trim().to_string()).collect();
-    GlueFile { banner: banner("//"), parts, classes, functions }.render().unwrap_or_default()
+    GlueFile { banner: banner("//"), parts, classes, functions }.rendered("python/glue.rs")
 }

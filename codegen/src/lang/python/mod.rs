@@ -10,6 +10,7 @@ mod package;
 mod pyproject;
 
 use crate::model::*;
+use crate::render::Rendered;
 use crate::Output;
 use format::Py;
 
@@ -21,15 +22,15 @@ fn offered(c: &Callable) -> bool {
     c.offered_in(Language::Python)
 }
 
-pub fn render(api: &Api) -> Vec<Output> {
+pub fn render(api: &Api) -> Rendered<Vec<Output>> {
     let mut out = vec![
-        Output { path: "python/glue.rs".into(), contents: glue::glue_file(api) },
-        Output { path: "python/pyproject.toml".into(), contents: pyproject::pyproject(api) },
-        Output { path: "python/uform/__init__.py".into(), contents: package::init_py(api) },
-        Output { path: "python/uform/__init__.pyi".into(), contents: package::init_pyi(api) },
+        Output { path: "python/glue.rs".into(), contents: glue::glue_file(api)? },
+        Output { path: "python/pyproject.toml".into(), contents: pyproject::pyproject(api)? },
+        Output { path: "python/uform/__init__.py".into(), contents: package::init_py(api)? },
+        Output { path: "python/uform/__init__.pyi".into(), contents: package::init_pyi(api)? },
         // PEP 561: the package ships its own complete types.
         Output { path: "python/uform/py.typed".into(), contents: String::new() },
     ];
-    out.extend(crate::lang::docs::render(&docs::PythonDocs, api));
-    out
+    out.extend(crate::lang::docs::render(&docs::PythonDocs, api)?);
+    Ok(out)
 }

@@ -4,7 +4,7 @@
 use super::{offered, ERROR_BASE, PY};
 use crate::lang::banner;
 use crate::model::*;
-use askama::Template;
+use crate::render::{template, Named, Rendered};
 
 pub struct PyField {
     pub name: String,
@@ -25,98 +25,108 @@ pub struct PyErrorKind {
     pub doc: String,
 }
 
-#[derive(Template)]
-#[template(path = "python/init.py", escape = "none")]
-struct InitPy {
-    banner: String,
-    doc: String,
-    version: String,
-    exported: Vec<String>,
-    parts: Vec<String>,
-    native: Vec<String>,
-    registered: Vec<String>,
+template! {
+    "python/init.py"
+    struct InitPy {
+        banner: String,
+        doc: String,
+        version: String,
+        exported: Vec<String>,
+        parts: Vec<String>,
+        native: Vec<String>,
+        registered: Vec<String>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "python/record.py", escape = "none")]
-struct RecordPy {
-    input: bool,
-    name: String,
-    doc: String,
-    fields: Vec<PyField>,
+template! {
+    "python/record.py"
+    struct RecordPy {
+        input: bool,
+        name: String,
+        doc: String,
+        fields: Vec<PyField>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "python/enum.py", escape = "none")]
-struct EnumPy {
-    name: String,
-    bases: String,
-    doc: String,
-    variants: Vec<PyVariant>,
+template! {
+    "python/enum.py"
+    struct EnumPy {
+        name: String,
+        bases: String,
+        doc: String,
+        variants: Vec<PyVariant>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "python/error.py", escape = "none")]
-struct ErrorPy {
-    base: &'static str,
-    doc: String,
-    codes: String,
-    kinds: Vec<PyErrorKind>,
+template! {
+    "python/error.py"
+    struct ErrorPy {
+        base: &'static str,
+        doc: String,
+        codes: String,
+        kinds: Vec<PyErrorKind>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "python/init.pyi", escape = "none")]
-struct InitPyi {
-    banner: String,
-    doc: String,
-    parts: Vec<String>,
+template! {
+    "python/init.pyi"
+    struct InitPyi {
+        banner: String,
+        doc: String,
+        parts: Vec<String>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "python/record.pyi", escape = "none")]
-struct RecordPyi {
-    input: bool,
-    name: String,
-    doc: String,
-    fields: Vec<PyField>,
+template! {
+    "python/record.pyi"
+    struct RecordPyi {
+        input: bool,
+        name: String,
+        doc: String,
+        fields: Vec<PyField>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "python/enum.pyi", escape = "none")]
-struct EnumPyi {
-    name: String,
-    bases: String,
-    doc: String,
-    variants: Vec<PyVariant>,
+template! {
+    "python/enum.pyi"
+    struct EnumPyi {
+        name: String,
+        bases: String,
+        doc: String,
+        variants: Vec<PyVariant>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "python/class.pyi", escape = "none")]
-struct ClassPyi {
-    name: String,
-    doc: String,
-    members: Vec<String>,
-    compiled_doc: String,
-    has_free: bool,
+template! {
+    "python/class.pyi"
+    struct ClassPyi {
+        name: String,
+        doc: String,
+        members: Vec<String>,
+        compiled_doc: String,
+        has_free: bool,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "python/function.pyi", escape = "none")]
-struct FunctionPyi {
-    indent: &'static str,
-    decorators: Vec<String>,
-    name: String,
-    params: String,
-    returns: String,
-    doc: String,
+template! {
+    "python/function.pyi"
+    struct FunctionPyi {
+        indent: &'static str,
+        decorators: Vec<String>,
+        name: String,
+        params: String,
+        returns: String,
+        doc: String,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "python/error.pyi", escape = "none")]
-struct ErrorPyi {
-    base: &'static str,
-    doc: String,
-    kinds: Vec<PyErrorKind>,
+template! {
+    "python/error.pyi"
+    struct ErrorPyi {
+        base: &'static str,
+        doc: String,
+        kinds: Vec<PyErrorKind>,
+    }
 }
 
 fn fields(api: &Api, r: &Record) -> Vec<PyField> {
@@ -177,7 +187,7 @@ fn class_doc(api: &Api, k: &Class) -> String {
     doc
 }
 
-pub(super) fn init_py(api: &Api) -> String {
+pub(super) fn init_py(api: &Api) -> Rendered {
     let mut parts = Vec::new();
     let mut exported = Vec::new();
     let mut native = Vec::new();
@@ -193,8 +203,7 @@ pub(super) fn init_py(api: &Api) -> String {
                         doc: PY.docstring(&PY.doc_text(api, &r.doc), "    "),
                         fields: fields(api, r),
                     }
-                    .render()
-                    .unwrap_or_default(),
+                    .rendered(format!("record {}", r.name.pascal()))?,
                 );
                 exported.push(name.clone());
                 registered.push(name);
@@ -208,8 +217,7 @@ pub(super) fn init_py(api: &Api) -> String {
                         doc: PY.docstring(&PY.doc_text(api, &e.doc), "    "),
                         variants: variants(api, e),
                     }
-                    .render()
-                    .unwrap_or_default(),
+                    .rendered(format!("enum {}", e.name.pascal()))?,
                 );
                 exported.push(name.clone());
                 registered.push(name);
@@ -245,8 +253,7 @@ pub(super) fn init_py(api: &Api) -> String {
             ),
             kinds,
         }
-        .render()
-        .unwrap_or_default(),
+        .rendered("errors")?,
     );
     let parts = parts.iter().map(|p| p.trim().to_string()).collect();
     InitPy {
@@ -258,11 +265,10 @@ pub(super) fn init_py(api: &Api) -> String {
         native,
         registered,
     }
-    .render()
-    .unwrap_or_default()
+    .rendered("python/uform/__init__.py")
 }
 
-fn function_pyi(api: &Api, class: Option<&Class>, c: &Callable) -> String {
+fn function_pyi(api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
     let indent = if class.is_some() { "    " } else { "" };
     let mut params: Vec<String> = Vec::new();
     let mut decorators = Vec::new();
@@ -292,11 +298,10 @@ fn function_pyi(api: &Api, class: Option<&Class>, c: &Callable) -> String {
         returns: PY.returns(c, class),
         doc: PY.docstring(&PY.doc_text(api, &c.doc), &format!("{indent}    ")),
     }
-    .render()
-    .unwrap_or_default()
+    .rendered(crate::render::callable_item(class, c))
 }
 
-pub(super) fn init_pyi(api: &Api) -> String {
+pub(super) fn init_pyi(api: &Api) -> Rendered {
     let mut parts = Vec::new();
     for item in &api.items {
         match item {
@@ -307,8 +312,7 @@ pub(super) fn init_pyi(api: &Api) -> String {
                     doc: PY.docstring(&PY.doc_text(api, &r.doc), "    "),
                     fields: fields(api, r),
                 }
-                .render()
-                .unwrap_or_default(),
+                .rendered(format!("record {}", r.name.pascal()))?,
             ),
             Item::Enum(e) => parts.push(
                 EnumPyi {
@@ -317,28 +321,30 @@ pub(super) fn init_pyi(api: &Api) -> String {
                     doc: PY.docstring(&PY.doc_text(api, &e.doc), "    "),
                     variants: variants(api, e),
                 }
-                .render()
-                .unwrap_or_default(),
+                .rendered(format!("enum {}", e.name.pascal()))?,
             ),
             Item::Class(k) => parts.push(
                 ClassPyi {
                     name: PY.type_name(&k.name),
                     doc: PY.docstring(&class_doc(api, k), "    "),
-                    members: k.members.iter().filter(|m| offered(m)).map(|m| function_pyi(api, Some(k), m)).collect(),
+                    members: k
+                        .members
+                        .iter()
+                        .filter(|m| offered(m))
+                        .map(|m| function_pyi(api, Some(k), m))
+                        .collect::<Rendered<_>>()?,
                     compiled_doc: PY.docstring(&PY.doc_text(api, &k.compiled_doc), "        "),
                     has_free: k.members.iter().any(|m| m.kind == CallableKind::Free && offered(m)),
                 }
-                .render()
-                .unwrap_or_default(),
+                .rendered(format!("class {}", k.name.pascal()))?,
             ),
-            Item::Function(f) if offered(f) => parts.push(function_pyi(api, None, f)),
+            Item::Function(f) if offered(f) => parts.push(function_pyi(api, None, f)?),
             Item::Function(_) => {}
         }
     }
     parts.push(
         ErrorPyi { base: ERROR_BASE, doc: PY.docstring(ERROR_DOC, "    "), kinds: error_kinds(api) }
-            .render()
-            .unwrap_or_default(),
+            .rendered("errors")?,
     );
     let parts = parts.iter().map(|p| p.trim().to_string()).collect();
     InitPyi {
@@ -346,6 +352,5 @@ pub(super) fn init_pyi(api: &Api) -> String {
         doc: PY.docstring(&format!("{}: {}", api.title, PY.doc_text(api, &api.doc)), ""),
         parts,
     }
-    .render()
-    .unwrap_or_default()
+    .rendered("python/uform/__init__.pyi")
 }

@@ -2,21 +2,22 @@
 
 use crate::lang::banner;
 use crate::model::Api;
-use askama::Template;
+use crate::render::{template, Named, Rendered};
 
-#[derive(Template)]
-#[template(path = "python/pyproject.toml", escape = "none")]
-struct Pyproject {
-    banner: String,
-    package: String,
-    version: String,
-    description: String,
-    manifest: &'static str,
-    /// A verb returns a matrix, which Python receives as a numpy array.
-    numpy: bool,
+template! {
+    "python/pyproject.toml"
+    struct Pyproject {
+        banner: String,
+        package: String,
+        version: String,
+        description: String,
+        manifest: &'static str,
+        /// A verb returns a matrix, which Python receives as a numpy array.
+        numpy: bool,
+    }
 }
 
-pub(super) fn pyproject(api: &Api) -> String {
+pub(super) fn pyproject(api: &Api) -> Rendered {
     Pyproject {
         numpy: api.returns_matrix(),
         banner: banner("#"),
@@ -28,6 +29,5 @@ pub(super) fn pyproject(api: &Api) -> String {
         ),
         manifest: "../../bindings/python/Cargo.toml",
     }
-    .render()
-    .unwrap_or_default()
+    .rendered("python/pyproject.toml")
 }

@@ -6,8 +6,8 @@
 use super::format::Ts;
 use crate::lang::banner;
 use crate::model::*;
+use crate::render::{template, Named, Rendered};
 use crate::Output;
-use askama::Template;
 
 /// The Rust spelling of the glue: core paths and the types the validating readers produce.
 struct Glue;
@@ -89,13 +89,14 @@ pub struct VariantRs {
     pub js_value: String,
 }
 
-#[derive(Template)]
-#[template(path = "node/enum.rs", escape = "none")]
-struct EnumRs {
-    core: String,
-    js_name_lit: String,
-    string: bool,
-    variants: Vec<VariantRs>,
+template! {
+    "node/enum.rs"
+    struct EnumRs {
+        core: String,
+        js_name_lit: String,
+        string: bool,
+        variants: Vec<VariantRs>,
+    }
 }
 
 pub struct FieldRs {
@@ -104,50 +105,54 @@ pub struct FieldRs {
     pub write: String,
 }
 
-#[derive(Template)]
-#[template(path = "node/record.rs", escape = "none")]
-struct RecordRs {
-    core: String,
-    input: bool,
-    /// An input record with a required field: absent is a missing argument, not "every field absent".
-    required: bool,
-    /// A record holding a handle is only ever read.
-    writable: bool,
-    fields: Vec<FieldRs>,
+template! {
+    "node/record.rs"
+    struct RecordRs {
+        core: String,
+        input: bool,
+        /// An input record with a required field: absent is a missing argument, not "every field absent".
+        required: bool,
+        /// A record holding a handle is only ever read.
+        writable: bool,
+        fields: Vec<FieldRs>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "node/callable.rs", escape = "none")]
-struct CallableRs {
-    indent: &'static str,
-    factory: bool,
-    js_name_lit: String,
-    rust_name: String,
-    params: String,
-    returns: String,
-    body: Vec<String>,
+template! {
+    "node/callable.rs"
+    struct CallableRs {
+        indent: &'static str,
+        factory: bool,
+        js_name_lit: String,
+        rust_name: String,
+        params: String,
+        returns: String,
+        body: Vec<String>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "node/class.rs", escape = "none")]
-struct ClassRs {
-    name: String,
-    compiled: String,
-    core: String,
-    handles: String,
-    members: Vec<String>,
-    fast: Vec<String>,
+template! {
+    "node/class.rs"
+    struct ClassRs {
+        name: String,
+        compiled: String,
+        core: String,
+        handles: String,
+        members: Vec<String>,
+        fast: Vec<String>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "node/glue.rs", escape = "none")]
-struct GlueRs {
-    banner: String,
-    parts: Vec<String>,
-    fast: Vec<(String, String)>,
+template! {
+    "node/glue.rs"
+    struct GlueRs {
+        banner: String,
+        parts: Vec<String>,
+        fast: Vec<(String, String)>,
+    }
 }
 
-fn enumeration(ts: &Ts, g: &Glue, e: &Enum) -> String {
+fn enumeration(ts: &Ts, g: &Glue, e: &Enum) -> Rendered {
     EnumRs {
         core: g.core(&e.name),
         js_name_lit: format!("{:?}", ts.type_name(&e.name)),
@@ -166,11 +171,10 @@ fn enumeration(ts: &Ts, g: &Glue, e: &Enum) -> String {
             })
             .collect(),
     }
-    .render()
-    .unwrap_or_default()
+    .rendered(format!("enum {}", e.name.pascal()))
 }
 
-fn record(ts: &Ts, g: &Glue, r: &Record) -> String {
+fn record(ts: &Ts, g: &Glue, r: &Record) -> Rendered {
     let input = r.direction == Direction::Input;
     let fields = r
         .fields
@@ -206,11 +210,8 @@ fn record(ts: &Ts, g: &Glue, r: &Record) -> String {
         .collect();
     let required = input && r.fields.iter().any(|f| !f.optional);
     let writable = !r.fields.iter().any(|f| matches!(f.ty, Type::Class(_)));
-    RecordRs { core: g.core(&r.name), input, required, writable, fields }
-        .render()
-        .unwrap_or_default()
-        .trim()
-        .to_string()
+    let record = RecordRs { core: g.core(&r.name), input, required, writable, fields };
+    Ok(record.rendered(format!("record {}", r.name.pascal()))?.trim().to_string())
 }
 
 /// Reads a callable's non-class parameters: one `let` per parameter, from the JavaScript value `source(i, name)`.
@@ -281,7 +282,7 @@ fn write_result(g: &Glue, c: &Callable, env: &str) -> String {
 }
 
 /// One `#[napi]` function or method: read the arguments, call the core under the panic guard, write the result.
-fn callable(ts: &Ts, g: &Glue, api: &Api, class: Option<&Class>, c: &Callable) -> String {
+fn callable(ts: &Ts, g: &Glue, api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
     let mut params = Vec::new();
     if class.is_some() && c.kind != CallableKind::Constructor {
         params.push("&self".to_string());
@@ -329,8 +330,7 @@ fn callable(ts: &Ts, g: &Glue, api: &Api, class: Option<&Class>, c: &Callable) -
         returns,
         body,
     }
-    .render()
-    .unwrap_or_default()
+    .rendered(crate::render::callable_item(class, c))
 }
 
 /// The registry of a class's core handles, by number.
@@ -514,7 +514,7 @@ fn quiet_functions(ts: &Ts, g: &Glue, api: &Api, k: &Class) -> Vec<(String, Stri
     out
 }
 
-fn class(ts: &Ts, g: &Glue, api: &Api, k: &Class) -> String {
+fn class(ts: &Ts, g: &Glue, api: &Api, k: &Class) -> Rendered {
     let members = k.members.iter().filter(|m| m.offered_in(Language::TypeScript));
     let mut fast_functions: Vec<String> =
         members.clone().filter(|m| ts.fast_function_of(k, m).is_some()).map(|m| fast(ts, g, k, m)).collect();
@@ -524,22 +524,21 @@ fn class(ts: &Ts, g: &Glue, api: &Api, k: &Class) -> String {
         compiled: k.compiled.pascal(),
         core: k.name.pascal(),
         handles: handles(k),
-        members: members.filter(|m| !m.is_twin()).map(|m| callable(ts, g, api, Some(k), m)).collect(),
+        members: members.filter(|m| !m.is_twin()).map(|m| callable(ts, g, api, Some(k), m)).collect::<Rendered<_>>()?,
         fast: fast_functions,
     }
-    .render()
-    .unwrap_or_default()
+    .rendered(format!("class {}", k.name.pascal()))
 }
 
 /// Renders from the Node view of the interface (`node_view`: the long calls' Promise twins included).
-pub fn render(api: &Api) -> Output {
+pub fn render(api: &Api) -> Rendered<Output> {
     let (ts, g) = (Ts, Glue);
     let mut parts = Vec::new();
     for item in &api.items {
         match item {
-            Item::Enum(e) => parts.push(enumeration(&ts, &g, e)),
-            Item::Record(r) => parts.push(record(&ts, &g, r)),
-            Item::Class(k) => parts.push(class(&ts, &g, api, k)),
+            Item::Enum(e) => parts.push(enumeration(&ts, &g, e)?),
+            Item::Record(r) => parts.push(record(&ts, &g, r)?),
+            Item::Class(k) => parts.push(class(&ts, &g, api, k)?),
             Item::Function(f) if f.offered_in(Language::TypeScript) => parts.push(raw_function(&ts, &g, f)),
             Item::Function(_) => {}
         }
@@ -556,8 +555,8 @@ pub fn render(api: &Api) -> Output {
         }))
         .chain(api.classes().flat_map(|k| quiet_functions(&ts, &g, api, k).into_iter().map(|(js, rust, _)| (js, rust))))
         .collect();
-    Output {
+    Ok(Output {
         path: "node/glue.rs".into(),
-        contents: GlueRs { banner: banner("//"), parts, fast }.render().unwrap_or_default(),
-    }
+        contents: GlueRs { banner: banner("//"), parts, fast }.rendered("node/glue.rs")?,
+    })
 }

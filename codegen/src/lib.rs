@@ -7,6 +7,7 @@ pub mod diagnostics;
 pub mod fuzz;
 pub mod lang;
 pub mod model;
+pub mod plan;
 mod raw;
 pub mod render;
 

@@ -4,6 +4,7 @@
 use super::{offered, PY};
 use crate::lang::banner;
 use crate::model::*;
+use crate::plan::{CallPlan, Callee, Kept, Passing, Receiver};
 use crate::render::{template, Named, Rendered};
 
 pub struct GlueField {
@@ -164,24 +165,33 @@ fn core_literal(ty: &Type, literal: &Literal) -> String {
     }
 }
 
+/// The core call of a plan with these arguments, calling `prefix` + the core function's name (`try_` for the
+/// non-blocking attempt of a `try_first` call).
+fn core_call(plan: &CallPlan, prefix: &str, args: &str) -> String {
+    match &plan.callee {
+        Callee::Constructor { class, name } => format!("{}::{prefix}{}({args})", PY.core_type(class), name.snake()),
+        Callee::Method { name } => format!("self.core.{prefix}{}({args})", name.snake()),
+        Callee::Function { name } => format!("uform_core::{prefix}{}({args})", name.snake()),
+    }
+}
+
 fn glue_callable(api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
+    let plan = CallPlan::of(api, class, c);
     let indent = if class.is_some() { "    " } else { "" };
     let mut rust_params: Vec<String> = Vec::new();
-    if class.is_some() && c.kind != CallableKind::Constructor {
+    if plan.receiver != Receiver::None {
         rust_params.push("&self".into());
     }
     rust_params.push("py: Python<'_>".into());
     let mut signature: Vec<String> = Vec::new();
     let mut body: Vec<String> = Vec::new();
     let mut core_args: Vec<String> = Vec::new();
-    let mut borrowed: Vec<String> = Vec::new();
     let mut keyword_only = false;
-    for p in &c.params {
-        let name = PY.member(&p.name);
-        match (&p.ty, &p.default) {
-            // An input record spreads into keyword-only arguments; a required field is a required keyword, and a
-            // handle it holds is kept alive by what the call makes, like a class argument.
-            (Type::Record(n), _) => {
+    for a in &plan.arguments {
+        let name = PY.member(&a.name);
+        match (&a.passing, &a.default) {
+            // An input record spreads into keyword-only arguments; a required field is a required keyword.
+            (Passing::Record { record: n, .. }, _) => {
                 if !keyword_only {
                     signature.push("*".into());
                     keyword_only = true;
@@ -199,21 +209,18 @@ fn glue_callable(api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
                         rust_params.push(format!("{field}: Bound<'_, PyAny>"));
                         args.push_str(&format!(", Some(&{field})"));
                     }
-                    if matches!(f.ty, Type::Class(_)) {
-                        borrowed.push(format!("{field}.clone().unbind()"));
-                    }
                 }
                 body.push(format!("let {name} = {}_from_kwargs(py{args})?;", n.snake()));
                 core_args.push(name);
             }
-            (Type::Class(k), _) => {
+            (Passing::Handle { class: k }, _) => {
                 signature.push(name.clone());
                 rust_params.push(format!("{name}: Bound<'_, {}>", PY.type_name(k)));
                 body.push(format!("let {name}_core = &{name}.get().core;"));
-                borrowed.push(format!("{name}.clone().into_any().unbind()"));
                 core_args.push(format!("{name}_core"));
             }
-            (ty, Some(default)) => {
+            (_, Some(default)) => {
+                let ty = &a.ty;
                 signature.push(format!("{name}=None"));
                 rust_params.push(format!("{name}: Option<Bound<'_, PyAny>>"));
                 body.push(format!(
@@ -223,56 +230,61 @@ fn glue_callable(api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
                 ));
                 core_args.push(name);
             }
-            (ty, None) => {
+            (passing, None) => {
+                let ty = &a.ty;
                 signature.push(name.clone());
                 rust_params.push(format!("{name}: Bound<'_, PyAny>"));
                 body.push(format!("let {name} = {}?;", PY.read(ty, &format!("&{name}"), &format!("\"{name}\""))));
                 // The core borrows a list argument.
-                core_args.push(if matches!(ty, Type::List(_)) { format!("&{name}") } else { name });
+                core_args.push(if matches!(passing, Passing::List { .. }) { format!("&{name}") } else { name });
             }
         }
     }
     let args = core_args.join(", ");
-    let method = c.name.snake();
-    let call = match (class, c.kind) {
-        (Some(k), CallableKind::Constructor) => format!("{}::{method}({args})", PY.core_type(&k.name)),
-        (Some(_), _) => format!("self.core.{method}({args})"),
-        (None, _) => format!("uform_core::{method}({args})"),
-    };
-    let guarded = if c.throws { format!("guard(|| {call})") } else { format!("guard_value(|| {call})") };
-    let run = match (c.blocking, c.try_first) {
+    let call = core_call(&plan, "", &args);
+    let guarded = if plan.throws { format!("guard(|| {call})") } else { format!("guard_value(|| {call})") };
+    let run = match (plan.blocking, plan.try_first) {
         // Holding the GIL costs nothing when the call does not wait: release it only when the core says it must.
         (true, true) => {
-            let attempt = call.replacen(&format!(".{method}("), &format!(".try_{method}("), 1);
+            let attempt = core_call(&plan, "try_", &args);
             format!("match guard_value(|| {attempt}) {{ Ok(Some(done)) => done, Ok(None) => py.detach(|| {guarded}), Err(panic) => Err(panic) }}")
         }
         (true, false) => format!("py.detach(|| {guarded})"),
         _ => guarded,
     };
-    let returns_value = c.kind == CallableKind::Constructor || c.returns.is_some();
-    if returns_value {
+    if plan.returns_value() {
         body.push(format!("let value = {run}.map_err(|e| raise(py, e))?;"));
     } else {
         body.push(format!("{run}.map_err(|e| raise(py, e))?;"));
     }
-    let returns = match (c.kind, &c.returns) {
+    // The Python objects of the handles the new value holds stay alive as long as it does.
+    let borrowed: Vec<String> = plan
+        .keeps_alive
+        .iter()
+        .map(|k| match k {
+            Kept::Argument { name } => format!("{}.clone().into_any().unbind()", PY.member(name)),
+            Kept::Field { field, .. } => format!("{}.clone().unbind()", PY.member(field)),
+        })
+        .collect();
+    // The value's type, for the writer; everything else about the result comes from the plan.
+    let returns = match (plan.kind, &c.returns) {
         (CallableKind::Constructor, _) => {
             body.push(format!("Ok(Self {{ core: value, _borrowed: vec![{}] }})", borrowed.join(", ")));
             "Self".to_string()
         }
-        (_, Some(t)) if c.constant => {
+        (_, Some(t)) if plan.constant => {
             // Made into a Python object on the first call; every later call hands out that object.
             body.pop();
             body.push("static VALUE: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();".into());
             body.push(format!(
                 "let value = VALUE.get_or_try_init(py, || -> PyResult<Py<PyAny>> {{ let value = {run}.map_err(|e| raise(py, e))?; Ok(({})?.unbind()) }})?;",
-                PY.writer("value", t, c.returns_optional, false)
+                PY.writer("value", t, plan.outcome.optional, false)
             ));
             body.push("Ok(value.clone_ref(py))".into());
             "Py<PyAny>".to_string()
         }
         (_, Some(t)) => {
-            body.push(format!("Ok(({})?.unbind())", PY.writer("value", t, c.returns_optional, false)));
+            body.push(format!("Ok(({})?.unbind())", PY.writer("value", t, plan.outcome.optional, false)));
             "Py<PyAny>".to_string()
         }
         (_, None) => {

@@ -9,6 +9,7 @@ pub mod format;
 
 use crate::lang::banner;
 use crate::model::*;
+use crate::plan::CallPlan;
 use crate::render::{template, Named, Rendered};
 use crate::Output;
 use format::{Udl, ERROR};
@@ -356,8 +357,8 @@ fn glue_enum(udl: &Udl, e: &Enum) -> Rendered {
 }
 
 /// A callable's glue, followed by its async twin's when it is a long call ([`async_twin`]).
-fn glue_callable(udl: &Udl, class: Option<&Class>, c: &Callable) -> Rendered {
-    let glue = glue_one(udl, class, c)?;
+fn glue_callable(udl: &Udl, api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
+    let glue = glue_one(udl, api, class, c)?;
     if !async_twin::has_twin(c) {
         return Ok(glue);
     }
@@ -382,7 +383,7 @@ fn glue_callable(udl: &Udl, class: Option<&Class>, c: &Callable) -> Rendered {
     Ok(format!("{glue}\n{twin_glue}"))
 }
 
-fn glue_one(udl: &Udl, class: Option<&Class>, c: &Callable) -> Rendered {
+fn glue_one(udl: &Udl, api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
     let indent = if class.is_some() { "    " } else { "" };
     let receiver = match (class, c.kind) {
         (Some(_), CallableKind::Method | CallableKind::Free) => "&self",
@@ -394,11 +395,12 @@ fn glue_one(udl: &Udl, class: Option<&Class>, c: &Callable) -> Rendered {
         (false, true) => receiver.to_string(),
         (false, false) => format!("{receiver}, {params}"),
     };
-    let call = udl.core_call(class, c);
-    let body = if c.throws {
-        format!("guard(|| Ok({}))", udl.wrap_result(c, &format!("{call}?")))
+    let plan = CallPlan::of(api, class, c);
+    let call = udl.core_call(&plan);
+    let body = if plan.throws {
+        format!("guard(|| Ok({}))", udl.wrap_result(&plan, c.returns.as_ref(), &format!("{call}?")))
     } else {
-        udl.wrap_result(c, &call)
+        udl.wrap_result(&plan, c.returns.as_ref(), &call)
     };
     GlueFunction {
         doc: udl.doc_block(&udl.doc_text(&c.doc), indent),
@@ -412,7 +414,7 @@ fn glue_one(udl: &Udl, class: Option<&Class>, c: &Callable) -> Rendered {
     .rendered(crate::render::callable_item(class, c))
 }
 
-fn glue_class(udl: &Udl, c: &Class) -> Rendered {
+fn glue_class(udl: &Udl, api: &Api, c: &Class) -> Rendered {
     GlueClass {
         doc: udl.doc_block(&udl.doc_text(&c.doc), ""),
         name: udl.type_name(&c.name),
@@ -420,7 +422,7 @@ fn glue_class(udl: &Udl, c: &Class) -> Rendered {
             .members
             .iter()
             .filter(|m| offered(m))
-            .map(|m| glue_callable(udl, Some(c), m))
+            .map(|m| glue_callable(udl, api, Some(c), m))
             .collect::<Rendered<Vec<_>>>()?
             .join("\n"),
         free: c.members.iter().find(|m| m.kind == CallableKind::Free).map(|m| udl.member(&m.name)),
@@ -434,8 +436,8 @@ fn glue_file(udl: &Udl, api: &Api) -> Rendered {
         match item {
             Item::Record(r) => parts.push(glue_record(udl, r)?),
             Item::Enum(e) => parts.push(glue_enum(udl, e)?),
-            Item::Class(c) => parts.push(glue_class(udl, c)?),
-            Item::Function(f) if offered(f) => parts.push(glue_callable(udl, None, f)?),
+            Item::Class(c) => parts.push(glue_class(udl, api, c)?),
+            Item::Function(f) if offered(f) => parts.push(glue_callable(udl, api, None, f)?),
             Item::Function(_) => {}
         }
     }

@@ -7,7 +7,9 @@ pub mod diagnostics;
 pub mod fuzz;
 pub mod lang;
 pub mod model;
+pub mod plan;
 mod raw;
+pub mod render;
 
 use diagnostics::{Diagnostic, Diagnostics};
 use std::path::{Path, PathBuf};
@@ -87,14 +89,15 @@ pub fn load(path: &Path) -> Result<model::Api, Diagnostics> {
     }
 }
 
-/// Renders every generated file from a checked model.
-pub fn render(api: &model::Api) -> Vec<Output> {
-    let mut out = lang::render_all(api);
+/// Renders every generated file from a checked model; a template or formatter error names the template and the
+/// item instead of producing an empty file.
+pub fn render(api: &model::Api) -> render::Rendered<Vec<Output>> {
+    let mut out = lang::render_all(api)?;
     for o in &mut out {
         if !o.contents.ends_with('\n') {
             o.contents.push('\n');
         }
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
-    out
+    Ok(out)
 }

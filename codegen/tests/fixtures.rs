@@ -33,7 +33,11 @@ fn load(path: &Path) -> Result<uform_codegen::model::Api, String> {
 
 fn render(path: &Path) -> BTreeMap<String, String> {
     let api = load(path).unwrap_or_else(|d| panic!("{d}"));
-    uform_codegen::render(&api).into_iter().map(|o| (o.path.display().to_string(), o.contents)).collect()
+    uform_codegen::render(&api)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_iter()
+        .map(|o| (o.path.display().to_string(), o.contents))
+        .collect()
 }
 
 #[test]

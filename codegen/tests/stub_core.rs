@@ -64,12 +64,12 @@ fn package(name: &str, lib: &str, deps: &str) -> String {
 /// Writes the stub core and C library crates of one IDL under `base/name/`; returns their member paths.
 fn fixture_crates(name: &str, idl: &Path, base: &Path) -> [String; 2] {
     let api = uform_codegen::load(idl).unwrap_or_else(|d| panic!("{d}"));
-    let outputs = uform_codegen::render(&api);
+    let outputs = uform_codegen::render(&api).unwrap_or_else(|e| panic!("{e}"));
     let ffi = &outputs.iter().find(|o| o.path == Path::new("c/ffi.rs")).expect("no c/ffi.rs rendered").contents;
     let dir = base.join(name);
     let core = format!("stub-core-{}", name.replace('_', "-"));
     write(&dir.join("core/Cargo.toml"), &package(&core, "uform_core", ""));
-    write(&dir.join("core/src/lib.rs"), &uform_codegen::lang::rust::stub::core(&api));
+    write(&dir.join("core/src/lib.rs"), &uform_codegen::lang::rust::stub::core(&api).unwrap_or_else(|e| panic!("{e}")));
     let dep = format!("uform_core = {{ package = \"{core}\", path = \"../core\" }}\n");
     write(&dir.join("c/Cargo.toml"), &package(&format!("stub-c-{}", name.replace('_', "-")), "stub_c", &dep));
     write(&dir.join("c/src/ffi.rs"), ffi);

@@ -10,7 +10,7 @@ fn root() -> PathBuf {
 
 fn outputs() -> Vec<uform_codegen::Output> {
     let api = uform_codegen::load(&root().join("idl/uform.yaml")).unwrap_or_else(|d| panic!("{d}"));
-    uform_codegen::render(&api)
+    uform_codegen::render(&api).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// What `cargo xtask codegen --check` guards, as a test: no snapshots of the real IDL to accept (the per-shape
@@ -45,7 +45,7 @@ fn one_doc_sentence_reaches_every_surface() {
     let edited = idl.replace(before, after);
     assert_ne!(idl, edited);
     let original = outputs();
-    let files = uform_codegen::render(&uform_codegen::load_str(&edited, "edited.yaml").unwrap());
+    let files = uform_codegen::render(&uform_codegen::load_str(&edited, "edited.yaml").unwrap()).unwrap();
     let mut reached = Vec::new();
     for (old, new) in original.iter().zip(&files) {
         assert_eq!(old.path, new.path);

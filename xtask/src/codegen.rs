@@ -13,7 +13,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     };
     let root = root();
     let api = uform_codegen::load(&root.join("idl/uform.yaml")).map_err(|d| d.to_string())?;
-    let mut outputs = uform_codegen::render(&api);
+    let mut outputs = uform_codegen::render(&api).map_err(|e| e.to_string())?;
     outputs.extend(crate::codegen_uniffi::bindgen(&root, &outputs)?);
     let generated = root.join("generated");
     let expected: BTreeSet<PathBuf> = outputs.iter().map(|o| o.path.clone()).collect();

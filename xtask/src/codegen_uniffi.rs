@@ -73,7 +73,7 @@ mod tests {
         let root = crate::util::root();
         let fixture = root.join("codegen/tests/fixtures/only_per_language.yaml");
         let api = uform_codegen::load(&fixture).unwrap_or_else(|d| panic!("{d}"));
-        let files = super::bindgen(&root, &uform_codegen::render(&api)).unwrap();
+        let files = super::bindgen(&root, &uform_codegen::render(&api).unwrap()).unwrap();
         let text = |dir: &str| {
             files.iter().filter(|o| o.path.starts_with(dir)).map(|o| o.contents.clone()).collect::<String>()
         };

@@ -36,12 +36,10 @@ pub fn status_name(status: i32, status_of: fn(ErrorKind) -> i32) -> *const c_cha
     names.iter().find(|(s, _)| *s == status).map_or(std::ptr::null(), |(_, n)| n.as_ptr())
 }
 
-/// Runs a fallible call: a panic becomes the internal error; an error is remembered for this thread.
-pub fn guard(function: &str, body: impl FnOnce() -> Result<(), Error>) -> i32 {
-    let outcome = catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|payload| {
-        let e = Error::from_panic(payload);
-        Err(Error::internal(format!("{function}: {}", e.message())))
-    });
+/// Runs a fallible call: a panic becomes the internal error (the core's one message for it, as in every binding);
+/// an error is remembered for this thread. `function` names the C function in the source only.
+pub fn guard(_function: &str, body: impl FnOnce() -> Result<(), Error>) -> i32 {
+    let outcome = catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|payload| Err(Error::from_panic(payload)));
     match outcome {
         Ok(()) => 0,
         Err(e) => {
@@ -52,11 +50,20 @@ pub fn guard(function: &str, body: impl FnOnce() -> Result<(), Error>) -> i32 {
 }
 
 /// Runs an infallible call returning a pointer; a panic gives NULL and remembers the internal error.
-pub fn guard_value<T>(function: &str, body: impl FnOnce() -> *const T) -> *const T {
+pub fn guard_value<T>(_function: &str, body: impl FnOnce() -> *const T) -> *const T {
     catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|payload| {
-        let e = Error::from_panic(payload);
-        remember(&Error::internal(format!("{function}: {}", e.message())));
+        remember(&Error::from_panic(payload));
         std::ptr::null()
+    })
+}
+
+/// Runs an infallible call returning a number or a bool; a panic gives zero (false) and remembers the internal
+/// error.
+#[allow(dead_code)] // used by the glue of a call that returns a number directly; the IDL has none today
+pub fn guard_scalar<T: Default>(_function: &str, body: impl FnOnce() -> T) -> T {
+    catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|payload| {
+        remember(&Error::from_panic(payload));
+        T::default()
     })
 }
 
@@ -170,6 +177,15 @@ unsafe impl<T> Sync for SendPtr<T> {}
 /// A NUL-terminated copy of a string computed once per process.
 pub fn process_c_str(key: &'static str, compute: impl FnOnce() -> String) -> *const c_char {
     process_cached(key, |arena| Ok(SendPtr(arena.string(&compute())))).map_or(std::ptr::null(), |p| p.0)
+}
+
+/// A NUL-terminated copy of a string a call returned, interned for the life of the process: static storage, never
+/// freed, one copy per distinct value (what a non-constant call returning a string hands C).
+#[allow(dead_code)] // used by the glue of a non-constant call returning a string; the IDL has none today
+pub fn interned_c_str(text: String) -> *const c_char {
+    static INTERNED: OnceLock<Mutex<BTreeMap<String, CString>>> = OnceLock::new();
+    let mut map = INTERNED.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+    map.entry(text).or_insert_with_key(|t| CString::new(t.as_str()).unwrap_or_default()).as_ptr()
 }
 
 /// A NUL-terminated copy of a static string, interned for the life of the process; NULL for `None`.

@@ -56,19 +56,12 @@ fn check(status: sys::napi_status, what: &str) -> Result<()> {
     }
 }
 
-/// Runs a core call, turning a panic into an internal error: a panic never crosses into JavaScript.
+/// Runs a core call, turning a panic into the internal error (the core's one message for it, as in every binding):
+/// a panic never crosses into JavaScript.
 pub fn guard<T>(call: impl FnOnce() -> uform_core::Result<T>) -> Result<T> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)) {
-        Ok(result) => result.map_err(fail),
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic".into());
-            Err(fail(uform_core::Error::internal(format!("UForm panicked: {what}"))))
-        }
-    }
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(call))
+        .unwrap_or_else(|payload| Err(uform_core::Error::from_panic(payload)))
+        .map_err(fail)
 }
 
 /// A JavaScript value in the current call.

@@ -3,8 +3,8 @@
 //! every language's reference reads like the seed page.
 
 use crate::model::*;
+use crate::render::{template, Named, Rendered};
 use crate::Output;
-use askama::Template;
 
 /// A field or parameter line: "- `name` `type`: doc".
 pub struct Entry {
@@ -32,13 +32,13 @@ pub trait DocStyle {
     fn record_declaration(&self, api: &Api, record: &Record) -> String;
     fn record_entries(&self, api: &Api, record: &Record) -> Vec<Entry>;
     /// Records the page shows beside this one (the JavaScript page's `Compiled*` twins), as full sections.
-    fn companions(&self, _api: &Api, _record: &Record) -> Vec<String> {
-        Vec::new()
+    fn companions(&self, _api: &Api, _record: &Record) -> Rendered<Vec<String>> {
+        Ok(Vec::new())
     }
     fn enum_declaration(&self, api: &Api, e: &Enum) -> String;
     fn enum_entries(&self, api: &Api, e: &Enum) -> Vec<Entry>;
     fn class_declaration(&self, api: &Api, class: &Class) -> String;
-    fn callable_declaration(&self, api: &Api, class: Option<&Class>, callable: &Callable) -> String;
+    fn callable_declaration(&self, api: &Api, class: Option<&Class>, callable: &Callable) -> Rendered;
     fn param_name(&self, param: &Param) -> String;
     /// The `compiled` property's declaration, when the language shows one.
     fn compiled_declaration(&self, api: &Api, class: &Class) -> Option<String>;
@@ -62,72 +62,78 @@ pub fn text(style: &dyn DocStyle, api: &Api, doc: &Doc) -> String {
     doc.render(&|r| style.reference(api, r))
 }
 
-#[derive(Template)]
-#[template(path = "docs/page.md", escape = "none")]
-struct Page {
-    title: String,
-    language: String,
-    intro: String,
-    imports: Vec<String>,
-    sections: Vec<String>,
+template! {
+    "docs/page.md"
+    struct Page {
+        title: String,
+        language: String,
+        intro: String,
+        imports: Vec<String>,
+        sections: Vec<String>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "docs/record.md", escape = "none")]
-pub struct RecordSection {
-    pub heading: String,
-    pub doc: String,
-    pub fence: String,
-    pub declaration: String,
-    pub mirrors: Option<String>,
-    pub entries: Vec<Entry>,
+template! {
+    "docs/record.md"
+    pub struct RecordSection {
+        pub heading: String,
+        pub doc: String,
+        pub fence: String,
+        pub declaration: String,
+        pub mirrors: Option<String>,
+        pub entries: Vec<Entry>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "docs/enum.md", escape = "none")]
-struct EnumSection {
-    heading: String,
-    doc: String,
-    fence: String,
-    declaration: String,
-    entries: Vec<Entry>,
+template! {
+    "docs/enum.md"
+    struct EnumSection {
+        heading: String,
+        doc: String,
+        fence: String,
+        declaration: String,
+        entries: Vec<Entry>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "docs/class.md", escape = "none")]
-struct ClassSection {
-    heading: String,
-    doc: String,
-    fence: String,
-    declaration: String,
-    details: String,
-    thread_safety: String,
-    members: Vec<String>,
-    compiled: Option<(String, String)>,
+template! {
+    "docs/class.md"
+    struct ClassSection {
+        heading: String,
+        doc: String,
+        fence: String,
+        declaration: String,
+        details: String,
+        thread_safety: String,
+        members: Vec<String>,
+        compiled: Option<(String, String)>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "docs/callable.md", escape = "none")]
-struct CallableSection {
-    heading: String,
-    doc: String,
-    fence: String,
-    declaration: String,
-    calls: Option<String>,
-    entries: Vec<Entry>,
+template! {
+    "docs/callable.md"
+    struct CallableSection {
+        heading: String,
+        doc: String,
+        fence: String,
+        declaration: String,
+        calls: Option<String>,
+        entries: Vec<Entry>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "docs/errors.md", escape = "none")]
-struct ErrorsSection {
-    heading: String,
-    intro: String,
-    fence: String,
-    declaration: String,
-    entries: Vec<Entry>,
+template! {
+    "docs/errors.md"
+    struct ErrorsSection {
+        heading: String,
+        intro: String,
+        fence: String,
+        declaration: String,
+        entries: Vec<Entry>,
+    }
 }
 
-fn callable(style: &dyn DocStyle, api: &Api, class: Option<&Class>, c: &Callable) -> String {
+fn callable(style: &dyn DocStyle, api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
     let heading = match class {
         Some(k) => style.member_heading(k, c),
         None => style.heading(&Item::Function(c.clone())),
@@ -136,7 +142,7 @@ fn callable(style: &dyn DocStyle, api: &Api, class: Option<&Class>, c: &Callable
         heading,
         doc: text(style, api, &c.doc),
         fence: style.fence().into(),
-        declaration: style.callable_declaration(api, class, c),
+        declaration: style.callable_declaration(api, class, c)?,
         calls: style.calls(c),
         entries: c
             .params
@@ -145,11 +151,10 @@ fn callable(style: &dyn DocStyle, api: &Api, class: Option<&Class>, c: &Callable
             .map(|p| Entry { name: style.param_name(p), ty: None, doc: text(style, api, &p.doc) })
             .collect(),
     }
-    .render()
-    .unwrap_or_default()
+    .rendered(crate::render::callable_item(class, c))
 }
 
-pub fn record_section(style: &dyn DocStyle, api: &Api, r: &Record) -> String {
+pub fn record_section(style: &dyn DocStyle, api: &Api, r: &Record) -> Rendered {
     RecordSection {
         heading: style.heading(&Item::Record(r.clone())),
         doc: text(style, api, &r.doc),
@@ -158,18 +163,17 @@ pub fn record_section(style: &dyn DocStyle, api: &Api, r: &Record) -> String {
         mirrors: style.mirrors(&r.c_name),
         entries: style.record_entries(api, r),
     }
-    .render()
-    .unwrap_or_default()
+    .rendered(format!("record {}", r.name.pascal()))
 }
 
 /// Renders one language's reference pages.
-pub fn render(style: &dyn DocStyle, api: &Api) -> Vec<Output> {
+pub fn render(style: &dyn DocStyle, api: &Api) -> Rendered<Vec<Output>> {
     let mut sections = Vec::new();
     for item in &api.items {
         match item {
             Item::Record(r) => {
-                sections.push(record_section(style, api, r));
-                sections.extend(style.companions(api, r));
+                sections.push(record_section(style, api, r)?);
+                sections.extend(style.companions(api, r)?);
             }
             Item::Enum(e) => sections.push(
                 EnumSection {
@@ -179,8 +183,7 @@ pub fn render(style: &dyn DocStyle, api: &Api) -> Vec<Output> {
                     declaration: style.enum_declaration(api, e),
                     entries: style.enum_entries(api, e),
                 }
-                .render()
-                .unwrap_or_default(),
+                .rendered(format!("enum {}", e.name.pascal()))?,
             ),
             Item::Class(k) => sections.push(
                 ClassSection {
@@ -195,13 +198,12 @@ pub fn render(style: &dyn DocStyle, api: &Api) -> Vec<Output> {
                         .iter()
                         .filter(|m| style.offered(m))
                         .map(|m| callable(style, api, Some(k), m))
-                        .collect(),
+                        .collect::<Rendered<_>>()?,
                     compiled: style.compiled_declaration(api, k).map(|d| (text(style, api, &k.compiled_doc), d)),
                 }
-                .render()
-                .unwrap_or_default(),
+                .rendered(format!("class {}", k.name.pascal()))?,
             ),
-            Item::Function(f) if style.offered(f) => sections.push(callable(style, api, None, f)),
+            Item::Function(f) if style.offered(f) => sections.push(callable(style, api, None, f)?),
             Item::Function(_) => {}
         }
     }
@@ -213,8 +215,7 @@ pub fn render(style: &dyn DocStyle, api: &Api) -> Vec<Output> {
             declaration: style.errors_declaration(api),
             entries: api.errors.iter().map(|e| style.error_entry(api, e)).collect(),
         }
-        .render()
-        .unwrap_or_default(),
+        .rendered("errors")?,
     );
     let page = Page {
         title: api.title.clone(),
@@ -223,8 +224,8 @@ pub fn render(style: &dyn DocStyle, api: &Api) -> Vec<Output> {
         imports: style.imports(api),
         sections,
     };
-    vec![Output {
+    Ok(vec![Output {
         path: format!("docs/{}/{}.md", style.folder(), api.title.to_lowercase()).into(),
-        contents: page.render().unwrap_or_default(),
-    }]
+        contents: page.rendered(format!("{} reference", style.language()))?,
+    }])
 }

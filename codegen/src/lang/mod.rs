@@ -2,6 +2,7 @@
 //! and the askama templates that use it, one per concept.
 
 use crate::model::Api;
+use crate::render::Rendered;
 use crate::Output;
 
 pub mod c;
@@ -12,14 +13,15 @@ pub mod shapes;
 pub mod typescript;
 pub mod udl;
 
-pub fn render_all(api: &Api) -> Vec<Output> {
+/// Every backend's files; the first template or formatter that fails stops it, naming the template and the item.
+pub fn render_all(api: &Api) -> Rendered<Vec<Output>> {
     let mut out = Vec::new();
-    out.extend(c::render(api));
-    out.extend(typescript::render(api));
-    out.extend(python::render(api));
-    out.extend(udl::render(api));
-    out.extend(rust::render(api));
-    out
+    out.extend(c::render(api)?);
+    out.extend(typescript::render(api)?);
+    out.extend(python::render(api)?);
+    out.extend(udl::render(api)?);
+    out.extend(rust::render(api)?);
+    Ok(out)
 }
 
 /// Greedy word wrap for comment blocks.

@@ -24,6 +24,27 @@ pub enum Slot {
     OutList { name: String, element: Type },
 }
 
+impl Slot {
+    /// The C parameter's name (a list's count and a record's `found` follow it).
+    pub fn name(&self) -> Option<&str> {
+        match self {
+            Slot::Handle { name, .. }
+            | Slot::Value { name, .. }
+            | Slot::Record { name, .. }
+            | Slot::List { name, .. }
+            | Slot::OutHandle { name, .. }
+            | Slot::OutRecord { name, .. }
+            | Slot::OutValue { name, .. }
+            | Slot::OutList { name, .. } => Some(name),
+        }
+    }
+
+    /// Whether the function writes it (a result).
+    pub fn is_out(&self) -> bool {
+        matches!(self, Slot::OutHandle { .. } | Slot::OutRecord { .. } | Slot::OutValue { .. } | Slot::OutList { .. })
+    }
+}
+
 /// What the C function returns.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Return {
@@ -42,6 +63,11 @@ pub struct Lowered {
 /// The C parameter name of a class's handle and of a list's elements: the type's last word.
 fn last_word(name: &Name) -> String {
     name.words().last().cloned().unwrap_or_default()
+}
+
+/// A C parameter read without a check.
+fn infallible(slot: &Slot) -> bool {
+    matches!(slot, Slot::Value { ty: Type::U32 | Type::U64 | Type::I32 | Type::F64 | Type::Bool | Type::GpuClass, .. })
 }
 
 pub fn lower(class: Option<&Class>, callable: &Callable) -> Lowered {
@@ -73,7 +99,11 @@ pub fn lower(class: Option<&Class>, callable: &Callable) -> Lowered {
             slots.push(Slot::OutList { name, element: (**e).clone() });
         }
         Some(Type::F32Matrix) => slots.push(Slot::OutValue { name: "matrix".into(), ty: Type::F32Matrix }),
-        Some(ty) if !callable.throws => returns = Return::Value { ty: ty.clone(), optional: callable.returns_optional },
+        // Only a call that cannot fail returns its value: it does not throw, has no handle to look up, and takes only
+        // numbers and bools, which no reader rejects.
+        Some(ty) if !callable.throws && slots.iter().all(infallible) => {
+            returns = Return::Value { ty: ty.clone(), optional: callable.returns_optional }
+        }
         Some(ty) => slots.push(Slot::OutValue { name: "value".into(), ty: ty.clone() }),
     }
     Lowered { slots, returns }

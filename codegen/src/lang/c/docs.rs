@@ -4,6 +4,7 @@ use super::format::C;
 use super::{abi::lower, function_decl};
 use crate::lang::docs::{text, DocStyle, Entry};
 use crate::model::*;
+use crate::render::Rendered;
 
 pub struct CDocs;
 
@@ -93,19 +94,21 @@ impl DocStyle for CDocs {
     fn class_declaration(&self, _api: &Api, class: &Class) -> String {
         format!("typedef struct {0} {0};", class.c_name)
     }
-    fn callable_declaration(&self, api: &Api, class: Option<&Class>, c: &Callable) -> String {
-        let decl = function_decl(&FMT, api, class, c);
-        let prototype =
-            decl.lines().filter(|l| !l.starts_with("/*") && !l.starts_with(" *")).collect::<Vec<_>>().join("\n");
-        let lowered = lower(class, c);
-        let params: Vec<String> = lowered.slots.iter().flat_map(|s| FMT.slot(api, s)).collect();
-        if params.len() > 1 {
-            let open = prototype.find('(').unwrap_or(0);
-            let lines: Vec<String> = params.iter().map(|p| format!("    {p}")).collect();
-            format!("{}(\n{}\n);", &prototype[..open], lines.join(",\n"))
-        } else {
-            prototype
-        }
+    fn callable_declaration(&self, api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
+        Ok({
+            let decl = function_decl(&FMT, api, class, c)?;
+            let prototype =
+                decl.lines().filter(|l| !l.starts_with("/*") && !l.starts_with(" *")).collect::<Vec<_>>().join("\n");
+            let lowered = lower(class, c);
+            let params: Vec<String> = lowered.slots.iter().flat_map(|s| FMT.slot(api, s)).collect();
+            if params.len() > 1 {
+                let open = prototype.find('(').unwrap_or(0);
+                let lines: Vec<String> = params.iter().map(|p| format!("    {p}")).collect();
+                format!("{}(\n{}\n);", &prototype[..open], lines.join(",\n"))
+            } else {
+                prototype
+            }
+        })
     }
     fn param_name(&self, param: &Param) -> String {
         param.name.snake()

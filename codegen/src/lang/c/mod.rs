@@ -8,9 +8,9 @@ pub mod rust;
 
 use crate::lang::banner;
 use crate::model::*;
+use crate::render::{template, Named, Rendered};
 use crate::Output;
 use abi::{lower, Return, Slot};
-use askama::Template;
 use format::{comment, C};
 
 /// What the C glue can emit: its input records hold no records, a returned input record holds no list or handle,
@@ -30,23 +30,26 @@ pub struct Constant {
     pub value: String,
 }
 
-/// The builtin `f32_matrix` result type and its free function.
-#[derive(Template)]
-#[template(path = "c/matrix.h", escape = "none")]
-struct MatrixH;
-
-#[derive(Template)]
-#[template(path = "c/error.h", escape = "none")]
-struct ErrorH {
-    errors: Vec<Constant>,
+template! {
+    "c/matrix.h"
+    /// The builtin `f32_matrix` result type and its free function.
+    struct MatrixH;
 }
 
-#[derive(Template)]
-#[template(path = "c/enum.h", escape = "none")]
-struct EnumH {
-    doc: String,
-    name: String,
-    variants: Vec<Constant>,
+template! {
+    "c/error.h"
+    struct ErrorH {
+        errors: Vec<Constant>,
+    }
+}
+
+template! {
+    "c/enum.h"
+    struct EnumH {
+        doc: String,
+        name: String,
+        variants: Vec<Constant>,
+    }
 }
 
 pub struct FieldDecl {
@@ -54,37 +57,41 @@ pub struct FieldDecl {
     pub decls: String,
 }
 
-#[derive(Template)]
-#[template(path = "c/record.h", escape = "none")]
-struct RecordH {
-    doc: String,
-    name: String,
-    fields: Vec<FieldDecl>,
+template! {
+    "c/record.h"
+    struct RecordH {
+        doc: String,
+        name: String,
+        fields: Vec<FieldDecl>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "c/class.h", escape = "none")]
-struct ClassH {
-    doc: String,
-    name: String,
+template! {
+    "c/class.h"
+    struct ClassH {
+        doc: String,
+        name: String,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "c/function.h", escape = "none")]
-struct FunctionH {
-    doc: String,
-    returns: String,
-    name: String,
-    params: String,
+template! {
+    "c/function.h"
+    struct FunctionH {
+        doc: String,
+        returns: String,
+        name: String,
+        params: String,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "c/header.h", escape = "none")]
-struct HeaderH {
-    banner: String,
-    doc: String,
-    version: String,
-    parts: Vec<String>,
+template! {
+    "c/header.h"
+    struct HeaderH {
+        banner: String,
+        doc: String,
+        version: String,
+        parts: Vec<String>,
+    }
 }
 
 /// Records ordered so each comes after the records its fields hold.
@@ -195,7 +202,7 @@ pub fn function_doc(fmt: &C, api: &Api, class: Option<&Class>, c: &Callable) -> 
     comment(&text, "")
 }
 
-pub fn function_decl(fmt: &C, api: &Api, class: Option<&Class>, c: &Callable) -> String {
+pub fn function_decl(fmt: &C, api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
     let lowered = lower(class, c);
     let params: Vec<String> = lowered.slots.iter().flat_map(|s| fmt.slot(api, s)).collect();
     let returns = fmt.returns(api, &lowered.returns);
@@ -206,11 +213,10 @@ pub fn function_decl(fmt: &C, api: &Api, class: Option<&Class>, c: &Callable) ->
         name: c.c_name.clone(),
         params: if params.is_empty() { "void".into() } else { params.join(", ") },
     }
-    .render()
-    .unwrap_or_default()
+    .rendered(crate::render::callable_item(class, c))
 }
 
-fn record(fmt: &C, api: &Api, r: &Record) -> String {
+fn record(fmt: &C, api: &Api, r: &Record) -> Rendered {
     let mut doc = fmt.doc(api, &r.doc);
     if r.direction == Direction::Input {
         doc.push_str(" Zero-initialise it: a zero field means absent.");
@@ -234,11 +240,10 @@ fn record(fmt: &C, api: &Api, r: &Record) -> String {
             })
             .collect(),
     }
-    .render()
-    .unwrap_or_default()
+    .rendered(format!("record {}", r.name.pascal()))
 }
 
-fn enumeration(fmt: &C, api: &Api, e: &Enum) -> String {
+fn enumeration(fmt: &C, api: &Api, e: &Enum) -> Rendered {
     EnumH {
         doc: comment(&fmt.doc(api, &e.doc), ""),
         name: e.c_name.clone(),
@@ -254,11 +259,10 @@ fn enumeration(fmt: &C, api: &Api, e: &Enum) -> String {
             })
             .collect(),
     }
-    .render()
-    .unwrap_or_default()
+    .rendered(format!("enum {}", e.name.pascal()))
 }
 
-fn class(fmt: &C, api: &Api, k: &Class) -> String {
+fn class(fmt: &C, api: &Api, k: &Class) -> Rendered {
     let mut doc = fmt.doc(api, &k.doc);
     if !k.details.is_empty() {
         doc.push_str(&format!("\n\n{}", fmt.doc(api, &k.details)));
@@ -267,14 +271,18 @@ fn class(fmt: &C, api: &Api, k: &Class) -> String {
         doc.push_str(&format!("\n\nThread safety: {}", fmt.doc(api, &k.thread_safety)));
     }
     doc.push_str("\n\nAn opaque handle; a handle already freed, or never made by UForm, is reported as `UFORM_STATUS_FREED_HANDLE`.");
-    ClassH { doc: comment(&doc, ""), name: k.c_name.clone() }.render().unwrap_or_default()
+    ClassH { doc: comment(&doc, ""), name: k.c_name.clone() }.rendered(format!("class {}", k.name.pascal()))
 }
 
-fn members(fmt: &C, api: &Api, k: &Class) -> Vec<String> {
-    k.members.iter().filter(|m| m.offered_in(Language::C)).map(|m| function_decl(fmt, api, Some(k), m)).collect()
+fn members(fmt: &C, api: &Api, k: &Class) -> Rendered<Vec<String>> {
+    k.members
+        .iter()
+        .filter(|m| m.offered_in(Language::C))
+        .map(|m| function_decl(fmt, api, Some(k), m))
+        .collect::<Rendered<_>>()
 }
 
-pub fn render(api: &Api) -> Vec<Output> {
+pub fn render(api: &Api) -> Rendered<Vec<Output>> {
     let fmt = C;
     let mut parts = Vec::new();
     parts.push(
@@ -289,27 +297,26 @@ pub fn render(api: &Api) -> Vec<Output> {
                 })
                 .collect(),
         }
-        .render()
-        .unwrap_or_default(),
+        .rendered("errors")?,
     );
     for e in api.enums() {
-        parts.push(enumeration(&fmt, api, e));
+        parts.push(enumeration(&fmt, api, e)?);
     }
     // Every handle is declared before any record or function, since records and members hold handles.
     for k in api.classes() {
-        parts.push(class(&fmt, api, k));
+        parts.push(class(&fmt, api, k)?);
     }
     for r in records_in_dependency_order(api) {
-        parts.push(record(&fmt, api, r));
+        parts.push(record(&fmt, api, r)?);
     }
     if api.returns_matrix() {
-        parts.push(MatrixH.render().unwrap_or_default().trim_end().to_string());
+        parts.push(MatrixH.rendered("f32_matrix")?.trim_end().to_string());
     }
     for k in api.classes() {
-        parts.extend(members(&fmt, api, k));
+        parts.extend(members(&fmt, api, k)?);
     }
     for f in api.functions().filter(|f| f.offered_in(Language::C)) {
-        parts.push(function_decl(&fmt, api, None, f));
+        parts.push(function_decl(&fmt, api, None, f)?);
     }
     let doc = comment(&format!("@file uform.h\n{}: {}", api.title, fmt.doc(api, &api.doc)), "");
     let header = HeaderH {
@@ -318,8 +325,8 @@ pub fn render(api: &Api) -> Vec<Output> {
         version: api.version.clone(),
         parts,
     };
-    let mut out = vec![Output { path: "c/uform.h".into(), contents: header.render().unwrap_or_default() }];
-    out.extend(crate::lang::docs::render(&docs::CDocs, api));
-    out.extend(rust::render(api));
-    out
+    let mut out = vec![Output { path: "c/uform.h".into(), contents: header.rendered("c/uform.h")? }];
+    out.extend(crate::lang::docs::render(&docs::CDocs, api)?);
+    out.extend(rust::render(api)?);
+    Ok(out)
 }

@@ -6,8 +6,9 @@
 use super::abi::{lower, Return, Slot};
 use crate::lang::banner;
 use crate::model::*;
+use crate::plan::{CallPlan, Callee, Passing, Receiver};
+use crate::render::{template, Named, Rendered};
 use crate::Output;
-use askama::Template;
 
 /// The Rust spelling of C-facing types.
 struct RustC;
@@ -91,45 +92,49 @@ fn enum_to_c(e: &Name) -> String {
     format!("{}_to_c", e.snake())
 }
 
-#[derive(Template)]
-#[template(path = "c/ffi_record.rs", escape = "none")]
-struct RecordRs {
-    c_name: String,
-    core: String,
-    snake: String,
-    input: bool,
-    fields: Vec<(String, String)>,
-    conversions: Vec<(String, String)>,
-    counts: Vec<(String, String)>,
+template! {
+    "c/ffi_record.rs"
+    struct RecordRs {
+        c_name: String,
+        core: String,
+        snake: String,
+        input: bool,
+        fields: Vec<(String, String)>,
+        conversions: Vec<(String, String)>,
+        counts: Vec<(String, String)>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "c/ffi_enum.rs", escape = "none")]
-struct EnumRs {
-    c_name: String,
-    core: String,
-    snake: String,
-    variants: Vec<(String, i64)>,
-    accepted: String,
+template! {
+    "c/ffi_enum.rs"
+    struct EnumRs {
+        c_name: String,
+        core: String,
+        snake: String,
+        variants: Vec<(String, i64)>,
+        accepted: String,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "c/ffi_function.rs", escape = "none")]
-struct FunctionRs {
-    c_name: String,
-    params: String,
-    returns: String,
-    guard: String,
-    body: Vec<String>,
+template! {
+    "c/ffi_function.rs"
+    struct FunctionRs {
+        c_name: String,
+        params: String,
+        returns: String,
+        guard: String,
+        body: Vec<String>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "c/ffi.rs", escape = "none")]
-struct FfiRs {
-    banner: String,
-    handles: Vec<(String, String)>,
-    errors: Vec<(String, u32)>,
-    parts: Vec<String>,
+template! {
+    "c/ffi.rs"
+    struct FfiRs {
+        banner: String,
+        handles: Vec<(String, String)>,
+        errors: Vec<(String, u32)>,
+        parts: Vec<String>,
+    }
 }
 
 fn params(api: &Api, slots: &[Slot]) -> String {
@@ -171,23 +176,48 @@ fn registry(n: &Name) -> String {
     format!("{}_HANDLES", n.screaming())
 }
 
-/// The body of an `extern "C"` function: read arguments, call the core, write results.
-fn body(api: &Api, class: Option<&Class>, c: &Callable, slots: &[Slot]) -> Vec<String> {
+/// The core call of a plan, its arguments spelled by `arg` (the C parameter read into the core's value) and a
+/// method's receiver by `receiver`.
+fn core_call(plan: &CallPlan, receiver: Option<&str>, args: &[String]) -> String {
+    let args = args.join(", ");
+    match (&plan.callee, receiver) {
+        (Callee::Constructor { class, name }, _) => format!("uform_core::{}::{}({args})", class.pascal(), name.snake()),
+        (Callee::Method { name }, Some(recv)) => format!("{recv}.value.{}({args})", name.snake()),
+        (Callee::Function { name }, _) => format!("uform_core::{}({args})", name.snake()),
+        (Callee::Method { name }, None) => format!("compile_error!(\"method {} without a receiver\")", name.snake()),
+    }
+}
+
+/// A string result as a C pointer: computed once per process when the plan says it is constant, otherwise
+/// interned (static storage, never freed, one copy per distinct value).
+fn c_string(plan: &CallPlan, c_name: &str, value: &str) -> String {
+    if plan.constant {
+        format!("process_c_str({c_name:?}, || {value})")
+    } else {
+        format!("interned_c_str({value})")
+    }
+}
+
+/// The body of an `extern "C"` function: read arguments, call the core, write results. The C parameters come from
+/// the ABI lowering (`slots`); everything about the call itself from the plan.
+fn body(api: &Api, plan: &CallPlan, c_name: &str, slots: &[Slot]) -> Vec<String> {
     let mut lines = Vec::new();
     let mut args = Vec::new();
-    let mut receiver = None;
-    for s in slots {
-        match s {
-            Slot::Handle { name, .. } if c.kind == CallableKind::Free => receiver = Some(name.clone()),
-            Slot::Handle { name, class: k } => {
+    let has_receiver = plan.receiver != Receiver::None;
+    let receiver = if has_receiver { slots.first().and_then(Slot::name) } else { None };
+    let inputs = slots.iter().skip(usize::from(has_receiver)).filter(|s| !s.is_out());
+    if has_receiver && plan.kind != CallableKind::Free {
+        if let Some(Slot::Handle { name, class: k }) = slots.first() {
+            lines.push(format!("let {name} = {}.get({name} as usize, {name:?}, {:?})?;", registry(k), k.pascal()));
+        }
+    }
+    for (s, a) in inputs.zip(&plan.arguments) {
+        match (s, &a.passing) {
+            (Slot::Handle { name, class: k }, _) => {
                 lines.push(format!("let {name} = {}.get({name} as usize, {name:?}, {:?})?;", registry(k), k.pascal()));
-                if receiver.is_none() && c.kind != CallableKind::Constructor && c.kind != CallableKind::Function {
-                    receiver = Some(name.clone());
-                } else {
-                    args.push(format!("&{name}.value"));
-                }
+                args.push(format!("&{name}.value"));
             }
-            Slot::Value { name, ty } => {
+            (Slot::Value { name, ty }, _) => {
                 let expr = match ty {
                     Type::Enum(e) => format!("{}({name}, {name:?})?", enum_from_c(e)),
                     Type::Address => format!("{name} as u64"),
@@ -199,11 +229,11 @@ fn body(api: &Api, class: Option<&Class>, c: &Callable, slots: &[Slot]) -> Vec<S
                 lines.push(format!("let {name} = {expr};"));
                 args.push(name.clone());
             }
-            Slot::Record { name, record } => {
-                let absent = if api.record(record).is_some_and(|r| r.fields.iter().any(|f| !f.optional)) {
-                    format!("return Err(null_argument({name:?}))")
-                } else {
+            (Slot::Record { name, record }, Passing::Record { all_optional, .. }) => {
+                let absent = if *all_optional {
                     "Default::default()".to_string()
+                } else {
+                    format!("return Err(null_argument({name:?}))")
                 };
                 lines.push(format!(
                     "let {name} = if {name}.is_null() {{ {absent} }} else {{ {}_from_c(unsafe {{ &*{name} }})? }};",
@@ -211,48 +241,38 @@ fn body(api: &Api, class: Option<&Class>, c: &Callable, slots: &[Slot]) -> Vec<S
                 ));
                 args.push(name.clone());
             }
-            Slot::List { name, element: Type::String | Type::Path } => {
+            (Slot::List { name, element: Type::String | Type::Path }, _) => {
                 lines.push(format!("let {name} = read_str_list({name}, {name}_count, {name:?})?;"));
                 args.push(format!("&{name}"));
             }
-            Slot::List { name, .. } => {
+            (Slot::List { name, .. }, _) => {
                 lines.push(format!("let {name} = read_list({name}, {name}_count, {name:?})?.unwrap_or_default();"));
                 args.push(name.clone());
             }
-            Slot::OutHandle { name, .. }
-            | Slot::OutRecord { name, .. }
-            | Slot::OutValue { name, .. }
-            | Slot::OutList { name, .. } => {
-                lines.push(format!("check_out({name}, {name:?})?;"));
-                if let Slot::OutList { name, .. } = s {
-                    lines.push(format!("check_out({name}_count, \"{name}_count\")?;"));
-                }
-                if let Slot::OutRecord { found: true, .. } = s {
-                    lines.push("check_out(found, \"found\")?;".into());
-                }
-            }
+            (s, _) => lines.push(format!("compile_error!(\"unsupported C argument {:?}\");", s.name())),
         }
     }
-    let method = c.name.snake();
-    let call = match (class, c.kind, &receiver) {
-        (Some(k), CallableKind::Constructor, _) => {
-            format!("uform_core::{}::{method}({})", k.name.pascal(), args.join(", "))
+    for s in slots.iter().filter(|s| s.is_out()) {
+        let Some(name) = s.name() else { continue };
+        lines.push(format!("check_out({name}, {name:?})?;"));
+        if let Slot::OutList { name, .. } = s {
+            lines.push(format!("check_out({name}_count, \"{name}_count\")?;"));
         }
-        (Some(_), _, Some(recv)) => format!("{recv}.value.{method}({})", args.join(", ")),
-        _ => format!("uform_core::{method}({})", args.join(", ")),
-    };
-    let fallible = if c.throws { "?" } else { "" };
-    let out = slots.iter().find(|s| {
-        matches!(s, Slot::OutHandle { .. } | Slot::OutRecord { .. } | Slot::OutValue { .. } | Slot::OutList { .. })
-    });
-    match out {
-        None if c.kind == CallableKind::Free => {
-            let (k, recv) = (class.expect("free belongs to a class"), receiver.unwrap_or_default());
-            lines.push(format!(
-                "{}.free({recv} as usize, {recv:?}, {:?}, |v| v.free())?;",
-                registry(&k.name),
-                k.name.pascal()
-            ));
+        if let Slot::OutRecord { found: true, .. } = s {
+            lines.push("check_out(found, \"found\")?;".into());
+        }
+    }
+    let call = core_call(plan, receiver, &args);
+    let fallible = if plan.throws { "?" } else { "" };
+    match slots.iter().find(|s| s.is_out()) {
+        None if plan.kind == CallableKind::Free => {
+            if let (Some(Slot::Handle { name: recv, class: k }), true) = (slots.first(), has_receiver) {
+                lines.push(format!(
+                    "{}.free({recv} as usize, {recv:?}, {:?}, |v| v.free())?;",
+                    registry(k),
+                    k.pascal()
+                ));
+            }
         }
         None => lines.push(format!("{call}{fallible};")),
         Some(Slot::OutHandle { name, class: k }) => {
@@ -261,18 +281,14 @@ fn body(api: &Api, class: Option<&Class>, c: &Callable, slots: &[Slot]) -> Vec<S
         }
         Some(Slot::OutRecord { name, record, found }) => {
             let convert = format!("{}_to_c", record.snake());
-            let cached = match (&receiver, class) {
-                (Some(recv), Some(_)) => {
-                    format!("{recv}.cached({:?}, |arena| Ok({convert}(&{call}{fallible}, arena)))?", c.c_name)
-                }
-                _ => String::new(),
-            };
             if *found {
                 lines.push(format!("match {call}{fallible} {{"));
                 lines.push(format!("    Some(v) => {{ let c = thread_arena(|arena| {convert}(&v, arena)); unsafe {{ *{name} = c; *found = true; }} }}"));
                 lines.push("    None => unsafe { *found = false },".into());
                 lines.push("}".into());
-            } else if !cached.is_empty() {
+            } else if let Some(recv) = receiver {
+                // What a method returns lives as long as its handle (see the header's ownership notes).
+                let cached = format!("{recv}.cached({c_name:?}, |arena| Ok({convert}(&{call}{fallible}, arena)))?");
                 lines.push(format!("unsafe {{ *{name} = *{cached} }};"));
             } else {
                 lines.push(format!("let c = thread_arena(|arena| {convert}(&{call}{fallible}, arena));"));
@@ -283,8 +299,18 @@ fn body(api: &Api, class: Option<&Class>, c: &Callable, slots: &[Slot]) -> Vec<S
             lines.push(format!("let value = {call}{fallible};"));
             lines.push(format!("unsafe {{ *{name} = f32_matrix_to_c(value) }};"));
         }
-        Some(Slot::OutValue { name, .. }) => {
-            lines.push(format!("unsafe {{ *{name} = {call}{fallible} }};"));
+        Some(Slot::OutValue { name, ty }) => {
+            let value = match ty {
+                // Not `value`: that is the out parameter's name.
+                Type::String | Type::Path => {
+                    lines.push(format!("let result = {call}{fallible};"));
+                    c_string(plan, c_name, "result")
+                }
+                Type::Enum(e) => format!("{}({call}{fallible})", enum_to_c(e)),
+                Type::Address => format!("{call}{fallible} as usize"),
+                _ => format!("{call}{fallible}"),
+            };
+            lines.push(format!("unsafe {{ *{name} = {value} }};"));
         }
         Some(Slot::OutList { name, element }) => {
             let convert = match element {
@@ -293,7 +319,7 @@ fn body(api: &Api, class: Option<&Class>, c: &Callable, slots: &[Slot]) -> Vec<S
                 }
                 _ => "let items = v; ".into(),
             };
-            lines.push(format!("let (ptr, len) = process_cached({:?}, |arena| {{ let v = {call}{fallible}; {convert}Ok(arena.list_parts(items)) }})?;", c.c_name));
+            lines.push(format!("let (ptr, len) = process_cached({c_name:?}, |arena| {{ let v = {call}{fallible}; {convert}Ok(arena.list_parts(items)) }})?;"));
             lines.push(format!("unsafe {{ *{name} = ptr; *{name}_count = len }};"));
         }
         Some(_) => {}
@@ -302,42 +328,30 @@ fn body(api: &Api, class: Option<&Class>, c: &Callable, slots: &[Slot]) -> Vec<S
     lines
 }
 
-fn function(api: &Api, class: Option<&Class>, c: &Callable) -> String {
+/// One `extern "C"` function, from the callable's plan and its C lowering.
+fn function(api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
+    let plan = CallPlan::of(api, class, c);
     let lowered = lower(class, c);
     let (returns, guard, body) = match &lowered.returns {
-        Return::Status => (" -> uform_status_t".to_string(), "guard".to_string(), body(api, class, c, &lowered.slots)),
-        Return::Value { ty: Type::String, optional } => {
-            let name = c.name.snake();
-            let args: Vec<String> = lowered
-                .slots
-                .iter()
-                .map(|s| match s {
-                    Slot::Value { name, .. } => name.clone(),
-                    _ => String::new(),
-                })
-                .collect();
-            let value = if *optional {
-                format!("static_c_str_opt(uform_core::{name}({}))", args.join(", "))
-            } else {
-                format!("process_c_str({:?}, || uform_core::{name}({}))", c.c_name, args.join(", "))
+        Return::Status => (" -> uform_status_t".to_string(), "guard", body(api, &plan, &c.c_name, &lowered.slots)),
+        // Only calls that cannot fail return their value (see `lower`): no receiver, and plain scalar arguments.
+        Return::Value { ty, optional } => {
+            let args: Vec<String> = lowered.slots.iter().filter_map(Slot::name).map(str::to_string).collect();
+            let call = core_call(&plan, None, &args);
+            let value = match ty {
+                Type::String if *optional => format!("static_c_str_opt({call})"),
+                Type::String => c_string(&plan, &c.c_name, &call),
+                _ => call,
             };
-            (" -> *const c_char".to_string(), "guard_value".to_string(), vec![value])
-        }
-        Return::Value { ty, .. } => {
-            let rc = RustC;
-            (
-                format!(" -> {}", rc.c_field(api, ty)),
-                "guard_value".to_string(),
-                vec![format!("uform_core::{}()", c.name.snake())],
-            )
+            let guard = if *ty == Type::String { "guard_value" } else { "guard_scalar" };
+            (format!(" -> {}", RustC.c_field(api, ty)), guard, vec![value])
         }
     };
-    FunctionRs { c_name: c.c_name.clone(), params: params(api, &lowered.slots), returns, guard, body }
-        .render()
-        .unwrap_or_default()
+    FunctionRs { c_name: c.c_name.clone(), params: params(api, &lowered.slots), returns, guard: guard.into(), body }
+        .rendered(crate::render::callable_item(class, c))
 }
 
-pub fn render(api: &Api) -> Vec<Output> {
+pub fn render(api: &Api) -> Rendered<Vec<Output>> {
     let rc = RustC;
     let mut parts = Vec::new();
     for e in api.enums() {
@@ -349,8 +363,7 @@ pub fn render(api: &Api) -> Vec<Output> {
                 variants: e.variants.iter().map(|v| (v.name.pascal(), e.number(v))).collect(),
                 accepted: e.variants.iter().map(|v| e.number(v).to_string()).collect::<Vec<_>>().join(", "),
             }
-            .render()
-            .unwrap_or_default(),
+            .rendered(format!("enum {}", e.name.pascal()))?,
         );
     }
     for r in api.records() {
@@ -382,8 +395,7 @@ pub fn render(api: &Api) -> Vec<Output> {
                     .map(|f| (format!("{}_count", f.name.snake()), f.name.snake()))
                     .collect(),
             }
-            .render()
-            .unwrap_or_default(),
+            .rendered(format!("record {}", r.name.pascal()))?,
         );
         if input {
             // Functions may return input records (options from the environment): the C view of a core value.
@@ -424,11 +436,11 @@ pub fn render(api: &Api) -> Vec<Output> {
     for k in api.classes() {
         parts.push(format!("#[repr(C)]\npub struct {} {{\n    _opaque: [u8; 0],\n}}", k.c_name));
         for m in k.members.iter().filter(|m| m.offered_in(Language::C)) {
-            parts.push(function(api, Some(k), m));
+            parts.push(function(api, Some(k), m)?);
         }
     }
     for f in api.functions().filter(|f| f.offered_in(Language::C)) {
-        parts.push(function(api, None, f));
+        parts.push(function(api, None, f)?);
     }
     let ffi = FfiRs {
         banner: banner("//"),
@@ -436,5 +448,92 @@ pub fn render(api: &Api) -> Vec<Output> {
         errors: api.errors.iter().map(|e| (e.name.pascal(), e.status)).collect(),
         parts,
     };
-    vec![Output { path: "c/ffi.rs".into(), contents: ffi.render().unwrap_or_default() }]
+    Ok(vec![Output { path: "c/ffi.rs".into(), contents: ffi.rendered("c/ffi.rs")? }])
+}
+
+#[cfg(test)]
+mod tests {
+    /// The `extern "C"` function named `c_name` in the glue rendered from `functions` (IDL items).
+    fn glue(functions: &str) -> String {
+        let idl = format!(
+            "package: uform\nversion: 0.1.0\ntitle: T\ndoc: A test interface.\nerrors:\n  - error: InvalidArgument\n    doc: Bad input.\n  - error: Internal\n    doc: A bug.\nitems:\n{functions}"
+        );
+        let api = crate::load_str(&idl, "c_glue.yaml").unwrap_or_else(|d| panic!("{d}"));
+        super::render(&api).unwrap().remove(0).contents
+    }
+
+    fn function<'a>(glue: &'a str, c_name: &str) -> &'a str {
+        let start = glue.find(&format!("fn {c_name}(")).unwrap_or_else(|| panic!("{c_name} missing:\n{glue}"));
+        let end = glue[start..].find("\n}\n").map_or(glue.len(), |e| start + e);
+        &glue[start..end]
+    }
+
+    const FUNCTIONS: &str = r#"
+  - function: name_of
+    c: uform_name_of
+    throws: false
+    returns: string
+    params:
+      - name: code
+        type: u32
+        doc: A code.
+    doc: A name.
+  - function: version_text
+    c: uform_version_text
+    throws: false
+    constant: true
+    returns: string
+    doc: The version.
+  - function: twice
+    c: uform_twice
+    throws: false
+    returns: u32
+    params:
+      - name: n
+        type: u32
+        doc: A number.
+    doc: Twice it.
+  - function: label
+    c: uform_label
+    throws: false
+    returns: string
+    params:
+      - name: text
+        type: string
+        doc: A text.
+    doc: A label.
+"#;
+
+    #[test]
+    fn a_string_function_with_parameters_passes_them_and_caches_nothing() {
+        let glue = glue(FUNCTIONS);
+        let f = function(&glue, "uform_name_of");
+        assert!(f.contains("interned_c_str(uform_core::name_of(code))"), "{f}");
+        assert!(!f.contains("process_c_str"), "{f}");
+    }
+
+    #[test]
+    fn a_constant_string_is_computed_once_per_process() {
+        let glue = glue(FUNCTIONS);
+        let f = function(&glue, "uform_version_text");
+        assert!(f.contains("process_c_str(\"uform_version_text\", || uform_core::version_text())"), "{f}");
+    }
+
+    #[test]
+    fn a_scalar_function_passes_its_arguments() {
+        let glue = glue(FUNCTIONS);
+        let f = function(&glue, "uform_twice");
+        assert!(f.contains("-> u32"), "{f}");
+        assert!(f.contains("guard_scalar(") && f.contains("uform_core::twice(n)"), "{f}");
+    }
+
+    #[test]
+    fn a_function_whose_argument_can_be_rejected_returns_a_status() {
+        let glue = glue(FUNCTIONS);
+        let f = function(&glue, "uform_label");
+        assert!(f.contains("-> uform_status_t"), "{f}");
+        assert!(f.contains("read_str(text, \"text\")?"), "{f}");
+        assert!(f.contains("let result = uform_core::label(text);"), "{f}");
+        assert!(f.contains("*value = interned_c_str(result)"), "{f}");
+    }
 }

@@ -4,6 +4,7 @@ use super::format::Py;
 use super::ERROR_BASE;
 use crate::lang::docs::{text, DocStyle, Entry};
 use crate::model::*;
+use crate::render::Rendered;
 
 pub struct PythonDocs;
 
@@ -89,30 +90,32 @@ impl DocStyle for PythonDocs {
             format!("class {name}")
         }
     }
-    fn callable_declaration(&self, api: &Api, class: Option<&Class>, c: &Callable) -> String {
-        let decorator = match (class, c.kind) {
-            (Some(_), CallableKind::Constructor) => "@staticmethod\n",
-            _ => "",
-        };
-        let mut params: Vec<String> = Vec::new();
-        if class.is_some() && c.kind != CallableKind::Constructor {
-            params.push("self".into());
-        }
-        for (name, ty, default) in PY.params(api, c) {
-            params.push(match (ty.is_empty(), default) {
-                (true, _) => name,
-                (false, Some(d)) => format!("{name}: {ty} = {d}"),
-                (false, None) => format!("{name}: {ty}"),
-            });
-        }
-        let returns = PY.returns(c, class);
-        let name = PY.function(&c.name);
-        if params.len() > 2 {
-            let lines: String = params.iter().map(|p| format!("    {p},\n")).collect();
-            format!("{decorator}def {name}(\n{lines}) -> {returns}")
-        } else {
-            format!("{decorator}def {name}({}) -> {returns}", params.join(", "))
-        }
+    fn callable_declaration(&self, api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
+        Ok({
+            let decorator = match (class, c.kind) {
+                (Some(_), CallableKind::Constructor) => "@staticmethod\n",
+                _ => "",
+            };
+            let mut params: Vec<String> = Vec::new();
+            if class.is_some() && c.kind != CallableKind::Constructor {
+                params.push("self".into());
+            }
+            for (name, ty, default) in PY.params(api, c) {
+                params.push(match (ty.is_empty(), default) {
+                    (true, _) => name,
+                    (false, Some(d)) => format!("{name}: {ty} = {d}"),
+                    (false, None) => format!("{name}: {ty}"),
+                });
+            }
+            let returns = PY.returns(c, class);
+            let name = PY.function(&c.name);
+            if params.len() > 2 {
+                let lines: String = params.iter().map(|p| format!("    {p},\n")).collect();
+                format!("{decorator}def {name}(\n{lines}) -> {returns}")
+            } else {
+                format!("{decorator}def {name}({}) -> {returns}", params.join(", "))
+            }
+        })
     }
     /// A record parameter spreads into keyword arguments, so it reads as `**options`: what
     /// `Mesh.bootstrap(ex, **mesh_options_from_environment())` passes.

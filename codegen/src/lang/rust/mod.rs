@@ -8,8 +8,8 @@ pub mod stub;
 
 use crate::lang::banner;
 use crate::model::*;
+use crate::render::{template, Named, Rendered};
 use crate::Output;
-use askama::Template;
 
 struct FieldView {
     doc: String,
@@ -24,9 +24,7 @@ struct ConstantView {
     value: String,
 }
 
-#[derive(Template)]
-#[template(path = "rust/record.rs", escape = "none")]
-struct RecordRs {
+template! { "rust/record.rs" struct RecordRs {
     doc: String,
     derives: String,
     name: String,
@@ -34,7 +32,7 @@ struct RecordRs {
     constants: Vec<ConstantView>,
     /// A hand-written `Default` when a required field has an IDL default; `None` derives it or has none.
     defaults: Option<Vec<(String, String)>>,
-}
+} }
 
 struct VariantView {
     doc: String,
@@ -42,25 +40,19 @@ struct VariantView {
     value: String,
 }
 
-#[derive(Template)]
-#[template(path = "rust/enum.rs", escape = "none")]
-struct EnumRs {
+template! { "rust/enum.rs" struct EnumRs {
     doc: String,
     name: String,
     strings: bool,
     variants: Vec<VariantView>,
-}
+} }
 
-#[derive(Template)]
-#[template(path = "rust/matrix.rs", escape = "none")]
-struct MatrixRs;
+template! { "rust/matrix.rs" struct MatrixRs; }
 
-#[derive(Template)]
-#[template(path = "rust/types.rs", escape = "none")]
-struct TypesRs {
+template! { "rust/types.rs" struct TypesRs {
     banner: String,
     body: String,
-}
+} }
 
 struct KindView {
     doc: String,
@@ -69,19 +61,12 @@ struct KindView {
     status: u32,
 }
 
-#[derive(Template)]
-#[template(path = "rust/error_kind.rs", escape = "none")]
-struct ErrorKindRs {
+template! { "rust/error_kind.rs" struct ErrorKindRs {
     banner: String,
     kinds: Vec<KindView>,
-}
+} }
 
-/// Renders a template; a failure names it and the item instead of writing an empty file.
-fn emit(template: &impl Template, what: &str) -> String {
-    template.render().unwrap_or_else(|e| panic!("rendering {what} for generated/rust failed: {e}"))
-}
-
-fn record(api: &Api, r: &Record) -> String {
+fn record(api: &Api, r: &Record) -> Rendered {
     let traits = format::record_traits(api, r, 0);
     let mut derives = format::derives(traits);
     let custom_default = r.fields.iter().any(|f| !f.optional && f.default.is_some());
@@ -130,10 +115,10 @@ fn record(api: &Api, r: &Record) -> String {
         constants,
         defaults,
     };
-    emit(&view, &format!("record {}", r.name.pascal()))
+    view.rendered(format!("record {}", r.name.pascal()))
 }
 
-fn enumeration(e: &Enum) -> String {
+fn enumeration(e: &Enum) -> Rendered {
     let view = EnumRs {
         doc: format::doc(&e.doc, ""),
         name: e.name.pascal(),
@@ -151,27 +136,27 @@ fn enumeration(e: &Enum) -> String {
             })
             .collect(),
     };
-    emit(&view, &format!("enum {}", e.name.pascal()))
+    view.rendered(format!("enum {}", e.name.pascal()))
 }
 
 /// `generated/rust/types.rs`: every enum and record in IDL order, then the builtin matrix when a verb returns one.
-pub fn types(api: &Api) -> String {
+pub fn types(api: &Api) -> Rendered {
     let mut parts = Vec::new();
     for item in &api.items {
         match item {
-            Item::Record(r) => parts.push(record(api, r)),
-            Item::Enum(e) => parts.push(enumeration(e)),
+            Item::Record(r) => parts.push(record(api, r)?),
+            Item::Enum(e) => parts.push(enumeration(e)?),
             Item::Class(_) | Item::Function(_) => {}
         }
     }
     if api.returns_matrix() {
-        parts.push(emit(&MatrixRs, "the f32 matrix"));
+        parts.push(MatrixRs.rendered("the f32 matrix")?);
     }
-    emit(&TypesRs { banner: banner("//"), body: parts.join("\n\n") }, "types.rs")
+    TypesRs { banner: banner("//"), body: parts.join("\n\n") }.rendered("types.rs")
 }
 
 /// `generated/rust/error_kind.rs`: the `ErrorKind` enum of the IDL's `errors:` list.
-pub fn error_kind(api: &Api) -> String {
+pub fn error_kind(api: &Api) -> Rendered {
     let kinds = api
         .errors
         .iter()
@@ -182,12 +167,12 @@ pub fn error_kind(api: &Api) -> String {
             status: k.status,
         })
         .collect();
-    emit(&ErrorKindRs { banner: banner("//"), kinds }, "error_kind.rs")
+    ErrorKindRs { banner: banner("//"), kinds }.rendered("error_kind.rs")
 }
 
-pub fn render(api: &Api) -> Vec<Output> {
-    vec![
-        Output { path: "rust/types.rs".into(), contents: types(api) },
-        Output { path: "rust/error_kind.rs".into(), contents: error_kind(api) },
-    ]
+pub fn render(api: &Api) -> Rendered<Vec<Output>> {
+    Ok(vec![
+        Output { path: "rust/types.rs".into(), contents: types(api)? },
+        Output { path: "rust/error_kind.rs".into(), contents: error_kind(api)? },
+    ])
 }

@@ -111,12 +111,12 @@ fn error(api: &Api) -> String {
 }
 
 /// The `src/lib.rs` of a crate named `uform-core` that the fixture's glue compiles against.
-pub fn core(api: &Api) -> String {
+pub fn core(api: &Api) -> crate::render::Rendered {
     let mut out = String::from(
         "//! A stub core rendered from a fixture IDL by uform-codegen's stub_core test.\n\
          #![allow(dead_code, unused_variables, clippy::all)]\n\n",
     );
-    out.push_str(&super::types(api));
+    out.push_str(&super::types(api)?);
     out.push('\n');
     if !api.returns_matrix() {
         // The C runtime converts matrices whether or not a fixture returns one.
@@ -125,7 +125,7 @@ pub fn core(api: &Api) -> String {
              pub rows: u32,\n    pub columns: u32,\n}\n\n",
         );
     }
-    out.push_str(&super::error_kind(api));
+    out.push_str(&super::error_kind(api)?);
     out.push('\n');
     out.push_str(&error(api));
     out.push_str(
@@ -140,5 +140,5 @@ pub fn core(api: &Api) -> String {
         out.push('\n');
         out.push_str(&class(k));
     }
-    out
+    Ok(out)
 }

@@ -3,7 +3,7 @@
 use super::format::Ts;
 use crate::lang::docs::{record_section, DocStyle, Entry, RecordSection};
 use crate::model::*;
-use askama::Template;
+use crate::render::{Named, Rendered};
 
 pub struct JsDocs;
 
@@ -68,8 +68,8 @@ impl DocStyle for JsDocs {
         };
         fields.into_iter().map(|f| self.field(api, record, f, false)).collect()
     }
-    fn companions(&self, api: &Api, record: &Record) -> Vec<String> {
-        let Some(twin) = &record.compiled else { return Vec::new() };
+    fn companions(&self, api: &Api, record: &Record) -> Rendered<Vec<String>> {
+        let Some(twin) = &record.compiled else { return Ok(Vec::new()) };
         let section = RecordSection {
             heading: TS.type_name(twin),
             doc: format!(
@@ -82,7 +82,7 @@ impl DocStyle for JsDocs {
             entries: record.fields.iter().map(|f| self.field(api, record, f, true)).collect(),
         };
         let _ = record_section;
-        vec![section.render().unwrap_or_default()]
+        Ok(vec![section.rendered(format!("record {}", twin.pascal()))?])
     }
     fn enum_declaration(&self, _api: &Api, e: &Enum) -> String {
         format!("enum {}", TS.type_name(&e.name))
@@ -100,21 +100,23 @@ impl DocStyle for JsDocs {
     fn class_declaration(&self, _api: &Api, class: &Class) -> String {
         format!("class {} implements Disposable", TS.type_name(&class.name))
     }
-    fn callable_declaration(&self, api: &Api, class: Option<&Class>, c: &Callable) -> String {
-        let keyword = match (class, c.kind) {
-            (None, _) => "function ",
-            (Some(_), CallableKind::Constructor) => "static ",
-            _ => "",
-        };
-        let name = if class.is_some() { TS.member(&c.name) } else { TS.function(&c.name) };
-        let params = TS.params_shown(api, c);
-        let returns = TS.returns(api, c, false);
-        if params.len() > 1 {
-            let lines: String = params.iter().map(|p| format!("    {p},\n")).collect();
-            format!("{keyword}{name}(\n{lines}): {returns}")
-        } else {
-            format!("{keyword}{name}({}): {returns}", params.join(""))
-        }
+    fn callable_declaration(&self, api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
+        Ok({
+            let keyword = match (class, c.kind) {
+                (None, _) => "function ",
+                (Some(_), CallableKind::Constructor) => "static ",
+                _ => "",
+            };
+            let name = if class.is_some() { TS.member(&c.name) } else { TS.function(&c.name) };
+            let params = TS.params_shown(api, c);
+            let returns = TS.returns(api, c, false);
+            if params.len() > 1 {
+                let lines: String = params.iter().map(|p| format!("    {p},\n")).collect();
+                format!("{keyword}{name}(\n{lines}): {returns}")
+            } else {
+                format!("{keyword}{name}({}): {returns}", params.join(""))
+            }
+        })
     }
     fn param_name(&self, param: &Param) -> String {
         TS.member(&param.name)

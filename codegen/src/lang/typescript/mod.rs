@@ -9,8 +9,8 @@ pub mod wrapper;
 
 use crate::lang::banner;
 use crate::model::*;
+use crate::render::{template, Named, Rendered};
 use crate::Output;
-use askama::Template;
 use format::{jsdoc_block, Ts};
 
 /// What the napi glue can emit: a record holding a handle has no `ToJs`, and a matrix result is moved, never optional.
@@ -26,13 +26,14 @@ pub struct Line {
     pub ty: String,
 }
 
-#[derive(Template)]
-#[template(path = "typescript/record.d.ts", escape = "none")]
-struct RecordDts {
-    doc: String,
-    name: String,
-    extends: Option<String>,
-    fields: Vec<Line>,
+template! {
+    "typescript/record.d.ts"
+    struct RecordDts {
+        doc: String,
+        name: String,
+        extends: Option<String>,
+        fields: Vec<Line>,
+    }
 }
 
 pub struct VariantLine {
@@ -41,12 +42,13 @@ pub struct VariantLine {
     pub value: String,
 }
 
-#[derive(Template)]
-#[template(path = "typescript/enum.d.ts", escape = "none")]
-struct EnumDts {
-    doc: String,
-    name: String,
-    variants: Vec<VariantLine>,
+template! {
+    "typescript/enum.d.ts"
+    struct EnumDts {
+        doc: String,
+        name: String,
+        variants: Vec<VariantLine>,
+    }
 }
 
 pub struct MemberLine {
@@ -54,22 +56,24 @@ pub struct MemberLine {
     pub signature: String,
 }
 
-#[derive(Template)]
-#[template(path = "typescript/class.d.ts", escape = "none")]
-struct ClassDts {
-    doc: String,
-    name: String,
-    members: Vec<MemberLine>,
-    compiled: String,
-    compiled_doc: String,
-    compiled_members: Vec<String>,
+template! {
+    "typescript/class.d.ts"
+    struct ClassDts {
+        doc: String,
+        name: String,
+        members: Vec<MemberLine>,
+        compiled: String,
+        compiled_doc: String,
+        compiled_members: Vec<String>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "typescript/function.d.ts", escape = "none")]
-struct FunctionDts {
-    doc: String,
-    signature: String,
+template! {
+    "typescript/function.d.ts"
+    struct FunctionDts {
+        doc: String,
+        signature: String,
+    }
 }
 
 pub struct ErrorLine {
@@ -77,23 +81,26 @@ pub struct ErrorLine {
     pub doc: String,
 }
 
-#[derive(Template)]
-#[template(path = "typescript/error.d.ts", escape = "none")]
-struct ErrorDts {
-    errors: Vec<ErrorLine>,
+template! {
+    "typescript/error.d.ts"
+    struct ErrorDts {
+        errors: Vec<ErrorLine>,
+    }
 }
 
-/// The builtin `f32_matrix` result type.
-#[derive(Template)]
-#[template(path = "typescript/matrix.d.ts", escape = "none")]
-struct MatrixDts;
+template! {
+    "typescript/matrix.d.ts"
+    /// The builtin `f32_matrix` result type.
+    struct MatrixDts;
+}
 
-#[derive(Template)]
-#[template(path = "typescript/index.d.ts", escape = "none")]
-struct IndexDts {
-    banner: String,
-    doc: String,
-    parts: Vec<String>,
+template! {
+    "typescript/index.d.ts"
+    struct IndexDts {
+        banner: String,
+        doc: String,
+        parts: Vec<String>,
+    }
 }
 
 /// A callable's JSDoc: its doc text and one `@param` per documented parameter.
@@ -116,7 +123,7 @@ pub fn member_signature(ts: &Ts, api: &Api, callable: &Callable, compiled: bool)
     )
 }
 
-fn record(ts: &Ts, api: &Api, r: &Record) -> String {
+fn record(ts: &Ts, api: &Api, r: &Record) -> Rendered {
     let line = |f: &Field, compiled: bool| Line {
         doc: jsdoc_block(&ts.jsdoc(api, &f.doc), "    "),
         name: ts.member(&f.name),
@@ -146,7 +153,11 @@ fn record(ts: &Ts, api: &Api, r: &Record) -> String {
                 extends: Some(format!("Omit<{}, {omitted}>", ts.type_name(compiled))),
                 fields: narrowed.iter().map(|f| line(f, false)).collect(),
             };
-            format!("{}\n\n{}", twin.render().unwrap_or_default(), public.render().unwrap_or_default())
+            Ok(format!(
+                "{}\n\n{}",
+                twin.rendered(format!("record {}", compiled.pascal()))?,
+                public.rendered(format!("record {}", r.name.pascal()))?
+            ))
         }
         None => RecordDts {
             doc,
@@ -154,12 +165,11 @@ fn record(ts: &Ts, api: &Api, r: &Record) -> String {
             extends: None,
             fields: r.fields.iter().map(|f| line(f, false)).collect(),
         }
-        .render()
-        .unwrap_or_default(),
+        .rendered(format!("record {}", r.name.pascal())),
     }
 }
 
-fn enumeration(ts: &Ts, api: &Api, e: &Enum) -> String {
+fn enumeration(ts: &Ts, api: &Api, e: &Enum) -> Rendered {
     EnumDts {
         doc: jsdoc_block(&ts.jsdoc(api, &e.doc), ""),
         name: ts.type_name(&e.name),
@@ -173,11 +183,10 @@ fn enumeration(ts: &Ts, api: &Api, e: &Enum) -> String {
             })
             .collect(),
     }
-    .render()
-    .unwrap_or_default()
+    .rendered(format!("enum {}", e.name.pascal()))
 }
 
-fn class(ts: &Ts, api: &Api, c: &Class) -> String {
+fn class(ts: &Ts, api: &Api, c: &Class) -> Rendered {
     let offered = |m: &&Callable| m.offered_in(Language::TypeScript);
     let mut doc = ts.jsdoc(api, &c.doc);
     if !c.details.is_empty() {
@@ -208,21 +217,19 @@ fn class(ts: &Ts, api: &Api, c: &Class) -> String {
             .map(|m| member_signature(ts, api, m, true))
             .collect(),
     }
-    .render()
-    .unwrap_or_default()
+    .rendered(format!("class {}", c.name.pascal()))
 }
 
 pub fn function_signature(ts: &Ts, api: &Api, f: &Callable) -> String {
     format!("{}({}): {}", ts.function(&f.name), ts.params_decl(api, f, false), ts.returns(api, f, false))
 }
 
-fn function(ts: &Ts, api: &Api, f: &Callable) -> String {
+fn function(ts: &Ts, api: &Api, f: &Callable) -> Rendered {
     FunctionDts { doc: callable_jsdoc(ts, api, f, ""), signature: function_signature(ts, api, f) }
-        .render()
-        .unwrap_or_default()
+        .rendered(crate::render::callable_item(None, f))
 }
 
-fn errors(ts: &Ts, api: &Api) -> String {
+fn errors(ts: &Ts, api: &Api) -> Rendered {
     ErrorDts {
         errors: api
             .errors
@@ -230,8 +237,7 @@ fn errors(ts: &Ts, api: &Api) -> String {
             .map(|e| ErrorLine { code: format!("{:?}", ts.error_code(e)), doc: ts.jsdoc(api, &e.doc) })
             .collect(),
     }
-    .render()
-    .unwrap_or_default()
+    .rendered("errors")
 }
 
 /// The interface as Node offers it: after each long call (`async: true`), its Promise twin `<name>Async`, which
@@ -261,29 +267,30 @@ pub fn node_view(api: &Api) -> Api {
     view
 }
 
-pub fn render(api: &Api) -> Vec<Output> {
+pub fn render(api: &Api) -> Rendered<Vec<Output>> {
     let view = node_view(api);
     let api = &view;
     let ts = Ts;
     let mut parts = Vec::new();
     for item in &api.items {
         parts.push(match item {
-            Item::Record(r) => record(&ts, api, r),
-            Item::Enum(e) => enumeration(&ts, api, e),
-            Item::Class(c) => class(&ts, api, c),
-            Item::Function(f) if f.offered_in(Language::TypeScript) => function(&ts, api, f),
+            Item::Record(r) => record(&ts, api, r)?,
+            Item::Enum(e) => enumeration(&ts, api, e)?,
+            Item::Class(c) => class(&ts, api, c)?,
+            Item::Function(f) if f.offered_in(Language::TypeScript) => function(&ts, api, f)?,
             Item::Function(_) => continue,
         });
     }
     if api.returns_matrix() {
-        parts.push(MatrixDts.render().unwrap_or_default().trim_end().to_string());
+        parts.push(MatrixDts.rendered("f32_matrix")?.trim_end().to_string());
     }
-    parts.push(errors(&ts, api));
+    parts.push(errors(&ts, api)?);
     let doc = jsdoc_block(&format!("{}: {}\n@packageDocumentation", api.title, ts.jsdoc(api, &api.doc)), "");
     let index = IndexDts { banner: banner("//"), doc: doc.trim_end().to_string(), parts };
-    let mut out = vec![Output { path: "typescript/index.d.ts".into(), contents: index.render().unwrap_or_default() }];
-    out.push(napi::render(api));
-    out.extend(wrapper::render(api));
-    out.extend(crate::lang::docs::render(&docs::JsDocs, api));
-    out
+    let mut out =
+        vec![Output { path: "typescript/index.d.ts".into(), contents: index.rendered("typescript/index.d.ts")? }];
+    out.push(napi::render(api)?);
+    out.extend(wrapper::render(api)?);
+    out.extend(crate::lang::docs::render(&docs::JsDocs, api)?);
+    Ok(out)
 }

@@ -6,8 +6,9 @@
 use super::format::Ts;
 use crate::lang::banner;
 use crate::model::*;
+use crate::plan::{CallPlan, Callee, Passing};
+use crate::render::{template, Named, Rendered};
 use crate::Output;
-use askama::Template;
 
 /// The Rust spelling of the glue: core paths and the types the validating readers produce.
 struct Glue;
@@ -89,13 +90,14 @@ pub struct VariantRs {
     pub js_value: String,
 }
 
-#[derive(Template)]
-#[template(path = "node/enum.rs", escape = "none")]
-struct EnumRs {
-    core: String,
-    js_name_lit: String,
-    string: bool,
-    variants: Vec<VariantRs>,
+template! {
+    "node/enum.rs"
+    struct EnumRs {
+        core: String,
+        js_name_lit: String,
+        string: bool,
+        variants: Vec<VariantRs>,
+    }
 }
 
 pub struct FieldRs {
@@ -104,50 +106,54 @@ pub struct FieldRs {
     pub write: String,
 }
 
-#[derive(Template)]
-#[template(path = "node/record.rs", escape = "none")]
-struct RecordRs {
-    core: String,
-    input: bool,
-    /// An input record with a required field: absent is a missing argument, not "every field absent".
-    required: bool,
-    /// A record holding a handle is only ever read.
-    writable: bool,
-    fields: Vec<FieldRs>,
+template! {
+    "node/record.rs"
+    struct RecordRs {
+        core: String,
+        input: bool,
+        /// An input record with a required field: absent is a missing argument, not "every field absent".
+        required: bool,
+        /// A record holding a handle is only ever read.
+        writable: bool,
+        fields: Vec<FieldRs>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "node/callable.rs", escape = "none")]
-struct CallableRs {
-    indent: &'static str,
-    factory: bool,
-    js_name_lit: String,
-    rust_name: String,
-    params: String,
-    returns: String,
-    body: Vec<String>,
+template! {
+    "node/callable.rs"
+    struct CallableRs {
+        indent: &'static str,
+        factory: bool,
+        js_name_lit: String,
+        rust_name: String,
+        params: String,
+        returns: String,
+        body: Vec<String>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "node/class.rs", escape = "none")]
-struct ClassRs {
-    name: String,
-    compiled: String,
-    core: String,
-    handles: String,
-    members: Vec<String>,
-    fast: Vec<String>,
+template! {
+    "node/class.rs"
+    struct ClassRs {
+        name: String,
+        compiled: String,
+        core: String,
+        handles: String,
+        members: Vec<String>,
+        fast: Vec<String>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "node/glue.rs", escape = "none")]
-struct GlueRs {
-    banner: String,
-    parts: Vec<String>,
-    fast: Vec<(String, String)>,
+template! {
+    "node/glue.rs"
+    struct GlueRs {
+        banner: String,
+        parts: Vec<String>,
+        fast: Vec<(String, String)>,
+    }
 }
 
-fn enumeration(ts: &Ts, g: &Glue, e: &Enum) -> String {
+fn enumeration(ts: &Ts, g: &Glue, e: &Enum) -> Rendered {
     EnumRs {
         core: g.core(&e.name),
         js_name_lit: format!("{:?}", ts.type_name(&e.name)),
@@ -166,11 +172,10 @@ fn enumeration(ts: &Ts, g: &Glue, e: &Enum) -> String {
             })
             .collect(),
     }
-    .render()
-    .unwrap_or_default()
+    .rendered(format!("enum {}", e.name.pascal()))
 }
 
-fn record(ts: &Ts, g: &Glue, r: &Record) -> String {
+fn record(ts: &Ts, g: &Glue, r: &Record) -> Rendered {
     let input = r.direction == Direction::Input;
     let fields = r
         .fields
@@ -206,11 +211,8 @@ fn record(ts: &Ts, g: &Glue, r: &Record) -> String {
         .collect();
     let required = input && r.fields.iter().any(|f| !f.optional);
     let writable = !r.fields.iter().any(|f| matches!(f.ty, Type::Class(_)));
-    RecordRs { core: g.core(&r.name), input, required, writable, fields }
-        .render()
-        .unwrap_or_default()
-        .trim()
-        .to_string()
+    let record = RecordRs { core: g.core(&r.name), input, required, writable, fields };
+    Ok(record.rendered(format!("record {}", r.name.pascal()))?.trim().to_string())
 }
 
 /// Reads a callable's non-class parameters: one `let` per parameter, from the JavaScript value `source(i, name)`.
@@ -236,29 +238,27 @@ fn read_params(ts: &Ts, g: &Glue, c: &Callable, source: &dyn Fn(usize, &str) -> 
     lines
 }
 
-/// The core call of a callable, run under the panic guard. `receiver` is the core handle of a method; a class
+/// The core call of a plan, run under the panic guard. `receiver` is the core handle of a method; a handle
 /// argument is the core handle in `<name>.inner` (napi-rs's `&Compiled…`), or in `<name>` itself with `by_number`.
-fn core_call(g: &Glue, class: Option<&Class>, c: &Callable, receiver: &str, by_number: bool) -> String {
-    let args: Vec<String> = c
-        .params
+fn core_call(g: &Glue, plan: &CallPlan, receiver: &str, by_number: bool) -> String {
+    let args: Vec<String> = plan
+        .arguments
         .iter()
-        .map(|p| match p.ty {
-            Type::Class(_) if by_number => format!("&{}", p.name.snake()),
-            Type::Class(_) => format!("&{}.inner", p.name.snake()),
-            // The core borrows a list argument.
-            Type::List(_) => format!("&{}", p.name.snake()),
-            _ => p.name.snake(),
+        .map(|a| match a.passing {
+            Passing::Handle { .. } if by_number => format!("&{}", a.name.snake()),
+            Passing::Handle { .. } => format!("&{}.inner", a.name.snake()),
+            Passing::List { .. } => format!("&{}", a.name.snake()),
+            _ => a.name.snake(),
         })
         .collect();
-    // A Promise twin calls the blocking form.
-    let name = c.twin_of.as_ref().unwrap_or(&c.name).snake();
-    let callee = match (class, c.kind) {
-        (Some(k), CallableKind::Constructor) => format!("{}::{name}", g.core(&k.name)),
-        (Some(_), _) => format!("{receiver}.{name}"),
-        (None, _) => format!("uform_core::{name}"),
+    // A Promise twin's plan calls the blocking form.
+    let callee = match &plan.callee {
+        Callee::Constructor { class, name } => format!("{}::{}", g.core(class), name.snake()),
+        Callee::Method { name } => format!("{receiver}.{}", name.snake()),
+        Callee::Function { name } => format!("uform_core::{}", name.snake()),
     };
     let call = format!("{callee}({})", args.join(", "));
-    if c.throws {
+    if plan.throws {
         format!("guard(|| {call})")
     } else {
         format!("guard(|| Ok({call}))")
@@ -281,7 +281,7 @@ fn write_result(g: &Glue, c: &Callable, env: &str) -> String {
 }
 
 /// One `#[napi]` function or method: read the arguments, call the core under the panic guard, write the result.
-fn callable(ts: &Ts, g: &Glue, api: &Api, class: Option<&Class>, c: &Callable) -> String {
+fn callable(ts: &Ts, g: &Glue, api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
     let mut params = Vec::new();
     if class.is_some() && c.kind != CallableKind::Constructor {
         params.push("&self".to_string());
@@ -302,7 +302,7 @@ fn callable(ts: &Ts, g: &Glue, api: &Api, class: Option<&Class>, c: &Callable) -
         }
     }
     let mut body = read_params(ts, g, c, &|_, rust| format!("Js::of(&{rust})"));
-    let guarded = core_call(g, class, c, "self.inner", false);
+    let guarded = core_call(g, &CallPlan::of(api, class, c), "self.inner", false);
     let returns = match (class, c.kind, &c.returns) {
         (Some(k), CallableKind::Constructor, _) => {
             body.push(format!("let inner = {guarded}?;"));
@@ -329,8 +329,7 @@ fn callable(ts: &Ts, g: &Glue, api: &Api, class: Option<&Class>, c: &Callable) -
         returns,
         body,
     }
-    .render()
-    .unwrap_or_default()
+    .rendered(crate::render::callable_item(class, c))
 }
 
 /// The registry of a class's core handles, by number.
@@ -371,23 +370,23 @@ fn finish_raw(body: &mut Vec<String>, g: &Glue, c: &Callable, guarded: &str) {
 
 /// The raw napi callback of a free function (napi-rs's own conversion costs ~100 ns a call once a function takes
 /// an argument or the `Env`); registered under the function's JavaScript name.
-fn raw_function(ts: &Ts, g: &Glue, c: &Callable) -> String {
+fn raw_function(ts: &Ts, g: &Glue, api: &Api, c: &Callable) -> String {
     let mut body = read_params(ts, g, c, &|i, _| format!("args.get({i})"));
-    finish_raw(&mut body, g, c, &core_call(g, None, c, "", false));
+    finish_raw(&mut body, g, c, &core_call(g, &CallPlan::of(api, None, c), "", false));
     raw_callback(&format!("`{}()`.", ts.function(&c.name)), &format!("fn_{}", c.name.snake()), c.params.len(), body)
 }
 
 /// The raw napi callback behind an instance method, taking the handle number and then the method's arguments.
-fn fast(ts: &Ts, g: &Glue, k: &Class, c: &Callable) -> String {
+fn fast(ts: &Ts, g: &Glue, api: &Api, k: &Class, c: &Callable) -> String {
     if c.is_twin() {
-        return promise(ts, g, k, c);
+        return promise(ts, g, api, k, c);
     }
     let mut body = vec![
         "let handle = required::<u32>(args.get(0), \"handle\")?;".to_string(),
         format!("let inner = {}.get(handle, {:?}, {:?})?;", handles(k), ts.type_name(&k.name), ts.member(&c.name)),
     ];
     body.extend(read_params(ts, g, c, &|i, _| format!("args.get({})", i + 1)));
-    finish_raw(&mut body, g, c, &core_call(g, Some(k), c, "inner", false));
+    finish_raw(&mut body, g, c, &core_call(g, &CallPlan::of(api, Some(k), c), "inner", false));
     let doc = format!(
         "`{}.{}` for the wrapper: `{}(handle, …)`.",
         k.compiled.pascal(),
@@ -400,7 +399,7 @@ fn fast(ts: &Ts, g: &Glue, k: &Class, c: &Callable) -> String {
 /// The raw napi callback behind a Promise twin (see `node_view`): reads the arguments on the event loop (a method
 /// takes its handle number first; a class argument crosses as its number), then hands the blocking core call to
 /// `offload`, which runs it on a libuv pool thread and settles the promise it returns with the written result.
-fn promise(ts: &Ts, g: &Glue, k: &Class, c: &Callable) -> String {
+fn promise(ts: &Ts, g: &Glue, api: &Api, k: &Class, c: &Callable) -> String {
     let method = c.kind != CallableKind::Constructor;
     let first = usize::from(method);
     let mut body = Vec::new();
@@ -426,7 +425,7 @@ fn promise(ts: &Ts, g: &Glue, k: &Class, c: &Callable) -> String {
         }
     }
     body.extend(read_params(ts, g, c, &|i, _| format!("args.get({})", i + first)));
-    let mut call = core_call(g, Some(k), c, "inner", true);
+    let mut call = core_call(g, &CallPlan::of(api, Some(k), c), "inner", true);
     if method {
         // In flight from now on, not from when a pool thread picks it up: a `free` right after is in use, and a
         // `drain` waits for it (the core's `begin_call`, which every class with an async method has).
@@ -514,33 +513,32 @@ fn quiet_functions(ts: &Ts, g: &Glue, api: &Api, k: &Class) -> Vec<(String, Stri
     out
 }
 
-fn class(ts: &Ts, g: &Glue, api: &Api, k: &Class) -> String {
+fn class(ts: &Ts, g: &Glue, api: &Api, k: &Class) -> Rendered {
     let members = k.members.iter().filter(|m| m.offered_in(Language::TypeScript));
     let mut fast_functions: Vec<String> =
-        members.clone().filter(|m| ts.fast_function_of(k, m).is_some()).map(|m| fast(ts, g, k, m)).collect();
+        members.clone().filter(|m| ts.fast_function_of(k, m).is_some()).map(|m| fast(ts, g, api, k, m)).collect();
     fast_functions.extend(quiet_functions(ts, g, api, k).into_iter().map(|(_, _, code)| code));
     ClassRs {
         name: ts.type_name(&k.name),
         compiled: k.compiled.pascal(),
         core: k.name.pascal(),
         handles: handles(k),
-        members: members.filter(|m| !m.is_twin()).map(|m| callable(ts, g, api, Some(k), m)).collect(),
+        members: members.filter(|m| !m.is_twin()).map(|m| callable(ts, g, api, Some(k), m)).collect::<Rendered<_>>()?,
         fast: fast_functions,
     }
-    .render()
-    .unwrap_or_default()
+    .rendered(format!("class {}", k.name.pascal()))
 }
 
 /// Renders from the Node view of the interface (`node_view`: the long calls' Promise twins included).
-pub fn render(api: &Api) -> Output {
+pub fn render(api: &Api) -> Rendered<Output> {
     let (ts, g) = (Ts, Glue);
     let mut parts = Vec::new();
     for item in &api.items {
         match item {
-            Item::Enum(e) => parts.push(enumeration(&ts, &g, e)),
-            Item::Record(r) => parts.push(record(&ts, &g, r)),
-            Item::Class(k) => parts.push(class(&ts, &g, api, k)),
-            Item::Function(f) if f.offered_in(Language::TypeScript) => parts.push(raw_function(&ts, &g, f)),
+            Item::Enum(e) => parts.push(enumeration(&ts, &g, e)?),
+            Item::Record(r) => parts.push(record(&ts, &g, r)?),
+            Item::Class(k) => parts.push(class(&ts, &g, api, k)?),
+            Item::Function(f) if f.offered_in(Language::TypeScript) => parts.push(raw_function(&ts, &g, api, f)),
             Item::Function(_) => {}
         }
     }
@@ -556,8 +554,8 @@ pub fn render(api: &Api) -> Output {
         }))
         .chain(api.classes().flat_map(|k| quiet_functions(&ts, &g, api, k).into_iter().map(|(js, rust, _)| (js, rust))))
         .collect();
-    Output {
+    Ok(Output {
         path: "node/glue.rs".into(),
-        contents: GlueRs { banner: banner("//"), parts, fast }.render().unwrap_or_default(),
-    }
+        contents: GlueRs { banner: banner("//"), parts, fast }.rendered("node/glue.rs")?,
+    })
 }

@@ -8,8 +8,8 @@ use super::callable_jsdoc;
 use super::format::{jsdoc_block, Ts};
 use crate::lang::banner;
 use crate::model::*;
+use crate::render::{template, Named, Rendered};
 use crate::Output;
-use askama::Template;
 
 pub struct VariantJs {
     pub doc: String,
@@ -17,14 +17,15 @@ pub struct VariantJs {
     pub value: String,
 }
 
-#[derive(Template)]
-#[template(path = "typescript/enum.js", escape = "none")]
-struct EnumJs {
-    doc: String,
-    name: String,
-    variants: Vec<VariantJs>,
-    /// Numeric enums map values back to names, as `tsc` emits them.
-    reverse: Vec<VariantJs>,
+template! {
+    "typescript/enum.js"
+    struct EnumJs {
+        doc: String,
+        name: String,
+        variants: Vec<VariantJs>,
+        /// Numeric enums map values back to names, as `tsc` emits them.
+        reverse: Vec<VariantJs>,
+    }
 }
 
 pub struct MemberJs {
@@ -44,33 +45,35 @@ pub struct MemberJs {
     pub promise: bool,
 }
 
-#[derive(Template)]
-#[template(path = "typescript/class.js", escape = "none")]
-struct ClassJs {
-    doc: String,
-    name: String,
-    registry: String,
-    compiled: String,
-    compiled_doc: String,
-    constructors: String,
-    constructors_js: Vec<MemberJs>,
-    methods: Vec<MemberJs>,
-    free: String,
-    /// The native function giving an instance's quiet word, when a method checks it.
-    quiet_word: Option<String>,
-    /// The tables of expected quiet words and their lookups, one per checking method.
-    quiet_tables: String,
+template! {
+    "typescript/class.js"
+    struct ClassJs {
+        doc: String,
+        name: String,
+        registry: String,
+        compiled: String,
+        compiled_doc: String,
+        constructors: String,
+        constructors_js: Vec<MemberJs>,
+        methods: Vec<MemberJs>,
+        free: String,
+        /// The native function giving an instance's quiet word, when a method checks it.
+        quiet_word: Option<String>,
+        /// The tables of expected quiet words and their lookups, one per checking method.
+        quiet_tables: String,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "typescript/function.js", escape = "none")]
-struct FunctionJs {
-    doc: String,
-    name: String,
-    params: String,
-    checks: Vec<String>,
-    /// Asked of the native layer once, then handed out from the wrapper.
-    constant: bool,
+template! {
+    "typescript/function.js"
+    struct FunctionJs {
+        doc: String,
+        name: String,
+        params: String,
+        checks: Vec<String>,
+        /// Asked of the native layer once, then handed out from the wrapper.
+        constant: bool,
+    }
 }
 
 pub struct ErrorJs {
@@ -78,30 +81,33 @@ pub struct ErrorJs {
     pub doc: String,
 }
 
-#[derive(Template)]
-#[template(path = "typescript/error.js", escape = "none")]
-struct ErrorsJs {
-    errors: Vec<ErrorJs>,
+template! {
+    "typescript/error.js"
+    struct ErrorsJs {
+        errors: Vec<ErrorJs>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "typescript/index.js", escape = "none")]
-struct IndexJs {
-    banner: String,
-    doc: String,
-    package: String,
-    parts: Vec<String>,
-    exports: Vec<String>,
+template! {
+    "typescript/index.js"
+    struct IndexJs {
+        banner: String,
+        doc: String,
+        package: String,
+        parts: Vec<String>,
+        exports: Vec<String>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "typescript/index.mjs", escape = "none")]
-struct IndexMjs {
-    banner: String,
-    exports: Vec<String>,
+template! {
+    "typescript/index.mjs"
+    struct IndexMjs {
+        banner: String,
+        exports: Vec<String>,
+    }
 }
 
-fn enumeration(ts: &Ts, api: &Api, e: &Enum) -> String {
+fn enumeration(ts: &Ts, api: &Api, e: &Enum) -> Rendered {
     let variants: Vec<VariantJs> = e
         .variants
         .iter()
@@ -122,8 +128,7 @@ fn enumeration(ts: &Ts, api: &Api, e: &Enum) -> String {
         })
         .collect();
     EnumJs { doc: jsdoc_block(&ts.jsdoc(api, &e.doc), ""), name: ts.type_name(&e.name), variants, reverse }
-        .render()
-        .unwrap_or_default()
+        .rendered(format!("enum {}", e.name.pascal()))
 }
 
 /// A callable's parameter list, and the arguments it hands the native layer: a class argument crosses as its
@@ -172,7 +177,7 @@ fn params_and_args(ts: &Ts, api: &Api, c: &Callable) -> (String, String, String,
     (params.join(", "), args.join(", "), borrowed.join(", "), checks)
 }
 
-fn class(ts: &Ts, api: &Api, k: &Class) -> String {
+fn class(ts: &Ts, api: &Api, k: &Class) -> Rendered {
     let offered: Vec<&Callable> = k.members.iter().filter(|m| m.offered_in(Language::TypeScript)).collect();
     let member = |m: &Callable| {
         let (params, args, borrowed, checks) = params_and_args(ts, api, m);
@@ -242,18 +247,16 @@ fn class(ts: &Ts, api: &Api, k: &Class) -> String {
         quiet_word,
         quiet_tables,
     }
-    .render()
-    .unwrap_or_default()
+    .rendered(format!("class {}", k.name.pascal()))
 }
 
-fn function(ts: &Ts, api: &Api, f: &Callable) -> String {
+fn function(ts: &Ts, api: &Api, f: &Callable) -> Rendered {
     let (params, _, _, checks) = params_and_args(ts, api, f);
     FunctionJs { doc: callable_jsdoc(ts, api, f, ""), name: ts.function(&f.name), params, checks, constant: f.constant }
-        .render()
-        .unwrap_or_default()
+        .rendered(crate::render::callable_item(None, f))
 }
 
-fn errors(ts: &Ts, api: &Api) -> String {
+fn errors(ts: &Ts, api: &Api) -> Rendered {
     ErrorsJs {
         errors: api
             .errors
@@ -261,28 +264,27 @@ fn errors(ts: &Ts, api: &Api) -> String {
             .map(|e| ErrorJs { code: format!("{:?}", ts.error_code(e)), doc: ts.jsdoc(api, &e.doc) })
             .collect(),
     }
-    .render()
-    .unwrap_or_default()
+    .rendered("errors")
 }
 
 /// `index.js` and `index.mjs`, from the Node view of the interface (`node_view`: the Promise twins included).
-pub fn render(api: &Api) -> Vec<Output> {
+pub fn render(api: &Api) -> Rendered<Vec<Output>> {
     let ts = Ts;
-    let mut parts = vec![errors(&ts, api)];
+    let mut parts = vec![errors(&ts, api)?];
     let mut exports = Vec::new();
     for item in &api.items {
         match item {
             Item::Record(_) => {}
             Item::Enum(e) => {
-                parts.push(enumeration(&ts, api, e));
+                parts.push(enumeration(&ts, api, e)?);
                 exports.push(ts.type_name(&e.name));
             }
             Item::Class(k) => {
-                parts.push(class(&ts, api, k));
+                parts.push(class(&ts, api, k)?);
                 exports.push(ts.type_name(&k.name));
             }
             Item::Function(f) if f.offered_in(Language::TypeScript) => {
-                parts.push(function(&ts, api, f));
+                parts.push(function(&ts, api, f)?);
                 exports.push(ts.function(&f.name));
             }
             Item::Function(_) => {}
@@ -298,8 +300,8 @@ pub fn render(api: &Api) -> Vec<Output> {
         exports: exports.clone(),
     };
     let mjs = IndexMjs { banner: banner("//"), exports };
-    vec![
-        Output { path: "typescript/index.js".into(), contents: index.render().unwrap_or_default() },
-        Output { path: "typescript/index.mjs".into(), contents: mjs.render().unwrap_or_default() },
-    ]
+    Ok(vec![
+        Output { path: "typescript/index.js".into(), contents: index.rendered("typescript/index.js")? },
+        Output { path: "typescript/index.mjs".into(), contents: mjs.rendered("typescript/index.mjs")? },
+    ])
 }

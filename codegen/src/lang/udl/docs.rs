@@ -4,6 +4,7 @@
 use super::format::ERROR;
 use crate::lang::docs::{text, DocStyle, Entry};
 use crate::model::*;
+use crate::render::Rendered;
 
 pub struct KotlinDocs;
 pub struct SwiftDocs;
@@ -214,8 +215,10 @@ macro_rules! style {
                     format!("open class {n}: {n}Protocol, @unchecked Sendable")
                 }
             }
-            fn callable_declaration(&self, api: &Api, class: Option<&Class>, c: &Callable) -> String {
+            fn callable_declaration(&self, api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
+                Ok({
                 { let _ = api; $spelling.declaration(class, c) }
+                })
             }
             fn param_name(&self, param: &Param) -> String {
                 param.name.camel()

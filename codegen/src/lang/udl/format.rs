@@ -13,6 +13,7 @@
 //! - Classes are interfaces over `Arc`; constructors are named (`[Name=for_ram]`).
 
 use crate::model::*;
+use crate::plan::{CallPlan, Callee, Kept, Passing};
 
 /// The error type every throwing call names.
 pub const ERROR: &str = "UFormError";
@@ -203,18 +204,16 @@ impl Udl {
     }
 
     /// The arguments handed to the core: records converted (absent ones "all absent"), classes as their core.
-    pub fn core_args(&self, callable: &Callable) -> String {
-        callable
-            .params
+    pub fn core_args(&self, plan: &CallPlan) -> String {
+        plan.arguments
             .iter()
-            .map(|p| {
-                let name = self.member(&p.name);
-                match (&p.ty, &p.default) {
+            .map(|a| {
+                let name = self.member(&a.name);
+                match (&a.passing, &a.default) {
                     (_, Some(Literal::EmptyRecord)) => format!("{name}.map(Into::into).unwrap_or_default()"),
-                    (Type::Class(_), _) => format!("&{name}.core"),
-                    // The core borrows a list argument.
-                    (Type::List(_), _) => format!("&{}", self.convert(&name, &p.ty, false)),
-                    (ty, _) => self.convert(&name, ty, false),
+                    (Passing::Handle { .. }, _) => format!("&{name}.core"),
+                    (Passing::List { .. }, _) => format!("&{}", self.convert(&name, &a.ty, false)),
+                    _ => self.convert(&name, &a.ty, false),
                 }
             })
             .collect::<Vec<_>>()
@@ -238,29 +237,36 @@ impl Udl {
     }
 
     /// The call into the core.
-    pub fn core_call(&self, class: Option<&Class>, callable: &Callable) -> String {
-        let name = self.member(&callable.name);
-        let args = self.core_args(callable);
-        match (class, callable.kind) {
-            (Some(k), CallableKind::Constructor) => format!("uform_core::{}::{name}({args})", self.type_name(&k.name)),
-            (Some(_), _) => format!("self.core.{name}({args})"),
-            (None, _) => format!("uform_core::{name}({args})"),
+    pub fn core_call(&self, plan: &CallPlan) -> String {
+        let args = self.core_args(plan);
+        match &plan.callee {
+            Callee::Constructor { class, name } => {
+                format!("uform_core::{}::{}({args})", self.type_name(class), self.member(name))
+            }
+            Callee::Method { name } => format!("self.core.{}({args})", self.member(name)),
+            Callee::Function { name } => format!("uform_core::{}({args})", self.member(name)),
         }
     }
 
     /// What the glue does with the core's (successful) value.
-    pub fn wrap_result(&self, callable: &Callable, value: &str) -> String {
-        match (&callable.kind, &callable.returns) {
+    /// `returns` is the callable's result type, for the conversion; the rest comes from the plan.
+    pub fn wrap_result(&self, plan: &CallPlan, returns: Option<&Type>, value: &str) -> String {
+        match (plan.kind, returns) {
             (CallableKind::Constructor, _) => {
-                let kept: Vec<String> = callable
-                    .params
+                // The objects of handle arguments; a handle in a record field lives in the converted core record.
+                let kept: Vec<String> = plan
+                    .keeps_alive
                     .iter()
-                    .filter(|p| matches!(p.ty, Type::Class(_)))
-                    .map(|p| format!("{}.clone() as Arc<dyn std::any::Any + Send + Sync>", self.member(&p.name)))
+                    .filter_map(|k| match k {
+                        Kept::Argument { name } => {
+                            Some(format!("{}.clone() as Arc<dyn std::any::Any + Send + Sync>", self.member(name)))
+                        }
+                        Kept::Field { .. } => None,
+                    })
                     .collect();
                 format!("Self {{ core: {value}, _borrowed: vec![{}] }}", kept.join(", "))
             }
-            (_, Some(t)) => self.convert(value, t, callable.returns_optional),
+            (_, Some(t)) => self.convert(value, t, plan.outcome.optional),
             (_, None) => value.into(),
         }
     }

@@ -9,8 +9,9 @@ pub mod format;
 
 use crate::lang::banner;
 use crate::model::*;
+use crate::plan::CallPlan;
+use crate::render::{template, Named, Rendered};
 use crate::Output;
-use askama::Template;
 use format::{Udl, ERROR};
 
 /// What the UDL and its glue can emit: every shape.
@@ -31,65 +32,72 @@ pub struct VariantLine {
     pub name: String,
 }
 
-#[derive(Template)]
-#[template(path = "udl/uform.udl", escape = "none")]
-struct UdlFile {
-    banner: String,
-    doc: String,
-    namespace: String,
-    functions: Vec<String>,
-    parts: Vec<String>,
+template! {
+    "udl/uform.udl"
+    struct UdlFile {
+        banner: String,
+        doc: String,
+        namespace: String,
+        functions: Vec<String>,
+        parts: Vec<String>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "udl/function.udl", escape = "none")]
-struct FunctionUdl {
-    doc: String,
-    indent: &'static str,
-    attributes: String,
-    returns: String,
-    name: String,
-    params: String,
+template! {
+    "udl/function.udl"
+    struct FunctionUdl {
+        doc: String,
+        indent: &'static str,
+        attributes: String,
+        returns: String,
+        name: String,
+        params: String,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "udl/constructor.udl", escape = "none")]
-struct ConstructorUdl {
-    doc: String,
-    attributes: String,
-    params: String,
+template! {
+    "udl/constructor.udl"
+    struct ConstructorUdl {
+        doc: String,
+        attributes: String,
+        params: String,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "udl/record.udl", escape = "none")]
-struct RecordUdl {
-    doc: String,
-    name: String,
-    fields: Vec<DocLine>,
+template! {
+    "udl/record.udl"
+    struct RecordUdl {
+        doc: String,
+        name: String,
+        fields: Vec<DocLine>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "udl/enum.udl", escape = "none")]
-struct EnumUdl {
-    doc: String,
-    name: String,
-    variants: Vec<VariantLine>,
+template! {
+    "udl/enum.udl"
+    struct EnumUdl {
+        doc: String,
+        name: String,
+        variants: Vec<VariantLine>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "udl/class.udl", escape = "none")]
-struct ClassUdl {
-    doc: String,
-    name: String,
-    members: Vec<String>,
+template! {
+    "udl/class.udl"
+    struct ClassUdl {
+        doc: String,
+        name: String,
+        members: Vec<String>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "udl/error.udl", escape = "none")]
-struct ErrorUdl {
-    doc: String,
-    name: &'static str,
-    variants: Vec<VariantLine>,
+template! {
+    "udl/error.udl"
+    struct ErrorUdl {
+        doc: String,
+        name: &'static str,
+        variants: Vec<VariantLine>,
+    }
 }
 
 /// A callable's doc text plus one line per documented parameter.
@@ -102,21 +110,20 @@ fn callable_doc(udl: &Udl, callable: &Callable) -> String {
 }
 
 /// A callable's UDL, followed by its async twin's when it is a long call ([`async_twin`]).
-fn callable_udl(udl: &Udl, callable: &Callable, indent: &'static str) -> String {
-    let udl_text = one_callable_udl(udl, callable, indent, &[]);
+fn callable_udl(udl: &Udl, callable: &Callable, indent: &'static str) -> Rendered {
+    let udl_text = one_callable_udl(udl, callable, indent, &[])?;
     if !async_twin::has_twin(callable) {
-        return udl_text;
+        return Ok(udl_text);
     }
     let twin = async_twin::twin(callable);
-    format!("{udl_text}\n{}", one_callable_udl(udl, &twin, indent, async_twin::extra_attributes(callable)))
+    Ok(format!("{udl_text}\n{}", one_callable_udl(udl, &twin, indent, async_twin::extra_attributes(callable))?))
 }
 
-fn one_callable_udl(udl: &Udl, callable: &Callable, indent: &'static str, extra: &[&str]) -> String {
+fn one_callable_udl(udl: &Udl, callable: &Callable, indent: &'static str, extra: &[&str]) -> Rendered {
     let doc = udl.doc_block(&callable_doc(udl, callable), indent);
     if callable.kind == CallableKind::Constructor {
         return ConstructorUdl { doc, attributes: udl.attributes_with(callable, extra), params: udl.params(callable) }
-            .render()
-            .unwrap_or_default();
+            .rendered(crate::render::callable_item(None, callable));
     }
     FunctionUdl {
         doc,
@@ -126,11 +133,10 @@ fn one_callable_udl(udl: &Udl, callable: &Callable, indent: &'static str, extra:
         name: udl.member(&callable.name),
         params: udl.params(callable),
     }
-    .render()
-    .unwrap_or_default()
+    .rendered(crate::render::callable_item(None, callable))
 }
 
-fn record_udl(udl: &Udl, r: &Record) -> String {
+fn record_udl(udl: &Udl, r: &Record) -> Rendered {
     RecordUdl {
         doc: udl.doc_block(&udl.doc_text(&r.doc), ""),
         name: udl.type_name(&r.name),
@@ -140,8 +146,7 @@ fn record_udl(udl: &Udl, r: &Record) -> String {
             .map(|f| DocLine { doc: udl.doc_block(&udl.doc_text(&f.doc), "    "), declaration: udl.field(r, f) })
             .collect(),
     }
-    .render()
-    .unwrap_or_default()
+    .rendered(format!("record {}", r.name.pascal()))
 }
 
 /// An enum's doc, plus what its values are in the other languages (UDL has no discriminants).
@@ -157,7 +162,7 @@ fn variant_doc(udl: &Udl, e: &Enum, v: &Variant) -> String {
     format!("{} Its value elsewhere is {value}.", udl.doc_text(&v.doc))
 }
 
-fn enum_udl(udl: &Udl, e: &Enum) -> String {
+fn enum_udl(udl: &Udl, e: &Enum) -> Rendered {
     EnumUdl {
         doc: udl.doc_block(&enum_doc(udl, e), ""),
         name: udl.type_name(&e.name),
@@ -167,8 +172,7 @@ fn enum_udl(udl: &Udl, e: &Enum) -> String {
             .map(|v| VariantLine { doc: udl.doc_block(&variant_doc(udl, e, v), "    "), name: udl.variant(&v.name) })
             .collect(),
     }
-    .render()
-    .unwrap_or_default()
+    .rendered(format!("enum {}", e.name.pascal()))
 }
 
 fn class_doc(udl: &Udl, c: &Class) -> String {
@@ -182,40 +186,43 @@ fn class_doc(udl: &Udl, c: &Class) -> String {
     doc
 }
 
-fn class_udl(udl: &Udl, c: &Class) -> String {
+fn class_udl(udl: &Udl, c: &Class) -> Rendered {
     ClassUdl {
         doc: udl.doc_block(&class_doc(udl, c), ""),
         name: udl.type_name(&c.name),
-        members: c.members.iter().filter(|m| offered(m)).map(|m| callable_udl(udl, m, "    ")).collect(),
+        members: c
+            .members
+            .iter()
+            .filter(|m| offered(m))
+            .map(|m| callable_udl(udl, m, "    "))
+            .collect::<Rendered<_>>()?,
     }
-    .render()
-    .unwrap_or_default()
+    .rendered(format!("class {}", c.name.pascal()))
 }
 
-fn error_udl(udl: &Udl, api: &Api) -> String {
+fn error_udl(udl: &Udl, api: &Api) -> Rendered {
     ErrorUdl {
         doc: udl.doc_block("The error every throwing call raises: its case is the kind, the same set in every language, and its message names the argument and the value.", ""),
         name: ERROR,
         variants: api.errors.iter().map(|e| VariantLine { doc: udl.doc_block(&udl.doc_text(&e.doc), "    "), name: udl.variant(&e.name) }).collect(),
     }
-    .render()
-    .unwrap_or_default()
+    .rendered("errors")
 }
 
-fn udl_file(udl: &Udl, api: &Api) -> String {
+fn udl_file(udl: &Udl, api: &Api) -> Rendered {
     let mut parts = Vec::new();
     for item in &api.items {
         match item {
-            Item::Record(r) => parts.push(record_udl(udl, r)),
-            Item::Enum(e) => parts.push(enum_udl(udl, e)),
-            Item::Class(c) => parts.push(class_udl(udl, c)),
+            Item::Record(r) => parts.push(record_udl(udl, r)?),
+            Item::Enum(e) => parts.push(enum_udl(udl, e)?),
+            Item::Class(c) => parts.push(class_udl(udl, c)?),
             Item::Function(_) => {}
         }
     }
     if api.returns_matrix() {
-        parts.push(MatrixUdl.render().unwrap_or_default());
+        parts.push(MatrixUdl.rendered("f32_matrix")?);
     }
-    parts.push(error_udl(udl, api));
+    parts.push(error_udl(udl, api)?);
     UdlFile {
         banner: banner("//"),
         // uniffi's parser rejects a `///` block after a leading comment, so the overview is a plain comment.
@@ -224,11 +231,14 @@ fn udl_file(udl: &Udl, api: &Api) -> String {
             .replace("/// ", "// ")
             .replace("///\n", "//\n"),
         namespace: api.package.clone(),
-        functions: api.functions().filter(|f| offered(f)).map(|f| callable_udl(udl, f, "    ")).collect(),
+        functions: api
+            .functions()
+            .filter(|f| offered(f))
+            .map(|f| callable_udl(udl, f, "    "))
+            .collect::<Rendered<_>>()?,
         parts,
     }
-    .render()
-    .unwrap_or_default()
+    .rendered("uform.udl")
 }
 
 // ---- the Rust glue ----
@@ -240,71 +250,79 @@ pub struct GlueField {
     pub from_core: String,
 }
 
-#[derive(Template)]
-#[template(path = "udl/glue.rs", escape = "none")]
-struct GlueFile {
-    banner: String,
-    error: &'static str,
-    parts: Vec<String>,
+template! {
+    "udl/glue.rs"
+    struct GlueFile {
+        banner: String,
+        error: &'static str,
+        parts: Vec<String>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "udl/glue_record.rs", escape = "none")]
-struct GlueRecord {
-    doc: String,
-    name: String,
-    /// Holds a handle: only ever converted into the core (a core handle has no glue object to go back to).
-    handles: bool,
-    fields: Vec<GlueField>,
+template! {
+    "udl/glue_record.rs"
+    struct GlueRecord {
+        doc: String,
+        name: String,
+        /// Holds a handle: only ever converted into the core (a core handle has no glue object to go back to).
+        handles: bool,
+        fields: Vec<GlueField>,
+    }
 }
 
-/// The builtin `f32_matrix` result as a dictionary, in the UDL and in the glue.
-#[derive(Template)]
-#[template(path = "udl/matrix.udl", escape = "none")]
-struct MatrixUdl;
-
-#[derive(Template)]
-#[template(path = "udl/glue_matrix.rs", escape = "none")]
-struct GlueMatrix;
-
-#[derive(Template)]
-#[template(path = "udl/glue_enum.rs", escape = "none")]
-struct GlueEnum {
-    doc: String,
-    name: String,
-    variants: Vec<String>,
+template! {
+    "udl/matrix.udl"
+    /// The builtin `f32_matrix` result as a dictionary, in the UDL and in the glue.
+    struct MatrixUdl;
 }
 
-#[derive(Template)]
-#[template(path = "udl/glue_class.rs", escape = "none")]
-struct GlueClass {
-    doc: String,
-    name: String,
-    members: String,
-    free: Option<String>,
+template! {
+    "udl/glue_matrix.rs"
+    struct GlueMatrix;
 }
 
-#[derive(Template)]
-#[template(path = "udl/glue_function.rs", escape = "none")]
-struct GlueFunction {
-    doc: String,
-    indent: &'static str,
-    /// `async ` for an async twin.
-    qualifier: &'static str,
-    name: String,
-    params: String,
-    returns: String,
-    body: String,
+template! {
+    "udl/glue_enum.rs"
+    struct GlueEnum {
+        doc: String,
+        name: String,
+        variants: Vec<String>,
+    }
 }
 
-#[derive(Template)]
-#[template(path = "udl/glue_error.rs", escape = "none")]
-struct GlueError {
-    name: &'static str,
-    kinds: Vec<String>,
+template! {
+    "udl/glue_class.rs"
+    struct GlueClass {
+        doc: String,
+        name: String,
+        members: String,
+        free: Option<String>,
+    }
 }
 
-fn glue_record(udl: &Udl, r: &Record) -> String {
+template! {
+    "udl/glue_function.rs"
+    struct GlueFunction {
+        doc: String,
+        indent: &'static str,
+        /// `async ` for an async twin.
+        qualifier: &'static str,
+        name: String,
+        params: String,
+        returns: String,
+        body: String,
+    }
+}
+
+template! {
+    "udl/glue_error.rs"
+    struct GlueError {
+        name: &'static str,
+        kinds: Vec<String>,
+    }
+}
+
+fn glue_record(udl: &Udl, r: &Record) -> Rendered {
     GlueRecord {
         doc: udl.doc_block(&udl.doc_text(&r.doc), ""),
         name: udl.type_name(&r.name),
@@ -329,25 +347,23 @@ fn glue_record(udl: &Udl, r: &Record) -> String {
             })
             .collect(),
     }
-    .render()
-    .unwrap_or_default()
+    .rendered(format!("record {}", r.name.pascal()))
 }
 
-fn glue_enum(udl: &Udl, e: &Enum) -> String {
+fn glue_enum(udl: &Udl, e: &Enum) -> Rendered {
     GlueEnum {
         doc: udl.doc_block(&udl.doc_text(&e.doc), ""),
         name: udl.type_name(&e.name),
         variants: e.variants.iter().map(|v| udl.variant(&v.name)).collect(),
     }
-    .render()
-    .unwrap_or_default()
+    .rendered(format!("enum {}", e.name.pascal()))
 }
 
 /// A callable's glue, followed by its async twin's when it is a long call ([`async_twin`]).
-fn glue_callable(udl: &Udl, class: Option<&Class>, c: &Callable) -> String {
-    let glue = glue_one(udl, class, c);
+fn glue_callable(udl: &Udl, api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
+    let glue = glue_one(udl, api, class, c)?;
     if !async_twin::has_twin(c) {
-        return glue;
+        return Ok(glue);
     }
     let twin = async_twin::twin(c);
     let indent = if class.is_some() { "    " } else { "" };
@@ -366,12 +382,11 @@ fn glue_callable(udl: &Udl, class: Option<&Class>, c: &Callable) -> String {
         returns: udl.rust_returns(class, c),
         body: async_twin::glue_body(udl, c),
     }
-    .render()
-    .unwrap_or_default();
-    format!("{glue}\n{twin_glue}")
+    .rendered(crate::render::callable_item(class, c))?;
+    Ok(format!("{glue}\n{twin_glue}"))
 }
 
-fn glue_one(udl: &Udl, class: Option<&Class>, c: &Callable) -> String {
+fn glue_one(udl: &Udl, api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
     let indent = if class.is_some() { "    " } else { "" };
     let receiver = match (class, c.kind) {
         (Some(_), CallableKind::Method | CallableKind::Free) => "&self",
@@ -383,11 +398,12 @@ fn glue_one(udl: &Udl, class: Option<&Class>, c: &Callable) -> String {
         (false, true) => receiver.to_string(),
         (false, false) => format!("{receiver}, {params}"),
     };
-    let call = udl.core_call(class, c);
-    let body = if c.throws {
-        format!("guard(|| Ok({}))", udl.wrap_result(c, &format!("{call}?")))
+    let plan = CallPlan::of(api, class, c);
+    let call = udl.core_call(&plan);
+    let body = if plan.throws {
+        format!("guard(|| Ok({}))", udl.wrap_result(&plan, c.returns.as_ref(), &format!("{call}?")))
     } else {
-        udl.wrap_result(c, &call)
+        udl.wrap_result(&plan, c.returns.as_ref(), &call)
     };
     GlueFunction {
         doc: udl.doc_block(&udl.doc_text(&c.doc), indent),
@@ -398,11 +414,10 @@ fn glue_one(udl: &Udl, class: Option<&Class>, c: &Callable) -> String {
         returns: udl.rust_returns(class, c),
         body,
     }
-    .render()
-    .unwrap_or_default()
+    .rendered(crate::render::callable_item(class, c))
 }
 
-fn glue_class(udl: &Udl, c: &Class) -> String {
+fn glue_class(udl: &Udl, api: &Api, c: &Class) -> Rendered {
     GlueClass {
         doc: udl.doc_block(&udl.doc_text(&c.doc), ""),
         name: udl.type_name(&c.name),
@@ -410,45 +425,43 @@ fn glue_class(udl: &Udl, c: &Class) -> String {
             .members
             .iter()
             .filter(|m| offered(m))
-            .map(|m| glue_callable(udl, Some(c), m))
-            .collect::<Vec<_>>()
+            .map(|m| glue_callable(udl, api, Some(c), m))
+            .collect::<Rendered<Vec<_>>>()?
             .join("\n"),
         free: c.members.iter().find(|m| m.kind == CallableKind::Free).map(|m| udl.member(&m.name)),
     }
-    .render()
-    .unwrap_or_default()
+    .rendered(format!("class {}", c.name.pascal()))
 }
 
-fn glue_file(udl: &Udl, api: &Api) -> String {
+fn glue_file(udl: &Udl, api: &Api) -> Rendered {
     let mut parts = Vec::new();
     for item in &api.items {
         match item {
-            Item::Record(r) => parts.push(glue_record(udl, r)),
-            Item::Enum(e) => parts.push(glue_enum(udl, e)),
-            Item::Class(c) => parts.push(glue_class(udl, c)),
-            Item::Function(f) if offered(f) => parts.push(glue_callable(udl, None, f)),
+            Item::Record(r) => parts.push(glue_record(udl, r)?),
+            Item::Enum(e) => parts.push(glue_enum(udl, e)?),
+            Item::Class(c) => parts.push(glue_class(udl, api, c)?),
+            Item::Function(f) if offered(f) => parts.push(glue_callable(udl, api, None, f)?),
             Item::Function(_) => {}
         }
     }
     if api.returns_matrix() {
-        parts.push(GlueMatrix.render().unwrap_or_default());
+        parts.push(GlueMatrix.rendered("f32_matrix")?);
     }
     parts.push(
         GlueError { name: ERROR, kinds: api.errors.iter().map(|e| udl.variant(&e.name)).collect() }
-            .render()
-            .unwrap_or_default(),
+            .rendered("errors")?,
     );
-    GlueFile { banner: banner("//"), error: ERROR, parts }.render().unwrap_or_default()
+    GlueFile { banner: banner("//"), error: ERROR, parts }.rendered("uniffi glue")
 }
 
-pub fn render(api: &Api) -> Vec<Output> {
+pub fn render(api: &Api) -> Rendered<Vec<Output>> {
     let udl = Udl;
     let mut out = vec![
-        Output { path: "uniffi/uform.udl".into(), contents: udl_file(&udl, api) },
-        Output { path: "uniffi/glue.rs".into(), contents: glue_file(&udl, api) },
+        Output { path: "uniffi/uform.udl".into(), contents: udl_file(&udl, api)? },
+        Output { path: "uniffi/glue.rs".into(), contents: glue_file(&udl, api)? },
         Output { path: "uniffi/uniffi.toml".into(), contents: async_twin::bindings_toml(&udl, api, &banner("#")) },
     ];
-    out.extend(crate::lang::docs::render(&docs::KotlinDocs, api));
-    out.extend(crate::lang::docs::render(&docs::SwiftDocs, api));
-    out
+    out.extend(crate::lang::docs::render(&docs::KotlinDocs, api)?);
+    out.extend(crate::lang::docs::render(&docs::SwiftDocs, api)?);
+    Ok(out)
 }

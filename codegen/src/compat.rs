@@ -5,7 +5,8 @@
 //! addition, and is named as a likely rename); a changed type, default or return; a parameter made required (added
 //! without a default, or its default dropped); an input field made required, an output field made optional; a
 //! parameter moved. Breaking on some surfaces only: a C struct layout change (a field added, removed or moved in
-//! any record), a renumbered enum value (C numbers every enum; TypeScript and Python show numbered values), a changed
+//! any record, except an optional field appended to an input record with `since`, which older C callers' `struct_size`
+//! leaves absent), a renumbered enum value (C numbers every enum; TypeScript and Python show numbered values), a changed
 //! C name, a callable that starts to throw (Swift and Kotlin declare it).
 //!
 //! [`required_bump`] says which version a breaking change needs: for 0.x a new minor, from 1.0 a new major.
@@ -172,10 +173,15 @@ fn record(a: &Record, b: &Record, out: &mut Findings) {
             out.add(&[Surface::C], &subject, format!("C struct layout: field moved from position {i} to {j}"));
         }
     }
-    for g in b.fields.iter().filter(|g| !a.fields.iter().any(|f| f.name == g.name)) {
+    for (j, g) in b.fields.iter().enumerate().filter(|(_, g)| !a.fields.iter().any(|f| f.name == g.name)) {
         let subject = format!("{name}.{}", g.name.snake());
-        if a.direction == crate::model::Direction::Input && !g.optional {
+        let input = a.direction == crate::model::Direction::Input;
+        if input && !g.optional {
             out.all(&subject, "required field added");
+        } else if input && g.since.is_some() && j >= a.fields.len() {
+            // Appended to a versioned C struct: an older caller's `struct_size` leaves it absent.
+        } else if input && j >= a.fields.len() {
+            out.add(&[Surface::C], &subject, "C struct layout: field appended without `since`");
         } else {
             out.add(&[Surface::C], &subject, "C struct layout: field added");
         }

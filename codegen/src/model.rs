@@ -211,6 +211,9 @@ pub struct Field {
     pub ty: Type,
     pub optional: bool,
     pub default: Option<Literal>,
+    /// The version that appended it to an input record's C struct; `None` for the fields of the first layout,
+    /// the one a C caller's `struct_size` of 0 names.
+    pub since: Option<String>,
     pub doc: Doc,
 }
 

@@ -69,6 +69,8 @@ pub struct RawField {
     pub ty: S<String>,
     pub optional: Option<S<bool>>,
     pub default: Option<S<RawLiteral>>,
+    /// The version that appended this field to an input record's C struct (absent: in its first layout).
+    pub since: Option<S<String>>,
     pub doc: Option<S<String>>,
 }
 

@@ -73,6 +73,16 @@ fn the_base_is_valid() {
 #[test]
 fn every_broken_input_gets_its_message_and_position() {
     let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "a first-layout field after an appended one",
+            broken("        default: 1\n", "        default: 1\n        since: 0.2.0\n"),
+            "base.yaml:20:15: Options.mood: a field of the first C layout after a field with `since`",
+        ),
+        (
+            "since that is not a version",
+            broken("        doc: The mood.\n", "        since: soon\n        doc: The mood.\n"),
+            "base.yaml:22:16: Options.mood: `since: soon` is not a version like 0.3.0",
+        ),
         ("unknown type", broken("type: u32", "type: u33"), "base.yaml:15:15: Options.count: unknown type `u33`"),
         ("unknown list element", broken("type: u32", "type: list<Nope>"), "base.yaml:15:15: Options.count: unknown type `Nope`"),
         (

@@ -44,8 +44,18 @@ fn write(path: &Path, contents: &str) {
 /// bindings/c's lib.rs, standing on its runtime by absolute path and including the fixture's glue.
 fn c_lib(ffi: &str) -> String {
     let lib = std::fs::read_to_string(root().join("bindings/c/src/lib.rs")).unwrap();
-    let runtime = root().join("bindings/c/src/runtime.rs");
-    let lib = lib.replace("mod runtime;", &format!("#[path = {:?}]\nmod runtime;", runtime.display().to_string()));
+    // Every module of the C library (`mod runtime;`, `mod versioned;`, ...) is the real one, by path.
+    let lib = lib
+        .lines()
+        .map(|line| match line.strip_prefix("mod ").and_then(|m| m.strip_suffix(';')) {
+            Some(module) => {
+                let file = root().join(format!("bindings/c/src/{module}.rs"));
+                format!("#[path = {:?}]\n{line}", file.display().to_string())
+            }
+            None => line.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
     let included = "include!(\"../../../generated/c/ffi.rs\");";
     assert!(lib.contains(included), "bindings/c/src/lib.rs no longer includes generated/c/ffi.rs");
     assert!(!ffi.is_empty());

@@ -104,6 +104,7 @@ fn residency_to_c(value: uform_core::Residency) -> i32 {
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct uform_mesh_options_t {
+    pub struct_size: u32,
     pub host_domain_index: u32,
     pub host_domain_count: u32,
     pub gpus_per_multimem_domain: u32,
@@ -125,10 +126,15 @@ fn mesh_options_from_c(raw: &uform_mesh_options_t) -> Result<uform_core::MeshOpt
     })
 }
 
+unsafe impl Versioned for uform_mesh_options_t {
+    const FIRST_SIZE: usize = std::mem::size_of::<uform_mesh_options_t>();
+}
+
 
 #[allow(dead_code)]
 fn mesh_options_to_c(v: &uform_core::MeshOptions, arena: &mut Arena) -> uform_mesh_options_t {
     uform_mesh_options_t {
+        struct_size: std::mem::size_of::<uform_mesh_options_t>() as u32,
         host_domain_index: v.host_domain_index.unwrap_or_default(),
         host_domain_count: v.host_domain_count.unwrap_or_default(),
         gpus_per_multimem_domain: v.gpus_per_multimem_domain.unwrap_or_default(),
@@ -190,6 +196,7 @@ fn gpu_device_to_c(v: &uform_core::GpuDevice, arena: &mut Arena) -> uform_gpu_de
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct uform_executor_for_ram_config_t {
+    pub struct_size: u32,
     pub memory_domains: *const u32,
     pub memory_domains_count: usize,
     pub cpu_class: *const c_char,
@@ -206,9 +213,14 @@ fn executor_for_ram_config_from_c(raw: &uform_executor_for_ram_config_t) -> Resu
     })
 }
 
+unsafe impl Versioned for uform_executor_for_ram_config_t {
+    const FIRST_SIZE: usize = std::mem::size_of::<uform_executor_for_ram_config_t>();
+}
+
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct uform_executor_on_pool_config_t {
+    pub struct_size: u32,
     pub memory_domains: *const u32,
     pub memory_domains_count: usize,
     pub cpu_class: *const c_char,
@@ -223,9 +235,14 @@ fn executor_on_pool_config_from_c(raw: &uform_executor_on_pool_config_t) -> Resu
     })
 }
 
+unsafe impl Versioned for uform_executor_on_pool_config_t {
+    const FIRST_SIZE: usize = std::mem::size_of::<uform_executor_on_pool_config_t>();
+}
+
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct uform_executor_for_vram_config_t {
+    pub struct_size: u32,
     pub devices: *const u32,
     pub devices_count: usize,
     pub gpu_class: *const c_char,
@@ -250,9 +267,14 @@ fn executor_for_vram_config_from_c(raw: &uform_executor_for_vram_config_t) -> Re
     })
 }
 
+unsafe impl Versioned for uform_executor_for_vram_config_t {
+    const FIRST_SIZE: usize = std::mem::size_of::<uform_executor_for_vram_config_t>();
+}
+
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct uform_model_load_ram_config_t {
+    pub struct_size: u32,
     pub executor: *mut uform_executor_t,
     pub memory_domains: *const u32,
     pub memory_domains_count: usize,
@@ -265,9 +287,14 @@ fn model_load_ram_config_from_c(raw: &uform_model_load_ram_config_t) -> Result<u
     })
 }
 
+unsafe impl Versioned for uform_model_load_ram_config_t {
+    const FIRST_SIZE: usize = std::mem::size_of::<uform_model_load_ram_config_t>();
+}
+
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct uform_model_load_vram_config_t {
+    pub struct_size: u32,
     pub executor: *mut uform_executor_t,
     pub devices: *const u32,
     pub devices_count: usize,
@@ -278,6 +305,10 @@ fn model_load_vram_config_from_c(raw: &uform_model_load_vram_config_t) -> Result
         executor: EXECUTOR_HANDLES.get(raw.executor as usize, "ModelLoadVramConfig.executor", "Executor")?.value.clone(),
         devices: read_list(raw.devices, raw.devices_count, "ModelLoadVramConfig.devices")?,
     })
+}
+
+unsafe impl Versioned for uform_model_load_vram_config_t {
+    const FIRST_SIZE: usize = std::mem::size_of::<uform_model_load_vram_config_t>();
 }
 
 #[repr(C)]
@@ -337,6 +368,7 @@ fn model_description_to_c(v: &uform_core::ModelDescription, arena: &mut Arena) -
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct uform_encode_text_options_t {
+    pub struct_size: u32,
     pub normalize: bool,
     pub max_tokens: u32,
 }
@@ -348,6 +380,10 @@ fn encode_text_options_from_c(raw: &uform_encode_text_options_t) -> Result<uform
     })
 }
 
+unsafe impl Versioned for uform_encode_text_options_t {
+    const FIRST_SIZE: usize = std::mem::size_of::<uform_encode_text_options_t>();
+}
+
 #[repr(C)]
 pub struct uform_mesh_t {
     _opaque: [u8; 0],
@@ -357,7 +393,7 @@ pub struct uform_mesh_t {
 pub unsafe extern "C" fn uform_mesh_bootstrap(executor: *mut uform_executor_t, options: *const uform_mesh_options_t, mesh: *mut *mut uform_mesh_t) -> uform_status_t {
     guard("uform_mesh_bootstrap", || {
         let executor = EXECUTOR_HANDLES.get(executor as usize, "executor", "Executor")?;
-        let options = if options.is_null() { Default::default() } else { mesh_options_from_c(unsafe { &*options })? };
+        let options = if options.is_null() { Default::default() } else { mesh_options_from_c(&read_versioned(options, "options")?)? };
         check_out(mesh, "mesh")?;
         let value = uform_core::Mesh::bootstrap(&executor.value, options)?;
         unsafe { *mesh = MESH_HANDLES.insert(value) as *mut uform_mesh_t };
@@ -391,7 +427,7 @@ pub struct uform_executor_t {
 #[no_mangle]
 pub unsafe extern "C" fn uform_executor_for_ram(config: *const uform_executor_for_ram_config_t, executor: *mut *mut uform_executor_t) -> uform_status_t {
     guard("uform_executor_for_ram", || {
-        let config = if config.is_null() { Default::default() } else { executor_for_ram_config_from_c(unsafe { &*config })? };
+        let config = if config.is_null() { Default::default() } else { executor_for_ram_config_from_c(&read_versioned(config, "config")?)? };
         check_out(executor, "executor")?;
         let value = uform_core::Executor::for_ram(config)?;
         unsafe { *executor = EXECUTOR_HANDLES.insert(value) as *mut uform_executor_t };
@@ -402,7 +438,7 @@ pub unsafe extern "C" fn uform_executor_for_ram(config: *const uform_executor_fo
 #[no_mangle]
 pub unsafe extern "C" fn uform_executor_for_vram(config: *const uform_executor_for_vram_config_t, executor: *mut *mut uform_executor_t) -> uform_status_t {
     guard("uform_executor_for_vram", || {
-        let config = if config.is_null() { Default::default() } else { executor_for_vram_config_from_c(unsafe { &*config })? };
+        let config = if config.is_null() { Default::default() } else { executor_for_vram_config_from_c(&read_versioned(config, "config")?)? };
         check_out(executor, "executor")?;
         let value = uform_core::Executor::for_vram(config)?;
         unsafe { *executor = EXECUTOR_HANDLES.insert(value) as *mut uform_executor_t };
@@ -414,7 +450,7 @@ pub unsafe extern "C" fn uform_executor_for_vram(config: *const uform_executor_f
 pub unsafe extern "C" fn uform_executor_on_pool(pool: usize, config: *const uform_executor_on_pool_config_t, executor: *mut *mut uform_executor_t) -> uform_status_t {
     guard("uform_executor_on_pool", || {
         let pool = pool as u64;
-        let config = if config.is_null() { Default::default() } else { executor_on_pool_config_from_c(unsafe { &*config })? };
+        let config = if config.is_null() { Default::default() } else { executor_on_pool_config_from_c(&read_versioned(config, "config")?)? };
         check_out(executor, "executor")?;
         let value = uform_core::Executor::on_pool(pool, config)?;
         unsafe { *executor = EXECUTOR_HANDLES.insert(value) as *mut uform_executor_t };
@@ -449,7 +485,7 @@ pub struct uform_model_t {
 pub unsafe extern "C" fn uform_model_load_ram(path: *const c_char, config: *const uform_model_load_ram_config_t, model: *mut *mut uform_model_t) -> uform_status_t {
     guard("uform_model_load_ram", || {
         let path = read_str(path, "path")?.ok_or_else(|| null_argument("path"))?;
-        let config = if config.is_null() { return Err(null_argument("config")) } else { model_load_ram_config_from_c(unsafe { &*config })? };
+        let config = if config.is_null() { return Err(null_argument("config")) } else { model_load_ram_config_from_c(&read_versioned(config, "config")?)? };
         check_out(model, "model")?;
         let value = uform_core::Model::load_ram(path, config)?;
         unsafe { *model = MODEL_HANDLES.insert(value) as *mut uform_model_t };
@@ -461,7 +497,7 @@ pub unsafe extern "C" fn uform_model_load_ram(path: *const c_char, config: *cons
 pub unsafe extern "C" fn uform_model_load_vram(path: *const c_char, config: *const uform_model_load_vram_config_t, model: *mut *mut uform_model_t) -> uform_status_t {
     guard("uform_model_load_vram", || {
         let path = read_str(path, "path")?.ok_or_else(|| null_argument("path"))?;
-        let config = if config.is_null() { return Err(null_argument("config")) } else { model_load_vram_config_from_c(unsafe { &*config })? };
+        let config = if config.is_null() { return Err(null_argument("config")) } else { model_load_vram_config_from_c(&read_versioned(config, "config")?)? };
         check_out(model, "model")?;
         let value = uform_core::Model::load_vram(path, config)?;
         unsafe { *model = MODEL_HANDLES.insert(value) as *mut uform_model_t };
@@ -484,7 +520,7 @@ pub unsafe extern "C" fn uform_model_encode_text(model: *mut uform_model_t, text
     guard("uform_model_encode_text", || {
         let model = MODEL_HANDLES.get(model as usize, "model", "Model")?;
         let texts = read_str_list(texts, texts_count, "texts")?;
-        let options = if options.is_null() { Default::default() } else { encode_text_options_from_c(unsafe { &*options })? };
+        let options = if options.is_null() { Default::default() } else { encode_text_options_from_c(&read_versioned(options, "options")?)? };
         check_out(matrix, "matrix")?;
         let value = model.value.encode_text(&texts, options)?;
         unsafe { *matrix = f32_matrix_to_c(value) };
@@ -538,7 +574,7 @@ pub unsafe extern "C" fn uform_mesh_options_from_environment(options: *mut uform
         check_out(options, "options")?;
         check_out(found, "found")?;
         match uform_core::mesh_options_from_environment()? {
-            Some(v) => { let c = thread_arena(|arena| mesh_options_to_c(&v, arena)); unsafe { *options = c; *found = true; } }
+            Some(v) => { let c = thread_arena(|arena| mesh_options_to_c(&v, arena)); write_versioned(options, c, "options")?; unsafe { *found = true } }
             None => unsafe { *found = false },
         }
         Ok(())

@@ -3,6 +3,16 @@
  * @file uform.h
  * Executors: UForm runs models and training jobs on CPUs and GPUs across several hosts. An executor owns the
  * host threads or device streams a verb runs on; a mesh is one process's place among the processes of a run.
+ *
+ * Structs that grow: every struct a caller fills in (`uform_*_options_t`, `uform_*_config_t`) leads with
+ * `uint32_t struct_size`. Set it to the struct's `sizeof`, as its `UFORM_*_INIT` macro does, or leave it
+ * zero, which names the struct's first layout, so a zero-initialised struct stays valid. A later library that
+ * appended fields to the struct reads only the `struct_size` bytes the caller declared and takes the appended
+ * fields as absent. A library older than the caller's header reads the fields it knows and accepts the bytes
+ * past them only when all are zero; a set field it does not know is `UFORM_STATUS_INVALID_ARGUMENT` naming
+ * `struct_size`, as is a `struct_size` from 1 to 3 or above 4096 (read no further). A struct UForm fills in
+ * (`uform_mesh_options_from_environment`) takes `struct_size` the same way, set before the call: UForm writes
+ * only that many bytes and keeps `struct_size`.
  */
 #ifndef UFORM_H
 #define UFORM_H
@@ -15,7 +25,7 @@
 extern "C" {
 #endif
 
-#define UFORM_VERSION "0.2.0"
+#define UFORM_VERSION "0.3.0"
 
 /** The outcome of every call that can fail: zero is success; each error kind, the same set in every language, has its own value. */
 typedef enum uform_status_t {
@@ -163,10 +173,17 @@ typedef struct uform_executor_t uform_executor_t;
 typedef struct uform_model_t uform_model_t;
 
 /**
- * Where this process sits among the processes training one model, and how they meet. Zero-initialise it: a
- * zero field means absent.
+ * Where this process sits among the processes training one model, and how they meet. Start from
+ * `UFORM_MESH_OPTIONS_INIT`, or zero-initialise it: a zero field means absent. It can grow: see
+ * `struct_size`.
  */
 typedef struct uform_mesh_options_t {
+    /**
+     * `sizeof(uform_mesh_options_t)` as the caller's uform.h declares it, which `UFORM_MESH_OPTIONS_INIT`
+     * sets: a later library that appended fields reads only these bytes and takes the fields it appended as
+     * absent. Zero means the first layout, the fields up to `group`.
+     */
+    uint32_t struct_size;
     /** This process's index among `host_domain_count`. Zero means absent. */
     uint32_t host_domain_index;
     /** Processes in the run, one per host; absent derives one, a run with no peers. Zero means absent. */
@@ -196,6 +213,9 @@ typedef struct uform_mesh_options_t {
      */
     const char *group;
 } uform_mesh_options_t;
+
+/** `uform_mesh_options_t` with `struct_size` set and every other field absent. */
+#define UFORM_MESH_OPTIONS_INIT { .struct_size = sizeof(uform_mesh_options_t) }
 
 /** One GPU this process can drive. */
 typedef struct uform_gpu_device_t {
@@ -242,9 +262,17 @@ typedef struct uform_mesh_description_t {
 
 /**
  * Where the host threads of a RAM executor are placed, how many there are, and how many deferred calls it
- * tracks. Zero-initialise it: a zero field means absent.
+ * tracks. Start from `UFORM_EXECUTOR_FOR_RAM_CONFIG_INIT`, or zero-initialise it: a zero field means absent.
+ * It can grow: see `struct_size`.
  */
 typedef struct uform_executor_for_ram_config_t {
+    /**
+     * `sizeof(uform_executor_for_ram_config_t)` as the caller's uform.h declares it, which
+     * `UFORM_EXECUTOR_FOR_RAM_CONFIG_INIT` sets: a later library that appended fields reads only these bytes
+     * and takes the fields it appended as absent. Zero means the first layout, the fields up to
+     * `deferred_limit`.
+     */
+    uint32_t struct_size;
     /**
      * NUMA node IDs the threads are spread over; absent spreads them over every node. NULL or a zero count
      * means absent.
@@ -262,11 +290,22 @@ typedef struct uform_executor_for_ram_config_t {
     uint32_t deferred_limit;
 } uform_executor_for_ram_config_t;
 
+/** `uform_executor_for_ram_config_t` with `struct_size` set and every other field absent. */
+#define UFORM_EXECUTOR_FOR_RAM_CONFIG_INIT { .struct_size = sizeof(uform_executor_for_ram_config_t) }
+
 /**
- * Where the borrowed pool of a RAM executor is placed, and how many deferred calls it tracks. Zero-initialise
- * it: a zero field means absent.
+ * Where the borrowed pool of a RAM executor is placed, and how many deferred calls it tracks. Start from
+ * `UFORM_EXECUTOR_ON_POOL_CONFIG_INIT`, or zero-initialise it: a zero field means absent. It can grow: see
+ * `struct_size`.
  */
 typedef struct uform_executor_on_pool_config_t {
+    /**
+     * `sizeof(uform_executor_on_pool_config_t)` as the caller's uform.h declares it, which
+     * `UFORM_EXECUTOR_ON_POOL_CONFIG_INIT` sets: a later library that appended fields reads only these bytes
+     * and takes the fields it appended as absent. Zero means the first layout, the fields up to
+     * `deferred_limit`.
+     */
+    uint32_t struct_size;
     /**
      * NUMA node IDs of the models it will drive; absent derives every node. NULL or a zero count means
      * absent.
@@ -282,10 +321,22 @@ typedef struct uform_executor_on_pool_config_t {
     uint32_t deferred_limit;
 } uform_executor_on_pool_config_t;
 
+/** `uform_executor_on_pool_config_t` with `struct_size` set and every other field absent. */
+#define UFORM_EXECUTOR_ON_POOL_CONFIG_INIT { .struct_size = sizeof(uform_executor_on_pool_config_t) }
+
 /**
- * Which devices a VRAM executor drives, and on which streams. Zero-initialise it: a zero field means absent.
+ * Which devices a VRAM executor drives, and on which streams. Start from
+ * `UFORM_EXECUTOR_FOR_VRAM_CONFIG_INIT`, or zero-initialise it: a zero field means absent. It can grow: see
+ * `struct_size`.
  */
 typedef struct uform_executor_for_vram_config_t {
+    /**
+     * `sizeof(uform_executor_for_vram_config_t)` as the caller's uform.h declares it, which
+     * `UFORM_EXECUTOR_FOR_VRAM_CONFIG_INIT` sets: a later library that appended fields reads only these bytes
+     * and takes the fields it appended as absent. Zero means the first layout, the fields up to
+     * `deferred_limit`.
+     */
+    uint32_t struct_size;
     /**
      * Device ordinals, positions in `uform_gpu_devices`, to drive; absent takes the device of this process's
      * local rank (`LOCAL_RANK`, else `SLURM_LOCALID`, else 0), or the only device when one is visible; a rank
@@ -326,11 +377,22 @@ typedef struct uform_executor_for_vram_config_t {
     uint32_t deferred_limit;
 } uform_executor_for_vram_config_t;
 
+/** `uform_executor_for_vram_config_t` with `struct_size` set and every other field absent. */
+#define UFORM_EXECUTOR_FOR_VRAM_CONFIG_INIT { .struct_size = sizeof(uform_executor_for_vram_config_t) }
+
 /**
- * Which executor's threads read a RAM model's weights, and which NUMA nodes hold them. Zero-initialise it: a
- * zero field means absent.
+ * Which executor's threads read a RAM model's weights, and which NUMA nodes hold them. Start from
+ * `UFORM_MODEL_LOAD_RAM_CONFIG_INIT`, or zero-initialise it: a zero field means absent. It can grow: see
+ * `struct_size`.
  */
 typedef struct uform_model_load_ram_config_t {
+    /**
+     * `sizeof(uform_model_load_ram_config_t)` as the caller's uform.h declares it, which
+     * `UFORM_MODEL_LOAD_RAM_CONFIG_INIT` sets: a later library that appended fields reads only these bytes
+     * and takes the fields it appended as absent. Zero means the first layout, the fields up to
+     * `memory_domains`.
+     */
+    uint32_t struct_size;
     /**
      * The executor whose threads will read the weights; the model borrows it until the model is freed.
      * Required: NULL is an invalid argument. Borrowed for the call only.
@@ -344,11 +406,21 @@ typedef struct uform_model_load_ram_config_t {
     size_t memory_domains_count;
 } uform_model_load_ram_config_t;
 
+/** `uform_model_load_ram_config_t` with `struct_size` set and every other field absent. */
+#define UFORM_MODEL_LOAD_RAM_CONFIG_INIT { .struct_size = sizeof(uform_model_load_ram_config_t) }
+
 /**
- * Which VRAM executor uploads a model's weights, and which of its devices receive them. Zero-initialise it: a
- * zero field means absent.
+ * Which VRAM executor uploads a model's weights, and which of its devices receive them. Start from
+ * `UFORM_MODEL_LOAD_VRAM_CONFIG_INIT`, or zero-initialise it: a zero field means absent. It can grow: see
+ * `struct_size`.
  */
 typedef struct uform_model_load_vram_config_t {
+    /**
+     * `sizeof(uform_model_load_vram_config_t)` as the caller's uform.h declares it, which
+     * `UFORM_MODEL_LOAD_VRAM_CONFIG_INIT` sets: a later library that appended fields reads only these bytes
+     * and takes the fields it appended as absent. Zero means the first layout, the fields up to `devices`.
+     */
+    uint32_t struct_size;
     /**
      * A VRAM executor whose streams upload and read the weights; the model borrows it until the model is
      * freed. Required: NULL is an invalid argument. Borrowed for the call only.
@@ -361,6 +433,9 @@ typedef struct uform_model_load_vram_config_t {
     const uint32_t *devices;
     size_t devices_count;
 } uform_model_load_vram_config_t;
+
+/** `uform_model_load_vram_config_t` with `struct_size` set and every other field absent. */
+#define UFORM_MODEL_LOAD_VRAM_CONFIG_INIT { .struct_size = sizeof(uform_model_load_vram_config_t) }
 
 /** One tensor of a model, as its file describes it. */
 typedef struct uform_tensor_description_t {
@@ -418,8 +493,17 @@ typedef struct uform_model_description_t {
     size_t tensors_count;
 } uform_model_description_t;
 
-/** How `uform_model_encode_text` embeds its texts. Zero-initialise it: a zero field means absent. */
+/**
+ * How `uform_model_encode_text` embeds its texts. Start from `UFORM_ENCODE_TEXT_OPTIONS_INIT`, or
+ * zero-initialise it: a zero field means absent. It can grow: see `struct_size`.
+ */
 typedef struct uform_encode_text_options_t {
+    /**
+     * `sizeof(uform_encode_text_options_t)` as the caller's uform.h declares it, which
+     * `UFORM_ENCODE_TEXT_OPTIONS_INIT` sets: a later library that appended fields reads only these bytes and
+     * takes the fields it appended as absent. Zero means the first layout, the fields up to `max_tokens`.
+     */
+    uint32_t struct_size;
     /**
      * Scales every embedding to unit length; absent follows the model's sentence-transformers modules. Zero
      * means absent.
@@ -431,6 +515,9 @@ typedef struct uform_encode_text_options_t {
      */
     uint32_t max_tokens;
 } uform_encode_text_options_t;
+
+/** `uform_encode_text_options_t` with `struct_size` set and every other field absent. */
+#define UFORM_ENCODE_TEXT_OPTIONS_INIT { .struct_size = sizeof(uform_encode_text_options_t) }
 
 /**
  * A row-major matrix of floats a verb returns: `rows` rows of `columns` values at `data` (NULL when there are no

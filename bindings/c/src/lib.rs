@@ -4,10 +4,12 @@
 #![allow(non_camel_case_types, clippy::missing_safety_doc, clippy::redundant_closure)]
 
 mod runtime;
+mod versioned;
 
 use runtime::*;
 use std::ffi::c_char;
 use uform_core::Error;
+use versioned::*;
 
 include!("../../../generated/c/ffi.rs");
 

@@ -52,6 +52,7 @@ impl Checker {
         });
         let mut fields = Vec::new();
         let mut seen = BTreeSet::new();
+        let mut last_since: Option<Vec<u64>> = None;
         if item.fields.as_ref().is_none_or(|f| f.is_empty()) {
             self.problem(&name.referenced, &id, "a record needs at least one field");
         }
@@ -99,11 +100,59 @@ impl Checker {
                 _ => None,
             };
             let doc = self.doc(f.doc.as_ref(), &f.name.referenced, &fid, &scope, true);
+            let since = self.since(f, direction, optional, &mut last_since, &fid);
             if let Some(ty) = ty {
-                fields.push(Field { name: Name::parse(&f.name.value), ty, optional, default, doc });
+                fields.push(Field { name: Name::parse(&f.name.value), ty, optional, default, since, doc });
             }
         }
         Record { name: Name::parse(&id), c_name, direction, compiled, doc, fields }
+    }
+
+    /// A field's `since`: only on an optional field of an input record, appended after the fields of the first C
+    /// layout, in version order (a C caller's `struct_size` names a prefix of the fields).
+    pub(super) fn since(
+        &mut self,
+        f: &RawField,
+        direction: Direction,
+        optional: bool,
+        last: &mut Option<Vec<u64>>,
+        fid: &str,
+    ) -> Option<String> {
+        let Some(since) = &f.since else {
+            if last.is_some() {
+                self.problem(
+                    &f.name.referenced,
+                    fid,
+                    "a field of the first C layout after a field with `since`: append new fields at the end",
+                );
+            }
+            return None;
+        };
+        let version: Option<Vec<u64>> = since.value.split('.').map(|p| p.parse().ok()).collect();
+        match version {
+            _ if direction != Direction::Input => self.problem(
+                &since.referenced,
+                fid,
+                "`since` grows an input record's C struct; an output record cannot have it",
+            ),
+            _ if !optional => self.problem(
+                &since.referenced,
+                fid,
+                "a field with `since` must be optional: older C callers leave it absent",
+            ),
+            Some(v) if v.len() == 3 => {
+                if last.as_ref().is_some_and(|l| *l > v) {
+                    self.problem(
+                        &since.referenced,
+                        fid,
+                        format!("`since: {}` is older than the field before it", since.value),
+                    );
+                }
+                *last = Some(v);
+            }
+            _ => self.problem(&since.referenced, fid, format!("`since: {}` is not a version like 0.3.0", since.value)),
+        }
+        Some(since.value.clone())
     }
 
     pub(super) fn enumeration(&mut self, item: &RawItem, name: &S<String>) -> Enum {

@@ -48,6 +48,10 @@ pub trait DocStyle {
     fn errors_declaration(&self, api: &Api) -> String;
     fn error_entry(&self, api: &Api, error: &ErrorKindDef) -> Entry;
     /// "Mirrors `uform_…`." for records, when the language has a C twin to name.
+    /// Sections of the language's own, before the errors (C: how its structs grow).
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
     fn mirrors(&self, c_name: &str) -> Option<String> {
         Some(format!("Mirrors `{c_name}`."))
     }
@@ -207,6 +211,7 @@ pub fn render(style: &dyn DocStyle, api: &Api) -> Rendered<Vec<Output>> {
             Item::Function(_) => {}
         }
     }
+    sections.extend(style.notes());
     sections.push(
         ErrorsSection {
             heading: style.errors_heading(),

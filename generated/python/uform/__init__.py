@@ -13,7 +13,7 @@ from typing import List, Optional, Sequence, Tuple, TypedDict, Union
 
 from . import _native
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 __all__ = [
     "MeshOptions",

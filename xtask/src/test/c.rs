@@ -1,7 +1,8 @@
 //! `cargo xtask test c`: the C scenario suite (tests/c/test_uform.c), the Model and encodeText scenarios
 //! (tests/c/test_model.c, against the test model in `UFORM_TEST_MODEL_DIR` and the reference embeddings flattened by
 //! tests/c/flatten_reference.py into `UFORM_TEST_REFERENCE`) and the bad-input table (tests/c/test_bad_input.c)
-//! compiled with gcc against the generated header and linked with libuform, each run natively and under valgrind
+//! compiled with gcc against the generated header and linked with libuform, the C ABI tests (tests/c/abi: a program
+//! built against an older header, and structs newer than the library), each run natively and under valgrind
 //! (zero errors, zero leaks), then a CMake consumer and a pkg-config consumer built against an installed prefix —
 //! with the shared and with the static library.
 //!
@@ -29,14 +30,20 @@ pub fn run() -> Result<(), String> {
         .arg(root.join("tests/fixtures/encode/reference.json"))
         .arg(&reference);
     status(flatten, "flattening the reference embeddings")?;
+    // The ABI tests: a program built against an older header (tests/c/abi/older/uform.h), and one whose structs
+    // are newer than the library, each against today's libuform.
+    let older = root.join("tests/c/abi/older");
     let suites = [
-        ("test_uform", "the C suite"),
-        ("test_model", "the C Model and encodeText scenarios"),
-        ("test_bad_input", "the C bad-input table"),
+        ("test_uform", "the C suite", &header),
+        ("test_model", "the C Model and encodeText scenarios", &header),
+        ("test_bad_input", "the C bad-input table", &header),
+        ("abi/test_older_header", "the C ABI: a program built against an older header", &older),
+        ("abi/test_newer_header", "the C ABI: structs newer than the library", &header),
     ];
-    for (name, what) in suites {
+    std::fs::create_dir_all(out.join("abi")).map_err(|e| e.to_string())?;
+    for (name, what, include) in suites {
         let binary = out.join(name);
-        gcc(&flags, &root.join(format!("tests/c/{name}.c")), &header, &lib, &binary)?;
+        gcc(&flags, &root.join(format!("tests/c/{name}.c")), include, &lib, &binary)?;
         let env = |cmd: &mut Command| {
             cmd.env("LD_LIBRARY_PATH", &lib)
                 .env("UFORM_TEST_DIR", &scratch)

@@ -45,13 +45,27 @@ impl DocStyle for CDocs {
         member.c_name.clone()
     }
     fn record_declaration(&self, _api: &Api, record: &Record) -> String {
-        format!("typedef struct {0} {0};", record.c_name)
+        let mut decl = format!("typedef struct {0} {0};", record.c_name);
+        if FMT.versioned(record) {
+            decl.push_str(&format!(
+                "\n#define {} {{ .struct_size = sizeof({}) }}",
+                FMT.init_macro(record),
+                record.c_name
+            ));
+        }
+        decl
+    }
+    fn notes(&self) -> Vec<String> {
+        vec![format!("## Structs that grow\n\n{}\n", super::GROWTH.trim_start_matches("Structs that grow: "))]
     }
     fn record_entries(&self, api: &Api, record: &Record) -> Vec<Entry> {
-        record
-            .fields
-            .iter()
-            .flat_map(|f| {
+        let size = FMT.versioned(record).then(|| Entry {
+            name: "struct_size".into(),
+            ty: Some("uint32_t".into()),
+            doc: FMT.struct_size_doc(record),
+        });
+        size.into_iter()
+            .chain(record.fields.iter().flat_map(|f| {
                 let mut doc = text(self, api, &f.doc);
                 if let Some(note) = FMT.field_note(record, f) {
                     doc.push(' ');
@@ -70,7 +84,7 @@ impl DocStyle for CDocs {
                         Entry { name, ty: Some(ty), doc }
                     })
                     .collect::<Vec<_>>()
-            })
+            }))
             .collect()
     }
     fn mirrors(&self, _c_name: &str) -> Option<String> {

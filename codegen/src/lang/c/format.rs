@@ -78,8 +78,42 @@ impl C {
         }
     }
 
+    /// Whether a record's C struct grows: it leads with `uint32_t struct_size` (every input record).
+    pub fn versioned(&self, record: &Record) -> bool {
+        record.direction == Direction::Input
+    }
+
+    /// The name of the macro that initialises a versioned struct: `UFORM_MESH_OPTIONS_INIT`.
+    pub fn init_macro(&self, record: &Record) -> String {
+        format!("{}_INIT", record.c_name.trim_end_matches("_t").to_uppercase())
+    }
+
+    /// The doc of a versioned struct's leading `struct_size` field.
+    pub fn struct_size_doc(&self, record: &Record) -> String {
+        let first = record.fields.iter().take_while(|f| f.since.is_none()).last();
+        let first = first.map_or_else(String::new, |f| format!(", the fields up to `{}`", f.name.snake()));
+        format!(
+            "`sizeof({})` as the caller's uform.h declares it, which `{}` sets: a later library that appended \
+             fields reads only these bytes and takes the fields it appended as absent. Zero means the first \
+             layout{first}.",
+            record.c_name,
+            self.init_macro(record)
+        )
+    }
+
     /// What a field's absence or ownership means in C, appended to its doc.
     pub fn field_note(&self, record: &Record, field: &Field) -> Option<String> {
+        let note = self.absence_note(record, field);
+        match &field.since {
+            Some(v) if self.versioned(record) => Some(format!(
+                "{}Appended in {v}: absent when `struct_size` is zero or ends before it.",
+                note.map_or_else(String::new, |n| format!("{n} "))
+            )),
+            _ => note,
+        }
+    }
+
+    fn absence_note(&self, record: &Record, field: &Field) -> Option<String> {
         match (record.direction, &field.ty, field.optional) {
             (Direction::Input, Type::List(_), true) => Some("NULL or a zero count means absent.".into()),
             (Direction::Input, Type::String | Type::Path, true) => Some("NULL means absent.".into()),

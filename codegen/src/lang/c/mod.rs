@@ -24,6 +24,17 @@ pub const SUPPORTS: crate::lang::shapes::Shapes = crate::lang::shapes::Shapes::e
     crate::lang::shapes::Shape::ConvertedValueResult,
 ]);
 
+/// How a C struct grows, said once in the header's file comment and on the C reference page.
+pub const GROWTH: &str = "Structs that grow: every struct a caller fills in (`uform_*_options_t`, `uform_*_config_t`) \
+leads with `uint32_t struct_size`. Set it to the struct's `sizeof`, as its `UFORM_*_INIT` macro does, or leave it \
+zero, which names the struct's first layout, so a zero-initialised struct stays valid. A later library that \
+appended fields to the struct reads only the `struct_size` bytes the caller declared and takes the appended \
+fields as absent. A library older than the caller's header reads the fields it knows and accepts the bytes past \
+them only when all are zero; a set field it does not know is `UFORM_STATUS_INVALID_ARGUMENT` naming `struct_size`, \
+as is a `struct_size` from 1 to 3 or above 4096 (read no further). A struct UForm fills in \
+(`uform_mesh_options_from_environment`) takes `struct_size` the same way, set before the call: UForm writes only \
+that many bytes and keeps `struct_size`.";
+
 pub struct Constant {
     pub doc: String,
     pub name: String,
@@ -218,16 +229,29 @@ pub fn function_decl(fmt: &C, api: &Api, class: Option<&Class>, c: &Callable) ->
 
 fn record(fmt: &C, api: &Api, r: &Record) -> Rendered {
     let mut doc = fmt.doc(api, &r.doc);
-    if r.direction == Direction::Input {
-        doc.push_str(" Zero-initialise it: a zero field means absent.");
+    let mut fields = Vec::new();
+    let mut init = String::new();
+    if fmt.versioned(r) {
+        let macro_name = fmt.init_macro(r);
+        doc.push_str(&format!(
+            " Start from `{macro_name}`, or zero-initialise it: a zero field means absent. It can grow: see \
+             `struct_size`."
+        ));
+        fields.push(FieldDecl {
+            doc: comment(&fmt.struct_size_doc(r), "    "),
+            decls: "    uint32_t struct_size;".into(),
+        });
+        init = format!(
+            "\n\n/** `{}` with `struct_size` set and every other field absent. */\n#define {macro_name} {{ .struct_size = sizeof({}) }}",
+            r.c_name, r.c_name
+        );
     }
-    RecordH {
+    let rendered = RecordH {
         doc: comment(&doc, ""),
         name: r.c_name.clone(),
-        fields: r
-            .fields
-            .iter()
-            .map(|f| {
+        fields: fields
+            .into_iter()
+            .chain(r.fields.iter().map(|f| {
                 let mut d = fmt.doc(api, &f.doc);
                 if let Some(note) = fmt.field_note(r, f) {
                     d.push(' ');
@@ -237,10 +261,11 @@ fn record(fmt: &C, api: &Api, r: &Record) -> Rendered {
                     doc: comment(&d, "    "),
                     decls: fmt.field(api, f).iter().map(|x| format!("    {x};")).collect::<Vec<_>>().join("\n"),
                 }
-            })
+            }))
             .collect(),
     }
-    .rendered(format!("record {}", r.name.pascal()))
+    .rendered(format!("record {}", r.name.pascal()))?;
+    Ok(rendered + &init)
 }
 
 fn enumeration(fmt: &C, api: &Api, e: &Enum) -> Rendered {
@@ -318,7 +343,7 @@ pub fn render(api: &Api) -> Rendered<Vec<Output>> {
     for f in api.functions().filter(|f| f.offered_in(Language::C)) {
         parts.push(function_decl(&fmt, api, None, f)?);
     }
-    let doc = comment(&format!("@file uform.h\n{}: {}", api.title, fmt.doc(api, &api.doc)), "");
+    let doc = comment(&format!("@file uform.h\n{}: {}\n\n{GROWTH}", api.title, fmt.doc(api, &api.doc)), "");
     let header = HeaderH {
         banner: format!("/* {} */", banner("").trim()),
         doc: doc.trim_end().into(),

@@ -236,7 +236,7 @@ fn body(api: &Api, plan: &CallPlan, c_name: &str, slots: &[Slot]) -> Vec<String>
                     format!("return Err(null_argument({name:?}))")
                 };
                 lines.push(format!(
-                    "let {name} = if {name}.is_null() {{ {absent} }} else {{ {}_from_c(unsafe {{ &*{name} }})? }};",
+                    "let {name} = if {name}.is_null() {{ {absent} }} else {{ {}_from_c(&read_versioned({name}, {name:?})?)? }};",
                     record.snake()
                 ));
                 args.push(name.clone());
@@ -281,9 +281,15 @@ fn body(api: &Api, plan: &CallPlan, c_name: &str, slots: &[Slot]) -> Vec<String>
         }
         Some(Slot::OutRecord { name, record, found }) => {
             let convert = format!("{}_to_c", record.snake());
+            // An input record written out grows like one read in: only the bytes the caller's struct_size declares.
+            let store = if api.record(record).is_some_and(|r| r.direction == Direction::Input) {
+                format!("write_versioned({name}, c, {name:?})?; unsafe {{ *found = true }}")
+            } else {
+                format!("unsafe {{ *{name} = c; *found = true; }}")
+            };
             if *found {
                 lines.push(format!("match {call}{fallible} {{"));
-                lines.push(format!("    Some(v) => {{ let c = thread_arena(|arena| {convert}(&v, arena)); unsafe {{ *{name} = c; *found = true; }} }}"));
+                lines.push(format!("    Some(v) => {{ let c = thread_arena(|arena| {convert}(&v, arena)); {store} }}"));
                 lines.push("    None => unsafe { *found = false },".into());
                 lines.push("}".into());
             } else if let Some(recv) = receiver {
@@ -351,6 +357,37 @@ fn function(api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
         .rendered(crate::render::callable_item(class, c))
 }
 
+/// How an input record's struct grows: its first layout's size (the fields without `since`, mirrored when some
+/// field has one), and a compile-time check that no appended field lies in the first layout's trailing padding,
+/// where an older caller's struct has bytes nobody set.
+fn versioned(r: &Record, fields: &[(String, String)]) -> String {
+    let c = &r.c_name;
+    let appended: Vec<String> = r.fields.iter().filter(|f| f.since.is_some()).map(|f| f.name.snake()).collect();
+    if appended.is_empty() {
+        return format!(
+            "unsafe impl Versioned for {c} {{\n    const FIRST_SIZE: usize = std::mem::size_of::<{c}>();\n}}"
+        );
+    }
+    let first: Vec<&(String, String)> = fields
+        .iter()
+        .filter(|(name, _)| !appended.iter().any(|a| name == a || *name == format!("{a}_count")))
+        .collect();
+    let mut s =
+        format!("/// `{c}` as its first layout declared it.\n#[repr(C)]\n#[allow(dead_code)]\nstruct {c}_first {{\n");
+    for (name, ty) in first {
+        s.push_str(&format!("    {name}: {ty},\n"));
+    }
+    s.push_str(&format!(
+        "}}\n\nunsafe impl Versioned for {c} {{\n    const FIRST_SIZE: usize = std::mem::size_of::<{c}_first>();\n}}\n"
+    ));
+    for a in appended {
+        s.push_str(&format!(
+            "const _: () = assert!(\n    std::mem::offset_of!({c}, {a}) >= std::mem::size_of::<{c}_first>(),\n    \"{c}.{a} lies in the first layout's trailing padding: append a field that fills it first\"\n);\n"
+        ));
+    }
+    s
+}
+
 pub fn render(api: &Api) -> Rendered<Vec<Output>> {
     let rc = RustC;
     let mut parts = Vec::new();
@@ -369,6 +406,9 @@ pub fn render(api: &Api) -> Rendered<Vec<Output>> {
     for r in api.records() {
         let input = r.direction == Direction::Input;
         let mut fields = Vec::new();
+        if input {
+            fields.push(("struct_size".to_string(), "u32".to_string()));
+        }
         for f in &r.fields {
             fields.push((f.name.snake(), rc.c_field(api, &f.ty)));
             if matches!(f.ty, Type::List(_)) {
@@ -386,7 +426,7 @@ pub fn render(api: &Api) -> Rendered<Vec<Output>> {
                 core: r.name.pascal(),
                 snake: r.name.snake(),
                 input,
-                fields,
+                fields: fields.clone(),
                 conversions,
                 counts: r
                     .fields
@@ -398,6 +438,7 @@ pub fn render(api: &Api) -> Rendered<Vec<Output>> {
             .rendered(format!("record {}", r.name.pascal()))?,
         );
         if input {
+            parts.push(versioned(r, &fields));
             // Functions may return input records (options from the environment): the C view of a core value.
             let out_fields: Vec<(String, String)> = r
                 .fields
@@ -425,6 +466,7 @@ pub fn render(api: &Api) -> Rendered<Vec<Output>> {
                     r.c_name,
                     r.c_name
                 );
+                s.push_str(&format!("        struct_size: std::mem::size_of::<{}>() as u32,\n", r.c_name));
                 for (name, expr) in out_fields {
                     s.push_str(&format!("        {name}: {expr},\n"));
                 }

@@ -1,6 +1,8 @@
-//! One error model for every language: a kind (the same set in C, JS, Python, Swift and Kotlin) and a message
-//! that names the argument and the offending value.
+//! One error model for every language: a kind (the same set in C, JS, Python, Swift and Kotlin), the path to the
+//! bad value, and a message that names the argument and the offending value. The message is a template (see
+//! [`crate::path`]) that each binding renders with its language's spelling of the names in it.
 
+use crate::path::{self, Segment, Spelling};
 use std::fmt;
 
 /// The kinds of failure every binding reports. The order is the C status order (`UFORM_STATUS_…`, 1-based).
@@ -77,23 +79,47 @@ pub struct Error(Box<Failure>);
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Failure {
     kind: ErrorKind,
+    /// A template: [`path::PATH`] and [`path::name`] mark the names each language spells.
     message: String,
+    path: Vec<Segment>,
 }
 
 impl Error {
+    /// An error whose message is `message`, a template that may mention IDL names through [`path::name`].
     #[cold]
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error(Box::new(Failure { kind, message: message.into() }))
+        Error(Box::new(Failure { kind, message: message.into(), path: Vec::new() }))
     }
     pub fn kind(&self) -> ErrorKind {
         self.0.kind
     }
-    pub fn message(&self) -> &str {
-        &self.0.message
+    /// The message in the IDL's own spelling, which is C's: `` `config.cpu_class` names an unknown … ``.
+    pub fn message(&self) -> String {
+        self.message_in(&Spelling::CANONICAL)
+    }
+    /// The message as a language spells the names in it.
+    pub fn message_in(&self, spelling: &Spelling) -> String {
+        spelling.render(&self.0.message, &self.0.path)
+    }
+    /// The path to the bad value, like `config`, `memory_domains`, `[1]`; empty when the error names none.
+    pub fn path(&self) -> &[Segment] {
+        &self.0.path
     }
 
-    /// `argument` is invalid: `what` says why, naming the value.
-    pub fn invalid_argument(argument: &str, what: impl fmt::Display) -> Self {
+    /// The value at `path`, the IDL's spelling of it (`config.memory_domains[1]`), is invalid: `what` says why,
+    /// naming the value. Each binding spells the path its own way.
+    #[cold]
+    pub fn invalid_argument(path: &str, what: impl fmt::Display) -> Self {
+        Error(Box::new(Failure {
+            kind: ErrorKind::InvalidArgument,
+            message: format!("{} {what}", path::PATH),
+            path: path::parse(path),
+        }))
+    }
+    /// `argument`, a name already spelled for its reader (a binding's own argument, an environment variable), is
+    /// invalid: `what` says why.
+    #[cold]
+    pub fn invalid_as_spelled(argument: &str, what: impl fmt::Display) -> Self {
         Error::new(ErrorKind::InvalidArgument, format!("`{argument}` {what}"))
     }
     pub fn unsupported(message: impl Into<String>) -> Self {
@@ -117,11 +143,14 @@ impl Error {
     pub fn internal(message: impl Into<String>) -> Self {
         Error::new(ErrorKind::Internal, message)
     }
-    /// A freed handle of `class` was used by `method`.
+    /// A freed handle of `class` was used by `method` (the IDL's spelling, `encode_text`).
     #[cold]
     pub fn freed(class: &str, method: &str) -> Self {
         let article = if class.starts_with(['A', 'E', 'I', 'O', 'U']) { "an" } else { "a" };
-        Error::new(ErrorKind::FreedHandle, format!("`{method}` was called on {article} {class} that was already freed"))
+        Error::new(
+            ErrorKind::FreedHandle,
+            format!("{} was called on {article} {class} that was already freed", path::name(method)),
+        )
     }
     /// An I/O failure on `path` while doing `action`.
     pub fn io(action: &str, path: &std::path::Path, err: &std::io::Error) -> Self {
@@ -141,7 +170,7 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0.message)
+        f.write_str(&self.message())
     }
 }
 
@@ -162,8 +191,20 @@ mod tests {
 
     #[test]
     fn invalid_argument_names_the_argument() {
-        let e = Error::invalid_argument("threads", "must be at least 1, got 0");
+        let e = Error::invalid_argument("config.threads", "must be at least 1, got 0");
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-        assert_eq!(e.message(), "`threads` must be at least 1, got 0");
+        assert_eq!(e.message(), "`config.threads` must be at least 1, got 0");
+        assert_eq!(e.path(), [Segment::Name("config".into()), Segment::Name("threads".into())]);
+    }
+
+    #[test]
+    fn each_language_reads_the_path_in_its_own_spelling() {
+        let e = Error::invalid_argument("config.cpu_class", "names an unknown CPU class \"no-such-cpu\"");
+        let camel = Spelling { camel_case: true, flatten_record_parameters: false };
+        let python = Spelling { camel_case: false, flatten_record_parameters: true };
+        assert!(e.message().starts_with("`config.cpu_class` names"), "{e}");
+        assert!(e.message_in(&camel).starts_with("`config.cpuClass` names"), "{e}");
+        assert!(e.message_in(&python).starts_with("`cpu_class` names"), "{e}");
+        assert_eq!(e.to_string(), e.message());
     }
 }

@@ -1,6 +1,7 @@
 //! The device side of a VRAM executor: one CUDA stream per device through cudarc, or borrowed stream addresses.
 
 use crate::error::{Error, Result};
+use crate::path::name;
 use crate::types::{ExecutorForVramConfig, GpuDevice, GpuVendor};
 use cudarc::driver::{CudaContext, CudaStream};
 use std::sync::{Arc, Mutex};
@@ -30,22 +31,25 @@ impl Gpu {
 pub(crate) fn check_shape(config: &ExecutorForVramConfig) -> Result<()> {
     if let Some(devices) = &config.devices {
         if devices.is_empty() {
-            return Err(Error::invalid_argument("devices", "must name at least one device ordinal, got an empty list"));
+            return Err(Error::invalid_argument(
+                "config.devices",
+                "must name at least one device ordinal, got an empty list",
+            ));
         }
         for (i, d) in devices.iter().enumerate() {
             if devices[..i].contains(d) {
-                return Err(Error::invalid_argument("devices", format!("names device ordinal {d} twice")));
+                return Err(Error::invalid_argument("config.devices", format!("names device ordinal {d} twice")));
             }
         }
     }
     if let Some(streams) = &config.streams {
         let (count, what) = match &config.devices {
             Some(d) => (d.len(), format!("{} device{}", d.len(), if d.len() == 1 { "" } else { "s" })),
-            None => (1, "1 device (`devices` is absent, which takes one)".to_string()),
+            None => (1, format!("1 device ({} is absent, which takes one)", name("config.devices"))),
         };
         if streams.len() != count {
             return Err(Error::invalid_argument(
-                "streams",
+                "config.streams",
                 format!(
                     "must hold one stream per device: got {} stream{} for {what}",
                     streams.len(),
@@ -55,7 +59,7 @@ pub(crate) fn check_shape(config: &ExecutorForVramConfig) -> Result<()> {
         }
     }
     if let Some(class) = &config.gpu_class {
-        crate::devices::validate_gpu_class("gpuClass", class)?;
+        crate::devices::validate_gpu_class("config.gpu_class", class)?;
     }
     Ok(())
 }
@@ -64,7 +68,11 @@ pub(crate) fn check_shape(config: &ExecutorForVramConfig) -> Result<()> {
 pub(crate) fn open(config: &ExecutorForVramConfig) -> Result<Gpu> {
     let listed = crate::devices::gpu_devices();
     if listed.is_empty() {
-        return Err(Error::unavailable("`forVram` found no GPU: `gpuDevices()` lists none"));
+        return Err(Error::unavailable(format!(
+            "{} found no GPU: {} lists none",
+            name("for_vram"),
+            name("gpu_devices()")
+        )));
     }
     let ordinals = config.devices.clone().unwrap_or_else(|| vec![0]);
     let mut devices = Vec::with_capacity(ordinals.len());
@@ -73,9 +81,10 @@ pub(crate) fn open(config: &ExecutorForVramConfig) -> Result<Gpu> {
             Some(d) => devices.push(d.clone()),
             None => {
                 return Err(Error::invalid_argument(
-                    "devices",
+                    "config.devices",
                     format!(
-                        "names device ordinal {ordinal}, but `gpuDevices()` lists {} device{}",
+                        "names device ordinal {ordinal}, but {} lists {} device{}",
+                        name("gpu_devices()"),
                         listed.len(),
                         if listed.len() == 1 { "" } else { "s" }
                     ),
@@ -86,14 +95,16 @@ pub(crate) fn open(config: &ExecutorForVramConfig) -> Result<Gpu> {
     for (ordinal, device) in ordinals.iter().zip(&devices) {
         if device.vendor != GpuVendor::Nvidia {
             return Err(Error::unsupported(format!(
-                "`forVram` cannot drive device {ordinal} ({}, {:?}): only NVIDIA devices have streams for now",
-                device.name, device.vendor
+                "{} cannot drive device {ordinal} ({}, {:?}): only NVIDIA devices have streams for now",
+                name("for_vram"),
+                device.name,
+                device.vendor
             )));
         }
     }
     // SAFETY: only probes whether the driver library loads.
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
-        return Err(Error::unavailable("`forVram` cannot load the CUDA driver library (libcuda)"));
+        return Err(Error::unavailable(format!("{} cannot load the CUDA driver library (libcuda)", name("for_vram"))));
     }
     let mut owned = Vec::with_capacity(devices.len());
     let mut streams = Vec::with_capacity(devices.len());

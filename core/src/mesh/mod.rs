@@ -260,7 +260,7 @@ fn shape<'a>(
         0
     } else if gpus_per_domain == 0 || !total.is_multiple_of(u64::from(gpus_per_domain)) {
         return Err(Error::invalid_argument(
-            "gpusPerMultimemDomain",
+            "options.gpus_per_multimem_domain",
             format!("must divide the run's {total} GPUs into whole multimem domains, got {gpus_per_domain}"),
         ));
     } else {
@@ -317,7 +317,7 @@ mod tests {
         assert_eq!(shape(0, 1, &[], 2, mixed.iter()).unwrap().multimem_tier, MultimemTier::PeerRead);
         let err = shape(0, 1, &[], 3, all.iter()).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidArgument);
-        assert!(err.message().starts_with("`gpusPerMultimemDomain`"), "{err}");
+        assert!(err.message().starts_with("`options.gpus_per_multimem_domain`"), "{err}");
     }
 
     #[test]

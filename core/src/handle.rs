@@ -135,7 +135,7 @@ mod tests {
     fn executor_in_use_names_meshes_and_models() {
         let l = Arc::new(Lifecycle::new());
         let who = ("mesh or model", "meshes or models");
-        let one = Lease::take(&l, "Executor", "Model.loadRam").unwrap();
+        let one = Lease::take(&l, "Executor", "Model.load_ram").unwrap();
         assert_eq!(
             l.begin_free("Executor", who).unwrap_err().message(),
             "`free` cannot free this Executor yet: 1 mesh or model still borrows it; free it first"

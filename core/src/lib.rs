@@ -16,6 +16,7 @@ pub mod executor;
 pub mod handle;
 pub mod mesh;
 pub mod model;
+pub mod path;
 pub mod types;
 
 pub use capabilities::{capabilities_available, capabilities_compiled};

@@ -168,7 +168,7 @@ fn max_tokens_truncates_and_is_checked() {
         let e = encode(&exec, &f.texts[..1], EncodeTextOptions { max_tokens: Some(bad), ..Default::default() });
         let e = e.unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-        assert!(e.message().contains("maxTokens") && e.message().contains("512"), "{e}");
+        assert!(e.message().contains("`options.max_tokens`") && e.message().contains("512"), "{e}");
     }
     let long = &f.texts[f.long_text..f.long_text + 1];
     let with = |max: Option<u32>| encode(&exec, long, EncodeTextOptions { max_tokens: max, ..Default::default() });
@@ -312,7 +312,7 @@ fn free_during_an_encode_is_in_use_and_drain_waits_for_it() {
     assert_eq!(e.kind(), ErrorKind::InUse);
     assert_eq!(
         e.message(),
-        "`free` cannot free this Model yet: a call is in flight on it (an `encodeText`, or its asynchronous form not yet settled); wait for it to finish first"
+        "`free` cannot free this Model yet: a call is in flight on it (an `encode_text`, or its asynchronous form not yet settled); wait for it to finish first"
     );
     exec.drain(uform_core::Mood::Parked).unwrap();
     assert_ne!(quiet.word().load(Ordering::SeqCst) & settled, 0, "drain returned while the encode was in flight");

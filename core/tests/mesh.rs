@@ -333,7 +333,7 @@ fn mesh_count_disagreement_is_a_conflict_naming_the_values() {
     );
     for text in [finish(a), finish(b)] {
         assert!(text.starts_with("err|conflict|"), "{text}");
-        assert!(text.contains("`hostDomainCount`") && text.contains("says 2") && text.contains("says 3"), "{text}");
+        assert!(text.contains("`host_domain_count`") && text.contains("says 2") && text.contains("says 3"), "{text}");
     }
     assert!(entries(scratch.dir()).is_empty(), "{:?}", entries(scratch.dir()));
 }
@@ -355,7 +355,7 @@ fn mesh_gpus_per_domain_disagreement_is_a_conflict() {
         results.dir(),
     );
     for text in [finish(a), finish(b)] {
-        assert!(text.starts_with("err|conflict|") && text.contains("`gpusPerMultimemDomain`"), "{text}");
+        assert!(text.starts_with("err|conflict|") && text.contains("`gpus_per_multimem_domain`"), "{text}");
         assert!(text.contains("has 4") && text.contains("has 8"), "{text}");
     }
     assert!(entries(scratch.dir()).is_empty());
@@ -610,7 +610,7 @@ fn mesh_without_peers_touches_no_file() {
     )
     .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidArgument);
-    assert!(err.message().starts_with("`hostDomainIndex`"), "{err}");
+    assert!(err.message().starts_with("`options.host_domain_index`"), "{err}");
     executor.free().unwrap();
 }
 

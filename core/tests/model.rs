@@ -197,7 +197,7 @@ fn memory_domains_are_checked_and_reported() {
     {
         let e = Model::load_ram(&file, config(Some(domains))).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-        assert!(e.message().starts_with("`memoryDomains` ") && e.message().contains(fragment), "{e}");
+        assert!(e.message().starts_with("`config.memory_domains` ") && e.message().contains(fragment), "{e}");
     }
 }
 
@@ -359,9 +359,9 @@ fn a_model_borrows_its_executor() {
     executor.free().unwrap();
     let e = load(&file, &executor).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::FreedHandle);
-    assert_eq!(e.message(), "`Model.loadRam` was called on an Executor that was already freed");
+    assert_eq!(e.message(), "`Model.load_ram` was called on an Executor that was already freed");
     let e = Model::load_vram(&file, ModelLoadVramConfig { executor, devices: None }).unwrap_err();
-    assert_eq!(e.message(), "`Model.loadVram` was called on an Executor that was already freed");
+    assert_eq!(e.message(), "`Model.load_vram` was called on an Executor that was already freed");
 }
 
 /// The seed's opening example without a GPU: `Executor.forVram` and `Model.loadVram` are unavailable, with
@@ -380,8 +380,8 @@ fn vram_without_a_gpu_is_unavailable() {
     let e = Model::load_vram(&file, ModelLoadVramConfig { executor: executor.clone(), devices: Some(vec![0, 1]) })
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unavailable);
-    assert!(e.message().starts_with("no GPU driver: `Model.loadVram` needs a VRAM executor"), "{e}");
-    assert!(e.message().contains("`Model.loadRam`"), "{e}");
+    assert!(e.message().starts_with("no GPU driver: `Model.load_vram` needs a VRAM executor"), "{e}");
+    assert!(e.message().contains("`Model.load_ram`"), "{e}");
     executor.free().unwrap(); // the failed load left no borrow behind
 }
 

@@ -661,7 +661,9 @@ impl std::error::Error for UFormError {}
 
 impl From<uform_core::Error> for UFormError {
     fn from(error: uform_core::Error) -> Self {
-        let message = error.message().to_string();
+        // Kotlin and Swift spell a core message's names in camelCase, under their record parameter.
+        let spelling = uform_core::path::Spelling { camel_case: true, flatten_record_parameters: false };
+        let message = error.message_in(&spelling);
         match error.kind() {
             uform_core::ErrorKind::InvalidArgument => UFormError::InvalidArgument(message),
             uform_core::ErrorKind::Unsupported => UFormError::Unsupported(message),

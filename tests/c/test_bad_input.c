@@ -149,7 +149,7 @@ static const struct bad_case cases[] = {
     /* NULL option and config structs mean every field absent. */
     {.function = MESH_BOOTSTRAP, .what = "NULL options (a mesh of one)", .expected = STATUS(OK)},
     {.function = EXECUTOR_FOR_RAM, .what = "NULL config", .expected = STATUS(OK)},
-    {.function = EXECUTOR_FOR_VRAM, .what = "NULL config", .expected = STATUS(UNAVAILABLE), WITH_GPUS(STATUS(OK)), .needles = {"gpuDevices"}},
+    {.function = EXECUTOR_FOR_VRAM, .what = "NULL config", .expected = STATUS(UNAVAILABLE), WITH_GPUS(STATUS(OK)), .needles = {"`gpu_devices()`"}},
     {.function = EXECUTOR_ON_POOL, .what = "NULL config", .pool = 0x1000, .expected = STATUS(UNSUPPORTED), .needles = {"0x1000"}},
 
     /* Enum values outside the enum, and out-of-range ids. */
@@ -171,12 +171,13 @@ static const struct bad_case cases[] = {
     {.function = EXECUTOR_FOR_RAM, .what = "memory_domains NULL with count SIZE_MAX", .with_config = 1, .ram = {.memory_domains_count = SIZE_MAX}, .expected = STATUS(INVALID_ARGUMENT), .needles = {"memory_domains", "NULL", "18446744073709551615"}},
     {.function = EXECUTOR_FOR_RAM, .what = "memory_domains with count SIZE_MAX", .with_config = 1, .ram = {.memory_domains = one_domain, .memory_domains_count = SIZE_MAX}, .expected = STATUS(INVALID_ARGUMENT), .needles = {"memory_domains", "18446744073709551615", "larger than any array"}},
     {.function = EXECUTOR_FOR_RAM, .what = "memory_domains with count 0 (absent)", .with_config = 1, .ram = {.memory_domains = domain_max, .threads = 1}, .expected = STATUS(OK)},
-    {.function = EXECUTOR_FOR_RAM, .what = "memory_domains {UINT32_MAX}", .with_config = 1, .ram = {.memory_domains = domain_max, .memory_domains_count = 1}, .expected = STATUS(INVALID_ARGUMENT), .needles = {"memoryDomains", "4294967295"}},
-    {.function = EXECUTOR_FOR_RAM, .what = "cpu_class empty", .with_config = 1, .ram = {.cpu_class = ""}, .expected = STATUS(INVALID_ARGUMENT), .needles = {"cpuClass", "\"\""}},
+    {.function = EXECUTOR_FOR_RAM, .what = "memory_domains {UINT32_MAX}", .with_config = 1, .ram = {.memory_domains = domain_max, .memory_domains_count = 1}, .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.memory_domains`", "4294967295"}},
+    {.function = EXECUTOR_FOR_RAM, .what = "cpu_class empty", .with_config = 1, .ram = {.cpu_class = ""}, .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.cpu_class`", "\"\""}},
+    {.function = EXECUTOR_FOR_RAM, .what = "cpu_class \"no-such-cpu\" (named as C spells it)", .with_config = 1, .ram = {.cpu_class = "no-such-cpu"}, .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.cpu_class`", "no-such-cpu", "unknown CPU class"}},
     {.function = EXECUTOR_FOR_RAM, .what = "cpu_class not UTF-8", .with_config = 1, .ram = {.cpu_class = "intel-\xff\xfe"}, .expected = STATUS(INVALID_ARGUMENT), .needles = {"cpu_class", "UTF-8", "byte 6"}},
-    {.function = EXECUTOR_FOR_RAM, .what = "cpu_class 3999 bytes", .with_config = 1, .ram = {.cpu_class = long_class}, .expected = STATUS(INVALID_ARGUMENT), .needles = {"cpuClass", "unknown CPU class", "xxxxxxxx"}},
+    {.function = EXECUTOR_FOR_RAM, .what = "cpu_class 3999 bytes", .with_config = 1, .ram = {.cpu_class = long_class}, .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.cpu_class`", "unknown CPU class", "xxxxxxxx"}},
 #if defined(__x86_64__)
-    {.function = EXECUTOR_FOR_RAM, .what = "cpu_class of another architecture", .with_config = 1, .ram = {.cpu_class = "arm-neon"}, .expected = STATUS(UNSUPPORTED), .needles = {"cpuClass", "arm-neon"}},
+    {.function = EXECUTOR_FOR_RAM, .what = "cpu_class of another architecture", .with_config = 1, .ram = {.cpu_class = "arm-neon"}, .expected = STATUS(UNSUPPORTED), .needles = {"`config.cpu_class`", "arm-neon"}},
 #endif
     {.function = EXECUTOR_FOR_RAM, .what = "threads UINT32_MAX", .with_config = 1, .ram = {.threads = UINT32_MAX}, .expected = STATUS(INVALID_ARGUMENT), .needles = {"threads", "4294967295", "at most"}},
     {.function = EXECUTOR_FOR_RAM, .what = "deferred_limit UINT32_MAX", .with_config = 1, .ram = {.threads = 1, .deferred_limit = UINT32_MAX}, .expected = STATUS(OK)},
@@ -193,16 +194,16 @@ static const struct bad_case cases[] = {
     {.function = EXECUTOR_FOR_VRAM, .what = "devices with count SIZE_MAX", .with_config = 1, .vram = {.devices = device_zero, .devices_count = SIZE_MAX}, .expected = STATUS(INVALID_ARGUMENT), .needles = {"devices", "larger than any array"}},
     {.function = EXECUTOR_FOR_VRAM, .what = "devices {UINT32_MAX}", .with_config = 1, .vram = {.devices = device_max, .devices_count = 1}, .expected = STATUS(UNAVAILABLE), WITH_GPUS(STATUS(INVALID_ARGUMENT)), .needles = {"no GPU"}},
     {.function = EXECUTOR_FOR_VRAM, .what = "streams NULL with count 1", .with_config = 1, .vram = {.streams_count = 1}, .expected = STATUS(INVALID_ARGUMENT), .needles = {"streams", "NULL"}},
-    {.function = EXECUTOR_FOR_VRAM, .what = "gpu_class empty", .with_config = 1, .vram = {.gpu_class = ""}, .expected = STATUS(INVALID_ARGUMENT), .needles = {"gpuClass"}},
+    {.function = EXECUTOR_FOR_VRAM, .what = "gpu_class empty", .with_config = 1, .vram = {.gpu_class = ""}, .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.gpu_class`"}},
     {.function = EXECUTOR_FOR_VRAM, .what = "gpu_class not UTF-8", .with_config = 1, .vram = {.gpu_class = "nvidia-\xc3"}, .expected = STATUS(INVALID_ARGUMENT), .needles = {"gpu_class", "UTF-8"}},
-    {.function = EXECUTOR_FOR_VRAM, .what = "memory_domains {UINT32_MAX}", .with_config = 1, .vram = {.memory_domains = domain_max, .memory_domains_count = 1}, .expected = STATUS(INVALID_ARGUMENT), .needles = {"memoryDomains", "4294967295"}},
+    {.function = EXECUTOR_FOR_VRAM, .what = "memory_domains {UINT32_MAX}", .with_config = 1, .vram = {.memory_domains = domain_max, .memory_domains_count = 1}, .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.memory_domains`", "4294967295"}},
     {.function = EXECUTOR_FOR_VRAM, .what = "cpu_class not UTF-8", .with_config = 1, .vram = {.cpu_class = "\x80"}, .expected = STATUS(INVALID_ARGUMENT), .needles = {"cpu_class", "UTF-8"}},
     {.function = EXECUTOR_FOR_VRAM, .what = "scratch_limit UINT64_MAX", .with_config = 1, .vram = {.scratch_limit = UINT64_MAX}, .expected = STATUS(UNAVAILABLE), WITH_GPUS(STATUS(OK)), .needles = {"no GPU"}},
     {.function = EXECUTOR_FOR_VRAM, .what = "deferred_limit UINT32_MAX", .with_config = 1, .vram = {.deferred_limit = UINT32_MAX}, .expected = STATUS(UNAVAILABLE), WITH_GPUS(STATUS(OK)), .needles = {"no GPU"}},
 
     /* Mesh options: numbers. */
-    {.function = MESH_BOOTSTRAP, .what = "host_domain_index UINT32_MAX without peers", .with_config = 1, .options = {.host_domain_index = UINT32_MAX}, .expected = STATUS(INVALID_ARGUMENT), .needles = {"hostDomainIndex", "4294967295"}},
-    {.function = MESH_BOOTSTRAP, .what = "host_domain_index equal to the count", .with_config = 1, .options = {.host_domain_index = 2, .host_domain_count = 2, .directory = dir, .job = "j"}, .expected = STATUS(INVALID_ARGUMENT), .needles = {"hostDomainIndex", "2"}},
+    {.function = MESH_BOOTSTRAP, .what = "host_domain_index UINT32_MAX without peers", .with_config = 1, .options = {.host_domain_index = UINT32_MAX}, .expected = STATUS(INVALID_ARGUMENT), .needles = {"`options.host_domain_index`", "4294967295"}},
+    {.function = MESH_BOOTSTRAP, .what = "host_domain_index equal to the count", .with_config = 1, .options = {.host_domain_index = 2, .host_domain_count = 2, .directory = dir, .job = "j"}, .expected = STATUS(INVALID_ARGUMENT), .needles = {"`options.host_domain_index`", "2"}},
     {.function = MESH_BOOTSTRAP, .what = "host_domain_count UINT32_MAX (times out after 1 s)", .with_config = 1, .options = {.host_domain_count = UINT32_MAX, .timeout_seconds = 1, .directory = dir, .job = "huge-count"}, .expected = STATUS(TIMEOUT), .needles = {"[1-4294967294] of 4294967295 never joined"}},
     {.function = MESH_BOOTSTRAP, .what = "gpus_per_multimem_domain UINT32_MAX without peers", .with_config = 1, .options = {.gpus_per_multimem_domain = UINT32_MAX}, .expected = STATUS(OK)},
     {.function = MESH_BOOTSTRAP, .what = "timeout_seconds UINT32_MAX with a missing directory", .with_config = 1, .options = {.host_domain_count = 2, .timeout_seconds = UINT32_MAX, .directory = dir_missing, .job = "j"}, .expected = STATUS(IO), .needles = {dir_missing}},

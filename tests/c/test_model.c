@@ -98,7 +98,7 @@ static void test_18_vram_without_gpu(void) {
     uform_executor_t *gpu_executor = NULL;
     CHECK_STATUS(uform_executor_for_vram(&vram, &gpu_executor), UFORM_STATUS_UNAVAILABLE);
     CHECK(gpu_executor == NULL);
-    CHECK(says("forVram") && says("GPU"));
+    CHECK(says("`for_vram`") && says("GPU"));
     char dir[1024], file[1100];
     scratch(dir, sizeof dir, "vram");
     snprintf(file, sizeof file, "%s/model.safetensors", dir);
@@ -112,7 +112,7 @@ static void test_18_vram_without_gpu(void) {
     uform_model_t *model = NULL;
     CHECK_STATUS(uform_model_load_vram(file, &config, &model), UFORM_STATUS_UNAVAILABLE);
     CHECK(model == NULL);
-    CHECK(says("no GPU driver") && says("Model.loadRam"));
+    CHECK(says("no GPU driver") && says("`Model.load_ram`"));
     CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK); /* the failed load left no borrow */
 }
 

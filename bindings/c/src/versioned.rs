@@ -152,7 +152,7 @@ mod tests {
         unsafe { aligned.as_mut_ptr().cast::<Old>().write(old) };
         let ptr = aligned.as_mut_ptr().cast::<New>();
         write_versioned(ptr, New { struct_size: 99, a: 4, b: u64::MAX }, "options").unwrap();
-        target = unsafe { std::mem::transmute(aligned) };
+        target = unsafe { std::mem::transmute::<[u64; 2], [u8; 16]>(aligned) };
         assert_eq!(&target[..4], &8u32.to_ne_bytes(), "struct_size kept");
         assert_eq!(&target[4..8], &4u32.to_ne_bytes());
         assert_eq!(&target[8..], &[0xa5; 8], "nothing written past the caller's struct");

@@ -30,14 +30,19 @@ pub type Failure = napi::Error<Kind>;
 /// Named `Result` because napi-derive recognises a fallible return by that name.
 pub type Result<T> = std::result::Result<T, Failure>;
 
+/// How JavaScript spells the names in a core message: camelCase members, a record parameter's fields under it
+/// (`config.cpuClass`).
+const SPELLING: uform_core::path::Spelling =
+    uform_core::path::Spelling { camel_case: true, flatten_record_parameters: false };
+
 /// A core error as it crosses into JavaScript.
 pub fn fail(e: uform_core::Error) -> Failure {
-    napi::Error::new(Kind(e.kind().code()), e.message())
+    napi::Error::new(Kind(e.kind().code()), e.message_in(&SPELLING))
 }
 
-/// An invalid-argument error: "`argument` what".
+/// An invalid-argument error: "`argument` what", `argument` spelled as JavaScript reads it.
 pub fn invalid(argument: &str, what: impl Display) -> Failure {
-    fail(uform_core::Error::invalid_argument(argument, what))
+    fail(uform_core::Error::invalid_as_spelled(argument, what))
 }
 
 /// A napi call that failed under us: a bug or an exhausted engine, reported as internal.

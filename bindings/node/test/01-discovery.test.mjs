@@ -31,7 +31,7 @@ test('02 every CPU class capabilitiesAvailable names is accepted as cpuClass', (
 });
 
 test('02 an unknown cpuClass is an invalid-argument error that lists the accepted names', () => {
-    const error = throwsUForm(() => Executor.forRam({ cpuClass: 'intel-pentium-pro' }), 'invalid_argument', 'cpuClass', 'intel-pentium-pro');
+    const error = throwsUForm(() => Executor.forRam({ cpuClass: 'intel-pentium-pro' }), 'invalid_argument', '`config.cpuClass`', 'intel-pentium-pro');
     for (const name of uform.capabilitiesAvailable().split(',').filter((n) => !isGpuClass(n))) {
         assert.match(error.message, new RegExp(name), `the message lists ${name}`);
     }

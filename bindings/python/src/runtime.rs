@@ -41,52 +41,23 @@ pub fn class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
         .ok_or_else(|| PyRuntimeError::new_err(format!("uform did not register the class `{name}`")))
 }
 
+/// How Python spells the names in a core message: snake_case, and a record parameter's fields as the keyword
+/// arguments they are (`config.cpu_class` is `cpu_class`).
+const SPELLING: uform_core::path::Spelling =
+    uform_core::path::Spelling { camel_case: false, flatten_record_parameters: true };
+
 /// A core error as the Python exception of its kind, its message in Python spelling.
 pub fn raise(py: Python<'_>, error: uform_core::Error) -> PyErr {
-    let message = pythonic(error.message());
+    let message = error.message_in(&SPELLING);
     match class(py, crate::error_class(error.kind())).and_then(|c| c.call1((message,))) {
         Ok(instance) => PyErr::from_value(instance),
         Err(e) => e,
     }
 }
 
-/// The core's messages name arguments and functions as the IDL's shared camelCase spelling, in backticks
-/// (`` `cpuClass` ``, `` `gpuDevices()` ``); Python spells them snake_case (`` `cpu_class` ``). Class names
-/// (`` `Executor` ``) and anything that is not a plain identifier stay as they are.
-fn pythonic(message: &str) -> String {
-    let mut out = String::with_capacity(message.len() + 8);
-    let mut parts = message.split('`');
-    if let Some(first) = parts.next() {
-        out.push_str(first);
-    }
-    for (i, part) in parts.enumerate() {
-        out.push('`');
-        let inside = i % 2 == 0;
-        let name = part.strip_suffix("()").unwrap_or(part);
-        let camel = inside
-            && name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
-            && name.chars().all(|c| c.is_ascii_alphanumeric())
-            && name.chars().any(|c| c.is_ascii_uppercase());
-        if camel {
-            for c in name.chars() {
-                if c.is_ascii_uppercase() {
-                    out.push('_');
-                    out.push(c.to_ascii_lowercase());
-                } else {
-                    out.push(c);
-                }
-            }
-            out.push_str(&part[name.len()..]);
-        } else {
-            out.push_str(part);
-        }
-    }
-    out
-}
-
-/// An invalid-argument error: "`argument` what".
+/// An invalid-argument error: "`argument` what", `argument` spelled as Python reads it.
 pub fn invalid(py: Python<'_>, argument: &str, what: impl Display) -> PyErr {
-    raise(py, uform_core::Error::invalid_argument(argument, what))
+    raise(py, uform_core::Error::invalid_as_spelled(argument, what))
 }
 
 /// Runs a core call, turning a panic into the internal error: a panic never crosses into Python.

@@ -387,6 +387,15 @@ def test_bad_input_raises_the_documented_error(world: World, case: Case) -> None
     assert os.listdir(world.directory) == []
 
 
+def test_a_config_field_is_named_as_the_keyword_argument_python_passed() -> None:
+    # Core names the field `config.cpu_class`; Python passes it as the keyword argument `cpu_class`.
+    with pytest.raises(uform.InvalidArgumentError) as caught:
+        Executor.for_ram(cpu_class="no-such-cpu")
+    message = str(caught.value)
+    assert message.startswith('`cpu_class` names an unknown CPU class "no-such-cpu"'), message
+    assert "cpuClass" not in message and "config" not in message, message
+
+
 # ---- What is not an error: None means absent, and free() on a freed handle does nothing ----
 
 

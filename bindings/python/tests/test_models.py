@@ -156,7 +156,7 @@ def test_21_borrowing_and_freed_models(tmp_path: pathlib.Path) -> None:
     with pytest.raises(uform.FreedHandleError):
         model.encode_text(["hello"])
     executor.free()  # the model's free returned the borrow
-    with pytest.raises(uform.FreedHandleError, match="Model.loadRam"):
+    with pytest.raises(uform.FreedHandleError, match="Model.load_ram"):
         Model.load_ram(file, executor=executor)
 
 

@@ -142,12 +142,12 @@ mod tests {
         for name in capabilities_compiled().split(',') {
             if is_gpu_class(name) {
                 assert_eq!(
-                    validate_gpu_class("gpuClass", name),
+                    validate_gpu_class("config.gpu_class", name),
                     Ok(GPU_CLASSES.iter().find(|c| c.name == name).unwrap().name)
                 );
             } else {
                 // Compiled but maybe not runnable here: known either way, so never an invalid argument.
-                if let Err(e) = validate_cpu_class("cpuClass", name) {
+                if let Err(e) = validate_cpu_class("config.cpu_class", name) {
                     assert_eq!(e.kind(), ErrorKind::Unsupported, "{name}: {e}");
                 }
             }
@@ -156,9 +156,9 @@ mod tests {
         well_formed(&available);
         for name in available.split(',') {
             if is_gpu_class(name) {
-                assert!(validate_gpu_class("gpuClass", name).is_ok());
+                assert!(validate_gpu_class("config.gpu_class", name).is_ok());
             } else {
-                assert_eq!(validate_cpu_class("cpuClass", name), Ok(cpu_class(name).unwrap().name));
+                assert_eq!(validate_cpu_class("config.cpu_class", name), Ok(cpu_class(name).unwrap().name));
             }
         }
     }
@@ -173,15 +173,18 @@ mod tests {
 
     #[test]
     fn an_unknown_cpu_class_is_an_invalid_argument_listing_every_name() {
-        let e = validate_cpu_class("cpuClass", "intel-pentium-pro").unwrap_err();
+        let e = validate_cpu_class("config.cpu_class", "intel-pentium-pro").unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-        assert!(e.message().starts_with("`cpuClass` names an unknown CPU class \"intel-pentium-pro\""), "{e}");
+        assert!(e.message().starts_with("`config.cpu_class` names an unknown CPU class \"intel-pentium-pro\""), "{e}");
         for class in CPU_CLASSES {
             assert!(e.message().contains(class.name), "{} not listed in {e}", class.name);
         }
         // Names are matched exactly: no case folding, no trimming.
         for near_miss in ["Intel-Haswell", " portable", "portable ", ""] {
-            assert_eq!(validate_cpu_class("cpuClass", near_miss).unwrap_err().kind(), ErrorKind::InvalidArgument);
+            assert_eq!(
+                validate_cpu_class("config.cpu_class", near_miss).unwrap_err().kind(),
+                ErrorKind::InvalidArgument
+            );
         }
     }
 
@@ -189,9 +192,12 @@ mod tests {
     fn a_class_of_another_architecture_is_unsupported_and_says_why() {
         let (foreign, arch) =
             if cfg!(target_arch = "aarch64") { ("intel-haswell", "x86_64") } else { ("arm-sve2", "aarch64") };
-        let e = validate_cpu_class("cpuClass", foreign).unwrap_err();
+        let e = validate_cpu_class("config.cpu_class", foreign).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Unsupported);
-        assert!(e.message().contains(foreign) && e.message().contains(arch) && e.message().contains("cpuClass"), "{e}");
+        assert!(
+            e.message().contains(foreign) && e.message().contains(arch) && e.message().contains("`config.cpu_class`"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -199,7 +205,7 @@ mod tests {
         let Some(class) = compiled_cpu_classes().find(|class| !missing_features(class).is_empty()) else {
             return; // this CPU runs every class of its architecture
         };
-        let e = validate_cpu_class("cpuClass", class.name).unwrap_err();
+        let e = validate_cpu_class("config.cpu_class", class.name).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Unsupported);
         assert!(e.message().contains(class.name));
         for feature in missing_features(class) {

@@ -257,7 +257,7 @@ mod tests {
             assert!(seen.insert(class.name));
             assert_eq!(gpu_class_name(i as i32), Some(class.name));
             assert_eq!(gpu_class_id(class.name), Some(i as i32));
-            assert_eq!(validate_gpu_class("gpuClass", class.name), Ok(class.name));
+            assert_eq!(validate_gpu_class("config.gpu_class", class.name), Ok(class.name));
             let prefix = match class.vendor {
                 GpuVendor::Nvidia => "nvidia-",
                 GpuVendor::Amd => "amd-",
@@ -297,12 +297,15 @@ mod tests {
 
     #[test]
     fn an_unknown_gpu_class_is_an_invalid_argument_listing_every_name() {
-        let e = validate_gpu_class("gpuClass", "nvidia-pascal").unwrap_err();
+        let e = validate_gpu_class("config.gpu_class", "nvidia-pascal").unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-        assert!(e.message().starts_with("`gpuClass` names an unknown GPU class \"nvidia-pascal\""), "{e}");
+        assert!(e.message().starts_with("`config.gpu_class` names an unknown GPU class \"nvidia-pascal\""), "{e}");
         for class in GPU_CLASSES {
             assert!(e.message().contains(class.name), "{} not listed", class.name);
         }
-        assert_eq!(validate_gpu_class("gpuClass", "NVIDIA-HOPPER").unwrap_err().kind(), ErrorKind::InvalidArgument);
+        assert_eq!(
+            validate_gpu_class("config.gpu_class", "NVIDIA-HOPPER").unwrap_err().kind(),
+            ErrorKind::InvalidArgument
+        );
     }
 }

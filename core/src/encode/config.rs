@@ -59,14 +59,16 @@ impl Config {
         let path = dir.join("config.json");
         let config = read_json(dir, "config.json")?.ok_or_else(|| {
             Error::unsupported(format!(
-                "`encodeText` needs a `config.json` beside the weights; `{}` has none",
+                "{} needs a `config.json` beside the weights; `{}` has none",
+                crate::encode::verb(),
                 dir.display()
             ))
         })?;
         let model_type = config.get("model_type").and_then(Value::as_str).unwrap_or("");
         if model_type != "bert" {
             return Err(Error::unsupported(format!(
-                "`encodeText` runs BERT-family encoders (`model_type: \"bert\"`); `{}` has model_type {:?}",
+                "{} runs BERT-family encoders (`model_type: \"bert\"`); `{}` has model_type {:?}",
+                crate::encode::verb(),
                 path.display(),
                 config.get("model_type").map_or("absent".to_string(), Value::to_string)
             )));
@@ -75,14 +77,16 @@ impl Config {
         let act = text("hidden_act", "gelu");
         if act != "gelu" {
             return Err(Error::unsupported(format!(
-                "`encodeText` runs BERT with `hidden_act: \"gelu\"` (the erf form); `{}` has {act:?}",
+                "{} runs BERT with `hidden_act: \"gelu\"` (the erf form); `{}` has {act:?}",
+                crate::encode::verb(),
                 path.display()
             )));
         }
         let position = text("position_embedding_type", "absolute");
         if position != "absolute" {
             return Err(Error::unsupported(format!(
-                "`encodeText` runs BERT with absolute position embeddings; `{}` has {position:?}",
+                "{} runs BERT with absolute position embeddings; `{}` has {position:?}",
+                crate::encode::verb(),
                 path.display()
             )));
         }
@@ -138,7 +142,8 @@ fn pipeline(dir: &Path) -> Result<(Pooling, bool)> {
             "Pooling" => pooling = Some(read_pooling(&dir.join(sub))?),
             _ => {
                 return Err(Error::unsupported(format!(
-                    "`encodeText` runs Transformer, Pooling and Normalize modules; `{}` lists {kind:?}",
+                    "{} runs Transformer, Pooling and Normalize modules; `{}` lists {kind:?}",
+                    crate::encode::verb(),
                     dir.join("modules.json").display()
                 )))
             }
@@ -162,7 +167,8 @@ fn read_pooling(dir: &Path) -> Result<Pooling> {
         ["pooling_mode_mean_tokens"] => Ok(Pooling::Mean),
         ["pooling_mode_cls_token"] => Ok(Pooling::Cls),
         _ => Err(Error::unsupported(format!(
-            "`encodeText` pools by mean or CLS alone; `{}` turns on {on:?}",
+            "{} pools by mean or CLS alone; `{}` turns on {on:?}",
+            crate::encode::verb(),
             path.display()
         ))),
     }

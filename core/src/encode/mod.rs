@@ -47,13 +47,19 @@ impl std::fmt::Debug for Encoder {
     }
 }
 
+/// The verb as a message names it, in each language's spelling.
+pub(crate) fn verb() -> impl std::fmt::Display {
+    crate::path::name("encode_text")
+}
+
 impl Encoder {
     /// Reads the folder beside `weights` and converts the layers' weights.
     pub fn prepare(weights: &dyn Weights) -> Result<Encoder> {
         let dir = weights.directory().ok_or_else(|| {
-            Error::unsupported(
-                "`encodeText` needs the model's folder (config.json, tokenizer.json); these weights have none",
-            )
+            Error::unsupported(format!(
+                "{} needs the model's folder (config.json, tokenizer.json); these weights have none",
+                verb()
+            ))
         })?;
         let config = Config::read(dir)?;
         let tokenizers = Tokenizers::read(dir, config.max_tokens)?;
@@ -78,7 +84,7 @@ impl Encoder {
             Some(m) if m >= 1 && m as usize <= self.config.positions => m as usize,
             Some(m) => {
                 return Err(Error::invalid_argument(
-                    "maxTokens",
+                    "options.max_tokens",
                     format!(
                         "must be between 1 and {} (the model's position embeddings), got {m}",
                         self.config.positions

@@ -36,7 +36,8 @@ pub fn decode(view: &TensorView<'_>, out: &mut [f32]) -> Result<()> {
         "F16" | "BF16" => 2,
         other => {
             return Err(Error::unsupported(format!(
-                "`encodeText` reads F32, F16 and BF16 weights; tensor `{}` is {other}",
+                "{} reads F32, F16 and BF16 weights; tensor `{}` is {other}",
+                crate::encode::verb(),
                 view.name
             )))
         }

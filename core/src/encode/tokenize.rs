@@ -44,7 +44,8 @@ impl Tokenizers {
         let path = dir.join("tokenizer.json");
         if !path.is_file() {
             return Err(Error::unsupported(format!(
-                "`encodeText` needs a `tokenizer.json` beside the weights; `{}` has none",
+                "{} needs a `tokenizer.json` beside the weights; `{}` has none",
+                crate::encode::verb(),
                 dir.display()
             )));
         }

@@ -177,7 +177,7 @@ fn positive(argument: &str, value: Option<u32>) -> Result<()> {
 }
 
 fn cpu_class(value: Option<&str>) -> Result<Option<&'static str>> {
-    value.map(|c| crate::capabilities::validate_cpu_class("cpuClass", c)).transpose()
+    value.map(|c| crate::capabilities::validate_cpu_class("config.cpu_class", c)).transpose()
 }
 
 /// A validated host placement: everything needed to spawn the threads.
@@ -195,16 +195,16 @@ fn host_plan(
     threads: Option<u32>,
     deferred_limit: Option<u32>,
 ) -> Result<HostPlan> {
-    positive("threads", threads)?;
-    positive("deferredLimit", deferred_limit)?;
+    positive("config.threads", threads)?;
+    positive("config.deferred_limit", deferred_limit)?;
     if let Some(t) = threads.filter(|t| *t > MAX_THREADS) {
-        return Err(Error::invalid_argument("threads", format!("must be at most {MAX_THREADS}, got {t}")));
+        return Err(Error::invalid_argument("config.threads", format!("must be at most {MAX_THREADS}, got {t}")));
     }
     // One thread and no placement asked for: the caller is the only thread and is never pinned, so the topology
     // (milliseconds to discover, per process) is not read at all. Meshes of many one-thread processes start faster.
     let plan = match (threads, memory_domains) {
         (Some(1), None) => placement::Plan::caller_only(),
-        _ => placement::plan("memoryDomains", memory_domains)?,
+        _ => placement::plan("config.memory_domains", memory_domains)?,
     };
     let cpu_class = cpu_class(cpu)?;
     let threads = threads.map_or_else(|| plan.default_threads(), |t| t as usize);
@@ -337,9 +337,9 @@ impl Executor {
     /// context is the same after the call as before. The host decoders are a RAM pool placed by `memoryDomains`
     /// and `cpuClass`, with the default thread count.
     pub fn for_vram(config: ExecutorForVramConfig) -> Result<Executor> {
-        positive("deferredLimit", config.deferred_limit)?;
+        positive("config.deferred_limit", config.deferred_limit)?;
         if config.scratch_limit == Some(0) {
-            return Err(Error::invalid_argument("scratchLimit", "must be at least 1 byte, got 0"));
+            return Err(Error::invalid_argument("config.scratch_limit", "must be at least 1 byte, got 0"));
         }
         vram::check_shape(&config)?;
         let host =
@@ -350,11 +350,12 @@ impl Executor {
 
     /// Would borrow a ForkUnion `fu_pool_t` by address; validates `config`, then reports unsupported.
     pub fn on_pool(pool: u64, config: ExecutorOnPoolConfig) -> Result<Executor> {
-        positive("deferredLimit", config.deferred_limit)?;
-        placement::plan("memoryDomains", config.memory_domains.as_deref())?;
+        positive("config.deferred_limit", config.deferred_limit)?;
+        placement::plan("config.memory_domains", config.memory_domains.as_deref())?;
         cpu_class(config.cpu_class.as_deref())?;
         Err(Error::unsupported(format!(
-            "`onPool` cannot borrow ForkUnion pool {pool:#x}: borrowing a ForkUnion pool is not designed yet"
+            "{} cannot borrow ForkUnion pool {pool:#x}: borrowing a ForkUnion pool is not designed yet",
+            crate::path::name("on_pool")
         )))
     }
 

@@ -27,18 +27,18 @@ fn for_ram_config_errors() {
     let zero_threads = ExecutorForRamConfig { threads: Some(0), ..Default::default() };
     assert_eq!(
         kind_and_message(Executor::for_ram(zero_threads)),
-        (ErrorKind::InvalidArgument, "`threads` must be at least 1, got 0".to_string())
+        (ErrorKind::InvalidArgument, "`config.threads` must be at least 1, got 0".to_string())
     );
     // The largest count a caller can pass fails before anything is allocated per thread.
     let too_many = ExecutorForRamConfig { threads: Some(u32::MAX), ..Default::default() };
     assert_eq!(
         kind_and_message(Executor::for_ram(too_many)),
-        (ErrorKind::InvalidArgument, "`threads` must be at most 65536, got 4294967295".to_string())
+        (ErrorKind::InvalidArgument, "`config.threads` must be at most 65536, got 4294967295".to_string())
     );
     let zero_limit = ExecutorForRamConfig { deferred_limit: Some(0), ..Default::default() };
     assert_eq!(
         kind_and_message(Executor::for_ram(zero_limit)),
-        (ErrorKind::InvalidArgument, "`deferredLimit` must be at least 1, got 0".to_string())
+        (ErrorKind::InvalidArgument, "`config.deferred_limit` must be at least 1, got 0".to_string())
     );
     let (kind, message) = kind_and_message(Executor::for_ram(ExecutorForRamConfig {
         memory_domains: Some(vec![4096]),
@@ -46,7 +46,7 @@ fn for_ram_config_errors() {
     }));
     assert_eq!(kind, ErrorKind::InvalidArgument);
     assert!(
-        message.contains("`memoryDomains`") && message.contains("4096") && message.contains("known: 0"),
+        message.contains("`config.memory_domains`") && message.contains("4096") && message.contains("known: 0"),
         "{message}"
     );
     let (kind, message) = kind_and_message(Executor::for_ram(ExecutorForRamConfig {
@@ -64,7 +64,7 @@ fn for_ram_config_errors() {
         ..Default::default()
     }));
     assert_eq!(kind, ErrorKind::InvalidArgument);
-    assert!(message.contains("cpuClass") && message.contains("no-such-cpu"), "{message}");
+    assert!(message.contains("`config.cpu_class`") && message.contains("no-such-cpu"), "{message}");
     #[cfg(target_arch = "x86_64")]
     {
         let arm = ExecutorForRamConfig { cpu_class: Some("arm-neon".into()), ..Default::default() };
@@ -79,7 +79,7 @@ fn valid_placement_and_cpu_class() {
     let config = ExecutorForRamConfig { memory_domains: Some(vec![0]), threads: Some(2), ..Default::default() };
     let e = Executor::for_ram(ExecutorForRamConfig { cpu_class: Some(class.clone()), ..config }).unwrap();
     assert_eq!(e.threads(), 2);
-    assert_eq!(e.cpu_class(), Some(crate::capabilities::validate_cpu_class("cpuClass", &class).unwrap()));
+    assert_eq!(e.cpu_class(), Some(crate::capabilities::validate_cpu_class("config.cpu_class", &class).unwrap()));
     assert_eq!(e.devices().unwrap(), Vec::new());
     assert!(e.stream_addresses().is_empty());
     e.free().unwrap();
@@ -100,7 +100,7 @@ fn pinning_is_read_back_from_the_os() {
     let pinned = e.pinned_cpus();
     assert_eq!(pinned.len(), 3);
     assert_eq!(pinned[0], None, "the calling thread is never pinned");
-    let plan = placement::plan("memoryDomains", None).unwrap();
+    let plan = placement::plan("config.memory_domains", None).unwrap();
     for (index, cpus) in pinned.iter().enumerate().skip(1) {
         match cpus {
             Some(cpus) => assert_eq!(cpus.as_slice(), plan.core_of(index), "worker {index}"),
@@ -442,7 +442,7 @@ fn on_pool_validates_then_is_unsupported() {
         kind_and_message(Executor::on_pool(0xdead_beef, ExecutorOnPoolConfig::default())),
         (
             ErrorKind::Unsupported,
-            "`onPool` cannot borrow ForkUnion pool 0xdeadbeef: borrowing a ForkUnion pool is not designed yet"
+            "`on_pool` cannot borrow ForkUnion pool 0xdeadbeef: borrowing a ForkUnion pool is not designed yet"
                 .to_string()
         )
     );
@@ -452,10 +452,13 @@ fn on_pool_validates_then_is_unsupported() {
 fn for_vram_errors_without_a_gpu() {
     let vram = |config: ExecutorForVramConfig| kind_and_message(Executor::for_vram(config));
     let (kind, message) = vram(ExecutorForVramConfig { deferred_limit: Some(0), ..Default::default() });
-    assert_eq!((kind, message.as_str()), (ErrorKind::InvalidArgument, "`deferredLimit` must be at least 1, got 0"));
+    assert_eq!(
+        (kind, message.as_str()),
+        (ErrorKind::InvalidArgument, "`config.deferred_limit` must be at least 1, got 0")
+    );
     let (kind, message) = vram(ExecutorForVramConfig { scratch_limit: Some(0), ..Default::default() });
     assert_eq!(kind, ErrorKind::InvalidArgument);
-    assert!(message.contains("scratchLimit"), "{message}");
+    assert!(message.contains("`config.scratch_limit`"), "{message}");
     let (kind, message) =
         vram(ExecutorForVramConfig { devices: Some(vec![0, 1]), streams: Some(vec![0x10]), ..Default::default() });
     assert_eq!(kind, ErrorKind::InvalidArgument);
@@ -466,7 +469,7 @@ fn for_vram_errors_without_a_gpu() {
     for (address, name) in [(0, "NULL"), (1, "CU_STREAM_LEGACY"), (2, "CU_STREAM_PER_THREAD")] {
         let (kind, message) = vram(ExecutorForVramConfig { streams: Some(vec![address]), ..Default::default() });
         assert_eq!(kind, ErrorKind::InvalidArgument, "{message}");
-        assert!(message.starts_with("`streams` holds") && message.contains(name), "{message}");
+        assert!(message.starts_with("`config.streams` holds") && message.contains(name), "{message}");
     }
     let (kind, message) = vram(ExecutorForVramConfig {
         devices: Some(vec![0, 1]),
@@ -484,7 +487,7 @@ fn for_vram_errors_without_a_gpu() {
     );
     let (kind, message) = vram(ExecutorForVramConfig { gpu_class: Some("no-such-gpu".into()), ..Default::default() });
     assert_eq!(kind, ErrorKind::InvalidArgument);
-    assert!(message.contains("gpuClass"), "{message}");
+    assert!(message.contains("`config.gpu_class`"), "{message}");
     assert_eq!(
         vram(ExecutorForVramConfig { memory_domains: Some(vec![77]), ..Default::default() }).0,
         ErrorKind::InvalidArgument
@@ -494,7 +497,7 @@ fn for_vram_errors_without_a_gpu() {
         let (kind, message) = vram(ExecutorForVramConfig::default());
         assert_eq!(kind, ErrorKind::Unavailable);
         let why = crate::devices::no_gpu_reason().expect("a reason whenever the list is empty");
-        assert_eq!(message, format!("`forVram` found no GPU: `gpuDevices()` lists none ({why})"));
+        assert_eq!(message, format!("`for_vram` found no GPU: `gpu_devices()` lists none ({why})"));
         assert_eq!(
             vram(ExecutorForVramConfig { devices: Some(vec![3]), ..Default::default() }).0,
             ErrorKind::Unavailable

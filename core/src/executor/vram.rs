@@ -7,6 +7,7 @@
 
 use super::vram_rules;
 use crate::error::{Error, Result};
+use crate::path::name;
 use crate::types::{ExecutorForVramConfig, GpuDevice, GpuVendor};
 use cudarc::driver::{result as cu, sys, DriverError};
 use std::sync::Mutex;
@@ -116,22 +117,25 @@ impl Gpu {
 pub(crate) fn check_shape(config: &ExecutorForVramConfig) -> Result<()> {
     if let Some(devices) = &config.devices {
         if devices.is_empty() {
-            return Err(Error::invalid_argument("devices", "must name at least one device ordinal, got an empty list"));
+            return Err(Error::invalid_argument(
+                "config.devices",
+                "must name at least one device ordinal, got an empty list",
+            ));
         }
         for (i, d) in devices.iter().enumerate() {
             if devices[..i].contains(d) {
-                return Err(Error::invalid_argument("devices", format!("names device ordinal {d} twice")));
+                return Err(Error::invalid_argument("config.devices", format!("names device ordinal {d} twice")));
             }
         }
     }
     if let Some(streams) = &config.streams {
         let (count, what) = match &config.devices {
             Some(d) => (d.len(), format!("{} device{}", d.len(), if d.len() == 1 { "" } else { "s" })),
-            None => (1, "1 device (`devices` is absent, which takes one)".to_string()),
+            None => (1, format!("1 device ({} is absent, which takes one)", name("config.devices"))),
         };
         if streams.len() != count {
             return Err(Error::invalid_argument(
-                "streams",
+                "config.streams",
                 format!(
                     "must hold one stream per device: got {} stream{} for {what}",
                     streams.len(),
@@ -142,7 +146,7 @@ pub(crate) fn check_shape(config: &ExecutorForVramConfig) -> Result<()> {
         vram_rules::check_stream_addresses(streams)?;
     }
     if let Some(class) = &config.gpu_class {
-        crate::devices::validate_gpu_class("gpuClass", class)?;
+        crate::devices::validate_gpu_class("config.gpu_class", class)?;
     }
     Ok(())
 }
@@ -152,7 +156,11 @@ pub(crate) fn open(config: &ExecutorForVramConfig) -> Result<Gpu> {
     let listed = crate::devices::gpu_devices();
     if listed.is_empty() {
         let why = crate::devices::no_gpu_reason().unwrap_or_else(|| "no GPU was found".into());
-        return Err(Error::unavailable(format!("`forVram` found no GPU: `gpuDevices()` lists none ({why})")));
+        return Err(Error::unavailable(format!(
+            "{} found no GPU: {} lists none ({why})",
+            name("for_vram"),
+            name("gpu_devices()")
+        )));
     }
     let ordinals = match &config.devices {
         Some(list) => list.clone(),
@@ -164,9 +172,10 @@ pub(crate) fn open(config: &ExecutorForVramConfig) -> Result<Gpu> {
             Some(d) => devices.push(d.clone()),
             None => {
                 return Err(Error::invalid_argument(
-                    "devices",
+                    "config.devices",
                     format!(
-                        "names device ordinal {ordinal}, but `gpuDevices()` lists {} device{}",
+                        "names device ordinal {ordinal}, but {} lists {} device{}",
+                        name("gpu_devices()"),
                         listed.len(),
                         if listed.len() == 1 { "" } else { "s" }
                     ),
@@ -180,14 +189,16 @@ pub(crate) fn open(config: &ExecutorForVramConfig) -> Result<Gpu> {
     for (ordinal, device) in &chosen {
         if device.vendor != GpuVendor::Nvidia {
             return Err(Error::unsupported(format!(
-                "`forVram` cannot drive device {ordinal} ({}, {:?}): only NVIDIA devices have streams for now",
-                device.name, device.vendor
+                "{} cannot drive device {ordinal} ({}, {:?}): only NVIDIA devices have streams for now",
+                name("for_vram"),
+                device.name,
+                device.vendor
             )));
         }
     }
     // SAFETY: only probes whether the driver library loads.
     if !unsafe { sys::is_culib_present() } {
-        return Err(Error::unavailable("`forVram` cannot load the CUDA driver library (libcuda)"));
+        return Err(Error::unavailable(format!("{} cannot load the CUDA driver library (libcuda)", name("for_vram"))));
     }
     let mut owned = Vec::with_capacity(devices.len());
     let mut streams = Vec::with_capacity(devices.len());

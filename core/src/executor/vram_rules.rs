@@ -3,6 +3,7 @@
 //! driver reports; the tests here feed them recorded data.
 
 use crate::error::{Error, Result};
+use crate::path::name;
 use crate::types::GpuDevice;
 
 /// The variables that name this process's rank on its host, in the order they are read: torchrun's, then Slurm's.
@@ -23,8 +24,11 @@ pub(crate) fn default_ordinal(env: impl Fn(&str) -> Option<String>, visible: usi
     };
     let rank: u32 = value.trim().parse().map_err(|_| {
         Error::invalid_argument(
-            "devices",
-            format!("is absent, so `forVram` reads the local rank from {variable}, which holds {value:?}, not a rank"),
+            "config.devices",
+            format!(
+                "is absent, so {} reads the local rank from {variable}, which holds {value:?}, not a rank",
+                name("for_vram")
+            ),
         )
     })?;
     if visible == 1 {
@@ -34,11 +38,14 @@ pub(crate) fn default_ordinal(env: impl Fn(&str) -> Option<String>, visible: usi
         return Ok(rank);
     }
     Err(Error::invalid_argument(
-        "devices",
+        "config.devices",
         format!(
-            "is absent, so `forVram` takes the device of local rank {variable}={rank}, but `gpuDevices()` lists {visible} \
-             device{}; pass `devices`, or give each rank its own device (CUDA_VISIBLE_DEVICES)",
-            if visible == 1 { "" } else { "s" }
+            "is absent, so {} takes the device of local rank {variable}={rank}, but {} lists {visible} device{}; pass \
+             {}, or give each rank its own device (CUDA_VISIBLE_DEVICES)",
+            name("for_vram"),
+            name("gpu_devices()"),
+            if visible == 1 { "" } else { "s" },
+            name("config.devices")
         ),
     ))
 }
@@ -55,13 +62,13 @@ pub(crate) fn check_stream_addresses(streams: &[u64]) -> Result<()> {
         };
         if let Some(what) = special {
             return Err(Error::invalid_argument(
-                "streams",
+                "config.streams",
                 format!("holds {what} at position {i}: borrow a stream created with cuStreamCreate on the device"),
             ));
         }
         if let Some(first) = streams[..i].iter().position(|&a| a == address) {
             return Err(Error::invalid_argument(
-                "streams",
+                "config.streams",
                 format!("holds {address:#x} at positions {first} and {i}: a stream belongs to one device"),
             ));
         }
@@ -77,7 +84,7 @@ pub(crate) fn check_class(gpu_class: Option<&str>, chosen: &[(u32, &GpuDevice)])
         if device.gpu_class.as_deref() != Some(wanted) {
             let actual = device.gpu_class.as_deref().unwrap_or("of no known class");
             return Err(Error::invalid_argument(
-                "gpuClass",
+                "config.gpu_class",
                 format!("is {wanted}, but device {ordinal} ({}) is {actual}", device.name),
             ));
         }
@@ -91,7 +98,7 @@ pub(crate) fn check_scratch_limit(limit: Option<u64>, chosen: &[(u32, &GpuDevice
     for (ordinal, device) in chosen {
         if device.memory_bytes > 0 && limit > device.memory_bytes {
             return Err(Error::invalid_argument(
-                "scratchLimit",
+                "config.scratch_limit",
                 format!(
                     "is {limit} bytes, more than the {} bytes device {ordinal} ({}) has",
                     device.memory_bytes, device.name
@@ -108,7 +115,10 @@ pub(crate) fn check_scratch_request(limit: Option<u64>, held: u64, more: u64) ->
     match limit {
         Some(limit) if held.saturating_add(more) > limit => Err(Error::new(
             crate::error::ErrorKind::OutOfMemory,
-            format!("device scratch of {held} + {more} bytes would pass the executor's scratchLimit of {limit} bytes"),
+            format!(
+                "device scratch of {held} + {more} bytes would pass the executor's {} of {limit} bytes",
+                name("config.scratch_limit")
+            ),
         )),
         _ => Ok(()),
     }
@@ -175,7 +185,7 @@ mod tests {
         assert!(check_class(Some("nvidia-hopper"), &[(0, &hopper), (1, &hopper)]).is_ok());
         let e = check_class(Some("nvidia-blackwell"), &[(0, &hopper)]).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-        assert_eq!(e.message(), "`gpuClass` is nvidia-blackwell, but device 0 (NVIDIA H200) is nvidia-hopper");
+        assert_eq!(e.message(), "`config.gpu_class` is nvidia-blackwell, but device 0 (NVIDIA H200) is nvidia-hopper");
         let e = check_class(Some("nvidia-hopper"), &[(0, &hopper), (3, &unknown)]).unwrap_err();
         assert!(e.message().contains("device 3") && e.message().contains("no known class"), "{e}");
     }

@@ -61,11 +61,12 @@ pub(crate) fn check_unique_gpus(members: &[Member]) -> Result<()> {
             if let Some((_, first, ordinal)) = seen.iter().find(|(u, _, _)| *u == uuid) {
                 return Err(Error::conflict(format!(
                     "GPU {uuid} is claimed twice: by {} as device {ordinal} and by {} as device {}; every rank needs \
-                     its own GPU (under torchrun or SLURM `forVram()` takes the one of LOCAL_RANK / SLURM_LOCALID, \
-                     or pass `devices`)",
+                     its own GPU (under torchrun or SLURM {} takes the one of LOCAL_RANK / SLURM_LOCALID, or pass {})",
                     first.who(),
                     member.who(),
-                    gpu.vendor_ordinal
+                    gpu.vendor_ordinal,
+                    crate::path::name("for_vram()"),
+                    crate::path::name("config.devices")
                 )));
             }
             seen.push((uuid, member, gpu.vendor_ordinal));
@@ -97,7 +98,7 @@ pub(crate) fn group(members: &[Member], gpus_per_domain: Option<u32>) -> Result<
         match gpus_per_domain {
             Some(g) if g < n && n % g != 0 => {
                 return Err(Error::invalid_argument(
-                    "gpusPerMultimemDomain",
+                    "options.gpus_per_multimem_domain",
                     format!(
                         "must divide every NVLink group into whole multimem domains, got {g} for the {n} GPUs of {key}"
                     ),
@@ -151,7 +152,7 @@ mod tests {
         assert_eq!(group(&members, Some(4)).unwrap().sizes, vec![4, 4, 4, 4]);
         let e = group(&members, Some(3)).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-        assert!(e.message().starts_with("`gpusPerMultimemDomain`") && e.message().contains("host a"), "{e}");
+        assert!(e.message().starts_with("`options.gpus_per_multimem_domain`") && e.message().contains("host a"), "{e}");
     }
 
     #[test]

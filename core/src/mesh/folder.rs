@@ -63,8 +63,9 @@ impl JobDir {
     pub fn open_base(directory: &Path, job: &str, group: Option<Group>) -> Result<JobDir> {
         let path = directory.join(job);
         let c_directory = CString::new(directory.as_os_str().as_bytes())
-            .map_err(|_| Error::invalid_argument("directory", "must not contain a NUL byte"))?;
-        let name = CString::new(job).map_err(|_| Error::invalid_argument("job", "must not contain a NUL byte"))?;
+            .map_err(|_| Error::invalid_argument("options.directory", "must not contain a NUL byte"))?;
+        let name =
+            CString::new(job).map_err(|_| Error::invalid_argument("options.job", "must not contain a NUL byte"))?;
         // SAFETY: a NUL-terminated path; the descriptor is owned from here on.
         let fd = unsafe { libc::open(c_directory.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC) };
         if fd < 0 {

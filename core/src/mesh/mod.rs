@@ -320,7 +320,7 @@ mod tests {
         assert_eq!(shape(0, 1, &[], Some(2), &[one("a", &mixed)]).unwrap().multimem_tier, MultimemTier::PeerRead);
         let err = shape(0, 1, &[], Some(3), &[one("a", &all)]).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidArgument);
-        assert!(err.message().starts_with("`gpusPerMultimemDomain`"), "{err}");
+        assert!(err.message().starts_with("`options.gpus_per_multimem_domain`"), "{err}");
         let twice = [gpu(true, "GPU-0"), gpu(true, "GPU-0")];
         assert_eq!(shape(0, 1, &[], None, &[one("a", &twice)]).unwrap_err().kind(), ErrorKind::Conflict);
     }

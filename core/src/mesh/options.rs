@@ -1,6 +1,7 @@
 //! Checking [`MeshOptions`] and building them from a launcher's environment.
 
 use crate::error::{Error, Result};
+use crate::path::name;
 use crate::types::MeshOptions;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -31,13 +32,13 @@ pub(crate) struct Rendezvous {
 /// Checks `options` in the order a reader would: zeros, then the count and the index, then where peers meet.
 pub(crate) fn plan(options: &MeshOptions) -> Result<Plan> {
     if options.host_domain_count == Some(0) {
-        return Err(Error::invalid_argument("hostDomainCount", "must be at least 1, got 0"));
+        return Err(Error::invalid_argument("options.host_domain_count", "must be at least 1, got 0"));
     }
     if options.timeout_seconds == Some(0) {
-        return Err(Error::invalid_argument("timeoutSeconds", "must be at least 1, got 0"));
+        return Err(Error::invalid_argument("options.timeout_seconds", "must be at least 1, got 0"));
     }
     if options.gpus_per_multimem_domain == Some(0) {
-        return Err(Error::invalid_argument("gpusPerMultimemDomain", "must be at least 1, got 0"));
+        return Err(Error::invalid_argument("options.gpus_per_multimem_domain", "must be at least 1, got 0"));
     }
     let count = options.host_domain_count.unwrap_or(MeshOptions::DEFAULT_HOST_DOMAIN_COUNT);
     // Absent derives 0, as the IDL documents: in C a zero field means absent, so index 0 must be expressible
@@ -45,8 +46,8 @@ pub(crate) fn plan(options: &MeshOptions) -> Result<Plan> {
     let index = options.host_domain_index.unwrap_or(MeshOptions::DEFAULT_HOST_DOMAIN_INDEX);
     if index >= count {
         return Err(Error::invalid_argument(
-            "hostDomainIndex",
-            format!("must be less than `hostDomainCount` {count}, got {index}"),
+            "options.host_domain_index",
+            format!("must be less than {} {count}, got {index}", name("options.host_domain_count")),
         ));
     }
     let rendezvous = if count == 1 {
@@ -55,29 +56,38 @@ pub(crate) fn plan(options: &MeshOptions) -> Result<Plan> {
         let directory = match options.directory.as_deref() {
             None => {
                 return Err(Error::invalid_argument(
-                    "directory",
-                    format!("is required when `hostDomainCount` is {count}: peers meet in a directory they all see"),
+                    "options.directory",
+                    format!(
+                        "is required when {} is {count}: peers meet in a directory they all see",
+                        name("options.host_domain_count")
+                    ),
                 ))
             }
-            Some("") => return Err(Error::invalid_argument("directory", "must not be empty")),
+            Some("") => return Err(Error::invalid_argument("options.directory", "must not be empty")),
             Some(d) if d.contains('\0') => {
-                return Err(Error::invalid_argument("directory", format!("must not contain a NUL byte, got {d:?}")))
+                return Err(Error::invalid_argument(
+                    "options.directory",
+                    format!("must not contain a NUL byte, got {d:?}"),
+                ))
             }
             Some(d) => PathBuf::from(d),
         };
         let job = match options.job.as_deref() {
             None => {
                 return Err(Error::invalid_argument(
-                    "job",
-                    format!("is required when `hostDomainCount` is {count}: it names the run's directory"),
+                    "options.job",
+                    format!(
+                        "is required when {} is {count}: it names the run's directory",
+                        name("options.host_domain_count")
+                    ),
                 ))
             }
             Some(job) => check_job(job)?,
         };
         let group = match options.group.as_deref() {
-            Some("") => return Err(Error::invalid_argument("group", "must not be empty")),
+            Some("") => return Err(Error::invalid_argument("options.group", "must not be empty")),
             Some(g) if g.contains('\0') => {
-                return Err(Error::invalid_argument("group", format!("must not contain a NUL byte, got {g:?}")))
+                return Err(Error::invalid_argument("options.group", format!("must not contain a NUL byte, got {g:?}")))
             }
             other => other.map(str::to_string),
         };
@@ -90,13 +100,13 @@ pub(crate) fn plan(options: &MeshOptions) -> Result<Plan> {
 /// A job names one directory entry: not empty, no separator, no NUL, not `.` or `..`.
 fn check_job(job: &str) -> Result<String> {
     if job.is_empty() {
-        return Err(Error::invalid_argument("job", "must not be empty"));
+        return Err(Error::invalid_argument("options.job", "must not be empty"));
     }
     if job == "." || job == ".." {
-        return Err(Error::invalid_argument("job", format!("must name a directory entry, got {job:?}")));
+        return Err(Error::invalid_argument("options.job", format!("must name a directory entry, got {job:?}")));
     }
     if let Some(c) = job.chars().find(|c| matches!(c, '/' | '\\' | '\0')) {
-        return Err(Error::invalid_argument("job", format!("must not contain {c:?}, got {job:?}")));
+        return Err(Error::invalid_argument("options.job", format!("must not contain {c:?}, got {job:?}")));
     }
     Ok(job.to_string())
 }
@@ -146,8 +156,8 @@ pub fn mesh_options_from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Resu
 fn launcher(lookup: &impl Fn(&str) -> Option<String>, index: &str, count: &str) -> Result<Option<(u32, u32)>> {
     match (lookup(index), lookup(count)) {
         (None, None) => Ok(None),
-        (Some(_), None) => Err(Error::invalid_argument(count, format!("is not set although `{index}` is"))),
-        (None, Some(_)) => Err(Error::invalid_argument(index, format!("is not set although `{count}` is"))),
+        (Some(_), None) => Err(Error::invalid_as_spelled(count, format!("is not set although `{index}` is"))),
+        (None, Some(_)) => Err(Error::invalid_as_spelled(index, format!("is not set although `{count}` is"))),
         (Some(i), Some(c)) => Ok(Some((number(index, &i)?, number(count, &c)?))),
     }
 }
@@ -155,11 +165,14 @@ fn launcher(lookup: &impl Fn(&str) -> Option<String>, index: &str, count: &str) 
 fn number(variable: &str, value: &str) -> Result<u32> {
     let trimmed = value.trim();
     if trimmed.is_empty() || !trimmed.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(Error::invalid_argument(variable, format!("must be a non-negative decimal number, got {value:?}")));
+        return Err(Error::invalid_as_spelled(
+            variable,
+            format!("must be a non-negative decimal number, got {value:?}"),
+        ));
     }
     trimmed
         .parse()
-        .map_err(|_| Error::invalid_argument(variable, format!("is out of range for a 32-bit count, got {value:?}")))
+        .map_err(|_| Error::invalid_as_spelled(variable, format!("is out of range for a 32-bit count, got {value:?}")))
 }
 
 fn sanitize(id: &str) -> String {
@@ -180,7 +193,8 @@ mod tests {
     fn invalid(options: MeshOptions, argument: &str) {
         let err = plan(&options).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
-        assert!(err.message().starts_with(&format!("`{argument}`")), "{err}");
+        assert_eq!(err.path(), crate::path::parse(&format!("options.{argument}")), "{err}");
+        assert!(err.message().starts_with(&format!("`options.{argument}`")), "{err}");
     }
 
     #[test]
@@ -188,13 +202,13 @@ mod tests {
         let p = plan(&MeshOptions::default()).unwrap();
         assert_eq!((p.index, p.count), (0, 1));
         assert!(p.rendezvous.is_none());
-        invalid(MeshOptions { host_domain_count: Some(0), ..Default::default() }, "hostDomainCount");
-        invalid(MeshOptions { timeout_seconds: Some(0), ..Default::default() }, "timeoutSeconds");
-        invalid(MeshOptions { gpus_per_multimem_domain: Some(0), ..Default::default() }, "gpusPerMultimemDomain");
-        invalid(MeshOptions { host_domain_index: Some(1), ..Default::default() }, "hostDomainIndex");
+        invalid(MeshOptions { host_domain_count: Some(0), ..Default::default() }, "host_domain_count");
+        invalid(MeshOptions { timeout_seconds: Some(0), ..Default::default() }, "timeout_seconds");
+        invalid(MeshOptions { gpus_per_multimem_domain: Some(0), ..Default::default() }, "gpus_per_multimem_domain");
+        invalid(MeshOptions { host_domain_index: Some(1), ..Default::default() }, "host_domain_index");
         invalid(
             MeshOptions { host_domain_index: Some(1), host_domain_count: Some(1), ..Default::default() },
-            "hostDomainIndex",
+            "host_domain_index",
         );
         // No peers: directory and job are ignored, even when odd.
         let p =
@@ -220,7 +234,7 @@ mod tests {
         invalid(MeshOptions { group: Some(String::new()), ..ok.clone() }, "group");
         invalid(MeshOptions { group: Some("a\0b".into()), ..ok.clone() }, "group");
         assert_eq!(plan(&MeshOptions { host_domain_index: None, ..ok.clone() }).map(|p| p.index).ok(), Some(0));
-        invalid(MeshOptions { host_domain_index: Some(2), ..ok.clone() }, "hostDomainIndex");
+        invalid(MeshOptions { host_domain_index: Some(2), ..ok.clone() }, "host_domain_index");
         invalid(MeshOptions { directory: None, ..ok.clone() }, "directory");
         invalid(MeshOptions { directory: Some(String::new()), ..ok.clone() }, "directory");
         invalid(MeshOptions { job: None, ..ok.clone() }, "job");

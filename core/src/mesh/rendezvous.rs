@@ -375,9 +375,10 @@ impl Watch<'_> {
         let path = self.dir.path.join(name);
         if r.count != me.count {
             return Err(Error::conflict(format!(
-                "peers of job `{}` disagree on `hostDomainCount`: this process {} at index {} says {}, {} at index {} \
-                 says {} (record `{}`)",
+                "peers of job `{}` disagree on {}: this process {} at index {} says {}, {} at index {} says {} (record \
+                 `{}`)",
                 me.job,
+                crate::path::name("host_domain_count"),
                 me.who(),
                 me.index,
                 me.count,
@@ -389,9 +390,10 @@ impl Watch<'_> {
         }
         if r.gpus_per_multimem_domain != me.gpus_per_multimem_domain {
             return Err(Error::conflict(format!(
-                "peers of job `{}` disagree on `gpusPerMultimemDomain`: this process {} at index {} has {}, {} at index \
-                 {} has {} (0 means absent; pass the same value everywhere, or leave it absent everywhere) (record `{}`)",
+                "peers of job `{}` disagree on {}: this process {} at index {} has {}, {} at index {} has {} (0 means \
+                 absent; pass the same value everywhere, or leave it absent everywhere) (record `{}`)",
                 me.job,
+                crate::path::name("gpus_per_multimem_domain"),
                 me.who(),
                 me.index,
                 me.gpus_per_multimem_domain,
@@ -409,11 +411,12 @@ impl Watch<'_> {
             claims.iter().map(|(name, r)| format!("{} in `{}`", r.who(), self.dir.path.join(name).display())).collect();
         Error::conflict(format!(
             "host domain index {index} of job `{}` is claimed by {} processes: {}; every process of a run needs its \
-             own `hostDomainIndex`, and two concurrent runs need different `job` names (if one of these processes \
-             belongs to an earlier run that was killed on another machine, remove its record)",
+             own {}, and two concurrent runs need different `job` names (if one of these processes belongs to an \
+             earlier run that was killed on another machine, remove its record)",
             self.me.job,
             claims.len(),
-            described.join(" and ")
+            described.join(" and "),
+            crate::path::name("host_domain_index")
         ))
     }
 

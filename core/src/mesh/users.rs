@@ -25,7 +25,7 @@ pub(crate) fn resolve_group(option: &str) -> Result<Group> {
             group_entry(GroupKey::Gid(gid)).unwrap_or(GroupEntry { gid, name: gid.to_string(), members: vec![] })
         }
         Err(_) => group_entry(GroupKey::Name(option)).ok_or_else(|| {
-            Error::invalid_argument("group", format!("names no group known to this host, got {option:?}"))
+            Error::invalid_argument("options.group", format!("names no group known to this host, got {option:?}"))
         })?,
     };
     // SAFETY: plain queries of this process's credentials with a buffer of the size asked for.
@@ -38,7 +38,7 @@ pub(crate) fn resolve_group(option: &str) -> Result<Group> {
     };
     if !member {
         return Err(Error::invalid_argument(
-            "group",
+            "options.group",
             format!("names group {} ({}), which this process's user is not a member of", entry.gid, entry.name),
         ));
     }

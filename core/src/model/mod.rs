@@ -105,17 +105,17 @@ fn memory_nodes(requested: Option<&[u32]>, executor: &Executor) -> Result<Vec<u3
     let known = || machine.nodes.iter().map(|n| n.os_index.to_string()).collect::<Vec<_>>().join(", ");
     if ids.is_empty() {
         return Err(Error::invalid_argument(
-            "memoryDomains",
+            "config.memory_domains",
             format!("must name at least one NUMA node, got an empty list; known: {}", known()),
         ));
     }
     for (i, id) in ids.iter().enumerate() {
         if ids[..i].contains(id) {
-            return Err(Error::invalid_argument("memoryDomains", format!("names NUMA node {id} twice")));
+            return Err(Error::invalid_argument("config.memory_domains", format!("names NUMA node {id} twice")));
         }
         if !machine.nodes.iter().any(|n| n.os_index == *id) {
             return Err(Error::invalid_argument(
-                "memoryDomains",
+                "config.memory_domains",
                 format!("names NUMA node {id}, which this machine does not have; known: {}", known()),
             ));
         }
@@ -163,7 +163,7 @@ impl Model {
     /// module documentation for paths, checks and placement.
     pub fn load_ram(path: impl AsRef<str>, config: ModelLoadRamConfig) -> Result<Model> {
         let path = path.as_ref();
-        let lease = Lease::take(config.executor.lifecycle(), "Executor", "Model.loadRam")?;
+        let lease = Lease::take(config.executor.lifecycle(), "Executor", "Model.load_ram")?;
         let nodes = memory_nodes(config.memory_domains.as_deref(), &config.executor)?;
         let source = source::open(path)?;
         let mut description = describe_source(path, &source, Residency::Ram);
@@ -188,7 +188,7 @@ impl Model {
     /// documentation.
     pub fn load_vram(path: impl AsRef<str>, config: ModelLoadVramConfig) -> Result<Model> {
         let path = path.as_ref();
-        let lease = Lease::take(config.executor.lifecycle(), "Executor", "Model.loadVram")?;
+        let lease = Lease::take(config.executor.lifecycle(), "Executor", "Model.load_vram")?;
         let ordinals = vram::executor_ordinals(&config.executor.devices()?);
         let positions = vram::plan_devices(vram::driver_present(), &ordinals, config.devices.as_deref())?;
         let source = source::open(path)?;
@@ -236,7 +236,7 @@ impl Model {
     /// The device address and byte length of tensor `name`'s replica on device `ordinal`, for a VRAM model; `None`
     /// when the model is in RAM or does not have that device or tensor.
     pub fn device_tensor(&self, ordinal: u32, name: &str) -> Result<Option<(u64, usize)>> {
-        self.inner.lifecycle.check("Model", "deviceTensor")?;
+        self.inner.lifecycle.check("Model", "device_tensor")?;
         let loaded = self.inner.loaded.lock().unwrap_or_else(|p| p.into_inner());
         Ok(match loaded.as_ref().map(|l| &l.weights) {
             Some(Placed::Vram(w)) => w.tensor(ordinal, name),
@@ -253,7 +253,7 @@ impl Model {
     ///
     /// While it runs it is a [`ModelCall`]: a `free` meanwhile is in use, a `drain` of the executor waits for it.
     pub fn encode_text(&self, texts: &[String], options: EncodeTextOptions) -> Result<F32Matrix> {
-        let _call = self.begin_call("encodeText")?;
+        let _call = self.begin_call("encode_text")?;
         let (weights, executor, encoder) = {
             let loaded = self.inner.loaded.lock().unwrap_or_else(|p| p.into_inner());
             match loaded.as_ref() {
@@ -261,11 +261,12 @@ impl Model {
                     (w.clone(), executor.clone(), encoder.clone())
                 }
                 Some(_) => {
-                    return Err(Error::unsupported(
-                        "`Model.encodeText` runs on RAM models only for now; this model lives in VRAM",
-                    ))
+                    return Err(Error::unsupported(format!(
+                        "{} runs on RAM models only for now; this model lives in VRAM",
+                        crate::path::name("Model.encode_text")
+                    )))
                 }
-                None => return Err(Error::freed("Model", "encodeText")),
+                None => return Err(Error::freed("Model", "encode_text")),
             }
         };
         crate::encode::encode_text(&encoder, weights.as_ref(), &executor, texts, &options)
@@ -296,7 +297,11 @@ impl Model {
     pub fn free(&self) -> Result<()> {
         // Only verbs borrow a model, and they end on their own: the message says to wait, not to free them.
         let begun = self.inner.lifecycle.begin_free("Model", ("verb", "verbs")).map_err(|_| {
-            Error::in_use("`free` cannot free this Model yet: a call is in flight on it (an `encodeText`, or its asynchronous form not yet settled); wait for it to finish first")
+            Error::in_use(format!(
+                "`free` cannot free this Model yet: a call is in flight on it (an {}, or its asynchronous form not yet \
+                 settled); wait for it to finish first",
+                crate::path::name("encode_text")
+            ))
         })?;
         if !begun {
             return Ok(());

@@ -5,6 +5,7 @@ use super::source::Source;
 use crate::error::{Error, Result};
 use crate::executor::Executor;
 use crate::executor::{Bound, Primary};
+use crate::path::name;
 use crate::types::GpuDevice;
 use cudarc::driver::{result as cu, sys};
 
@@ -13,32 +14,44 @@ use cudarc::driver::{result as cu, sys};
 /// `gpuDevices()` ordinals (empty for a RAM executor).
 pub(crate) fn plan_devices(driver: bool, executor_ordinals: &[u32], requested: Option<&[u32]>) -> Result<Vec<usize>> {
     if !driver {
-        return Err(Error::unavailable(
-            "no GPU driver: `Model.loadVram` needs a VRAM executor (from `Executor.forVram`), and this machine has no \
-             GPU a driver can reach; load the model into RAM with `Model.loadRam` instead",
-        ));
+        return Err(Error::unavailable(format!(
+            "no GPU driver: {} needs a VRAM executor (from {}), and this machine has no GPU a driver can reach; load \
+             the model into RAM with {} instead",
+            name("Model.load_vram"),
+            name("Executor.for_vram"),
+            name("Model.load_ram")
+        )));
     }
     if executor_ordinals.is_empty() {
         return Err(Error::invalid_argument(
-            "executor",
-            "is a RAM executor, which drives no GPU: `Model.loadVram` needs a VRAM executor from `Executor.forVram` \
-             (or load into RAM with `Model.loadRam`)",
+            "config.executor",
+            format!(
+                "is a RAM executor, which drives no GPU: {} needs a VRAM executor from {} (or load into RAM with {})",
+                name("Model.load_vram"),
+                name("Executor.for_vram"),
+                name("Model.load_ram")
+            ),
         ));
     }
     let drives = || executor_ordinals.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
     match requested {
         None => Ok((0..executor_ordinals.len()).collect()),
-        Some([]) => Err(Error::invalid_argument("devices", "must name at least one device ordinal, got an empty list")),
+        Some([]) => {
+            Err(Error::invalid_argument("config.devices", "must name at least one device ordinal, got an empty list"))
+        }
         Some(list) => list
             .iter()
             .enumerate()
             .map(|(i, ordinal)| {
                 if list[..i].contains(ordinal) {
-                    return Err(Error::invalid_argument("devices", format!("names device ordinal {ordinal} twice")));
+                    return Err(Error::invalid_argument(
+                        "config.devices",
+                        format!("names device ordinal {ordinal} twice"),
+                    ));
                 }
                 executor_ordinals.iter().position(|o| o == ordinal).ok_or_else(|| {
                     Error::invalid_argument(
-                        "devices",
+                        "config.devices",
                         format!(
                             "names device ordinal {ordinal}, which the executor does not drive (it drives {})",
                             drives()
@@ -131,7 +144,7 @@ impl VramWeights {
         for &p in positions {
             let ordinal = ordinals[p];
             let fail = |what: &str, e: &dyn std::fmt::Debug| {
-                Error::device(format!("`Model.loadVram` {what} on device {ordinal} failed: {e:?}"))
+                Error::device(format!("{} {what} on device {ordinal} failed: {e:?}", name("Model.load_vram")))
             };
             let primary =
                 Primary::retain(devices[p].vendor_ordinal).map_err(|e| fail("retaining the primary context", &e))?;
@@ -188,15 +201,18 @@ mod tests {
     fn device_checks_need_no_gpu() {
         let e = plan_devices(false, &[], None).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Unavailable);
-        assert!(e.message().starts_with("no GPU driver: `Model.loadVram` needs a VRAM executor"), "{e}");
+        assert!(e.message().starts_with("no GPU driver: `Model.load_vram` needs a VRAM executor"), "{e}");
         let e = plan_devices(true, &[], None).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-        assert!(e.message().starts_with("`executor` is a RAM executor"), "{e}");
+        assert!(e.message().starts_with("`config.executor` is a RAM executor"), "{e}");
         assert_eq!(plan_devices(true, &[2, 5], None).unwrap(), [0, 1]);
         assert_eq!(plan_devices(true, &[2, 5], Some(&[5])).unwrap(), [1]);
         let e = plan_devices(true, &[2, 5], Some(&[3])).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-        assert_eq!(e.message(), "`devices` names device ordinal 3, which the executor does not drive (it drives 2, 5)");
+        assert_eq!(
+            e.message(),
+            "`config.devices` names device ordinal 3, which the executor does not drive (it drives 2, 5)"
+        );
         assert!(plan_devices(true, &[2, 5], Some(&[5, 5])).unwrap_err().message().contains("twice"));
         assert!(plan_devices(true, &[2], Some(&[])).unwrap_err().message().contains("empty list"));
     }

@@ -305,7 +305,7 @@ fn mesh_group_option_lets_users_of_one_group_meet() {
     // A group this host does not know, and a directory that does not fit the group, are refused.
     let err = refused(&base, "g", Some("uform-no-such-group"));
     assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
-    assert!(err.message().starts_with("`group`"), "{err}");
+    assert!(err.message().starts_with("`options.group`"), "{err}");
     let private = base.join("private");
     std::fs::create_dir(&private).unwrap();
     set_mode(&private, 0o700);

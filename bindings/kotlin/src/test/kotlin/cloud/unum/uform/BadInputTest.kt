@@ -81,9 +81,9 @@ internal object BadInputCases {
         add(Case("forRam cpuClass=\"\"", invalid("cpuClass")) { Executor.forRam(ExecutorForRamConfig(cpuClass = "")) })
         add(Case("forRam cpuClass with NUL", invalid("cpuClass")) { Executor.forRam(ExecutorForRamConfig(cpuClass = WITH_NUL)) })
         add(Case("forRam cpuClass lone surrogate", NOT_UTF8) { Executor.forRam(ExecutorForRamConfig(cpuClass = LONE_SURROGATE)) })
-        add(Case("forRam cpuClass upper case", invalid("cpuClass", "PORTABLE")) { Executor.forRam(ExecutorForRamConfig(cpuClass = "PORTABLE")) })
+        add(Case("forRam cpuClass upper case", invalid("`config.cpuClass`", "PORTABLE")) { Executor.forRam(ExecutorForRamConfig(cpuClass = "PORTABLE")) })
         add(Case("forRam cpuClass with a space", invalid("cpuClass")) { Executor.forRam(ExecutorForRamConfig(cpuClass = " portable")) })
-        add(Case("forRam cpuClass is a GPU class", invalid("cpuClass", "nvidia-hopper")) { Executor.forRam(ExecutorForRamConfig(cpuClass = "nvidia-hopper")) })
+        add(Case("forRam cpuClass is a GPU class", invalid("`config.cpuClass`", "nvidia-hopper")) { Executor.forRam(ExecutorForRamConfig(cpuClass = "nvidia-hopper")) })
         add(Case("forRam cpuClass of another architecture", Expect(UFormException.Unsupported::class, "cpuClass", "arm-neon")) {
             Executor.forRam(ExecutorForRamConfig(cpuClass = "arm-neon"))
         })

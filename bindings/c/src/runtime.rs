@@ -196,6 +196,13 @@ pub fn static_c_str_opt(text: Option<&'static str>) -> *const c_char {
     map.entry(text).or_insert_with(|| CString::new(text).unwrap_or_default()).as_ptr()
 }
 
+/// A `gpu_class` argument, which C passes as the id [`uform_core::devices::gpu_class_id`] gives: its spelling.
+#[allow(dead_code)] // used by the glue of a call taking a gpu_class; the IDL has none today
+pub fn gpu_class_name(id: i32, argument: &str) -> Result<&'static str, Error> {
+    uform_core::devices::gpu_class_name(id)
+        .ok_or_else(|| Error::invalid_argument(argument, format!("is {id}, not a GPU class id the tables know")))
+}
+
 pub fn null_argument(argument: &str) -> Error {
     Error::invalid_argument(argument, "is NULL")
 }

@@ -49,15 +49,27 @@ impl Checker {
                         let loc = rm.and_then(|rm| {
                             rm.returns.as_ref().or(rm.constructor.as_ref().or(rm.method.as_ref())).map(|s| s.referenced)
                         });
-                        self.result_shapes(loc.or(item_loc), &format!("{}.{}", k.name.pascal(), m.name.snake()), m);
+                        let id = format!("{}.{}", k.name.pascal(), m.name.snake());
+                        self.param_shapes(rm.and_then(|rm| rm.params.as_deref()), loc.or(item_loc), &id, m);
+                        self.result_shapes(loc.or(item_loc), &id, m);
                     }
                 }
                 Item::Function(f) => {
+                    self.param_shapes(raw.params.as_deref(), item_loc, &f.name.snake(), f);
                     let loc = raw.returns.as_ref().map(|s| s.referenced).or(item_loc);
                     self.result_shapes(loc, &f.name.snake(), f);
                 }
                 Item::Enum(_) => {}
             }
+        }
+    }
+
+    /// Each parameter's shapes, placed at the parameter's type (`raw` its raw parameters, `loc` the fallback).
+    fn param_shapes(&mut self, raw: Option<&[RawParam]>, loc: Option<Location>, id: &str, callable: &Callable) {
+        for (i, shape) in Shape::of_params(callable) {
+            let at = raw.and_then(|r| r.get(i)).map(|p| p.ty.referenced).or(loc);
+            let id = format!("{id}.{}", callable.params[i].name.snake());
+            self.unsupported(at, &id, shape, Some(callable), "change the parameter, or leave");
         }
     }
 

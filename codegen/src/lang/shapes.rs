@@ -23,6 +23,12 @@ pub enum Shape {
     /// A `string`, `path`, `gpu_class`, `address` or enum result, except a string from a call that cannot fail: the
     /// result needs converting into its C spelling.
     ConvertedValueResult,
+    /// An input record with a `gpu_class` field (or a list of them).
+    GpuClassInInputRecord,
+    /// An optional output-record field other than a string, a path or a `gpu_class`.
+    OptionalValueInOutputRecord,
+    /// A parameter that is a list of records.
+    ListOfRecordsArgument,
 }
 
 impl Shape {
@@ -39,7 +45,24 @@ impl Shape {
             Shape::ConvertedValueResult => {
                 "a string, path, gpu_class, address or enum result (other than a string from a call that cannot fail)"
             }
+            Shape::GpuClassInInputRecord => "a gpu_class field in an input record",
+            Shape::OptionalValueInOutputRecord => {
+                "an optional output-record field other than a string, path or gpu_class"
+            }
+            Shape::ListOfRecordsArgument => "a list of records as a parameter",
         }
+    }
+
+    /// The shapes of one callable's parameters, with each parameter's index.
+    pub fn of_params(callable: &Callable) -> Vec<(usize, Shape)> {
+        let list_of_records = |t: &Type| matches!(t.element(), Some(Type::Record(_)));
+        callable
+            .params
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| list_of_records(&p.ty))
+            .map(|(i, _)| (i, Shape::ListOfRecordsArgument))
+            .collect()
     }
 
     /// The shapes of one callable's result.
@@ -61,11 +84,14 @@ impl Shape {
 
     /// The shape of one field of `record`, if it has one; `returned` says whether some callable returns the record.
     pub fn of_field(record: &Record, field: &Field, returned: bool) -> Option<Shape> {
-        if record.direction != Direction::Input {
-            return None;
+        if record.direction == Direction::Output {
+            let plain = matches!(field.ty, Type::String | Type::Path | Type::GpuClass);
+            return (field.optional && !plain).then_some(Shape::OptionalValueInOutputRecord);
         }
         match &field.ty {
             Type::Record(_) => Some(Shape::RecordInInputRecord),
+            Type::GpuClass => Some(Shape::GpuClassInInputRecord),
+            Type::List(e) if **e == Type::GpuClass => Some(Shape::GpuClassInInputRecord),
             Type::List(_) if returned => Some(Shape::ListInReturnedInputRecord),
             Type::Class(_) if returned => Some(Shape::ClassInReturnedInputRecord),
             _ => None,

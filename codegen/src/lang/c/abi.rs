@@ -67,7 +67,7 @@ fn last_word(name: &Name) -> String {
 
 /// A C parameter read without a check.
 fn infallible(slot: &Slot) -> bool {
-    matches!(slot, Slot::Value { ty: Type::U32 | Type::U64 | Type::I32 | Type::F64 | Type::Bool | Type::GpuClass, .. })
+    matches!(slot, Slot::Value { ty: Type::U32 | Type::U64 | Type::I32 | Type::F64 | Type::Bool, .. })
 }
 
 pub fn lower(class: Option<&Class>, callable: &Callable) -> Lowered {

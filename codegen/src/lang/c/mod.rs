@@ -15,6 +15,10 @@ use format::{comment, C};
 
 /// What the C glue can emit: its input records hold no records, a returned input record holds no list or handle,
 /// and a result crosses as a C value only as a plain scalar, a record, a list, a handle, a matrix or a cached string.
+/// An input struct's zero means "absent" but 0 is a GPU class id, so an input record holds no `gpu_class`; an output
+/// struct's optional field is NULL or -1 when absent, which only a string, a path and a `gpu_class` can spare. An
+/// array of input structs has the caller's `sizeof` as its stride, which grows with the header, so a list argument
+/// holds no records.
 pub const SUPPORTS: crate::lang::shapes::Shapes = crate::lang::shapes::Shapes::except(&[
     crate::lang::shapes::Shape::RecordInInputRecord,
     crate::lang::shapes::Shape::ListInReturnedInputRecord,
@@ -22,6 +26,9 @@ pub const SUPPORTS: crate::lang::shapes::Shapes = crate::lang::shapes::Shapes::e
     crate::lang::shapes::Shape::OptionalMatrixResult,
     crate::lang::shapes::Shape::OptionalValueResult,
     crate::lang::shapes::Shape::ConvertedValueResult,
+    crate::lang::shapes::Shape::GpuClassInInputRecord,
+    crate::lang::shapes::Shape::OptionalValueInOutputRecord,
+    crate::lang::shapes::Shape::ListOfRecordsArgument,
 ]);
 
 /// How a C struct grows, said once in the header's file comment and on the C reference page.

@@ -37,8 +37,10 @@ impl RustC {
         let name = field.name.snake();
         let arg = format!("\"{}.{}\"", record.name.pascal(), name);
         match &field.ty {
-            Type::U32 | Type::U64 | Type::Address => format!("nonzero(raw.{name})"),
-            Type::I32 | Type::GpuClass => format!("nonzero(raw.{name})"),
+            Type::U32 | Type::U64 | Type::I32 => format!("nonzero(raw.{name})"),
+            Type::Address => format!("nonzero(raw.{name}).map(|x| x as u64)"),
+            // Rejected by the checker (`Shape::GpuClassInInputRecord`): zero, C's "absent", is a class id.
+            Type::GpuClass => format!("compile_error!(\"unsupported input field {name}\")"),
             Type::F64 => format!("(raw.{name} != 0.0).then_some(raw.{name})"),
             Type::Bool => format!("raw.{name}.then_some(true)"),
             Type::String | Type::Path => format!("read_str(raw.{name}, {arg})?"),
@@ -66,7 +68,10 @@ impl RustC {
         match &field.ty {
             Type::U32 | Type::U64 | Type::I32 | Type::F64 | Type::Bool => format!("v.{name}"),
             Type::Address => format!("v.{name} as usize"),
-            Type::GpuClass => format!("v.{name}.as_deref().and_then(uform_core::devices::gpu_class_id).unwrap_or(-1)"),
+            Type::GpuClass if field.optional => {
+                format!("v.{name}.as_deref().and_then(uform_core::devices::gpu_class_id).unwrap_or(-1)")
+            }
+            Type::GpuClass => format!("uform_core::devices::gpu_class_id(&v.{name}).unwrap_or(-1)"),
             Type::String | Type::Path if field.optional => {
                 format!("v.{name}.as_deref().map_or(std::ptr::null(), |s| arena.string(s))")
             }
@@ -221,6 +226,7 @@ fn body(api: &Api, plan: &CallPlan, c_name: &str, slots: &[Slot]) -> Vec<String>
                 let expr = match ty {
                     Type::Enum(e) => format!("{}({name}, {name:?})?", enum_from_c(e)),
                     Type::Address => format!("{name} as u64"),
+                    Type::GpuClass => format!("gpu_class_name({name}, {name:?})?"),
                     Type::String | Type::Path => {
                         format!("read_str({name}, {name:?})?.ok_or_else(|| null_argument({name:?}))?")
                     }
@@ -245,9 +251,26 @@ fn body(api: &Api, plan: &CallPlan, c_name: &str, slots: &[Slot]) -> Vec<String>
                 lines.push(format!("let {name} = read_str_list({name}, {name}_count, {name:?})?;"));
                 args.push(format!("&{name}"));
             }
-            (Slot::List { name, .. }, _) => {
-                lines.push(format!("let {name} = read_list({name}, {name}_count, {name:?})?.unwrap_or_default();"));
-                args.push(name.clone());
+            (Slot::List { name, element }, _) => {
+                let convert = match element {
+                    Type::Enum(e) => {
+                        format!(".into_iter().map(|x| {}(x, {name:?})).collect::<Result<Vec<_>, _>>()?", enum_from_c(e))
+                    }
+                    Type::Address => ".into_iter().map(|x| x as u64).collect::<Vec<_>>()".into(),
+                    Type::GpuClass => {
+                        format!(".into_iter().map(|x| gpu_class_name(x, {name:?}).map(String::from)).collect::<Result<Vec<_>, _>>()?")
+                    }
+                    Type::U32 | Type::U64 | Type::I32 | Type::F64 | Type::Bool => String::new(),
+                    // Rejected by the checker (`Shape::ListOfRecordsArgument`), or read as handles, not plain values.
+                    _ => {
+                        lines.push(format!("compile_error!(\"unsupported C list argument {name}\");"));
+                        continue;
+                    }
+                };
+                lines.push(format!(
+                    "let {name} = read_list({name}, {name}_count, {name:?})?.unwrap_or_default(){convert};"
+                ));
+                args.push(format!("&{name}"));
             }
             (s, _) => lines.push(format!("compile_error!(\"unsupported C argument {:?}\");", s.name())),
         }
@@ -297,7 +320,9 @@ fn body(api: &Api, plan: &CallPlan, c_name: &str, slots: &[Slot]) -> Vec<String>
                 let cached = format!("{recv}.cached({c_name:?}, |arena| Ok({convert}(&{call}{fallible}, arena)))?");
                 lines.push(format!("unsafe {{ *{name} = *{cached} }};"));
             } else {
-                lines.push(format!("let c = thread_arena(|arena| {convert}(&{call}{fallible}, arena));"));
+                // The call's `?` belongs to the glue's closure, not the arena's.
+                lines.push(format!("let v = {call}{fallible};"));
+                lines.push(format!("let c = thread_arena(|arena| {convert}(&v, arena));"));
                 lines.push(format!("unsafe {{ *{name} = c }};"));
             }
         }
@@ -334,10 +359,36 @@ fn body(api: &Api, plan: &CallPlan, c_name: &str, slots: &[Slot]) -> Vec<String>
     lines
 }
 
+/// Rust's keywords that are not C's: a C parameter so named (`uform_match_t *match`) is a raw identifier in Rust.
+const RUST_KEYWORDS: &[&str] = &[
+    "as", "async", "await", "box", "crate", "dyn", "fn", "impl", "in", "let", "loop", "match", "mod", "move", "mut",
+    "pub", "ref", "trait", "type", "unsafe", "use", "where", "abstract", "become", "final", "macro", "override",
+    "priv", "try", "typeof", "unsized", "virtual", "yield", "gen",
+];
+
+fn escape_keyword(slot: &mut Slot) {
+    let name = match slot {
+        Slot::Handle { name, .. }
+        | Slot::Value { name, .. }
+        | Slot::Record { name, .. }
+        | Slot::List { name, .. }
+        | Slot::OutHandle { name, .. }
+        | Slot::OutRecord { name, .. }
+        | Slot::OutValue { name, .. }
+        | Slot::OutList { name, .. } => name,
+    };
+    if RUST_KEYWORDS.contains(&name.as_str()) {
+        *name = format!("r#{name}");
+    }
+}
+
 /// One `extern "C"` function, from the callable's plan and its C lowering.
 fn function(api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
     let plan = CallPlan::of(api, class, c);
-    let lowered = lower(class, c);
+    let mut lowered = lower(class, c);
+    for slot in &mut lowered.slots {
+        escape_keyword(slot);
+    }
     let (returns, guard, body) = match &lowered.returns {
         Return::Status => (" -> uform_status_t".to_string(), "guard", body(api, &plan, &c.c_name, &lowered.slots)),
         // Only calls that cannot fail return their value (see `lower`): no receiver, and plain scalar arguments.
@@ -353,6 +404,8 @@ fn function(api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
             (format!(" -> {}", RustC.c_field(api, ty)), guard, vec![value])
         }
     };
+    // Argument names in messages are the C parameter's, without the raw identifier's `r#`.
+    let body = body.into_iter().map(|line| line.replace("\"r#", "\"")).collect();
     FunctionRs { c_name: c.c_name.clone(), params: params(api, &lowered.slots), returns, guard: guard.into(), body }
         .rendered(crate::render::callable_item(class, c))
 }

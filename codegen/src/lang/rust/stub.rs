@@ -129,7 +129,8 @@ pub fn core(api: &Api) -> crate::render::Rendered {
     out.push('\n');
     out.push_str(&error(api));
     out.push_str(
-        "\npub mod devices {\n    pub fn gpu_class_id(_name: &str) -> Option<i32> {\n        unimplemented!()\n    }\n}\n",
+        "\npub mod devices {\n    pub fn gpu_class_id(_name: &str) -> Option<i32> {\n        unimplemented!()\n    }\n    \
+         pub fn gpu_class_name(_id: i32) -> Option<&'static str> {\n        unimplemented!()\n    }\n}\n",
     );
     for f in api.functions() {
         out.push('\n');

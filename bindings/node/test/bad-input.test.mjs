@@ -20,7 +20,8 @@ const noGpus = uform.gpuDevices().length === 0;
 // ---------------------------------------------------------------------------------------------------------------
 // What a case expects.
 
-/** A UFormError with `code` whose message names `argument` (in backticks, as every message names it). */
+/** A UFormError with `code` whose message names `argument` (in backticks, as every message names it, a field by its path
+ * from the parameter: `config.threads`). */
 const uf = (code, argument) => ({ kind: 'uform', code, argument });
 /** The TypeError the engine raises: a wrong `this`, a class called without `new`, a method that is no constructor. */
 const typeError = { kind: 'TypeError' };
@@ -80,7 +81,8 @@ function runCase([label, call, expected]) {
             if (expected.kind === 'uform' && !(caught instanceof UFormError)) return fail(`expected a UFormError ${expected.code}`);
             if (!(caught instanceof Error)) return fail('expected an Error');
             if (caught.code !== expected.code) return fail(`expected code ${expected.code}`);
-            if (expected.argument && !new RegExp(`\`${escape(expected.argument)}`).test(caught.message)) {
+            // A field is named by its path from the parameter (`config.threads`); a parameter by its own name.
+            if (expected.argument && !new RegExp(`\`(?:[A-Za-z]+\\.)?${escape(expected.argument)}`).test(caught.message)) {
                 return fail(`expected the message to name \`${expected.argument}\``);
             }
             return null;

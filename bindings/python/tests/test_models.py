@@ -63,7 +63,7 @@ def test_18_vram_without_a_gpu_is_unavailable(tmp_path: pathlib.Path, executor: 
     with pytest.raises(uform.UnavailableError) as caught:
         Model.load_vram(file, executor=executor, devices=[0, 1])
     assert str(caught.value).startswith("no GPU driver"), caught.value
-    assert "Model.loadRam" in str(caught.value)
+    assert "`Model.load_ram`" in str(caught.value)
 
 
 def test_19_a_file_its_directory_and_a_sharded_pair_describe_exactly(

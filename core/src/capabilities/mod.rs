@@ -68,8 +68,8 @@ pub fn validate_cpu_class(argument: &str, cpu_class: &str) -> Result<&'static st
     };
     if !class.arch.matches_target() {
         return Err(Error::unsupported(format!(
-            "`{argument}` names the CPU class {:?}, which is for {} CPUs, and this build runs on {}; \
-             this machine runs: {}",
+            "{} names the CPU class {:?}, which is for {} CPUs, and this build runs on {}; this machine runs: {}",
+            crate::path::name(argument),
             class.name,
             class.arch.as_str(),
             std::env::consts::ARCH,
@@ -79,7 +79,8 @@ pub fn validate_cpu_class(argument: &str, cpu_class: &str) -> Result<&'static st
     let missing = missing_features(class);
     if !missing.is_empty() {
         return Err(Error::unsupported(format!(
-            "`{argument}` names the CPU class {:?}, and this CPU lacks {}; this machine runs: {}",
+            "{} names the CPU class {:?}, and this CPU lacks {}; this machine runs: {}",
+            crate::path::name(argument),
             class.name,
             missing.join(", "),
             runnable_cpu_classes().join(", ")

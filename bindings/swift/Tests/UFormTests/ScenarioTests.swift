@@ -317,7 +317,7 @@ final class ScenarioTests: XCTestCase {
     func test16EveryErrorCarriesItsKindAsAnEnumCaseAndAMessageNamingArgumentAndValue() {
         let error = uformError { _ = try Executor.forRam(config: ExecutorForRamConfig(threads: 0)) }
         guard case .InvalidArgument(let text) = error else { return XCTFail() }
-        XCTAssertTrue(text.contains("`threads`"), text)
+        XCTAssertTrue(text.contains("`config.threads`"), text)
         XCTAssertTrue(text.contains("0"), text)
     }
 

@@ -100,7 +100,7 @@ internal object BadInputCases {
         add(Case("forVram devices=[UInt.MAX_VALUE]", UNAVAILABLE) { Executor.forVram(ExecutorForVramConfig(devices = listOf(UInt.MAX_VALUE))) })
         add(Case("forVram streams=[] for one device", invalid("streams")) { Executor.forVram(ExecutorForVramConfig(streams = emptyList())) })
         add(Case("forVram streams=2 for absent devices", invalid("streams")) { Executor.forVram(ExecutorForVramConfig(streams = listOf(1uL, 2uL))) })
-        add(Case("forVram streams=[0] (the null stream)", UNAVAILABLE) { Executor.forVram(ExecutorForVramConfig(devices = listOf(0u), streams = listOf(0uL))) })
+        add(Case("forVram streams=[0] (the null stream), refused before the device list is read", invalid("config.streams", "NULL stream")) { Executor.forVram(ExecutorForVramConfig(devices = listOf(0u), streams = listOf(0uL))) })
         add(Case("forVram streams=[ULong.MAX_VALUE]", UNAVAILABLE) { Executor.forVram(ExecutorForVramConfig(devices = listOf(0u), streams = listOf(ULong.MAX_VALUE))) })
         add(Case("forVram gpuClass=\"\"", invalid("gpuClass")) { Executor.forVram(ExecutorForVramConfig(gpuClass = "")) })
         add(Case("forVram gpuClass with NUL", invalid("gpuClass")) { Executor.forVram(ExecutorForVramConfig(gpuClass = WITH_NUL)) })

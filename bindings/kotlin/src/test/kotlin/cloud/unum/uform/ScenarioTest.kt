@@ -277,7 +277,7 @@ class ScenarioTest {
             Executor.forRam(ExecutorForRamConfig(threads = 0u))
         }
         assertTrue(error is Exception)
-        assertTrue(error.message!!.contains("`threads`"), error.message)
+        assertTrue(error.message!!.contains("`config.threads`"), error.message)
         // Every shared kind is a subclass, catchable on its own.
         val base = UFormException::class.java
         val kinds = base.declaredClasses.filter { base.isAssignableFrom(it) }.map { it.simpleName }.toSet()

@@ -1,6 +1,7 @@
-//! Every fixture's generated C glue compiles against a stub core rendered from the same fixture
-//! (`uform_codegen::lang::rust::stub`), and so does the real IDL's. Each fixture becomes a throwaway workspace under
-//! `target/stub-core/<name>/` (a `uform-core` stub and a C library crate standing on bindings/c's runtime), checked
+//! Every fixture's generated C, Node (napi) and Python (pyo3) glue compiles against a stub core rendered from the
+//! same fixture (`uform_codegen::lang::rust::stub`), and so does the real IDL's. Each fixture becomes crates under
+//! `target/stub-core/all/<name>/` (a `uform-core` stub, and per language a library crate standing on
+//! bindings/<language>'s runtime modules by path, with the bindings' napi and pyo3 versions), checked
 //! with `cargo check --offline` into one shared target directory so that reruns only recheck what changed.
 //!
 //! Fixtures are every `codegen/tests/fixtures/*.yaml` except those named `bad_*` or with a sibling `.expected` file
@@ -41,26 +42,60 @@ fn write(path: &Path, contents: &str) {
     std::fs::write(path, contents).unwrap();
 }
 
-/// bindings/c's lib.rs, standing on its runtime by absolute path and including the fixture's glue.
-fn c_lib(ffi: &str) -> String {
-    let lib = std::fs::read_to_string(root().join("bindings/c/src/lib.rs")).unwrap();
-    // Every module of the C library (`mod runtime;`, `mod versioned;`, ...) is the real one, by path.
-    let lib = lib
-        .lines()
+/// A binding's lib.rs with every `mod x;` standing on the real `bindings/<binding>/src/x.rs` by absolute path.
+fn with_real_modules(binding: &str) -> String {
+    let lib = std::fs::read_to_string(root().join(format!("bindings/{binding}/src/lib.rs"))).unwrap();
+    lib.lines()
         .map(|line| match line.strip_prefix("mod ").and_then(|m| m.strip_suffix(';')) {
             Some(module) => {
-                let file = root().join(format!("bindings/c/src/{module}.rs"));
+                let file = root().join(format!("bindings/{binding}/src/{module}.rs"));
                 format!("#[path = {:?}]\n{line}", file.display().to_string())
             }
             None => line.to_string(),
         })
         .collect::<Vec<_>>()
-        .join("\n");
-    let included = "include!(\"../../../generated/c/ffi.rs\");";
-    assert!(lib.contains(included), "bindings/c/src/lib.rs no longer includes generated/c/ffi.rs");
-    assert!(!ffi.is_empty());
-    lib.replace(included, "include!(\"ffi.rs\");")
+        .join("\n")
 }
+
+/// A binding's lib.rs (by [`with_real_modules`]) including the fixture's glue from its own `src/` instead.
+fn glue_lib(binding: &str, included: &str, glue: &str) -> String {
+    let lib = with_real_modules(binding);
+    assert!(lib.contains(included), "bindings/{binding}/src/lib.rs no longer has `{included}`");
+    assert!(!glue.is_empty());
+    lib.replace(included, &format!("include!({glue:?});"))
+}
+
+/// bindings/c's lib.rs, standing on its runtime by absolute path and including the fixture's glue.
+fn c_lib(ffi: &str) -> String {
+    assert!(!ffi.is_empty());
+    glue_lib("c", "include!(\"../../../generated/c/ffi.rs\");", "ffi.rs")
+}
+
+/// bindings/node's lib.rs, standing on its runtime by absolute path and including the fixture's glue.
+fn node_lib(glue: &str) -> String {
+    assert!(!glue.is_empty());
+    glue_lib("node", "include!(\"../../../generated/node/glue.rs\");", "glue.rs")
+}
+
+/// bindings/python's lib.rs, standing on its runtime by absolute path and including the fixture's glue. Its
+/// `_core_ns` benchmark calls the real IDL's core by name, so a fixture's copy goes without it.
+fn python_lib(glue: &str, real_idl: bool) -> String {
+    assert!(!glue.is_empty());
+    let lib = glue_lib("python", "include!(env!(\"UFORM_PYTHON_GLUE\"));", "glue.rs");
+    if real_idl {
+        return lib;
+    }
+    let start = lib.find("/// Nanoseconds per call").expect("bindings/python/src/lib.rs lost `_core_ns`");
+    let end = start + lib[start..].find("#[pymodule]").unwrap();
+    let registered = "    m.add_function(wrap_pyfunction!(_core_ns, m)?)?;\n";
+    assert!(lib.contains(registered), "bindings/python/src/lib.rs no longer registers `_core_ns`");
+    format!("{}{}", &lib[..start], &lib[end..]).replace(registered, "")
+}
+
+/// The napi and pyo3 dependency lines of bindings/node and bindings/python (the same versions and features).
+const NODE_DEPS: &str =
+    "napi = { version = \"3\", default-features = false, features = [\"napi8\"] }\nnapi-derive = \"3\"\n";
+const PYTHON_DEPS: &str = "pyo3 = { version = \"0.30\", features = [\"abi3-py39\", \"extension-module\"] }\n";
 
 /// The `[package]` header of a throwaway crate; each fixture's crates have their own package names (so their
 /// artefacts never collide in the shared target directory) and the library name the glue expects.
@@ -71,21 +106,63 @@ fn package(name: &str, lib: &str, deps: &str) -> String {
     )
 }
 
-/// Writes the stub core and C library crates of one IDL under `base/name/`; returns their member paths.
-fn fixture_crates(name: &str, idl: &Path, base: &Path) -> [String; 2] {
+/// The contents of one rendered output of `api` (`c/ffi.rs`, `node/glue.rs`, `python/glue.rs`).
+fn rendered(outputs: &[uform_codegen::Output], path: &str) -> String {
+    outputs.iter().find(|o| o.path == Path::new(path)).unwrap_or_else(|| panic!("no {path} rendered")).contents.clone()
+}
+
+/// Writes the stub core and the C, Node and Python library crates of one IDL under `base/name/`; returns their
+/// member paths.
+fn fixture_crates(name: &str, idl: &Path, base: &Path) -> Vec<String> {
     let api = uform_codegen::load(idl).unwrap_or_else(|d| panic!("{d}"));
     let outputs = uform_codegen::render(&api).unwrap_or_else(|e| panic!("{e}"));
-    let ffi = &outputs.iter().find(|o| o.path == Path::new("c/ffi.rs")).expect("no c/ffi.rs rendered").contents;
     let dir = base.join(name);
-    let core = format!("stub-core-{}", name.replace('_', "-"));
+    let dashed = name.replace('_', "-");
+    let core = format!("stub-core-{dashed}");
     write(&dir.join("core/Cargo.toml"), &package(&core, "uform_core", ""));
     write(&dir.join("core/src/lib.rs"), &uform_codegen::lang::rust::stub::core(&api).unwrap_or_else(|e| panic!("{e}")));
     let dep = format!("uform_core = {{ package = \"{core}\", path = \"../core\" }}\n");
-    write(&dir.join("c/Cargo.toml"), &package(&format!("stub-c-{}", name.replace('_', "-")), "stub_c", &dep));
-    write(&dir.join("c/src/ffi.rs"), ffi);
-    write(&dir.join("c/src/lib.rs"), &c_lib(ffi));
-    [format!("{name}/core"), format!("{name}/c")]
+    let ffi = rendered(&outputs, "c/ffi.rs");
+    write(&dir.join("c/Cargo.toml"), &package(&format!("stub-c-{dashed}"), "stub_c", &dep));
+    write(&dir.join("c/src/ffi.rs"), &ffi);
+    write(&dir.join("c/src/lib.rs"), &c_lib(&ffi));
+    let mut members = vec![format!("{name}/core"), format!("{name}/c")];
+    if !NODE_GLUE_EXCLUDED.contains(&name) {
+        let glue = rendered(&outputs, "node/glue.rs");
+        write(
+            &dir.join("node/Cargo.toml"),
+            &package(&format!("stub-node-{dashed}"), "stub_node", &(dep.clone() + NODE_DEPS)),
+        );
+        write(&dir.join("node/src/glue.rs"), &glue);
+        write(&dir.join("node/src/lib.rs"), &node_lib(&glue));
+        members.push(format!("{name}/node"));
+    }
+    if !PYTHON_GLUE_EXCLUDED.contains(&name) {
+        let glue = rendered(&outputs, "python/glue.rs");
+        write(
+            &dir.join("python/Cargo.toml"),
+            &package(&format!("stub-python-{dashed}"), "_native", &(dep + PYTHON_DEPS)),
+        );
+        write(&dir.join("python/src/glue.rs"), &glue);
+        write(&dir.join("python/src/lib.rs"), &python_lib(&glue, name == "uform"));
+        members.push(format!("{name}/python"));
+    }
+    members
 }
+
+/// Fixtures whose Node glue does not compile against their stub core because of a generator bug (see each entry).
+const NODE_GLUE_EXCLUDED: &[&str] = &[];
+
+/// Fixtures whose Python glue does not compile against their stub core because of a generator bug (see each entry).
+const PYTHON_GLUE_EXCLUDED: &[&str] = &[
+    // `cook(recipe: Recipe, level: Level)`: Python flattens the record's fields into keyword arguments, and the
+    // record's field `level` collides with the parameter `level` (`identifier `level` is bound more than once`);
+    // the checker lets the clash through and the Python generator emits it.
+    "fixture_stub_values",
+    // `class_name(id) -> string?` that cannot fail is `Option<&'static str>` in core (what C's glue returns without
+    // an owner); the Python glue calls `v.as_str()` on the `&&'static str`, the unstable `str::as_str`.
+    "fixture_optional_results",
+];
 
 /// Writes one workspace of every IDL's crates under `base`, so a single `cargo check` covers them in parallel.
 fn workspace(base: &Path, idls: &[(String, PathBuf)]) {
@@ -95,6 +172,11 @@ fn workspace(base: &Path, idls: &[(String, PathBuf)]) {
     }
     let list: Vec<String> = members.iter().map(|m| format!("    {m:?},")).collect();
     write(&base.join("Cargo.toml"), &format!("[workspace]\nresolver = \"2\"\nmembers = [\n{}\n]\n", list.join("\n")));
+    // The repository's lock file, so that napi and pyo3 resolve offline to the versions the bindings use.
+    let lock = base.join("Cargo.lock");
+    if !lock.exists() {
+        std::fs::copy(root().join("Cargo.lock"), lock).unwrap();
+    }
 }
 
 /// `cargo check` of the workspace at `dir`, every crate even when one fails; `Err` holds the compiler's messages.
@@ -124,7 +206,7 @@ fn every_fixture_glue_compiles_against_its_stub_core() {
     let result = check(&base.join("all"), &base.join("target"));
     eprintln!("cargo check of {} IDLs' glue: {:.1}s", idls.len(), started.elapsed().as_secs_f64());
     if let Err(messages) = result {
-        panic!("a fixture's C glue does not compile against its stub core (paths name the fixture):\n{messages}");
+        panic!("a fixture's C, Node or Python glue does not compile against its stub core (paths name the fixture):\n{messages}");
     }
 }
 

@@ -7,7 +7,9 @@
 //! scalars, enums and records by value, strings and paths as `impl AsRef<str>`, lists as slices, handles as `&Class`;
 //! a non-throwing optional string is `Option<&'static str>`; constructors return `Self`, methods take `&self`,
 //! `free` is `fn free(&self) -> Result<()>`; a `try_first` method has a twin `try_<name>` returning `None` when it
-//! would block; every class is `Clone + Debug + Send + Sync`.
+//! would block, and when it has no result and no parameter or one enum parameter (Node's fast path), the associated
+//! `<name>_quiet_when(params) -> u32` and `quiet(&self) -> executor::Quiet`; a class with an async method has
+//! `begin_call(&self, method: &str) -> Result<CallGuard>`; every class has `is_freed(&self) -> bool`; every class is `Clone + Debug + Send + Sync`.
 
 use super::format;
 use crate::model::*;
@@ -46,8 +48,23 @@ fn signature(c: &Callable, receiver: bool, name: &str, result: &str) -> String {
     format!("pub fn {name}({}) -> {result} {{\n        unimplemented!()\n    }}", params.join(", "))
 }
 
+/// Whether a `try_first` method has the quiet word Node's fast path reads: no result, and no parameter or one enum.
+fn quiet(m: &Callable) -> bool {
+    m.try_first && m.returns.is_none() && matches!(m.params.as_slice(), [] | [Param { ty: Type::Enum(_), .. }])
+}
+
 fn class(k: &Class) -> String {
-    let mut members = Vec::new();
+    // Python's glue asks before each call whether the handle was freed (not in idl/README.md's table; core has it).
+    let mut members = vec!["pub fn is_freed(&self) -> bool {\n        unimplemented!()\n    }".to_string()];
+    if k.members.iter().any(quiet) {
+        members.push("pub fn quiet(&self) -> executor::Quiet {\n        unimplemented!()\n    }".to_string());
+    }
+    if k.members.iter().any(|m| m.is_async) {
+        members.push(
+            "pub fn begin_call(&self, _method: &str) -> Result<CallGuard> {\n        unimplemented!()\n    }"
+                .to_string(),
+        );
+    }
     for m in &k.members {
         let name = m.name.snake();
         let result = result_ty(m);
@@ -61,6 +78,9 @@ fn class(k: &Class) -> String {
                 members.push(signature(m, true, &name, &result));
                 if m.try_first {
                     members.push(signature(m, true, &format!("try_{name}"), &format!("Option<{result}>")));
+                }
+                if quiet(m) {
+                    members.push(signature(m, false, &format!("{name}_quiet_when"), "u32"));
                 }
             }
         }
@@ -80,12 +100,15 @@ fn error(api: &Api) -> String {
          pub type Result<T, E = Error> = std::result::Result<T, E>;\n\n\
          impl Error {\n    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {\n        \
          Error(kind, message.into())\n    }\n    pub fn kind(&self) -> ErrorKind {\n        self.0\n    }\n    \
-         pub fn message(&self) -> &str {\n        &self.1\n    }\n",
+         pub fn message(&self) -> &str {\n        &self.1\n    }\n    \
+         pub fn message_in(&self, _spelling: &path::Spelling) -> String {\n        self.1.clone()\n    }\n",
     );
     let has = |name: &str| api.errors.iter().any(|k| k.name.snake() == name);
     if has("invalid_argument") {
         out.push_str(
             "    pub fn invalid_argument(argument: &str, what: impl std::fmt::Display) -> Self {\n        \
+             Error::new(ErrorKind::InvalidArgument, format!(\"`{argument}` {what}\"))\n    }\n    \
+             pub fn invalid_as_spelled(argument: &str, what: impl std::fmt::Display) -> Self {\n        \
              Error::new(ErrorKind::InvalidArgument, format!(\"`{argument}` {what}\"))\n    }\n",
         );
     }
@@ -131,6 +154,15 @@ pub fn core(api: &Api) -> crate::render::Rendered {
     out.push_str(
         "\npub mod devices {\n    pub fn gpu_class_id(_name: &str) -> Option<i32> {\n        unimplemented!()\n    }\n    \
          pub fn gpu_class_name(_id: i32) -> Option<&'static str> {\n        unimplemented!()\n    }\n}\n",
+    );
+    // What the Node and Python runtimes name in core whatever the IDL: message spelling, the quiet word, the guard
+    // of an async method's call.
+    out.push_str(
+        "\npub mod path {\n    #[derive(Clone, Copy, Debug, PartialEq, Eq)]\n    pub struct Spelling {\n        \
+         pub camel_case: bool,\n        pub flatten_record_parameters: bool,\n    }\n}\n\n\
+         pub mod executor {\n    pub struct Quiet;\n\n    impl Quiet {\n        \
+         pub fn word(&self) -> &std::sync::atomic::AtomicU32 {\n            unimplemented!()\n        }\n    }\n}\n\n\
+         #[must_use]\npub struct CallGuard;\n",
     );
     for f in api.functions() {
         out.push('\n');

@@ -75,9 +75,16 @@ fn each_valid_fixture_renders_for_every_backend_as_snapshotted() {
             continue;
         }
         let files = render(&path);
-        for backend in
-            ["c/ffi.rs", "c/uform.h", "node/glue.rs", "typescript/index.d.ts", "python/glue.rs", "uniffi/glue.rs"]
-        {
+        for backend in [
+            "c/ffi.rs",
+            "c/uform.h",
+            "node/glue.rs",
+            "typescript/index.d.ts",
+            "python/glue.rs",
+            "jni/glue.rs",
+            "kotlin/cloud/unum/uform/UForm.kt",
+            "uniffi/glue.rs",
+        ] {
             assert!(files.get(backend).is_some_and(|f| !f.trim().is_empty()), "{name}: {backend} is empty");
         }
         let mut all = String::new();
@@ -110,19 +117,15 @@ fn each_unsupported_shape_is_rejected_with_its_diagnostic() {
     assert!(checked >= 6, "only {checked} unsupported fixtures");
 }
 
-/// `only:` is exact per language, Kotlin and Swift included though they share one UDL.
+/// `only:` is exact per language: Kotlin's JNI binding and Swift's UDL each hold their own calls alone.
 #[test]
 fn only_lands_in_the_languages_it_names() {
     let files = render(&dir().join("only_per_language.yaml"));
-    let toml = &files["uniffi/uniffi.toml"];
-    let section = |name: &str| {
-        let start = toml.find(&format!("[bindings.{name}]")).unwrap();
-        toml[start..].lines().nth(1).unwrap().to_string()
-    };
-    let (kotlin, swift) = (section("kotlin"), section("swift"));
-    assert!(kotlin.contains("\"swift_only\"") && !kotlin.contains("\"kotlin_only\""), "{kotlin}");
-    assert!(swift.contains("\"kotlin_only\"") && !swift.contains("\"swift_only\""), "{swift}");
-    assert!(!files["uniffi/uform.udl"].contains("c_only") && !files["uniffi/uform.udl"].contains("python_and"));
+    let kotlin = format!("{}{}", files["kotlin/cloud/unum/uform/UForm.kt"], files["jni/glue.rs"]);
+    assert!(kotlin.contains("fun kotlinOnly(") && !kotlin.contains("swiftOnly") && !kotlin.contains("swift_only"));
+    let udl = &files["uniffi/uform.udl"];
+    assert!(udl.contains("swift_only") && !udl.contains("kotlin_only"), "{udl}");
+    assert!(!udl.contains("c_only") && !udl.contains("python_and"));
     assert!(
         files["docs/kotlin/fixture.md"].contains("kotlinOnly")
             && !files["docs/kotlin/fixture.md"].contains("swiftOnly")

@@ -1,7 +1,7 @@
-//! Every fixture's generated C, Node (napi) and Python (pyo3) glue compiles against a stub core rendered from the
+//! Every fixture's generated C, Node (napi), Python (pyo3) and Kotlin (JNI) glue compiles against a stub core rendered from the
 //! same fixture (`uform_codegen::lang::rust::stub`), and so does the real IDL's. Each fixture becomes crates under
 //! `target/stub-core/all/<name>/` (a `uform-core` stub, and per language a library crate standing on
-//! bindings/<language>'s runtime modules by path, with the bindings' napi and pyo3 versions), checked
+//! bindings/<language>'s runtime modules by path, with the bindings' napi, pyo3 and jni versions), checked
 //! with `cargo check --offline` into one shared target directory so that reruns only recheck what changed.
 //!
 //! Fixtures are every `codegen/tests/fixtures/*.yaml` except those named `bad_*` or with a sibling `.expected` file
@@ -46,7 +46,7 @@ fn write(path: &Path, contents: &str) {
 fn with_real_modules(binding: &str) -> String {
     let lib = std::fs::read_to_string(root().join(format!("bindings/{binding}/src/lib.rs"))).unwrap();
     lib.lines()
-        .map(|line| match line.strip_prefix("mod ").and_then(|m| m.strip_suffix(';')) {
+        .map(|line| match line.trim_start_matches("pub ").strip_prefix("mod ").and_then(|m| m.strip_suffix(';')) {
             Some(module) => {
                 let file = root().join(format!("bindings/{binding}/src/{module}.rs"));
                 format!("#[path = {:?}]\n{line}", file.display().to_string())
@@ -77,6 +77,12 @@ fn node_lib(glue: &str) -> String {
     glue_lib("node", "include!(\"../../../generated/node/glue.rs\");", "glue.rs")
 }
 
+/// bindings/jni's lib.rs, standing on its runtime by absolute path and including the fixture's glue.
+fn jni_lib(glue: &str) -> String {
+    assert!(!glue.is_empty());
+    glue_lib("jni", "include!(\"../../../generated/jni/glue.rs\");", "glue.rs")
+}
+
 /// bindings/python's lib.rs, standing on its runtime by absolute path and including the fixture's glue. Its
 /// `_core_ns` benchmark calls the real IDL's core by name, so a fixture's copy goes without it.
 fn python_lib(glue: &str, real_idl: bool) -> String {
@@ -96,6 +102,8 @@ fn python_lib(glue: &str, real_idl: bool) -> String {
 const NODE_DEPS: &str =
     "napi = { version = \"3\", default-features = false, features = [\"napi8\"] }\nnapi-derive = \"3\"\n";
 const PYTHON_DEPS: &str = "pyo3 = { version = \"0.30\", features = [\"abi3-py39\", \"extension-module\"] }\n";
+/// The jni dependency line of bindings/jni.
+const JNI_DEPS: &str = "jni = { version = \"0.21\", default-features = false }\n";
 
 /// The `[package]` header of a throwaway crate; each fixture's crates have their own package names (so their
 /// artefacts never collide in the shared target directory) and the library name the glue expects.
@@ -111,7 +119,7 @@ fn rendered(outputs: &[uform_codegen::Output], path: &str) -> String {
     outputs.iter().find(|o| o.path == Path::new(path)).unwrap_or_else(|| panic!("no {path} rendered")).contents.clone()
 }
 
-/// Writes the stub core and the C, Node and Python library crates of one IDL under `base/name/`; returns their
+/// Writes the stub core and the C, Node, Kotlin (JNI) and Python library crates of one IDL under `base/name/`; returns their
 /// member paths.
 fn fixture_crates(name: &str, idl: &Path, base: &Path) -> Vec<String> {
     let api = uform_codegen::load(idl).unwrap_or_else(|d| panic!("{d}"));
@@ -137,6 +145,11 @@ fn fixture_crates(name: &str, idl: &Path, base: &Path) -> Vec<String> {
         write(&dir.join("node/src/lib.rs"), &node_lib(&glue));
         members.push(format!("{name}/node"));
     }
+    let glue = rendered(&outputs, "jni/glue.rs");
+    write(&dir.join("jni/Cargo.toml"), &package(&format!("stub-jni-{dashed}"), "uform_jni", &(dep.clone() + JNI_DEPS)));
+    write(&dir.join("jni/src/glue.rs"), &glue);
+    write(&dir.join("jni/src/lib.rs"), &jni_lib(&glue));
+    members.push(format!("{name}/jni"));
     if !PYTHON_GLUE_EXCLUDED.contains(&name) {
         let glue = rendered(&outputs, "python/glue.rs");
         write(
@@ -206,7 +219,7 @@ fn every_fixture_glue_compiles_against_its_stub_core() {
     let result = check(&base.join("all"), &base.join("target"));
     eprintln!("cargo check of {} IDLs' glue: {:.1}s", idls.len(), started.elapsed().as_secs_f64());
     if let Err(messages) = result {
-        panic!("a fixture's C, Node or Python glue does not compile against its stub core (paths name the fixture):\n{messages}");
+        panic!("a fixture's C, Node, Python or JNI glue does not compile against its stub core (paths name the fixture):\n{messages}");
     }
 }
 
@@ -223,7 +236,7 @@ fn a_stub_missing_a_function_fails() {
     assert_ne!(text, broken);
     write(&lib, &broken);
     let messages = check(&dir, &base.join("target")).expect_err("a stub without `cook` compiled");
-    for language in ["c", "node", "python"] {
+    for language in ["c", "node", "python", "jni"] {
         let missing = messages
             .lines()
             .any(|l| l.starts_with(&format!("broken_values/{language}/")) && l.contains("cannot find function `cook`"));

@@ -1,4 +1,4 @@
-//! `uform-uniffi`: the native library behind the Swift package and the Kotlin artifact. Everything here is
+//! `uform-uniffi`: the native library behind the Swift package. Everything here is
 //! generated: `generated/uniffi/uform.udl` declares the surface, uniffi's scaffolding implements its FFI, and
 //! `generated/uniffi/glue.rs` converts between the uniffi-facing types and `uform-core`.
 
@@ -9,18 +9,10 @@ use off_thread::off_thread;
 
 include!("../../../generated/uniffi/glue.rs");
 
-/// The Kotlin overhead benchmark's peer (hand-written, not generated, not part of the API): a bare no-op that the
-/// benchmark (`bindings/kotlin/src/bench/`) binds through JNA direct mapping, `Native.register`, exactly as the
-/// uniffi-generated Kotlin binds its functions, so `capabilitiesCompiled()` and `drain()` are measured against the
-/// cost of the call mechanism alone.
+/// The Swift overhead benchmark's peer (hand-written, not generated, not part of the API): a bare no-op exported by
+/// the same library, so the benchmark measures `capabilitiesCompiled()` and `drain()` against the cost of a call alone.
 #[no_mangle]
 pub extern "C" fn uform_bench_noop() {}
-
-/// The benchmark's second peer: a no-op that, like every uniffi function, takes a `RustCallStatus` out-parameter
-/// (a JNA `Structure` the Kotlin side writes before and reads back after each call); it separates what the status
-/// costs from what the call costs.
-#[no_mangle]
-pub extern "C" fn uform_bench_noop_status(_status: *mut uniffi::RustCallStatus) {}
 
 #[cfg(test)]
 mod tests {

@@ -7,6 +7,7 @@ use crate::Output;
 
 pub mod c;
 pub mod docs;
+pub mod kotlin;
 pub mod python;
 pub mod rust;
 pub mod shapes;
@@ -19,6 +20,7 @@ pub fn render_all(api: &Api) -> Rendered<Vec<Output>> {
     out.extend(c::render(api)?);
     out.extend(typescript::render(api)?);
     out.extend(python::render(api)?);
+    out.extend(kotlin::render(api)?);
     out.extend(udl::render(api)?);
     out.extend(rust::render(api)?);
     Ok(out)

@@ -127,15 +127,12 @@ pub struct Backend {
 }
 
 /// Every backend `cargo xtask codegen` runs.
-pub const BACKENDS: [Backend; 4] = [
+pub const BACKENDS: [Backend; 5] = [
     Backend { name: "C", languages: &[Language::C], supports: super::c::SUPPORTS },
     Backend { name: "Node (TypeScript)", languages: &[Language::TypeScript], supports: super::typescript::SUPPORTS },
     Backend { name: "Python", languages: &[Language::Python], supports: super::python::SUPPORTS },
-    Backend {
-        name: "uniffi (Kotlin, Swift)",
-        languages: &[Language::Kotlin, Language::Swift],
-        supports: super::udl::SUPPORTS,
-    },
+    Backend { name: "Kotlin (JNI)", languages: &[Language::Kotlin], supports: super::kotlin::SUPPORTS },
+    Backend { name: "uniffi (Swift)", languages: &[Language::Swift], supports: super::udl::SUPPORTS },
 ];
 
 impl Backend {

@@ -1,4 +1,4 @@
-//! `cargo xtask test kotlin`: builds the uniffi cdylib, runs the Kotlin scenario suite with Maven (the jar carries
+//! `cargo xtask test kotlin`: builds the JNI cdylib (`uform-jni`), runs the Kotlin scenario suite with Maven (the jar carries
 //! the native library under `linux-x86-64/`), installs the jar into the repository
 //! `bindings/kotlin/target/local-repo`, and builds and runs `bindings/kotlin/consumer` against only that artifact.
 //! Maven uses the ordinary `~/.m2` for plugins, so after the first run it works offline.
@@ -9,9 +9,8 @@ use crate::util::{apt_install, cargo, have, root, status};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-/// Maven in `dir`, without the `LD_LIBRARY_PATH` that `cargo run` sets (it names target/debug): JNA searches it
-/// before the class path, so the tests and the consumer would load target/debug/libuform_uniffi.so instead of the
-/// library inside the artifact, and the benchmark the debug build instead of the release one.
+/// Maven in `dir`, without the `LD_LIBRARY_PATH` that `cargo run` sets (it names target/debug), so nothing but the
+/// library inside the artifact can be what the tests, the consumer and the benchmark load.
 fn mvn(dir: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new("mvn");
     cmd.args(["-B", "-q", "-Dstyle.color=never"]).args(args).current_dir(dir).env_remove("LD_LIBRARY_PATH");
@@ -27,7 +26,7 @@ fn ensure_tools() -> Result<(), String> {
 
 pub fn run() -> Result<(), String> {
     ensure_tools()?;
-    cargo(&["build", "--quiet", "-p", "uform-uniffi"])?;
+    cargo(&["build", "--quiet", "-p", "uform-jni"])?;
     let kotlin = root().join("bindings/kotlin");
     let mut verify = mvn(&kotlin, &["verify"]);
     verify
@@ -50,12 +49,12 @@ pub fn run() -> Result<(), String> {
 
 /// `cargo xtask bench overhead`, the Kotlin part: builds the release library, then compiles and runs
 /// bindings/kotlin/src/bench (Maven profile `bench`, built into target/bench against target/release), which times
-/// `capabilitiesCompiled()` and `drain()` against a bare no-op bound through JNA direct mapping as uniffi binds its
-/// functions. Echoes the detail to stderr and returns the result line, `overhead kotlin: noop_ns=N capabilities_ns=C
+/// `capabilitiesCompiled()` and `drain()` against a bare JNI no-op (`UFormNative.benchNoop`, an `external fun` bound
+/// like every generated one). Echoes the detail to stderr and returns the result line, `overhead kotlin: noop_ns=N capabilities_ns=C
 /// drain_ns=D capabilities/noop=R1 drain/noop=R2`.
 pub fn overhead() -> Result<String, String> {
     ensure_tools()?;
-    cargo(&["build", "--quiet", "--release", "-p", "uform-uniffi"])?;
+    cargo(&["build", "--quiet", "--release", "-p", "uform-jni"])?;
     let kotlin = root().join("bindings/kotlin");
     let mut cmd = mvn(&kotlin, &["-Pbench", "test-compile", "exec:exec@overhead"]);
     eprintln!("+ {cmd:?}");

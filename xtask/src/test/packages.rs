@@ -362,7 +362,7 @@ fn maven(work: &Path) -> Result<(), String> {
     if !have("mvn") || !have("java") {
         apt_install(&["openjdk-17-jdk-headless", "maven"])?;
     }
-    cargo(&["build", "--quiet", "-p", "uform-uniffi"])?;
+    cargo(&["build", "--quiet", "-p", "uform-jni"])?;
     let root = root();
     let kotlin = root.join("bindings/kotlin");
     let repo = work.join("maven/repository");

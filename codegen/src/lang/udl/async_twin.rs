@@ -1,12 +1,10 @@
 //! Long calls (`async: true` in the IDL) in Swift's own form, `async throws`, through uniffi's async support.
 //!
-//! Swift and Kotlin share one UDL, and `[Async]` would make Kotlin's form a `suspend fun` as well (it needs
-//! kotlinx-coroutines and changes every caller). So the UDL declares each long call twice: the blocking form under
-//! its own name, and an async twin `<name>_async` whose Rust glue runs the blocking form on its own thread and
-//! completes the future from there (`off_thread` in `bindings/uniffi`), so no executor thread of the caller ever
-//! waits. `generated/uniffi/uniffi.toml`, which uniffi-bindgen reads per language, then gives each language one
-//! form under the IDL's name: Kotlin excludes the twins (its surface is unchanged), Swift excludes the blocking
-//! forms and renames each twin to its IDL name, so `Mesh.bootstrap` is `async throws` in Swift.
+//! The UDL declares each long call twice: the blocking form under its own name, and an async twin `<name>_async`
+//! whose Rust glue runs the blocking form on its own thread and completes the future from there (`off_thread` in
+//! `bindings/uniffi`), so no executor thread of the caller ever waits. `generated/uniffi/uniffi.toml`, which
+//! uniffi-bindgen reads, excludes the blocking forms from Swift and renames each twin to its IDL name, so
+//! `Mesh.bootstrap` is `async throws` in Swift.
 
 use super::format::Udl;
 use crate::model::*;
@@ -53,7 +51,7 @@ fn quoted(items: &[String]) -> String {
     items.iter().map(|i| format!("\"{i}\"")).collect::<Vec<_>>().join(", ")
 }
 
-/// `generated/uniffi/uniffi.toml`: which form of each long call each language sees.
+/// `generated/uniffi/uniffi.toml`: Swift sees each long call's twin under the IDL's name, and not the blocking form.
 pub fn bindings_toml(udl: &Udl, api: &Api, banner: &str) -> String {
     let mut long_calls: Vec<(Option<&Class>, &Callable)> = Vec::new();
     for item in &api.items {
@@ -65,28 +63,12 @@ pub fn bindings_toml(udl: &Udl, api: &Api, banner: &str) -> String {
     }
     let twins: Vec<String> = long_calls.iter().map(|(c, m)| path(udl, *c, &twin(m))).collect();
     let blocking: Vec<String> = long_calls.iter().map(|(c, m)| path(udl, *c, m)).collect();
-    // `only:` is exact per language: a call the UDL declares for one of them is excluded from the other.
-    let (mut kotlin_exclude, mut swift_exclude) = (twins.clone(), blocking.clone());
-    for (class, callable) in api.items.iter().flat_map(|item| match item {
-        Item::Class(c) => c.members.iter().map(|m| (Some(c), m)).collect::<Vec<_>>(),
-        Item::Function(f) => vec![(None, f)],
-        _ => vec![],
-    }) {
-        let (kotlin, swift) = (callable.offered_in(Language::Kotlin), callable.offered_in(Language::Swift));
-        if swift && !kotlin {
-            kotlin_exclude.push(path(udl, class, callable));
-        }
-        if kotlin && !swift {
-            swift_exclude.push(path(udl, class, callable));
-        }
-    }
     let mut out = format!(
-        "{banner}\n#\n# What each language sees of uform.udl (uniffi-bindgen reads it as the crate's config): a long call\n\
-         # (`async: true` in the IDL) is declared twice, blocking and as an async twin `<name>_async`. Kotlin keeps\n\
-         # the blocking form; Swift gets the twin under the IDL's name, as `async throws`.\n\n\
-         [bindings.kotlin]\nexclude = [{}]\n\n[bindings.swift]\nexclude = [{}]\n\n[bindings.swift.rename]\n",
-        quoted(&kotlin_exclude),
-        quoted(&swift_exclude),
+        "{banner}\n#\n# What Swift sees of uform.udl (uniffi-bindgen reads it as the crate's config): a long call\n\
+         # (`async: true` in the IDL) is declared twice, blocking and as an async twin `<name>_async`; Swift gets the\n\
+         # twin under the IDL's name, as `async throws`. (Kotlin has its own JNI binding: codegen/src/lang/kotlin.)\n\n\
+         [bindings.swift]\nexclude = [{}]\n\n[bindings.swift.rename]\n",
+        quoted(&blocking),
     );
     for ((_, m), twin_path) in long_calls.iter().zip(&twins) {
         out.push_str(&format!("\"{twin_path}\" = \"{}\"\n", udl.member(&m.name)));

@@ -17,9 +17,9 @@ use format::{Udl, ERROR};
 /// What the UDL and its glue can emit: every shape.
 pub const SUPPORTS: crate::lang::shapes::Shapes = crate::lang::shapes::Shapes::ALL;
 
-/// Swift and Kotlin share one UDL, so a callable is in it when either offers it.
+/// The UDL is Swift's alone (Kotlin has its own JNI binding, [`crate::lang::kotlin`]).
 fn offered(callable: &Callable) -> bool {
-    callable.offered_in(Language::Kotlin) || callable.offered_in(Language::Swift)
+    callable.offered_in(Language::Swift)
 }
 
 pub struct DocLine {

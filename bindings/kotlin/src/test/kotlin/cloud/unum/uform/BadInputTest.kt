@@ -5,12 +5,12 @@
 // What Kotlin lets through: `null` wherever a type is nullable (absent), 0 and MAX_VALUE for the unsigned counts
 // (UInt, ULong: no negative values exist), empty lists and repeated entries, strings that are empty, contain NUL,
 // or hold a lone UTF-16 surrogate, paths that do not exist or name a file, and handles that were freed (`free()`:
-// later calls throw `UFormException.FreedHandle`) or closed (`close()` / `use {}`: uniffi drops its reference, and
-// later calls throw `IllegalStateException` before reaching Rust). A lone surrogate cannot become UTF-8, so uniffi's
-// converter throws `java.nio.charset.CharacterCodingException` before the call reaches Rust.
+// later calls throw `UFormException.FreedHandle`) or closed (`close()` / `use {}`: the object drops its reference, and
+// later calls throw `IllegalStateException` before reaching Rust). A lone surrogate cannot become UTF-8, so the JNI
+// glue throws `java.nio.charset.MalformedInputException` (a `CharacterCodingException`) before the core sees it.
 //
-// A closed object passed as an argument (a closed Executor to Mesh.bootstrap) is the same IllegalStateException: uniffi's
-// own lowering cloned a freed handle there (a use after free); xtask/src/codegen_uniffi.rs guards it.
+// A closed object passed as an argument (a closed Executor to Mesh.bootstrap) is the same IllegalStateException: an
+// argument's handle is taken for the call exactly as a receiver's is.
 
 package cloud.unum.uform
 
@@ -33,7 +33,7 @@ internal class Expect(val kind: KClass<out Throwable>?, vararg val mentions: Str
 private val ACCEPTS = Expect(null)
 private fun invalid(vararg mentions: String) = Expect(UFormException.InvalidArgument::class, *mentions)
 private fun freed(method: String) = Expect(UFormException.FreedHandle::class, method)
-private val CLOSED = Expect(IllegalStateException::class, "destroyed")
+private val CLOSED = Expect(IllegalStateException::class, "was closed")
 private val NOT_UTF8 = Expect(CharacterCodingException::class)
 private val UNAVAILABLE = Expect(UFormException.Unavailable::class, "gpuDevices")
 private val UNSUPPORTED = Expect(UFormException.Unsupported::class)

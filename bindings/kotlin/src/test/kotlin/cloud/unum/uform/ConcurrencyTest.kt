@@ -2,7 +2,7 @@
 // from any thread with calls overlapping. Each test runs its threads under a deadline (a deadlock fails the test
 // instead of hanging the build) and checks that every call either succeeded or threw the documented exception:
 // `UFormException.FreedHandle` after `free()`, `UFormException.InUse` for freeing an executor a mesh borrows, and
-// uniffi's `IllegalStateException` after `close()`.
+// `IllegalStateException` after `close()`.
 
 package cloud.unum.uform
 
@@ -129,7 +129,7 @@ class ConcurrencyTest {
         }
     }
 
-    // uniffi's `close()` is not a barrier: it drops the Kotlin side's reference, and the Rust object goes when the
+    // `close()` is not a barrier (its KDoc says so): it drops the Kotlin side's reference, and the Rust object goes when the
     // count of calls in flight next reaches zero. A call that starts while another is still in flight passes the
     // check and succeeds, so under continuous overlapping use a closed handle keeps working. Once one call has seen
     // `IllegalStateException` the object is gone, and every later call must see it too; once the calls stop, it is

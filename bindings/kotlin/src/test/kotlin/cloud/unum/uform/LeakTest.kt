@@ -1,4 +1,4 @@
-// Leaks (issue 9, scenarios 6 and 7): handles dropped without `close()` are reclaimed by uniffi's Cleaner once the
+// Leaks (issue 9, scenarios 6 and 7): handles dropped without `close()` are reclaimed by the binding's Cleaner once the
 // collector finds them, and create/close loops leave neither OS threads nor native memory behind.
 //
 // What is observable from inside the JVM: the process's OS threads (/proc/self/task: an executor of 2 threads is the
@@ -46,7 +46,7 @@ internal object ProcessStats {
 class LeakTest {
     @Test
     fun `executors dropped without close are reclaimed by the Cleaner and their threads joined`() {
-        Executor.forRam(ExecutorForRamConfig(threads = 2u)).use { it.drain() } // loads JNA, the library, the Cleaner
+        Executor.forRam(ExecutorForRamConfig(threads = 2u)).use { it.drain() } // loads the library and the Cleaner
         val baseline = ProcessStats.quietThreads()
         val count = 200
         // Never closed and never freed: only the Cleaner can release them.
@@ -67,18 +67,7 @@ class LeakTest {
 
     @Test
     fun `create and close in a loop leaves no threads and bounded memory behind`(@TempDir dir: Path) {
-        // In a JVM of its own whose heap is fixed and touched up front, so VmRSS moves only with native memory.
-        val java = File(System.getProperty("java.home"), "bin/java").path
-        val classpath = System.getProperty("surefire.test.class.path") ?: System.getProperty("java.class.path")
-        val out = dir.resolve("leak.out").toFile()
-        val child = ProcessBuilder(
-            java, "-Xms96m", "-Xmx96m", "-XX:+AlwaysPreTouch", "-XX:+UseSerialGC", "-XX:ErrorFile=$dir/hs_err_%p.log",
-            "-cp", classpath, "cloud.unum.uform.CreateCloseLoop", LOOP_ROUNDS.toString(), LOOP_CYCLES.toString(),
-        ).directory(dir.toFile()).redirectErrorStream(true).redirectOutput(out).start()
-        val finished = child.waitFor(300, TimeUnit.SECONDS)
-        if (!finished) child.destroyForcibly().waitFor()
-        val output = out.readText()
-        assertTrue(finished && child.exitValue() == 0, "the loop did not finish cleanly: $output")
+        val output = inOwnJvm(dir, "cloud.unum.uform.CreateCloseLoop", LOOP_ROUNDS.toString(), LOOP_CYCLES.toString())
         val rounds = output.lines().filter { it.startsWith("round ") }.map { line ->
             val fields = line.split(" ").zipWithNext().toMap()
             Triple(fields.getValue("rss_kb").toLong(), fields.getValue("threads").toInt(), fields.getValue("seconds").toDouble())
@@ -95,6 +84,59 @@ class LeakTest {
         )
         assertTrue(rounds.all { it.second <= warm.second }, "OS threads grew: ${rounds.map { it.second }}")
         assertTrue(growthKb < 5 * 1024, "VmRSS grew by $growthKb kB over $cycles create/close cycles: ${rounds.map { it.first }}")
+    }
+
+    @Test
+    fun `ten million hot calls keep VmRSS flat`(@TempDir dir: Path) {
+        // drain() on an idle executor, the hottest call there is: a call allocates nothing native and nothing the
+        // Cleaner must free, so the resident set stays where the warm-up left it.
+        val output = inOwnJvm(dir, "cloud.unum.uform.HotCallLoop", HOT_CALLS.toString())
+        val fields = output.lines().single { it.startsWith("hot ") }.split(" ").zipWithNext().toMap()
+        val (before, after) = fields.getValue("rss_before_kb").toLong() to fields.getValue("rss_after_kb").toLong()
+        println(
+            "hot calls: %d drain() calls on an idle executor in %.2f s (%.1f ns each); VmRSS %d kB after warm-up, %d kB after, growth %d kB"
+                .format(Locale.ROOT, HOT_CALLS, fields.getValue("seconds").toDouble(), fields.getValue("seconds").toDouble() * 1e9 / HOT_CALLS, before, after, after - before),
+        )
+        assertTrue(after - before < 20 * 1024, "VmRSS grew by ${after - before} kB over $HOT_CALLS drain() calls")
+    }
+
+    /** Runs [mainClass] with [args] in a JVM of its own whose heap is fixed and touched up front, so VmRSS moves only
+     * with native memory; its output, once it exited cleanly. */
+    private fun inOwnJvm(dir: Path, mainClass: String, vararg args: String): String {
+        val java = File(System.getProperty("java.home"), "bin/java").path
+        val classpath = System.getProperty("surefire.test.class.path") ?: System.getProperty("java.class.path")
+        val out = dir.resolve("child.out").toFile()
+        val child = ProcessBuilder(
+            java, "-Xms96m", "-Xmx96m", "-XX:+AlwaysPreTouch", "-XX:+UseSerialGC", "-XX:ErrorFile=$dir/hs_err_%p.log",
+            "-cp", classpath, mainClass, *args,
+        ).directory(dir.toFile()).redirectErrorStream(true).redirectOutput(out).start()
+        val finished = child.waitFor(300, TimeUnit.SECONDS)
+        if (!finished) child.destroyForcibly().waitFor()
+        val output = out.readText()
+        assertTrue(finished && child.exitValue() == 0, "$mainClass did not finish cleanly: $output")
+        return output
+    }
+}
+
+private const val HOT_CALLS = 10_000_000
+
+/** The hot-call loop, run by LeakTest in a JVM of its own: `<calls>`; prints `hot rss_before_kb B rss_after_kb A seconds S`. */
+object HotCallLoop {
+    @JvmStatic
+    fun main(args: Array<String>) {
+        val calls = args[0].toInt()
+        Executor.forRam(ExecutorForRamConfig(threads = 1u)).use { executor ->
+            repeat(200_000) { executor.drain() } // JIT, the library's one-time state
+            ProcessStats.settle(0.5) { false }
+            val before = ProcessStats.rssKb()
+            val started = System.nanoTime()
+            repeat(calls) { executor.drain() }
+            val seconds = (System.nanoTime() - started) / 1e9
+            ProcessStats.settle(0.5) { false }
+            println("hot rss_before_kb $before rss_after_kb ${ProcessStats.rssKb()} seconds $seconds")
+        }
+        System.out.flush()
+        exitProcess(0)
     }
 }
 
@@ -113,7 +155,7 @@ object CreateCloseLoop {
             1, 5 -> Executor.forRam(ExecutorForRamConfig(threads = 1u)).use { it.drain(); it.free() }
             3 -> Executor.forRam(ExecutorForRamConfig(threads = 2u)).use { it.drain(Mood.SPINNING) } // spawns and joins a worker
             6 -> Executor.forRam(ExecutorForRamConfig(threads = 1u)).use { executor -> Mesh.bootstrap(executor).use { it.describe() } }
-            // A failing call allocates its error on both sides (a RustBuffer, then the exception); it must not leak.
+            // A failing call makes its error on both sides (the core error, then the exception); it must not leak.
             else -> runCatching { Executor.forRam(ExecutorForRamConfig(cpuClass = "not-a-class")) }
         }
     }

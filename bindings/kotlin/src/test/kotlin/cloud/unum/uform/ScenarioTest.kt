@@ -61,7 +61,7 @@ class ScenarioTest {
     @Test
     fun `04 enum values`() {
         assertEquals(listOf("SWITCH_REDUCED", "PEER_READ"), MultimemTier.values().map { it.name })
-        // GpuVendor is numbered 0-3 elsewhere; uniffi keeps the declaration order, so ordinals agree.
+        // GpuVendor is numbered 0-3 elsewhere; Kotlin keeps the IDL's order, so ordinals agree.
         assertEquals(listOf(GpuVendor.UNKNOWN, GpuVendor.NVIDIA, GpuVendor.AMD, GpuVendor.APPLE), GpuVendor.values().toList())
         assertEquals(listOf(0, 1, 2, 3), GpuVendor.values().map { it.ordinal })
         assertEquals(listOf(Mood.PARKED, Mood.SPINNING), Mood.values().toList())
@@ -94,7 +94,7 @@ class ScenarioTest {
     @Test
     fun `06 repeated create and free, by free() and by use {}, leaves no threads behind`() {
         fun threads() = File("/proc/self/status").readLines().first { it.startsWith("Threads:") }.substringAfter(":").trim().toInt()
-        Executor.forRam(ExecutorForRamConfig(threads = 2u)).use { it.drain() } // warm up JNA and the runtime
+        Executor.forRam(ExecutorForRamConfig(threads = 2u)).use { it.drain() } // warm up the library and the runtime
         val before = threads()
         repeat(100) {
             Executor.forRam(ExecutorForRamConfig(threads = 2u)).free()
@@ -107,7 +107,7 @@ class ScenarioTest {
     fun `07 use {} frees the executor`() {
         val executor = Executor.forRam(ExecutorForRamConfig(threads = 1u))
         executor.use { it.drain() }
-        // The handle is gone on the Rust side; uniffi refuses further calls on the Kotlin object.
+        // The handle is gone on the Rust side; the Kotlin object refuses further calls.
         assertThrows<IllegalStateException> { executor.drain() }
         executor.close() // closing twice does nothing
     }

@@ -1,0 +1,14 @@
+//! `uform-jni`: the native library behind the Kotlin artifact. `generated/jni/glue.rs` holds one JNI function per
+//! callable of the IDL (rendered from its call plan by `cargo xtask codegen`), the record and enum encoders, and the
+//! error classes; [`runtime`] holds what they share. The generated `UFormNative.kt` declares the matching `external`
+//! functions, and the jar carries this library under `linux-x86-64/`.
+
+pub mod runtime;
+
+include!("../../../generated/jni/glue.rs");
+
+/// The Kotlin overhead benchmark's peer (hand-written, not generated, not part of the API): a JNI function that does
+/// nothing, declared `external` on `UFormNative` beside the generated ones and bound the same way, so
+/// `capabilitiesCompiled()` and `drain()` are measured against the cost of a bare JNI call.
+#[no_mangle]
+pub extern "system" fn Java_cloud_unum_uform_UFormNative_benchNoop(_env: jni::JNIEnv, _class: jni::objects::JClass) {}

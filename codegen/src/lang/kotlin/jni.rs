@@ -1,0 +1,160 @@
+//! `generated/jni/glue.rs`: the Rust half of the Kotlin binding. One JNI function per callable, from the same
+//! [`super::lowering`] as its `external fun`, so the two sides cannot disagree on an argument; an encoder per record
+//! and enum a result carries; a release function per class.
+
+use super::format::{rust_ident, Crossing};
+use super::{lowering, offered, returned_records, KT};
+use crate::lang::banner;
+use crate::model::*;
+use crate::plan::{CallPlan, Callee};
+use crate::render::{template, Named, Rendered};
+
+template! {
+    "jni/glue.rs"
+    struct GlueFile {
+        banner: String,
+        kinds: Vec<(String, String)>,
+        parts: Vec<String>,
+    }
+}
+
+template! {
+    "jni/function.rs"
+    struct FunctionRs {
+        what: String,
+        name: String,
+        params: Vec<String>,
+        returns: Option<String>,
+        lets: Vec<String>,
+        call: String,
+        /// `None` for a unit result.
+        result: Option<String>,
+    }
+}
+
+template! {
+    "jni/release.rs"
+    struct ReleaseRs {
+        class: String,
+        name: String,
+        free: String,
+    }
+}
+
+template! {
+    "jni/encode_record.rs"
+    struct EncodeRecordRs {
+        name: String,
+        fields: Vec<String>,
+    }
+}
+
+template! {
+    "jni/encode_enum.rs"
+    struct EncodeEnumRs {
+        name: String,
+    }
+}
+
+fn function_rs(api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
+    let item = crate::render::callable_item(class, c);
+    let l = lowering(api, class, c);
+    let plan = CallPlan::of(api, class, c);
+    let args: Vec<String> = plan
+        .arguments
+        .iter()
+        .map(|a| {
+            let name = rust_ident(&a.name.snake());
+            match a.passing {
+                crate::plan::Passing::List { .. } => format!("&{name}"),
+                _ => name,
+            }
+        })
+        .collect();
+    let args = args.join(", ");
+    let call = match &plan.callee {
+        Callee::Constructor { class, name } => format!("uform_core::{}::{}({args})", KT.type_name(class), name.snake()),
+        Callee::Method { name } => format!("this.{}({args})", name.snake()),
+        Callee::Function { name } => format!("uform_core::{}({args})", name.snake()),
+    };
+    let call = if plan.throws { format!("{call}?") } else { call };
+    let unit = l.crossing == Crossing::Unit;
+    let returns = (!unit).then(|| KT.rust_returns(c.returns.as_ref(), l.crossing));
+    let result = (!unit).then(|| KT.rust_result(c.returns.as_ref(), c.returns_optional, l.crossing));
+    let what = match class {
+        Some(k) => format!("`{}.{}`", KT.type_name(&k.name), c.name.camel()),
+        None => format!("`{}`", c.name.camel()),
+    };
+    FunctionRs { what, name: l.native.name, params: l.rs_params, returns, lets: l.rs_lets, call, result }.rendered(item)
+}
+
+fn release_rs(c: &Class) -> Rendered {
+    let free = match c.members.iter().find(|m| m.kind == CallableKind::Free) {
+        Some(f) if f.throws => format!("|core| core.{}()", f.name.snake()),
+        Some(f) => format!("|core| {{ core.{}(); Ok(()) }}", f.name.snake()),
+        None => "|_| Ok(())".into(),
+    };
+    ReleaseRs { class: KT.type_name(&c.name), name: KT.native_name(Some(&c.name), &Name::parse("release")), free }
+        .rendered(format!("class {}", c.name.pascal()))
+}
+
+/// The enums some returned record holds, or a result is: they need an encoder.
+fn returned_enums(api: &Api) -> Vec<&Enum> {
+    let mut types: Vec<&Type> = returned_records(api).iter().flat_map(|r| r.fields.iter().map(|f| &f.ty)).collect();
+    types.extend(api.callables().filter(|c| offered(c)).filter_map(|c| c.returns.as_ref()));
+    let named = |ty: &Type| match ty {
+        Type::Enum(n) => Some(n.clone()),
+        Type::List(inner) => match &**inner {
+            Type::Enum(n) => Some(n.clone()),
+            _ => None,
+        },
+        _ => None,
+    };
+    let names: Vec<Name> = types.into_iter().filter_map(named).collect();
+    api.enums().filter(|e| names.contains(&e.name)).collect()
+}
+
+pub fn glue_file(api: &Api) -> Rendered {
+    let mut parts = Vec::new();
+    for item in &api.items {
+        match item {
+            Item::Class(c) => {
+                for m in c.members.iter().filter(|m| offered(m)) {
+                    parts.push(function_rs(api, Some(c), m)?);
+                }
+                parts.push(release_rs(c)?);
+            }
+            Item::Function(f) if offered(f) => parts.push(function_rs(api, None, f)?),
+            _ => {}
+        }
+    }
+    for r in returned_records(api) {
+        let fields = r.fields.iter().map(|f| rust_ident(&f.name.snake())).collect();
+        parts.push(
+            EncodeRecordRs { name: KT.type_name(&r.name), fields }.rendered(format!("record {}", r.name.pascal()))?,
+        );
+    }
+    for e in returned_enums(api) {
+        parts.push(EncodeEnumRs { name: KT.type_name(&e.name) }.rendered(format!("enum {}", e.name.pascal()))?);
+    }
+    let kinds = api
+        .errors
+        .iter()
+        .map(|k| (k.name.pascal(), format!("cloud/unum/uform/UFormException${}", KT.type_name(&k.name))))
+        .collect();
+    GlueFile { banner: banner("//"), kinds, parts }.rendered("jni glue")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_crossing_follows_the_result() {
+        assert_eq!(KT.crossing(None, false, true), Crossing::Handle);
+        assert_eq!(KT.crossing(Some(&Type::U32), false, false), Crossing::Scalar);
+        assert_eq!(KT.crossing(Some(&Type::U32), true, false), Crossing::Bytes);
+        assert_eq!(KT.crossing(Some(&Type::String), true, false), Crossing::String);
+        assert_eq!(KT.crossing(Some(&Type::F32Matrix), false, false), Crossing::Bytes);
+    }
+}

@@ -1,0 +1,526 @@
+//! Kotlin over JNI: `generated/kotlin/cloud/unum/uform/UForm.kt` (the API: records, enums, exceptions, classes and
+//! functions), `UFormNative.kt` (the `external fun` of every callable, the library loader, the handle and the result
+//! decoder) and `generated/jni/glue.rs` (the Rust JNI functions over `uform-core`, [`jni`]). Each callable renders
+//! from its [`CallPlan`]; every spelling and crossing decision is in [`format::Kt`].
+
+pub mod format;
+pub mod jni;
+
+use crate::lang::banner;
+use crate::model::*;
+use crate::plan::{CallPlan, Passing, Receiver};
+use crate::render::{template, Named, Rendered};
+use crate::Output;
+use format::{Crossing, Kt, Value};
+
+/// What the Kotlin and JNI glue can emit: records are flattened into JNI arguments one level deep, so an input record
+/// holding a record and a list of records as a parameter are refused; a returned input record holding a class has no
+/// encoding.
+pub const SUPPORTS: crate::lang::shapes::Shapes = crate::lang::shapes::Shapes::except(&[
+    crate::lang::shapes::Shape::RecordInInputRecord,
+    crate::lang::shapes::Shape::ListOfRecordsArgument,
+    crate::lang::shapes::Shape::ClassInReturnedInputRecord,
+]);
+
+const KT: Kt = Kt;
+/// The Java package's directory under `generated/kotlin/`.
+const PACKAGE_DIR: &str = "kotlin/cloud/unum/uform";
+/// The native library in the jar, and the platform directory it lies under.
+pub const LIBRARY: &str = "libuform_jni.so";
+pub const PLATFORM: &str = "linux-x86-64";
+
+fn offered(c: &Callable) -> bool {
+    c.offered_in(Language::Kotlin)
+}
+
+pub struct FieldLine {
+    pub doc: String,
+    pub declaration: String,
+}
+
+pub struct ReadLine {
+    pub name: String,
+    pub read: String,
+}
+
+pub struct VariantLine {
+    pub doc: String,
+    pub name: String,
+}
+
+pub struct KindLine {
+    pub doc: String,
+    pub name: String,
+    pub code: String,
+}
+
+/// One `external fun` of `UFormNative`.
+pub struct NativeFunction {
+    pub name: String,
+    pub params: String,
+    pub returns: String,
+}
+
+template! {
+    "kotlin/api.kt"
+    struct ApiFile {
+        banner: String,
+        parts: Vec<String>,
+    }
+}
+
+template! {
+    "kotlin/native.kt"
+    struct NativeFile {
+        banner: String,
+        functions: Vec<NativeFunction>,
+        library: &'static str,
+        platform: &'static str,
+        matrix: bool,
+        readers: Vec<String>,
+    }
+}
+
+template! {
+    "kotlin/record.kt"
+    struct RecordKt {
+        doc: String,
+        name: String,
+        fields: Vec<FieldLine>,
+    }
+}
+
+template! {
+    "kotlin/reader.kt"
+    struct ReaderKt {
+        name: String,
+        fields: Vec<ReadLine>,
+    }
+}
+
+template! {
+    "kotlin/enum.kt"
+    struct EnumKt {
+        doc: String,
+        name: String,
+        variants: Vec<VariantLine>,
+    }
+}
+
+template! {
+    "kotlin/error.kt"
+    struct ErrorKt {
+        doc: String,
+        kinds: Vec<KindLine>,
+    }
+}
+
+template! {
+    "kotlin/matrix.kt"
+    struct MatrixKt;
+}
+
+template! {
+    "kotlin/class.kt"
+    struct ClassKt {
+        doc: String,
+        name: String,
+        release: String,
+        constructors: Vec<String>,
+        methods: Vec<String>,
+        free: Option<String>,
+    }
+}
+
+template! {
+    "kotlin/callable.kt"
+    struct CallableKt {
+        doc: String,
+        indent: &'static str,
+        throws: bool,
+        name: String,
+        params: String,
+        returns: String,
+        lines: Vec<String>,
+    }
+}
+
+template! {
+    "kotlin/constant.kt"
+    struct ConstantKt {
+        doc: String,
+        cache: String,
+        name: String,
+        ty: String,
+        call: String,
+    }
+}
+
+fn record_kt(r: &Record) -> Rendered {
+    RecordKt {
+        doc: KT.kdoc(&KT.doc_text(&r.doc), ""),
+        name: KT.type_name(&r.name),
+        fields: r
+            .fields
+            .iter()
+            .map(|f| {
+                let name = KT.member(&f.name);
+                let ty = KT.ty(&f.ty);
+                let declaration = if f.optional {
+                    let default = match (&f.default, r.direction) {
+                        (Some(d), Direction::Input) => KT.literal(d, &f.ty),
+                        _ => "null".into(),
+                    };
+                    format!("{name}: {ty}? = {default}")
+                } else {
+                    format!("{name}: {ty}")
+                };
+                FieldLine { doc: KT.kdoc(&KT.doc_text(&f.doc), "    "), declaration }
+            })
+            .collect(),
+    }
+    .rendered(format!("record {}", r.name.pascal()))
+}
+
+fn reader_kt(r: &Record) -> Rendered {
+    ReaderKt {
+        name: KT.type_name(&r.name),
+        fields: r
+            .fields
+            .iter()
+            .map(|f| {
+                let read = KT.read(&f.ty);
+                ReadLine {
+                    name: KT.member(&f.name),
+                    read: if f.optional { format!("optional {{ {read} }}") } else { read },
+                }
+            })
+            .collect(),
+    }
+    .rendered(format!("record {}", r.name.pascal()))
+}
+
+fn enum_kt(e: &Enum) -> Rendered {
+    EnumKt {
+        doc: KT.kdoc(&KT.doc_text(&e.doc), ""),
+        name: KT.type_name(&e.name),
+        variants: e
+            .variants
+            .iter()
+            .map(|v| {
+                let value = match &v.value {
+                    EnumValue::String(s) => format!("\"{s}\""),
+                    EnumValue::Number(_) => e.number(v).to_string(),
+                };
+                let doc = format!("{} Its value elsewhere is {value}.", KT.doc_text(&v.doc));
+                VariantLine { doc: KT.kdoc(&doc, "    "), name: KT.variant(&v.name) }
+            })
+            .collect(),
+    }
+    .rendered(format!("enum {}", e.name.pascal()))
+}
+
+fn error_kt(api: &Api) -> Rendered {
+    ErrorKt {
+        doc: KT.kdoc(
+            "The exception every throwing call throws: one subclass per error kind, the same set in every language, \
+             whose message names the argument and the value; `code` is the kind as every language spells it \
+             (`invalid_argument`).",
+            "",
+        ),
+        kinds: api
+            .errors
+            .iter()
+            .map(|k| KindLine {
+                doc: KT.kdoc(&KT.doc_text(&k.doc), "    "),
+                name: KT.type_name(&k.name),
+                code: k.name.snake(),
+            })
+            .collect(),
+    }
+    .rendered("errors")
+}
+
+fn class_doc(c: &Class) -> String {
+    let mut doc = KT.doc_text(&c.doc);
+    if !c.details.is_empty() {
+        doc.push_str(&format!("\n\n{}", KT.doc_text(&c.details)));
+    }
+    if !c.thread_safety.is_empty() {
+        doc.push_str(&format!("\n\nThread safety: {}", KT.doc_text(&c.thread_safety)));
+    }
+    doc
+}
+
+/// A callable's KDoc: its doc, one `@param` per documented parameter, and what it throws.
+fn callable_doc(c: &Callable, indent: &str) -> String {
+    let mut text = KT.doc_text(&c.doc);
+    for p in c.params.iter().filter(|p| !p.doc.is_empty()) {
+        text.push_str(&format!("\n@param {} {}", p.name.camel(), KT.doc_text(&p.doc)));
+    }
+    if c.throws {
+        text.push_str("\n@throws UFormException of the kind the error names.");
+    }
+    KT.kdoc(&text, indent)
+}
+
+/// The Kotlin parameter list of the API function.
+fn api_params(c: &Callable) -> String {
+    c.params
+        .iter()
+        .map(|p| {
+            let ty = KT.ty(&p.ty);
+            match &p.default {
+                Some(Literal::EmptyRecord) => format!("{}: {ty}? = null", KT.member(&p.name)),
+                Some(d) => format!("{}: {ty} = {}", KT.member(&p.name), KT.literal(d, &p.ty)),
+                None => format!("{}: {ty}", KT.member(&p.name)),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The API function's result type, `""` for `Unit`.
+fn api_returns(class: Option<&Class>, c: &Callable) -> String {
+    match (c.kind, &c.returns) {
+        (CallableKind::Constructor, _) => format!(": {}", class.map_or_else(String::new, |k| KT.type_name(&k.name))),
+        (_, Some(t)) if c.returns_optional => format!(": {}?", KT.ty(t)),
+        (_, Some(t)) => format!(": {}", KT.ty(t)),
+        (_, None) => String::new(),
+    }
+}
+
+/// What one callable needs on both sides of JNI: the native function, the Kotlin call into it, and the pieces the
+/// Rust side renders (built in [`jni`] from the same lowering).
+pub struct Lowering {
+    pub native: NativeFunction,
+    /// Kotlin lines before the call (a record argument's defaulting).
+    pub prelude: Vec<String>,
+    /// The handles held across the call: (object expression, name its pointer is bound to).
+    pub handles: Vec<(String, String)>,
+    /// The native call's arguments.
+    pub args: Vec<String>,
+    /// The Rust parameters after `env` and the class.
+    pub rs_params: Vec<String>,
+    /// The Rust `let` lines lifting each argument, in order.
+    pub rs_lets: Vec<String>,
+    pub crossing: Crossing,
+}
+
+/// Lowers a callable through its plan.
+pub fn lowering(api: &Api, class: Option<&Class>, c: &Callable) -> Lowering {
+    let plan = CallPlan::of(api, class, c);
+    let mut out = Lowering {
+        native: NativeFunction {
+            name: KT.native_name(class.map(|k| &k.name), &c.name),
+            params: String::new(),
+            returns: String::new(),
+        },
+        prelude: Vec::new(),
+        handles: Vec::new(),
+        args: Vec::new(),
+        rs_params: Vec::new(),
+        rs_lets: Vec::new(),
+        crossing: KT.crossing(c.returns.as_ref(), c.returns_optional, c.kind == CallableKind::Constructor),
+    };
+    let mut kt_params = Vec::new();
+    if let Receiver::Handle { class: k } = &plan.receiver {
+        kt_params.push("handle: Long".to_string());
+        out.args.push("self".into());
+        out.handles.push(("this".into(), "self".into()));
+        out.rs_params.push("handle: jlong".into());
+        out.rs_lets.push(format!(
+            "// SAFETY: Kotlin holds a use of `handle` for the whole call (NativeHandle.use).\n        let this = unsafe {{ runtime::borrow::<uform_core::{}>(handle) }};",
+            KT.type_name(k)
+        ));
+    }
+    for a in &plan.arguments {
+        let param = KT.member(&a.name);
+        let mut kt = param.trim_matches('`').to_string();
+        if let Passing::Record { record, .. } = &a.passing {
+            if a.default == Some(Literal::EmptyRecord) {
+                let local = format!("{kt}Value");
+                out.prelude.push(format!("val {local} = {param} ?: {}()", KT.type_name(record)));
+                kt = local;
+            } else {
+                kt = param.clone();
+            }
+        } else {
+            kt = param.clone();
+        }
+        let value = Value { kt, rs: a.name.snake(), ty: &a.ty, optional: false };
+        let lowered = KT.lower(api, &value, false);
+        for s in lowered.slots {
+            kt_params.push(s.kt_param);
+            out.args.push(s.kt_arg);
+            out.rs_params.push(s.rs_param);
+        }
+        out.handles.extend(lowered.handles);
+        out.rs_lets.push(format!("let {} = {};", format::rust_ident(&a.name.snake()), lowered.lift));
+    }
+    out.native.params = kt_params.join(", ");
+    out.native.returns = KT.native_returns(c.returns.as_ref(), out.crossing, c.returns_optional);
+    out
+}
+
+/// The Kotlin API function of a callable (a constructor in its class's companion object).
+fn callable_kt(api: &Api, class: Option<&Class>, c: &Callable, indent: &'static str) -> Rendered {
+    let item = crate::render::callable_item(class, c);
+    let l = lowering(api, class, c);
+    if c.constant && c.params.is_empty() && class.is_none() {
+        let ty = KT.ty(c.returns.as_ref().expect("a constant returns a value"));
+        let ty = if c.returns_optional { format!("{ty}?") } else { ty };
+        let call = KT.lift_result(
+            c.returns.as_ref(),
+            c.returns_optional,
+            l.crossing,
+            &format!("UFormNative.{}()", l.native.name),
+        );
+        return ConstantKt {
+            doc: callable_doc(c, ""),
+            cache: format!("{}Value", c.name.camel()),
+            name: KT.member(&c.name),
+            ty,
+            call,
+        }
+        .rendered(item);
+    }
+    let call = format!("UFormNative.{}({})", l.native.name, l.args.join(", "));
+    let mut value = KT.lift_result(c.returns.as_ref(), c.returns_optional, l.crossing, &call);
+    if l.crossing == Crossing::Handle {
+        value = format!("{}({value})", class.map(|k| KT.type_name(&k.name)).unwrap_or_default());
+    }
+    // Hold each handle for the call, innermost last: `x.handle.use(x) { xHandle -> … }`.
+    let mut lines = l.prelude.clone();
+    let returns = api_returns(class, c);
+    let keyword = if returns.is_empty() { "" } else { "return " };
+    if l.handles.is_empty() {
+        lines.push(format!("{keyword}{value}"));
+    } else {
+        for (depth, (object, bound)) in l.handles.iter().enumerate() {
+            let pad = "    ".repeat(depth);
+            let start = if depth == 0 { keyword } else { "" };
+            let owner = if object == "this" { "handle".to_string() } else { format!("{object}.handle") };
+            lines.push(format!("{pad}{start}{owner}.use({object}) {{ {bound} ->"));
+        }
+        lines.push(format!("{}{value}", "    ".repeat(l.handles.len())));
+        for depth in (0..l.handles.len()).rev() {
+            lines.push(format!("{}}}", "    ".repeat(depth)));
+        }
+    }
+    CallableKt {
+        doc: callable_doc(c, indent),
+        indent,
+        throws: c.throws,
+        name: KT.member(&c.name),
+        params: api_params(c),
+        returns,
+        lines,
+    }
+    .rendered(item)
+}
+
+fn class_kt(api: &Api, c: &Class) -> Rendered {
+    let members: Vec<&Callable> = c.members.iter().filter(|m| offered(m)).collect();
+    ClassKt {
+        doc: KT.kdoc(&class_doc(c), ""),
+        name: KT.type_name(&c.name),
+        release: KT.native_name(Some(&c.name), &Name::parse("release")),
+        constructors: members
+            .iter()
+            .filter(|m| m.kind == CallableKind::Constructor)
+            .map(|m| callable_kt(api, Some(c), m, "        "))
+            .collect::<Rendered<_>>()?,
+        methods: members
+            .iter()
+            .filter(|m| m.kind != CallableKind::Constructor)
+            .map(|m| callable_kt(api, Some(c), m, "    "))
+            .collect::<Rendered<_>>()?,
+        free: c.members.iter().find(|m| m.kind == CallableKind::Free).map(|m| m.name.camel()),
+    }
+    .rendered(format!("class {}", c.name.pascal()))
+}
+
+/// The records some result carries, directly or inside another record or a list: they need a reader here and an
+/// encoder in the glue.
+pub fn returned_records(api: &Api) -> Vec<&Record> {
+    fn visit<'a>(api: &'a Api, ty: &Type, out: &mut Vec<&'a Record>) {
+        match ty {
+            Type::List(inner) => visit(api, inner, out),
+            Type::Record(n) => {
+                if let Some(r) = api.record(n) {
+                    if !out.iter().any(|o| o.name == r.name) {
+                        out.push(r);
+                        for f in &r.fields {
+                            visit(api, &f.ty, out);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for c in api.callables().filter(|c| offered(c)) {
+        if let Some(ty) = &c.returns {
+            visit(api, ty, &mut out);
+        }
+    }
+    // In IDL order, so the files do not depend on the order of the callables.
+    api.records().filter(|r| out.iter().any(|o| o.name == r.name)).collect()
+}
+
+fn api_file(api: &Api) -> Rendered {
+    let mut parts = Vec::new();
+    for item in &api.items {
+        match item {
+            Item::Record(r) => parts.push(record_kt(r)?),
+            Item::Enum(e) => parts.push(enum_kt(e)?),
+            Item::Class(c) => parts.push(class_kt(api, c)?),
+            Item::Function(f) if offered(f) => parts.push(callable_kt(api, None, f, "")?),
+            Item::Function(_) => {}
+        }
+    }
+    if api.returns_matrix() {
+        parts.push(MatrixKt.rendered("f32_matrix")?);
+    }
+    parts.push(error_kt(api)?);
+    ApiFile { banner: banner("//"), parts }.rendered("UForm.kt")
+}
+
+fn native_file(api: &Api) -> Rendered {
+    let mut functions = Vec::new();
+    for item in &api.items {
+        match item {
+            Item::Class(c) => {
+                for m in c.members.iter().filter(|m| offered(m)) {
+                    functions.push(lowering(api, Some(c), m).native);
+                }
+                functions.push(NativeFunction {
+                    name: KT.native_name(Some(&c.name), &Name::parse("release")),
+                    params: "handle: Long".into(),
+                    returns: String::new(),
+                });
+            }
+            Item::Function(f) if offered(f) => functions.push(lowering(api, None, f).native),
+            _ => {}
+        }
+    }
+    NativeFile {
+        banner: banner("//"),
+        functions,
+        library: LIBRARY,
+        platform: PLATFORM,
+        matrix: api.returns_matrix(),
+        readers: returned_records(api).into_iter().map(reader_kt).collect::<Rendered<_>>()?,
+    }
+    .rendered("UFormNative.kt")
+}
+
+pub fn render(api: &Api) -> Rendered<Vec<Output>> {
+    Ok(vec![
+        Output { path: format!("{PACKAGE_DIR}/UForm.kt").into(), contents: api_file(api)? },
+        Output { path: format!("{PACKAGE_DIR}/UFormNative.kt").into(), contents: native_file(api)? },
+        Output { path: "jni/glue.rs".into(), contents: jni::glue_file(api)? },
+    ])
+}

@@ -1,0 +1,3 @@
+private val {{ cache }}: {{ ty }} by lazy { {{ call }} }
+
+{{ doc }}fun {{ name }}(): {{ ty }} = {{ cache }}

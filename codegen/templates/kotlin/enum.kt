@@ -1,0 +1,5 @@
+{{ doc }}enum class {{ name }} {
+{%- for v in variants %}
+{{ v.doc }}    {{ v.name }},
+{%- endfor %}
+}

@@ -1,0 +1,5 @@
+{{ doc }}data class {{ name }}(
+{%- for f in fields %}
+{{ f.doc }}    var {{ f.declaration }},
+{%- endfor %}
+)

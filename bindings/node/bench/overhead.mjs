@@ -9,9 +9,23 @@ import { dirname, join } from 'node:path';
 import { Executor, capabilitiesCompiled } from 'uform';
 
 const require = createRequire(import.meta.url);
-const packageDir = dirname(require.resolve('uform'));
-const binary = readdirSync(packageDir).find((name) => name.endsWith('.node'));
-const native = require(join(packageDir, binary));
+/** The addon the package loaded: beside it when built from source, else in its installed platform package. */
+function addonPath() {
+    const dirs = [dirname(require.resolve('uform'))];
+    for (const libc of ['gnu', 'musl']) {
+        try {
+            dirs.push(dirname(require.resolve(`uform-${process.platform}-${process.arch}-${libc}/package.json`)));
+        } catch {
+            // not installed
+        }
+    }
+    for (const dir of dirs) {
+        const binary = readdirSync(dir).find((name) => name.endsWith('.node'));
+        if (binary) return join(dir, binary);
+    }
+    throw new Error(`no .node addon in ${dirs.join(', ')}`);
+}
+const native = require(addonPath());
 
 const iterations = Number(process.env.UFORM_BENCH_ITERATIONS ?? 2_000_000);
 const rounds = Number(process.env.UFORM_BENCH_ROUNDS ?? 7);

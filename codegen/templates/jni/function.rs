@@ -1,7 +1,7 @@
 /// {{ what }}
 #[no_mangle]
 #[allow(unused_variables, clippy::too_many_arguments, clippy::needless_question_mark)]
-pub extern "system" fn Java_cloud_unum_uform_UFormNative_{{ name }}<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>{% for p in params %}, {{ p }}{% endfor %}){% if let Some(returns) = returns %} -> {{ returns }}{% endif %} {
+pub extern "system" fn {{ name }}<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>{% for p in params %}, {{ p }}{% endfor %}){% if let Some(returns) = returns %} -> {{ returns }}{% endif %} {
     runtime::call(&mut env, |env| {
 {%- for line in lets %}
         {{ line }}

@@ -3,7 +3,7 @@
 // The Kotlin API of UForm: records, enums, the exception hierarchy, classes and functions. Every call crosses into
 // libuform_jni.so through `UFormNative` (UFormNative.kt), whose JNI functions generated/jni/glue.rs implements.
 
-package cloud.unum.uform
+package {{ package }}
 {%- for part in parts %}
 
 {{ part }}

@@ -4,7 +4,7 @@
 // implemented by generated/jni/glue.rs), the library's loading from the jar, the handle every class holds, and the
 // decoder of results that cross as bytes (the layout is `Encode` in bindings/jni/src/runtime.rs).
 
-package cloud.unum.uform
+package {{ package }}
 
 import java.lang.ref.Cleaner
 import java.lang.ref.Reference

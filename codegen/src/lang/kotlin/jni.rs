@@ -3,7 +3,7 @@
 //! and enum a result carries; a release function per class.
 
 use super::format::{rust_ident, Crossing};
-use super::{lowering, offered, returned_records, KT};
+use super::{lowering, offered, returned_records, KT, PACKAGE};
 use crate::lang::banner;
 use crate::model::*;
 use crate::plan::{CallPlan, Callee};
@@ -56,6 +56,11 @@ template! {
     }
 }
 
+/// The JNI symbol of a function of `UFormNative`.
+fn symbol(name: &str) -> String {
+    format!("Java_{}_UFormNative_{name}", PACKAGE.replace('.', "_"))
+}
+
 fn function_rs(api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
     let item = crate::render::callable_item(class, c);
     let l = lowering(api, class, c);
@@ -85,7 +90,8 @@ fn function_rs(api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
         Some(k) => format!("`{}.{}`", KT.type_name(&k.name), c.name.camel()),
         None => format!("`{}`", c.name.camel()),
     };
-    FunctionRs { what, name: l.native.name, params: l.rs_params, returns, lets: l.rs_lets, call, result }.rendered(item)
+    FunctionRs { what, name: symbol(&l.native.name), params: l.rs_params, returns, lets: l.rs_lets, call, result }
+        .rendered(item)
 }
 
 fn release_rs(c: &Class) -> Rendered {
@@ -94,8 +100,12 @@ fn release_rs(c: &Class) -> Rendered {
         Some(f) => format!("|core| {{ core.{}(); Ok(()) }}", f.name.snake()),
         None => "|_| Ok(())".into(),
     };
-    ReleaseRs { class: KT.type_name(&c.name), name: KT.native_name(Some(&c.name), &Name::parse("release")), free }
-        .rendered(format!("class {}", c.name.pascal()))
+    ReleaseRs {
+        class: KT.type_name(&c.name),
+        name: symbol(&KT.native_name(Some(&c.name), &Name::parse("release"))),
+        free,
+    }
+    .rendered(format!("class {}", c.name.pascal()))
 }
 
 /// The enums some returned record holds, or a result is: they need an encoder.
@@ -140,7 +150,7 @@ pub fn glue_file(api: &Api) -> Rendered {
     let kinds = api
         .errors
         .iter()
-        .map(|k| (k.name.pascal(), format!("cloud/unum/uform/UFormException${}", KT.type_name(&k.name))))
+        .map(|k| (k.name.pascal(), format!("{}/UFormException${}", PACKAGE.replace('.', "/"), KT.type_name(&k.name))))
         .collect();
     GlueFile { banner: banner("//"), kinds, parts }.rendered("jni glue")
 }

@@ -3,6 +3,7 @@
 //! decoder) and `generated/jni/glue.rs` (the Rust JNI functions over `uform-core`, [`jni`]). Each callable renders
 //! from its [`CallPlan`]; every spelling and crossing decision is in [`format::Kt`].
 
+pub mod docs;
 pub mod format;
 pub mod jni;
 
@@ -23,8 +24,8 @@ pub const SUPPORTS: crate::lang::shapes::Shapes = crate::lang::shapes::Shapes::e
 ]);
 
 const KT: Kt = Kt;
-/// The Java package's directory under `generated/kotlin/`.
-const PACKAGE_DIR: &str = "kotlin/cloud/unum/uform";
+/// The package every Kotlin source declares (`generated/kotlin/<its path>/`).
+pub const PACKAGE: &str = "cloud.unum.uform";
 /// The native library in the jar, and the platform directory it lies under.
 pub const LIBRARY: &str = "libuform_jni.so";
 pub const PLATFORM: &str = "linux-x86-64";
@@ -65,6 +66,7 @@ template! {
     "kotlin/api.kt"
     struct ApiFile {
         banner: String,
+        package: &'static str,
         parts: Vec<String>,
     }
 }
@@ -73,6 +75,7 @@ template! {
     "kotlin/native.kt"
     struct NativeFile {
         banner: String,
+        package: &'static str,
         functions: Vec<NativeFunction>,
         library: &'static str,
         platform: &'static str,
@@ -485,7 +488,7 @@ fn api_file(api: &Api) -> Rendered {
         parts.push(MatrixKt.rendered("f32_matrix")?);
     }
     parts.push(error_kt(api)?);
-    ApiFile { banner: banner("//"), parts }.rendered("UForm.kt")
+    ApiFile { banner: banner("//"), package: PACKAGE, parts }.rendered("UForm.kt")
 }
 
 fn native_file(api: &Api) -> Rendered {
@@ -508,6 +511,7 @@ fn native_file(api: &Api) -> Rendered {
     }
     NativeFile {
         banner: banner("//"),
+        package: PACKAGE,
         functions,
         library: LIBRARY,
         platform: PLATFORM,
@@ -518,9 +522,12 @@ fn native_file(api: &Api) -> Rendered {
 }
 
 pub fn render(api: &Api) -> Rendered<Vec<Output>> {
-    Ok(vec![
-        Output { path: format!("{PACKAGE_DIR}/UForm.kt").into(), contents: api_file(api)? },
-        Output { path: format!("{PACKAGE_DIR}/UFormNative.kt").into(), contents: native_file(api)? },
+    let dir = format!("kotlin/{}", PACKAGE.replace('.', "/"));
+    let mut out = vec![
+        Output { path: format!("{dir}/UForm.kt").into(), contents: api_file(api)? },
+        Output { path: format!("{dir}/UFormNative.kt").into(), contents: native_file(api)? },
         Output { path: "jni/glue.rs".into(), contents: jni::glue_file(api)? },
-    ])
+    ];
+    out.extend(crate::lang::docs::render(&docs::KotlinDocs, api)?);
+    Ok(out)
 }

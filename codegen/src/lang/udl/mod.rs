@@ -461,7 +461,6 @@ pub fn render(api: &Api) -> Rendered<Vec<Output>> {
         Output { path: "uniffi/glue.rs".into(), contents: glue_file(&udl, api)? },
         Output { path: "uniffi/uniffi.toml".into(), contents: async_twin::bindings_toml(&udl, api, &banner("#")) },
     ];
-    out.extend(crate::lang::docs::render(&docs::KotlinDocs, api)?);
     out.extend(crate::lang::docs::render(&docs::SwiftDocs, api)?);
     Ok(out)
 }

@@ -1,0 +1,156 @@
+//! The Kotlin reference page: the shared page shape of [`crate::lang::docs`], every name and type spelled by
+//! [`Kt`], the formatter the Kotlin sources use.
+
+use super::format::Kt;
+use super::KT;
+use crate::lang::docs::{text, DocStyle, Entry};
+use crate::model::*;
+use crate::render::Rendered;
+
+pub struct KotlinDocs;
+
+impl KotlinDocs {
+    fn param(&self, p: &Param) -> String {
+        let ty = KT.ty(&p.ty);
+        match &p.default {
+            Some(Literal::EmptyRecord) => format!("{}: {ty}? = null", KT.member(&p.name)),
+            Some(d) => format!("{}: {ty} = {}", KT.member(&p.name), KT.literal(d, &p.ty)),
+            None => format!("{}: {ty}", KT.member(&p.name)),
+        }
+    }
+}
+
+fn anchor(name: &Name) -> String {
+    name.camel().to_lowercase()
+}
+
+impl DocStyle for KotlinDocs {
+    fn folder(&self) -> &'static str {
+        "kotlin"
+    }
+    fn language(&self) -> &'static str {
+        "Kotlin"
+    }
+    fn fence(&self) -> &'static str {
+        "kotlin"
+    }
+    fn offered(&self, callable: &Callable) -> bool {
+        callable.offered_in(Language::Kotlin)
+    }
+    fn imports(&self, _api: &Api) -> Vec<String> {
+        vec![format!("import {}.*", super::PACKAGE)]
+    }
+    fn reference(&self, api: &Api, r: &Reference) -> String {
+        match r {
+            Reference::Member(n) => format!("`{}`", n.camel()),
+            Reference::Type(n) => format!("`{}`", Kt.type_name(n)),
+            Reference::Function(n) if api.functions().any(|f| &f.name == n && self.offered(f)) => {
+                format!("[`{}`](#{})", n.camel(), anchor(n))
+            }
+            Reference::Function(n) => format!("`{}`", n.camel()),
+            Reference::Method { class, method } => {
+                format!("[`{}.{}`](#{})", Kt.type_name(class), method.camel(), anchor(method))
+            }
+        }
+    }
+    fn heading(&self, item: &Item) -> String {
+        match item {
+            Item::Function(f) => f.name.camel(),
+            other => Kt.type_name(other.name()),
+        }
+    }
+    fn member_heading(&self, _class: &Class, member: &Callable) -> String {
+        member.name.camel()
+    }
+    fn record_declaration(&self, _api: &Api, record: &Record) -> String {
+        format!("data class {}", Kt.type_name(&record.name))
+    }
+    fn record_entries(&self, api: &Api, record: &Record) -> Vec<Entry> {
+        record
+            .fields
+            .iter()
+            .map(|f| {
+                let ty = KT.ty(&f.ty);
+                let ty = if f.optional { format!("{ty}?") } else { ty };
+                Entry { name: KT.member(&f.name), ty: Some(ty), doc: text(self, api, &f.doc) }
+            })
+            .collect()
+    }
+    fn enum_declaration(&self, _api: &Api, e: &Enum) -> String {
+        format!("enum class {}", Kt.type_name(&e.name))
+    }
+    fn enum_entries(&self, api: &Api, e: &Enum) -> Vec<Entry> {
+        e.variants
+            .iter()
+            .map(|v| {
+                let value = match &v.value {
+                    EnumValue::String(s) => format!("{s:?}"),
+                    EnumValue::Number(_) => e.number(v).to_string(),
+                };
+                Entry {
+                    name: KT.variant(&v.name),
+                    ty: None,
+                    doc: format!("{} Elsewhere `{value}`.", text(self, api, &v.doc)),
+                }
+            })
+            .collect()
+    }
+    fn class_declaration(&self, _api: &Api, class: &Class) -> String {
+        format!("class {} : AutoCloseable", Kt.type_name(&class.name))
+    }
+    fn callable_declaration(&self, _api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
+        let params: Vec<String> = c.params.iter().map(|p| self.param(p)).collect();
+        let params = if params.len() > 1 {
+            format!("\n{}", params.iter().map(|p| format!("    {p},\n")).collect::<String>())
+        } else {
+            params.join("")
+        };
+        let returns = match (c.kind, &c.returns, class) {
+            (CallableKind::Constructor, _, Some(k)) => format!(": {}", Kt.type_name(&k.name)),
+            (_, Some(t), _) if c.returns_optional => format!(": {}?", KT.ty(t)),
+            (_, Some(t), _) => format!(": {}", KT.ty(t)),
+            _ => String::new(),
+        };
+        let throws = if c.throws { "@Throws(UFormException::class)\n" } else { "" };
+        let scope = match (class, c.kind) {
+            (Some(k), CallableKind::Constructor) => format!("{}.Companion.", Kt.type_name(&k.name)),
+            _ => String::new(),
+        };
+        Ok(format!("{throws}fun {scope}{}({params}){returns}", KT.member(&c.name)))
+    }
+    fn param_name(&self, param: &Param) -> String {
+        KT.member(&param.name)
+    }
+    fn compiled_declaration(&self, _api: &Api, _class: &Class) -> Option<String> {
+        None
+    }
+    fn notes(&self) -> Vec<String> {
+        vec!["## Handles\n\nEvery class is `AutoCloseable`. `free()` frees the native object now and keeps the Kotlin \
+             object: later calls throw `UFormException.FreedHandle`. `close()` (and `use { }`) drops the Kotlin \
+             object's reference: later calls on it, and passing it as an argument, throw `IllegalStateException`. \
+             `close()` does not wait for calls in flight on other threads: they finish normally, and the native \
+             object is freed when the last of them returns. An object nobody closes is freed the same way once the \
+             collector finds it unreachable (a `java.lang.ref.Cleaner`, registered once per object; a call allocates \
+             nothing for it). A string holding a lone UTF-16 surrogate is refused with \
+             `java.nio.charset.MalformedInputException` before the call reaches the runtime."
+            .into()]
+    }
+    fn errors_heading(&self) -> String {
+        "UFormException".into()
+    }
+    fn errors_intro(&self) -> String {
+        "The exception every throwing call throws: one subclass per kind, the same set in every language; `message` \
+         names the argument and the value, and `code` is the kind as every language spells it (`invalid_argument`)."
+            .into()
+    }
+    fn errors_declaration(&self, _api: &Api) -> String {
+        "sealed class UFormException(message: String, val code: String) : Exception(message)".into()
+    }
+    fn error_entry(&self, api: &Api, error: &ErrorKindDef) -> Entry {
+        Entry {
+            name: format!("UFormException.{}", Kt.type_name(&error.name)),
+            ty: None,
+            doc: text(self, api, &error.doc),
+        }
+    }
+}

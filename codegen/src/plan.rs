@@ -157,6 +157,20 @@ impl CallPlan {
         }
     }
 
+    /// Whether a binding may skip the call by reading its class's quiet word (core's `quiet()` and
+    /// `<name>_quiet_when`, see `idl/README.md`): a `try_first` method with no result and no argument or one enum.
+    pub fn reads_quiet_word(&self) -> bool {
+        let arguments = match self.arguments.as_slice() {
+            [] => true,
+            [a] => matches!(a.ty, Type::Enum(_)),
+            _ => false,
+        };
+        self.try_first
+            && self.outcome.shape == Shape::Unit
+            && matches!(self.receiver, Receiver::Handle { .. })
+            && arguments
+    }
+
     /// Whether the call hands back a value (a constructor's handle included).
     pub fn returns_value(&self) -> bool {
         self.outcome.shape != Shape::Unit
@@ -319,6 +333,7 @@ items:
         assert_eq!(plan.arguments[0].passing, Passing::List { element: Type::String });
         assert_eq!(plan.outcome, Outcome { shape: Shape::List { element: Type::U32 }, optional: false });
         assert!(plan.blocking && plan.try_first && !plan.constant);
+        assert!(!plan.reads_quiet_word(), "a method with a result always calls in");
         assert!(plan.keeps_alive.is_empty());
         let twin = CallPlan::of(&api, Some(model), &encode.async_twin());
         assert_eq!(twin.core_name(), &Name::parse("encode"));

@@ -169,6 +169,26 @@ pub extern "system" fn Java_cloud_unum_uform_UFormNative_executorRelease<'l>(mut
     })
 }
 
+/// The quiet word of a `Executor`, as a direct `ByteBuffer` that Kotlin reads before a call it may skip.
+#[no_mangle]
+pub extern "system" fn Java_cloud_unum_uform_UFormNative_executorQuiet<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, handle: jlong) -> jobject {
+    runtime::call(&mut env, |env| {
+        // SAFETY: Kotlin calls this from the constructor that owns `handle`, before anything can release it.
+        let this = unsafe { runtime::borrow::<uform_core::Executor>(handle) };
+        runtime::quiet_buffer(env, &this.quiet())
+    })
+}
+
+/// What the quiet word of a `Executor` holds while `Executor.drain` would change nothing, per argument ordinal.
+#[no_mangle]
+#[allow(unused_variables)]
+pub extern "system" fn Java_cloud_unum_uform_UFormNative_executorDrainQuiet<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, mood: jint) -> jint {
+    runtime::call(&mut env, |env| {
+        let mood = runtime::variant(&uform_core::Mood::ALL, mood)?;
+        Ok(uform_core::Executor::drain_quiet_when(mood) as jint)
+    })
+}
+
 /// `Model.loadRam`
 #[no_mangle]
 #[allow(unused_variables, clippy::too_many_arguments, clippy::needless_question_mark)]

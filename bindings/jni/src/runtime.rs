@@ -230,6 +230,16 @@ pub unsafe fn release<T>(handle: jlong, free: impl FnOnce(&T) -> uform_core::Res
     let _ = free(&value);
 }
 
+/// A direct `ByteBuffer` over a class's quiet word (4 bytes, native order), which Kotlin reads before a call it may
+/// skip. The buffer does not own the word: the core keeps it while the executor it came from lives, and Kotlin reads
+/// it only while it holds a use of that executor's handle.
+pub fn quiet_buffer(env: &mut JNIEnv, quiet: &uform_core::executor::Quiet) -> Result<jobject, Failure> {
+    let word = quiet.word().as_ptr().cast::<u8>();
+    // SAFETY: the word is 4 live bytes for as long as the executor lives (see above); nothing writes through the
+    // buffer, which Kotlin only reads with acquire ordering.
+    Ok(unsafe { env.new_direct_byte_buffer(word, 4) }?.into_raw())
+}
+
 // ---- results ----
 
 /// A string result.

@@ -1,8 +1,16 @@
 {{ doc }}class {{ name }} internal constructor(pointer: Long) : AutoCloseable {
     internal val handle = NativeHandle(this, pointer) { UFormNative.{{ release }}(it) }
-{%- if !constructors.is_empty() %}
+{%- if let Some(quiet) = quiet %}
+
+    /** The core's quiet word: read (holding a use of [handle]) before a call that would change nothing. */
+    private val quiet: java.nio.ByteBuffer = UFormNative.{{ quiet }}(pointer)
+{%- endif %}
+{%- if !constructors.is_empty() || !statics.is_empty() %}
 
     companion object {
+{%- for s in statics %}
+        {{ s }}
+{%- endfor %}
 {%- for c in constructors %}
 {{ c }}
 {%- endfor %}

@@ -6,6 +6,8 @@
 
 package {{ package }}
 
+import java.lang.invoke.MethodHandles
+import java.lang.invoke.VarHandle
 import java.lang.ref.Cleaner
 import java.lang.ref.Reference
 import java.nio.ByteBuffer
@@ -102,6 +104,16 @@ internal class NativeHandle(owner: Any, private val pointer: Long, release: (Lon
     companion object {
         private val CLEANER: Cleaner = Cleaner.create()
     }
+}
+
+/**
+ * Reads a quiet word (see `Executor.quiet` in core) with acquire ordering, as the core publishes it: while it holds
+ * what a call's `…Quiet` function says, the call would change nothing and is skipped.
+ */
+internal object QuietWord {
+    private val WORD: VarHandle = MethodHandles.byteBufferViewVarHandle(IntArray::class.java, ByteOrder.nativeOrder())
+
+    fun read(buffer: ByteBuffer): Int = WORD.getAcquire(buffer, 0) as Int
 }
 
 /** Decodes a result that crossed as bytes: little-endian, strings and lists prefixed with their length. */

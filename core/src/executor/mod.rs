@@ -406,7 +406,9 @@ impl Executor {
     /// `drain(mood)` would return at once and change nothing, so such a binding may skip the call. The word is
     /// written with the state it mirrors, before the call that changed that state returns. (One difference: a
     /// `drain` made from inside one of this executor's own dispatches fails as in use, which the word cannot
-    /// tell; JavaScript never runs there.)
+    /// tell; JavaScript and Kotlin never run there.) The word lives as long as the `Quiet` and as long as this
+    /// executor (any clone of it), which holds the same state: Kotlin keeps only its address while it holds the
+    /// executor.
     pub fn quiet(&self) -> Quiet {
         Quiet { shared: self.inner.shared.clone() }
     }

@@ -41,6 +41,24 @@ template! {
     }
 }
 
+/// A method that reads the quiet word before calling in.
+pub struct QuietMethod {
+    pub what: String,
+    pub symbol: String,
+    pub core: String,
+    /// Its enum argument: (Rust name, core enum).
+    pub argument: Option<(String, String)>,
+}
+
+template! {
+    "jni/quiet.rs"
+    struct QuietRs {
+        class: String,
+        word: String,
+        methods: Vec<QuietMethod>,
+    }
+}
+
 template! {
     "jni/encode_record.rs"
     struct EncodeRecordRs {
@@ -108,6 +126,28 @@ fn release_rs(c: &Class) -> Rendered {
     .rendered(format!("class {}", c.name.pascal()))
 }
 
+fn quiet_rs(api: &Api, c: &Class) -> Rendered<Option<String>> {
+    let methods: Vec<QuietMethod> = super::quiet_methods(api, c)
+        .into_iter()
+        .map(|m| QuietMethod {
+            what: format!("{}.{}", KT.type_name(&c.name), m.name.camel()),
+            symbol: symbol(&super::quiet_when_name(c, m)),
+            core: m.name.snake(),
+            argument: m.params.first().and_then(|p| match &p.ty {
+                Type::Enum(e) => Some((rust_ident(&p.name.snake()), KT.type_name(e))),
+                _ => None,
+            }),
+        })
+        .collect();
+    if methods.is_empty() {
+        return Ok(None);
+    }
+    let word = symbol(&KT.native_name(Some(&c.name), &Name::parse("quiet")));
+    QuietRs { class: KT.type_name(&c.name), word, methods }
+        .rendered(format!("class {}, quiet word", c.name.pascal()))
+        .map(Some)
+}
+
 /// The enums some returned record holds, or a result is: they need an encoder.
 fn returned_enums(api: &Api) -> Vec<&Enum> {
     let mut types: Vec<&Type> = returned_records(api).iter().flat_map(|r| r.fields.iter().map(|f| &f.ty)).collect();
@@ -133,6 +173,7 @@ pub fn glue_file(api: &Api) -> Rendered {
                     parts.push(function_rs(api, Some(c), m)?);
                 }
                 parts.push(release_rs(c)?);
+                parts.extend(quiet_rs(api, c)?);
             }
             Item::Function(f) if offered(f) => parts.push(function_rs(api, None, f)?),
             _ => {}

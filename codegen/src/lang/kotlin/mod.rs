@@ -129,6 +129,10 @@ template! {
         doc: String,
         name: String,
         release: String,
+        /// The native function giving the quiet word, when some method reads it.
+        quiet: Option<String>,
+        /// Companion constants: what the quiet word holds while each quiet method would change nothing.
+        statics: Vec<String>,
         constructors: Vec<String>,
         methods: Vec<String>,
         free: Option<String>,
@@ -390,6 +394,14 @@ fn callable_kt(api: &Api, class: Option<&Class>, c: &Callable, indent: &'static 
     }
     let call = format!("UFormNative.{}({})", l.native.name, l.args.join(", "));
     let mut value = KT.lift_result(c.returns.as_ref(), c.returns_optional, l.crossing, &call);
+    if class.is_some() && CallPlan::of(api, class, c).reads_quiet_word() {
+        // Skipped while the quiet word says the call would change nothing (core's `quiet()`).
+        let expected = match c.params.first() {
+            Some(p) => format!("{}[{}.ordinal]", quiet_constant(c), KT.member(&p.name)),
+            None => quiet_constant(c),
+        };
+        value = format!("if (QuietWord.read(quiet) != {expected}) {value}");
+    }
     if l.crossing == Crossing::Handle {
         value = format!("{}({value})", class.map(|k| KT.type_name(&k.name)).unwrap_or_default());
     }
@@ -425,10 +437,27 @@ fn callable_kt(api: &Api, class: Option<&Class>, c: &Callable, indent: &'static 
 
 fn class_kt(api: &Api, c: &Class) -> Rendered {
     let members: Vec<&Callable> = c.members.iter().filter(|m| offered(m)).collect();
+    let quiet = quiet_methods(api, c);
+    let statics = quiet
+        .iter()
+        .map(|m| {
+            let native = format!("UFormNative.{}", quiet_when_name(c, m));
+            match m.params.first().map(|p| &p.ty) {
+                Some(Type::Enum(e)) => format!(
+                    "private val {}: IntArray = IntArray({}.entries.size) {{ {native}(it) }}",
+                    quiet_constant(m),
+                    KT.type_name(e)
+                ),
+                _ => format!("private val {}: Int = {native}()", quiet_constant(m)),
+            }
+        })
+        .collect();
     ClassKt {
         doc: KT.kdoc(&class_doc(c), ""),
         name: KT.type_name(&c.name),
         release: KT.native_name(Some(&c.name), &Name::parse("release")),
+        quiet: (!quiet.is_empty()).then(|| KT.native_name(Some(&c.name), &Name::parse("quiet"))),
+        statics,
         constructors: members
             .iter()
             .filter(|m| m.kind == CallableKind::Constructor)
@@ -442,6 +471,21 @@ fn class_kt(api: &Api, c: &Class) -> Rendered {
         free: c.members.iter().find(|m| m.kind == CallableKind::Free).map(|m| m.name.camel()),
     }
     .rendered(format!("class {}", c.name.pascal()))
+}
+
+/// The methods of `class` that read its quiet word before calling in ([`CallPlan::reads_quiet_word`]).
+pub fn quiet_methods<'a>(api: &Api, class: &'a Class) -> Vec<&'a Callable> {
+    class.members.iter().filter(|m| offered(m) && CallPlan::of(api, Some(class), m).reads_quiet_word()).collect()
+}
+
+/// The native function saying what the quiet word holds while `method` would change nothing.
+pub fn quiet_when_name(class: &Class, method: &Callable) -> String {
+    format!("{}Quiet", KT.native_name(Some(&class.name), &method.name))
+}
+
+/// The companion constant holding what the quiet word holds while `method` would change nothing.
+fn quiet_constant(method: &Callable) -> String {
+    format!("QUIET_{}", method.name.screaming())
 }
 
 /// The records some result carries, directly or inside another record or a list: they need a reader here and an
@@ -504,6 +548,21 @@ fn native_file(api: &Api) -> Rendered {
                     params: "handle: Long".into(),
                     returns: String::new(),
                 });
+                let quiet = quiet_methods(api, c);
+                if !quiet.is_empty() {
+                    functions.push(NativeFunction {
+                        name: KT.native_name(Some(&c.name), &Name::parse("quiet")),
+                        params: "handle: Long".into(),
+                        returns: ": ByteBuffer".into(),
+                    });
+                }
+                for q in quiet {
+                    functions.push(NativeFunction {
+                        name: quiet_when_name(c, q),
+                        params: if q.params.is_empty() { String::new() } else { "ordinal: Int".into() },
+                        returns: ": Int".into(),
+                    });
+                }
             }
             Item::Function(f) if offered(f) => functions.push(lowering(api, None, f).native),
             _ => {}

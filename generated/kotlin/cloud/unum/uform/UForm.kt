@@ -240,7 +240,11 @@ class Mesh internal constructor(pointer: Long) : AutoCloseable {
 class Executor internal constructor(pointer: Long) : AutoCloseable {
     internal val handle = NativeHandle(this, pointer) { UFormNative.executorRelease(it) }
 
+    /** The core's quiet word: read (holding a use of [handle]) before a call that would change nothing. */
+    private val quiet: java.nio.ByteBuffer = UFormNative.executorQuiet(pointer)
+
     companion object {
+        private val QUIET_DRAIN: IntArray = IntArray(Mood.entries.size) { UFormNative.executorDrainQuiet(it) }
         /**
          * Spawns host threads for RAM-resident models.
          * @param config Where the threads go, how many there are, and how many deferred calls they track.
@@ -285,7 +289,7 @@ class Executor internal constructor(pointer: Long) : AutoCloseable {
     @Throws(UFormException::class)
     fun drain(mood: Mood = Mood.PARKED) {
         handle.use(this) { self ->
-            UFormNative.executorDrain(self, mood.ordinal)
+            if (QuietWord.read(quiet) != QUIET_DRAIN[mood.ordinal]) UFormNative.executorDrain(self, mood.ordinal)
         }
     }
 

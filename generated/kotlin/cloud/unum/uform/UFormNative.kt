@@ -6,6 +6,8 @@
 
 package cloud.unum.uform
 
+import java.lang.invoke.MethodHandles
+import java.lang.invoke.VarHandle
 import java.lang.ref.Cleaner
 import java.lang.ref.Reference
 import java.nio.ByteBuffer
@@ -31,6 +33,8 @@ internal object UFormNative {
     @JvmStatic external fun executorDrain(handle: Long, mood: Int)
     @JvmStatic external fun executorFree(handle: Long)
     @JvmStatic external fun executorRelease(handle: Long)
+    @JvmStatic external fun executorQuiet(handle: Long): ByteBuffer
+    @JvmStatic external fun executorDrainQuiet(ordinal: Int): Int
     @JvmStatic external fun modelLoadRam(path: String, configExecutor: Long, configMemoryDomains: IntArray?): Long
     @JvmStatic external fun modelLoadVram(path: String, configExecutor: Long, configDevices: IntArray?): Long
     @JvmStatic external fun modelDescribe(handle: Long): ByteArray
@@ -120,6 +124,16 @@ internal class NativeHandle(owner: Any, private val pointer: Long, release: (Lon
     companion object {
         private val CLEANER: Cleaner = Cleaner.create()
     }
+}
+
+/**
+ * Reads a quiet word (see `Executor.quiet` in core) with acquire ordering, as the core publishes it: while it holds
+ * what a call's `…Quiet` function says, the call would change nothing and is skipped.
+ */
+internal object QuietWord {
+    private val WORD: VarHandle = MethodHandles.byteBufferViewVarHandle(IntArray::class.java, ByteOrder.nativeOrder())
+
+    fun read(buffer: ByteBuffer): Int = WORD.getAcquire(buffer, 0) as Int
 }
 
 /** Decodes a result that crossed as bytes: little-endian, strings and lists prefixed with their length. */

@@ -237,4 +237,42 @@ class ModelTest {
         executor.free()
         closeTo(kept, reference.embeddings.take(2))
     }
+
+    @Test
+    fun `25 while an encode is in flight on another thread free is in use and drain waits for it`() {
+        val modelDir = required("UFORM_TEST_MODEL_DIR")
+        val reference = Reference(required("UFORM_TEST_REFERENCE"))
+        val batch = List(48) { "${reference.texts[reference.longTextIndex]} $it" }
+        Executor.forRam(ExecutorForRamConfig(threads = 1u)).use { executor ->
+            // Idle, drain() is answered by the quiet word without calling in; in flight, the word says otherwise and
+            // drain() must wait. An attempt counts once free() was refused as in use, which proves the encode was in
+            // flight; one that freed the model before the encode began is repeated.
+            repeat(20) { attempt ->
+                executor.drain()
+                val model = load(modelDir, executor)
+                var encoded: Result<F32Matrix>? = null
+                val encoder = Thread { encoded = runCatching { model.encodeText(batch) } }
+                encoder.start()
+                Thread.sleep(20)
+                val inFlight = try {
+                    model.free()
+                    false
+                } catch (e: UFormException.InUse) {
+                    true
+                }
+                if (inFlight) {
+                    assertEquals("ram", model.describe().residency.name.lowercase()) // refused, not broken
+                    executor.drain() // waits for the encode ...
+                    model.free() // ... so the model is no longer in use
+                    encoder.join(60_000)
+                    assertEquals(48u, encoded!!.getOrThrow().rows)
+                    println("encode in flight: drain waited for it (attempt ${attempt + 1})")
+                    return
+                }
+                encoder.join(60_000)
+                assertTrue(encoded!!.exceptionOrNull() is UFormException.FreedHandle, "$encoded")
+            }
+            error("the encode never was in flight 20 ms after its thread started, in 20 attempts")
+        }
+    }
 }

@@ -48,7 +48,7 @@ private class Subject(val name: String, val loop: (n: Int) -> Long) {
 }
 
 /** The files this process has mapped that hold a UForm native library (the loader's deleted temporary copy). */
-private fun mappedCopies() = File("/proc/self/maps").readLines().map { it.substringAfterLast(' ', "") }.filter { "uform" in it && ".so" in it }.toSet()
+private fun mappedCopies() = File("/proc/self/maps").readLines().mapNotNull { it.split(Regex("\\s+"), 6).getOrNull(5) }.filter { "uform" in it && ".so" in it }.toSet()
 
 private fun rssMb() = File("/proc/self/status").readLines().first { it.startsWith("VmRSS:") }.split(Regex("\\s+"))[1].toLong() / 1024
 

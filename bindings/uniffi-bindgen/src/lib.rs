@@ -1,4 +1,4 @@
-//! Runs uniffi-bindgen over UDL text and hands back the Kotlin and Swift sources as in-memory files, so
+//! Runs uniffi-bindgen over UDL text and hands back the Swift sources as in-memory files, so
 //! `cargo xtask codegen` can write and `--check` them like every other generated file.
 //!
 //! uniffi-bindgen works on files inside a crate, so each call lays out a throw-away crate in a private temporary
@@ -13,19 +13,15 @@ use uniffi_bindgen::{BindgenPaths, BindgenPathsLayer};
 /// The crate whose cdylib the bindings load (`libuform_uniffi.so`, `uform_uniffi.dll`).
 pub const CRATE: &str = "uform-uniffi";
 
-/// What the bindings are called in each language; kept in one place so Package.swift and the pom agree.
-pub const KOTLIN_PACKAGE: &str = "cloud.unum.uform";
+/// What the Swift bindings are called; kept in one place so Package.swift and the generated sources agree. (Kotlin has
+/// its own JNI binding, which uform-codegen renders.)
 pub const SWIFT_MODULE: &str = "UForm";
 pub const SWIFT_FFI_MODULE: &str = "UFormFFI";
 
 /// The bindings' settings, as uniffi's global config file spells them.
 fn config() -> String {
     format!(
-        "[defaults.bindings.kotlin]\n\
-         package_name = \"{KOTLIN_PACKAGE}\"\n\
-         cdylib_name = \"uform_uniffi\"\n\
-         \n\
-         [defaults.bindings.swift]\n\
+        "[defaults.bindings.swift]\n\
          module_name = \"{SWIFT_MODULE}\"\n\
          ffi_module_name = \"{SWIFT_FFI_MODULE}\"\n\
          ffi_module_filename = \"{SWIFT_FFI_MODULE}\"\n\
@@ -33,7 +29,7 @@ fn config() -> String {
     )
 }
 
-/// One generated file, its path relative to the language folder (`cloud/unum/uform/uform.kt`).
+/// One generated file, its path relative to the language folder (`UForm.swift`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct File {
     pub path: PathBuf,
@@ -42,7 +38,6 @@ pub struct File {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Language {
-    Kotlin,
     Swift,
 }
 
@@ -66,7 +61,6 @@ pub fn generate(udl: &str, crate_config: &str, stem: &str, language: Language) -
     write(&config_path, &config())?;
     let options = GenerateOptions {
         languages: vec![match language {
-            Language::Kotlin => TargetLanguage::Kotlin,
             Language::Swift => TargetLanguage::Swift,
         }],
         source: udl_path,

@@ -1,4 +1,4 @@
-//! `uform-uniffi-bindgen <file.udl> <kotlin|swift> <out-dir>`: the same generation `cargo xtask codegen` runs,
+//! `uform-uniffi-bindgen <file.udl> swift <out-dir>`: the same generation `cargo xtask codegen` runs,
 //! for looking at uniffi's output by hand. The crate config is the `uniffi.toml` next to the UDL, when there is one.
 
 use std::path::Path;
@@ -7,14 +7,13 @@ use uform_uniffi_bindgen::{generate, Language};
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [udl, language, out] = args.as_slice() else {
-        eprintln!("usage: uform-uniffi-bindgen <file.udl> <kotlin|swift> <out-dir>");
+        eprintln!("usage: uform-uniffi-bindgen <file.udl> swift <out-dir>");
         std::process::exit(2);
     };
     let language = match language.as_str() {
-        "kotlin" => Language::Kotlin,
         "swift" => Language::Swift,
         other => {
-            eprintln!("unknown language `{other}`: expected kotlin or swift");
+            eprintln!("unknown language `{other}`: expected swift (Kotlin has its own binding: cargo xtask codegen)");
             std::process::exit(2);
         }
     };

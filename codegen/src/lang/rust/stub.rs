@@ -48,15 +48,15 @@ fn signature(c: &Callable, receiver: bool, name: &str, result: &str) -> String {
     format!("pub fn {name}({}) -> {result} {{\n        unimplemented!()\n    }}", params.join(", "))
 }
 
-/// Whether a `try_first` method has the quiet word Node's fast path reads: no result, and no parameter or one enum.
-fn quiet(m: &Callable) -> bool {
-    m.try_first && m.returns.is_none() && matches!(m.params.as_slice(), [] | [Param { ty: Type::Enum(_), .. }])
+/// Whether a method has the quiet word the Node and Kotlin fast paths read ([`crate::plan::CallPlan::reads_quiet_word`]).
+fn quiet(api: &Api, k: &Class, m: &Callable) -> bool {
+    crate::plan::CallPlan::of(api, Some(k), m).reads_quiet_word()
 }
 
-fn class(k: &Class) -> String {
+fn class(api: &Api, k: &Class) -> String {
     // Python's glue asks before each call whether the handle was freed (not in idl/README.md's table; core has it).
     let mut members = vec!["pub fn is_freed(&self) -> bool {\n        unimplemented!()\n    }".to_string()];
-    if k.members.iter().any(quiet) {
+    if k.members.iter().any(|m| quiet(api, k, m)) {
         members.push("pub fn quiet(&self) -> executor::Quiet {\n        unimplemented!()\n    }".to_string());
     }
     if k.members.iter().any(|m| m.is_async) {
@@ -79,7 +79,7 @@ fn class(k: &Class) -> String {
                 if m.try_first {
                     members.push(signature(m, true, &format!("try_{name}"), &format!("Option<{result}>")));
                 }
-                if quiet(m) {
+                if quiet(api, k, m) {
                     members.push(signature(m, false, &format!("{name}_quiet_when"), "u32"));
                 }
             }
@@ -171,7 +171,7 @@ pub fn core(api: &Api) -> crate::render::Rendered {
     }
     for k in api.classes() {
         out.push('\n');
-        out.push_str(&class(k));
+        out.push_str(&class(api, k));
     }
     Ok(out)
 }

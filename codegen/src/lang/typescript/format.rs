@@ -36,20 +36,17 @@ impl Ts {
         eligible.then(|| self.fast_function(&class.name, &method.name))
     }
 
-    /// The JavaScript check a `try_first` method makes before calling in (see [`Quiet`]), when its shape allows
-    /// one: no result, and at most one argument, an enum.
+    /// The JavaScript check a `try_first` method makes before calling in (see [`Quiet`]), when its plan reads the
+    /// quiet word ([`crate::plan::CallPlan::reads_quiet_word`]: no result, and at most one argument, an enum).
     pub fn quiet_of(&self, api: &Api, class: &Class, method: &Callable) -> Option<Quiet> {
-        let enum_param = match method.params.as_slice() {
-            [] => None,
-            [p] => match &p.ty {
-                Type::Enum(n) => Some(api.enumeration(n)?),
-                _ => return None,
-            },
-            _ => return None,
-        };
-        if !method.try_first || method.returns.is_some() || self.fast_function_of(class, method).is_none() {
+        let plan = crate::plan::CallPlan::of(api, Some(class), method);
+        if !plan.reads_quiet_word() || self.fast_function_of(class, method).is_none() {
             return None;
         }
+        let enum_param = match method.params.first().map(|p| &p.ty) {
+            Some(Type::Enum(n)) => Some(api.enumeration(n)?),
+            _ => None,
+        };
         let values = enum_param.map_or_else(Vec::new, |e| {
             e.variants
                 .iter()

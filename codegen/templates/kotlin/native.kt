@@ -158,6 +158,7 @@ internal fun uints(values: List<UInt>): IntArray = IntArray(values.size) { value
 internal fun ulongs(values: List<ULong>): LongArray = LongArray(values.size) { values[it].toLong() }
 
 internal fun ordinals(values: List<Enum<*>>): IntArray = IntArray(values.size) { values[it].ordinal }
-{% for r in readers %}
+{%- for r in readers %}
+
 {{ r }}
 {%- endfor %}

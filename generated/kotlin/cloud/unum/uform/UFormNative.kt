@@ -187,6 +187,7 @@ internal fun Reader.readMeshOptions(): MeshOptions = MeshOptions(
     timeoutSeconds = optional { u32() },
     group = optional { string() },
 )
+
 /** Reads a [MeshDescription] in the layout the native library writes it. */
 internal fun Reader.readMeshDescription(): MeshDescription = MeshDescription(
     hostDomainIndex = u32(),
@@ -196,6 +197,7 @@ internal fun Reader.readMeshDescription(): MeshDescription = MeshDescription(
     multimemDomainCount = u32(),
     multimemTier = MultimemTier.entries[i32()],
 )
+
 /** Reads a [GpuDevice] in the layout the native library writes it. */
 internal fun Reader.readGpuDevice(): GpuDevice = GpuDevice(
     vendor = GpuVendor.entries[i32()],
@@ -205,6 +207,7 @@ internal fun Reader.readGpuDevice(): GpuDevice = GpuDevice(
     memoryBytes = u64(),
     name = string(),
 )
+
 /** Reads a [TensorDescription] in the layout the native library writes it. */
 internal fun Reader.readTensorDescription(): TensorDescription = TensorDescription(
     name = string(),
@@ -212,6 +215,7 @@ internal fun Reader.readTensorDescription(): TensorDescription = TensorDescripti
     shape = list { u64() },
     bytes = u64(),
 )
+
 /** Reads a [ModelDescription] in the layout the native library writes it. */
 internal fun Reader.readModelDescription(): ModelDescription = ModelDescription(
     path = string(),

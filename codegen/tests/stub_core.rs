@@ -167,15 +167,7 @@ fn fixture_crates(name: &str, idl: &Path, base: &Path) -> Vec<String> {
 const NODE_GLUE_EXCLUDED: &[&str] = &[];
 
 /// Fixtures whose Python glue does not compile against their stub core because of a generator bug (see each entry).
-const PYTHON_GLUE_EXCLUDED: &[&str] = &[
-    // `cook(recipe: Recipe, level: Level)`: Python flattens the record's fields into keyword arguments, and the
-    // record's field `level` collides with the parameter `level` (`identifier `level` is bound more than once`);
-    // the checker lets the clash through and the Python generator emits it.
-    "fixture_stub_values",
-    // `class_name(id) -> string?` that cannot fail is `Option<&'static str>` in core (what C's glue returns without
-    // an owner); the Python glue calls `v.as_str()` on the `&&'static str`, the unstable `str::as_str`.
-    "fixture_optional_results",
-];
+const PYTHON_GLUE_EXCLUDED: &[&str] = &[];
 
 /// Writes one workspace of every IDL's crates under `base`, so a single `cargo check` covers them in parallel.
 fn workspace(base: &Path, idls: &[(String, PathBuf)]) {

@@ -60,10 +60,10 @@ fn mesh_options_to_py<'py>(py: Python<'py>, value: &uform_core::MeshOptions) -> 
     if value.host_domain_index.is_some() { fields.set_item("host_domain_index", match &value.host_domain_index { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
     if value.host_domain_count.is_some() { fields.set_item("host_domain_count", match &value.host_domain_count { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
     if value.gpus_per_multimem_domain.is_some() { fields.set_item("gpus_per_multimem_domain", match &value.gpus_per_multimem_domain { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
-    if value.directory.is_some() { fields.set_item("directory", match &value.directory { Some(v) => py_value(py, v.as_str()), None => Ok(py.None().into_bound(py)) }?)?; }
-    if value.job.is_some() { fields.set_item("job", match &value.job { Some(v) => py_value(py, v.as_str()), None => Ok(py.None().into_bound(py)) }?)?; }
+    if value.directory.is_some() { fields.set_item("directory", match &value.directory { Some(v) => py_value(py, AsRef::<str>::as_ref(&v)), None => Ok(py.None().into_bound(py)) }?)?; }
+    if value.job.is_some() { fields.set_item("job", match &value.job { Some(v) => py_value(py, AsRef::<str>::as_ref(&v)), None => Ok(py.None().into_bound(py)) }?)?; }
     if value.timeout_seconds.is_some() { fields.set_item("timeout_seconds", match &value.timeout_seconds { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
-    if value.group.is_some() { fields.set_item("group", match &value.group { Some(v) => py_value(py, v.as_str()), None => Ok(py.None().into_bound(py)) }?)?; }
+    if value.group.is_some() { fields.set_item("group", match &value.group { Some(v) => py_value(py, AsRef::<str>::as_ref(&v)), None => Ok(py.None().into_bound(py)) }?)?; }
     py_value(py, fields)
 }
 
@@ -132,10 +132,10 @@ fn gpu_device_to_py<'py>(py: Python<'py>, value: &uform_core::GpuDevice) -> PyRe
     let fields = pyo3::types::PyDict::new(py);
     fields.set_item("vendor", gpu_vendor_to_py(py, value.vendor)?)?;
     fields.set_item("vendor_ordinal", py_value(py, value.vendor_ordinal)?)?;
-    fields.set_item("gpu_class", match &value.gpu_class { Some(v) => py_value(py, v.as_str()), None => Ok(py.None().into_bound(py)) }?)?;
+    fields.set_item("gpu_class", match &value.gpu_class { Some(v) => py_value(py, AsRef::<str>::as_ref(&v)), None => Ok(py.None().into_bound(py)) }?)?;
     fields.set_item("compute_units", py_value(py, value.compute_units)?)?;
     fields.set_item("memory_bytes", py_value(py, value.memory_bytes)?)?;
-    fields.set_item("name", py_value(py, value.name.as_str())?)?;
+    fields.set_item("name", py_value(py, AsRef::<str>::as_ref(&value.name))?)?;
     class(py, "GpuDevice")?.call((), Some(&fields))
 }
 
@@ -181,7 +181,7 @@ fn executor_for_ram_config_from_py(value: &Bound<'_, PyAny>, argument: &str) -> 
 fn executor_for_ram_config_to_py<'py>(py: Python<'py>, value: &uform_core::ExecutorForRamConfig) -> PyResult<Bound<'py, PyAny>> {
     let fields = pyo3::types::PyDict::new(py);
     if value.memory_domains.is_some() { fields.set_item("memory_domains", match &value.memory_domains { Some(v) => py_value(py, pyo3::types::PyList::new(py, v.iter().map(|v| py_value(py, *v)).collect::<PyResult<Vec<_>>>()?)?), None => Ok(py.None().into_bound(py)) }?)?; }
-    if value.cpu_class.is_some() { fields.set_item("cpu_class", match &value.cpu_class { Some(v) => py_value(py, v.as_str()), None => Ok(py.None().into_bound(py)) }?)?; }
+    if value.cpu_class.is_some() { fields.set_item("cpu_class", match &value.cpu_class { Some(v) => py_value(py, AsRef::<str>::as_ref(&v)), None => Ok(py.None().into_bound(py)) }?)?; }
     if value.threads.is_some() { fields.set_item("threads", match &value.threads { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
     if value.deferred_limit.is_some() { fields.set_item("deferred_limit", match &value.deferred_limit { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
     py_value(py, fields)
@@ -225,7 +225,7 @@ fn executor_on_pool_config_from_py(value: &Bound<'_, PyAny>, argument: &str) -> 
 fn executor_on_pool_config_to_py<'py>(py: Python<'py>, value: &uform_core::ExecutorOnPoolConfig) -> PyResult<Bound<'py, PyAny>> {
     let fields = pyo3::types::PyDict::new(py);
     if value.memory_domains.is_some() { fields.set_item("memory_domains", match &value.memory_domains { Some(v) => py_value(py, pyo3::types::PyList::new(py, v.iter().map(|v| py_value(py, *v)).collect::<PyResult<Vec<_>>>()?)?), None => Ok(py.None().into_bound(py)) }?)?; }
-    if value.cpu_class.is_some() { fields.set_item("cpu_class", match &value.cpu_class { Some(v) => py_value(py, v.as_str()), None => Ok(py.None().into_bound(py)) }?)?; }
+    if value.cpu_class.is_some() { fields.set_item("cpu_class", match &value.cpu_class { Some(v) => py_value(py, AsRef::<str>::as_ref(&v)), None => Ok(py.None().into_bound(py)) }?)?; }
     if value.deferred_limit.is_some() { fields.set_item("deferred_limit", match &value.deferred_limit { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
     py_value(py, fields)
 }
@@ -284,9 +284,9 @@ fn executor_for_vram_config_from_py(value: &Bound<'_, PyAny>, argument: &str) ->
 fn executor_for_vram_config_to_py<'py>(py: Python<'py>, value: &uform_core::ExecutorForVramConfig) -> PyResult<Bound<'py, PyAny>> {
     let fields = pyo3::types::PyDict::new(py);
     if value.devices.is_some() { fields.set_item("devices", match &value.devices { Some(v) => py_value(py, pyo3::types::PyList::new(py, v.iter().map(|v| py_value(py, *v)).collect::<PyResult<Vec<_>>>()?)?), None => Ok(py.None().into_bound(py)) }?)?; }
-    if value.gpu_class.is_some() { fields.set_item("gpu_class", match &value.gpu_class { Some(v) => py_value(py, v.as_str()), None => Ok(py.None().into_bound(py)) }?)?; }
+    if value.gpu_class.is_some() { fields.set_item("gpu_class", match &value.gpu_class { Some(v) => py_value(py, AsRef::<str>::as_ref(&v)), None => Ok(py.None().into_bound(py)) }?)?; }
     if value.memory_domains.is_some() { fields.set_item("memory_domains", match &value.memory_domains { Some(v) => py_value(py, pyo3::types::PyList::new(py, v.iter().map(|v| py_value(py, *v)).collect::<PyResult<Vec<_>>>()?)?), None => Ok(py.None().into_bound(py)) }?)?; }
-    if value.cpu_class.is_some() { fields.set_item("cpu_class", match &value.cpu_class { Some(v) => py_value(py, v.as_str()), None => Ok(py.None().into_bound(py)) }?)?; }
+    if value.cpu_class.is_some() { fields.set_item("cpu_class", match &value.cpu_class { Some(v) => py_value(py, AsRef::<str>::as_ref(&v)), None => Ok(py.None().into_bound(py)) }?)?; }
     if value.streams.is_some() { fields.set_item("streams", match &value.streams { Some(v) => py_value(py, pyo3::types::PyList::new(py, v.iter().map(|v| py_value(py, *v)).collect::<PyResult<Vec<_>>>()?)?), None => Ok(py.None().into_bound(py)) }?)?; }
     if value.scratch_limit.is_some() { fields.set_item("scratch_limit", match &value.scratch_limit { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
     if value.deferred_limit.is_some() { fields.set_item("deferred_limit", match &value.deferred_limit { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
@@ -555,8 +555,8 @@ fn residency_to_py<'py>(py: Python<'py>, value: uform_core::Residency) -> PyResu
 #[allow(dead_code)]
 fn tensor_description_to_py<'py>(py: Python<'py>, value: &uform_core::TensorDescription) -> PyResult<Bound<'py, PyAny>> {
     let fields = pyo3::types::PyDict::new(py);
-    fields.set_item("name", py_value(py, value.name.as_str())?)?;
-    fields.set_item("dtype", py_value(py, value.dtype.as_str())?)?;
+    fields.set_item("name", py_value(py, AsRef::<str>::as_ref(&value.name))?)?;
+    fields.set_item("dtype", py_value(py, AsRef::<str>::as_ref(&value.dtype))?)?;
     fields.set_item("shape", py_value(py, pyo3::types::PyTuple::new(py, value.shape.iter().map(|v| py_value(py, *v)).collect::<PyResult<Vec<_>>>()?)?)?)?;
     fields.set_item("bytes", py_value(py, value.bytes)?)?;
     class(py, "TensorDescription")?.call((), Some(&fields))
@@ -566,9 +566,9 @@ fn tensor_description_to_py<'py>(py: Python<'py>, value: &uform_core::TensorDesc
 #[allow(dead_code)]
 fn model_description_to_py<'py>(py: Python<'py>, value: &uform_core::ModelDescription) -> PyResult<Bound<'py, PyAny>> {
     let fields = pyo3::types::PyDict::new(py);
-    fields.set_item("path", py_value(py, value.path.as_str())?)?;
-    fields.set_item("format", py_value(py, value.format.as_str())?)?;
-    fields.set_item("architecture", match &value.architecture { Some(v) => py_value(py, v.as_str()), None => Ok(py.None().into_bound(py)) }?)?;
+    fields.set_item("path", py_value(py, AsRef::<str>::as_ref(&value.path))?)?;
+    fields.set_item("format", py_value(py, AsRef::<str>::as_ref(&value.format))?)?;
+    fields.set_item("architecture", match &value.architecture { Some(v) => py_value(py, AsRef::<str>::as_ref(&v)), None => Ok(py.None().into_bound(py)) }?)?;
     fields.set_item("residency", residency_to_py(py, value.residency)?)?;
     fields.set_item("memory_domains", py_value(py, pyo3::types::PyTuple::new(py, value.memory_domains.iter().map(|v| py_value(py, *v)).collect::<PyResult<Vec<_>>>()?)?)?)?;
     fields.set_item("devices", py_value(py, pyo3::types::PyTuple::new(py, value.devices.iter().map(|v| py_value(py, *v)).collect::<PyResult<Vec<_>>>()?)?)?)?;
@@ -708,7 +708,7 @@ fn gpu_devices(py: Python<'_>) -> PyResult<Py<PyAny>> {
 #[pyfunction]
 fn capabilities_compiled(py: Python<'_>) -> PyResult<Py<PyAny>> {
     static VALUE: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
-    let value = VALUE.get_or_try_init(py, || -> PyResult<Py<PyAny>> { let value = guard_value(|| uform_core::capabilities_compiled()).map_err(|e| raise(py, e))?; Ok((py_value(py, value.as_str()))?.unbind()) })?;
+    let value = VALUE.get_or_try_init(py, || -> PyResult<Py<PyAny>> { let value = guard_value(|| uform_core::capabilities_compiled()).map_err(|e| raise(py, e))?; Ok((py_value(py, AsRef::<str>::as_ref(&value)))?.unbind()) })?;
     Ok(value.clone_ref(py))
 }
 
@@ -719,7 +719,7 @@ fn capabilities_compiled(py: Python<'_>) -> PyResult<Py<PyAny>> {
 #[pyfunction]
 fn capabilities_available(py: Python<'_>) -> PyResult<Py<PyAny>> {
     static VALUE: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
-    let value = VALUE.get_or_try_init(py, || -> PyResult<Py<PyAny>> { let value = guard_value(|| uform_core::capabilities_available()).map_err(|e| raise(py, e))?; Ok((py_value(py, value.as_str()))?.unbind()) })?;
+    let value = VALUE.get_or_try_init(py, || -> PyResult<Py<PyAny>> { let value = guard_value(|| uform_core::capabilities_available()).map_err(|e| raise(py, e))?; Ok((py_value(py, AsRef::<str>::as_ref(&value)))?.unbind()) })?;
     Ok(value.clone_ref(py))
 }
 

@@ -50,12 +50,12 @@ impl Checker {
                             rm.returns.as_ref().or(rm.constructor.as_ref().or(rm.method.as_ref())).map(|s| s.referenced)
                         });
                         let id = format!("{}.{}", k.name.pascal(), m.name.snake());
-                        self.param_shapes(rm.and_then(|rm| rm.params.as_deref()), loc.or(item_loc), &id, m);
+                        self.param_shapes(rm.and_then(|rm| rm.params.as_deref()), loc.or(item_loc), &id, m, items);
                         self.result_shapes(loc.or(item_loc), &id, m);
                     }
                 }
                 Item::Function(f) => {
-                    self.param_shapes(raw.params.as_deref(), item_loc, &f.name.snake(), f);
+                    self.param_shapes(raw.params.as_deref(), item_loc, &f.name.snake(), f, items);
                     let loc = raw.returns.as_ref().map(|s| s.referenced).or(item_loc);
                     self.result_shapes(loc, &f.name.snake(), f);
                 }
@@ -65,8 +65,23 @@ impl Checker {
     }
 
     /// Each parameter's shapes, placed at the parameter's type (`raw` its raw parameters, `loc` the fallback).
-    fn param_shapes(&mut self, raw: Option<&[RawParam]>, loc: Option<Location>, id: &str, callable: &Callable) {
-        for (i, shape) in Shape::of_params(callable) {
+    fn param_shapes(
+        &mut self,
+        raw: Option<&[RawParam]>,
+        loc: Option<Location>,
+        id: &str,
+        callable: &Callable,
+        items: &[Item],
+    ) {
+        let record = |n: &Name| {
+            items.iter().find_map(|i| match i {
+                Item::Record(r) if &r.name == n => Some(r),
+                _ => None,
+            })
+        };
+        let mut shapes = Shape::of_params(callable);
+        shapes.extend(Shape::of_param_names(callable, record));
+        for (i, shape) in shapes {
             let at = raw.and_then(|r| r.get(i)).map(|p| p.ty.referenced).or(loc);
             let id = format!("{id}.{}", callable.params[i].name.snake());
             self.unsupported(at, &id, shape, Some(callable), "change the parameter, or leave");

@@ -29,6 +29,8 @@ pub enum Shape {
     OptionalValueInOutputRecord,
     /// A parameter that is a list of records.
     ListOfRecordsArgument,
+    /// A record parameter with a field named like another parameter, or like a field of another record parameter.
+    FieldNamedLikeParameter,
 }
 
 impl Shape {
@@ -50,6 +52,10 @@ impl Shape {
                 "an optional output-record field other than a string, path or gpu_class"
             }
             Shape::ListOfRecordsArgument => "a list of records as a parameter",
+            Shape::FieldNamedLikeParameter => {
+                "a record parameter whose field is named like another parameter or another record parameter's field \
+                 (the fields become keyword arguments)"
+            }
         }
     }
 
@@ -62,6 +68,33 @@ impl Shape {
             .enumerate()
             .filter(|(_, p)| list_of_records(&p.ty))
             .map(|(i, _)| (i, Shape::ListOfRecordsArgument))
+            .collect()
+    }
+
+    /// The record parameters of `callable` whose fields share a name with another parameter, or with a field of
+    /// another record parameter, with each one's index; `record` finds a record by name.
+    pub fn of_param_names<'a>(
+        callable: &Callable,
+        record: impl Fn(&Name) -> Option<&'a Record>,
+    ) -> Vec<(usize, Shape)> {
+        let names: Vec<Vec<String>> = callable
+            .params
+            .iter()
+            .map(|p| match &p.ty {
+                Type::Record(r) => {
+                    record(r).map(|r| r.fields.iter().map(|f| f.name.snake()).collect()).unwrap_or_default()
+                }
+                _ => vec![p.name.snake()],
+            })
+            .collect();
+        let clashes =
+            |i: usize| names[i].iter().any(|n| names.iter().enumerate().any(|(j, o)| j != i && o.contains(n)));
+        callable
+            .params
+            .iter()
+            .enumerate()
+            .filter(|(i, p)| matches!(p.ty, Type::Record(_)) && clashes(*i))
+            .map(|(i, _)| (i, Shape::FieldNamedLikeParameter))
             .collect()
     }
 

@@ -272,7 +272,9 @@ impl Py {
             }
             Type::Enum(n) => format!("{}_to_py(py, *{expr})", n.snake()),
             Type::Record(n) => format!("{}_to_py(py, {expr})", n.snake()),
-            Type::String | Type::Path | Type::GpuClass => format!("py_value(py, {expr}.as_str())"),
+            // `AsRef` rather than `as_str`: the value may be a `String`, a reference to one, or a reference to a
+            // core's `&'static str`.
+            Type::String | Type::Path | Type::GpuClass => format!("py_value(py, AsRef::<str>::as_ref(&{expr}))"),
             _ => format!("py_value(py, *{expr})"),
         }
     }

@@ -15,8 +15,11 @@ use crate::Output;
 use format::Py;
 
 /// What the pyo3 glue can emit: a matrix result is moved into its array, never optional.
-pub const SUPPORTS: crate::lang::shapes::Shapes =
-    crate::lang::shapes::Shapes::except(&[crate::lang::shapes::Shape::OptionalMatrixResult]);
+pub const SUPPORTS: crate::lang::shapes::Shapes = crate::lang::shapes::Shapes::except(&[
+    crate::lang::shapes::Shape::OptionalMatrixResult,
+    // Python spreads a record parameter's fields into keyword arguments beside the other parameters.
+    crate::lang::shapes::Shape::FieldNamedLikeParameter,
+]);
 
 const PY: Py = Py;
 /// The base class of every error.

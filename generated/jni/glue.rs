@@ -5,6 +5,7 @@
 // enums that results carry; the exception class of each error kind. Included by bindings/jni/src/lib.rs, whose
 // `runtime` module does the lifting, the handles and the error conversion.
 
+#[allow(unused_imports)]
 use crate::runtime::Encode;
 #[allow(unused_imports)]
 use jni::objects::{JBooleanArray, JClass, JDoubleArray, JIntArray, JLongArray, JObjectArray, JString};

@@ -199,11 +199,6 @@ pub fn variants<T: Copy>(env: &mut JNIEnv, all: &[T], array: &JIntArray) -> Resu
     i32s(env, array)?.into_iter().map(|i| variant(all, i)).collect()
 }
 
-/// An optional scalar: a presence flag and a value.
-pub fn present<T>(flag: jboolean, value: T) -> Option<T> {
-    (flag != 0).then_some(value)
-}
-
 // ---- handles ----
 
 /// A new handle owning `value`; Kotlin's `NativeHandle` keeps it and hands it back to [`release`] exactly once.
@@ -356,11 +351,5 @@ mod tests {
         assert!(matches!(variant(&uform_core::Mood::ALL, 1), Ok(uform_core::Mood::Spinning)));
         assert!(matches!(variant(&uform_core::Mood::ALL, 2), Err(Failure::Jni(_))));
         assert!(matches!(variant(&uform_core::Mood::ALL, -1), Err(Failure::Jni(_))));
-    }
-
-    #[test]
-    fn an_absent_flag_is_none() {
-        assert_eq!(present(0, 5u32), None);
-        assert_eq!(present(1, 5u32), Some(5));
     }
 }

@@ -1,24 +1,12 @@
 //! The Kotlin reference page: the shared page shape of [`crate::lang::docs`], every name and type spelled by
-//! [`Kt`], the formatter the Kotlin sources use.
+//! [`super::format::Kt`], the formatter the Kotlin sources use.
 
-use super::format::Kt;
 use super::KT;
 use crate::lang::docs::{text, DocStyle, Entry};
 use crate::model::*;
 use crate::render::Rendered;
 
 pub struct KotlinDocs;
-
-impl KotlinDocs {
-    fn param(&self, p: &Param) -> String {
-        let ty = KT.ty(&p.ty);
-        match &p.default {
-            Some(Literal::EmptyRecord) => format!("{}: {ty}? = null", KT.member(&p.name)),
-            Some(d) => format!("{}: {ty} = {}", KT.member(&p.name), KT.literal(d, &p.ty)),
-            None => format!("{}: {ty}", KT.member(&p.name)),
-        }
-    }
-}
 
 fn anchor(name: &Name) -> String {
     name.camel().to_lowercase()
@@ -43,50 +31,43 @@ impl DocStyle for KotlinDocs {
     fn reference(&self, api: &Api, r: &Reference) -> String {
         match r {
             Reference::Member(n) => format!("`{}`", n.camel()),
-            Reference::Type(n) => format!("`{}`", Kt.type_name(n)),
+            Reference::Type(n) => format!("`{}`", KT.type_name(n)),
             Reference::Function(n) if api.functions().any(|f| &f.name == n && self.offered(f)) => {
                 format!("[`{}`](#{})", n.camel(), anchor(n))
             }
             Reference::Function(n) => format!("`{}`", n.camel()),
             Reference::Method { class, method } => {
-                format!("[`{}.{}`](#{})", Kt.type_name(class), method.camel(), anchor(method))
+                format!("[`{}.{}`](#{})", KT.type_name(class), method.camel(), anchor(method))
             }
         }
     }
     fn heading(&self, item: &Item) -> String {
         match item {
             Item::Function(f) => f.name.camel(),
-            other => Kt.type_name(other.name()),
+            other => KT.type_name(other.name()),
         }
     }
     fn member_heading(&self, _class: &Class, member: &Callable) -> String {
         member.name.camel()
     }
     fn record_declaration(&self, _api: &Api, record: &Record) -> String {
-        format!("data class {}", Kt.type_name(&record.name))
+        format!("data class {}", KT.type_name(&record.name))
     }
     fn record_entries(&self, api: &Api, record: &Record) -> Vec<Entry> {
         record
             .fields
             .iter()
-            .map(|f| {
-                let ty = KT.ty(&f.ty);
-                let ty = if f.optional { format!("{ty}?") } else { ty };
-                Entry { name: KT.member(&f.name), ty: Some(ty), doc: text(self, api, &f.doc) }
-            })
+            .map(|f| Entry { name: KT.member(&f.name), ty: Some(KT.field_ty(f)), doc: text(self, api, &f.doc) })
             .collect()
     }
     fn enum_declaration(&self, _api: &Api, e: &Enum) -> String {
-        format!("enum class {}", Kt.type_name(&e.name))
+        format!("enum class {}", KT.type_name(&e.name))
     }
     fn enum_entries(&self, api: &Api, e: &Enum) -> Vec<Entry> {
         e.variants
             .iter()
             .map(|v| {
-                let value = match &v.value {
-                    EnumValue::String(s) => format!("{s:?}"),
-                    EnumValue::Number(_) => e.number(v).to_string(),
-                };
+                let value = KT.variant_value(e, v);
                 Entry {
                     name: KT.variant(&v.name),
                     ty: None,
@@ -96,24 +77,19 @@ impl DocStyle for KotlinDocs {
             .collect()
     }
     fn class_declaration(&self, _api: &Api, class: &Class) -> String {
-        format!("class {} : AutoCloseable", Kt.type_name(&class.name))
+        format!("class {} : AutoCloseable", KT.type_name(&class.name))
     }
     fn callable_declaration(&self, _api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
-        let params: Vec<String> = c.params.iter().map(|p| self.param(p)).collect();
+        let params: Vec<String> = c.params.iter().map(|p| KT.param(p)).collect();
         let params = if params.len() > 1 {
             format!("\n{}", params.iter().map(|p| format!("    {p},\n")).collect::<String>())
         } else {
             params.join("")
         };
-        let returns = match (c.kind, &c.returns, class) {
-            (CallableKind::Constructor, _, Some(k)) => format!(": {}", Kt.type_name(&k.name)),
-            (_, Some(t), _) if c.returns_optional => format!(": {}?", KT.ty(t)),
-            (_, Some(t), _) => format!(": {}", KT.ty(t)),
-            _ => String::new(),
-        };
+        let returns = KT.returns(class, c).map(|r| format!(": {r}")).unwrap_or_default();
         let throws = if c.throws { "@Throws(UFormException::class)\n" } else { "" };
         let scope = match (class, c.kind) {
-            (Some(k), CallableKind::Constructor) => format!("{}.Companion.", Kt.type_name(&k.name)),
+            (Some(k), CallableKind::Constructor) => format!("{}.Companion.", KT.type_name(&k.name)),
             _ => String::new(),
         };
         Ok(format!("{throws}fun {scope}{}({params}){returns}", KT.member(&c.name)))
@@ -148,7 +124,7 @@ impl DocStyle for KotlinDocs {
     }
     fn error_entry(&self, api: &Api, error: &ErrorKindDef) -> Entry {
         Entry {
-            name: format!("UFormException.{}", Kt.type_name(&error.name)),
+            name: format!("UFormException.{}", KT.type_name(&error.name)),
             ty: None,
             doc: text(self, api, &error.doc),
         }

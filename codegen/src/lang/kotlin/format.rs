@@ -139,6 +139,44 @@ impl Kt {
         }
     }
 
+    /// A parameter of an API function: `config: ExecutorForRamConfig? = null`, `mood: Mood = Mood.PARKED`.
+    pub fn param(&self, p: &Param) -> String {
+        let (name, ty) = (self.member(&p.name), self.ty(&p.ty));
+        match &p.default {
+            Some(Literal::EmptyRecord) => format!("{name}: {ty}? = null"),
+            Some(d) => format!("{name}: {ty} = {}", self.literal(d, &p.ty)),
+            None => format!("{name}: {ty}"),
+        }
+    }
+
+    /// What an API function returns (a constructor its class), `None` for `Unit`.
+    pub fn returns(&self, class: Option<&Class>, c: &Callable) -> Option<String> {
+        match (c.kind, &c.returns, class) {
+            (CallableKind::Constructor, _, Some(k)) => Some(self.type_name(&k.name)),
+            (_, Some(t), _) if c.returns_optional => Some(format!("{}?", self.ty(t))),
+            (_, Some(t), _) => Some(self.ty(t)),
+            _ => None,
+        }
+    }
+
+    /// A record field's type: `T?` when optional.
+    pub fn field_ty(&self, field: &Field) -> String {
+        let ty = self.ty(&field.ty);
+        if field.optional {
+            format!("{ty}?")
+        } else {
+            ty
+        }
+    }
+
+    /// What an enum value is in the other languages: its string, quoted, or its number.
+    pub fn variant_value(&self, e: &Enum, v: &Variant) -> String {
+        match &v.value {
+            EnumValue::String(s) => format!("{s:?}"),
+            EnumValue::Number(_) => e.number(v).to_string(),
+        }
+    }
+
     /// Doc text with references spelled as Kotlin names them, in KDoc brackets.
     pub fn doc_text(&self, doc: &Doc) -> String {
         doc.render(&|r| match r {

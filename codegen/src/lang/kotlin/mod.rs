@@ -171,16 +171,11 @@ fn record_kt(r: &Record) -> Rendered {
             .fields
             .iter()
             .map(|f| {
-                let name = KT.member(&f.name);
-                let ty = KT.ty(&f.ty);
-                let declaration = if f.optional {
-                    let default = match (&f.default, r.direction) {
-                        (Some(d), Direction::Input) => KT.literal(d, &f.ty),
-                        _ => "null".into(),
-                    };
-                    format!("{name}: {ty}? = {default}")
-                } else {
-                    format!("{name}: {ty}")
+                let declaration = format!("{}: {}", KT.member(&f.name), KT.field_ty(f));
+                let declaration = match (&f.default, r.direction) {
+                    _ if !f.optional => declaration,
+                    (Some(d), Direction::Input) => format!("{declaration} = {}", KT.literal(d, &f.ty)),
+                    _ => format!("{declaration} = null"),
                 };
                 FieldLine { doc: KT.kdoc(&KT.doc_text(&f.doc), "    "), declaration }
             })
@@ -215,11 +210,7 @@ fn enum_kt(e: &Enum) -> Rendered {
             .variants
             .iter()
             .map(|v| {
-                let value = match &v.value {
-                    EnumValue::String(s) => format!("\"{s}\""),
-                    EnumValue::Number(_) => e.number(v).to_string(),
-                };
-                let doc = format!("{} Its value elsewhere is {value}.", KT.doc_text(&v.doc));
+                let doc = format!("{} Its value elsewhere is {}.", KT.doc_text(&v.doc), KT.variant_value(e, v));
                 VariantLine { doc: KT.kdoc(&doc, "    "), name: KT.variant(&v.name) }
             })
             .collect(),
@@ -271,32 +262,6 @@ fn callable_doc(c: &Callable, indent: &str) -> String {
     KT.kdoc(&text, indent)
 }
 
-/// The Kotlin parameter list of the API function.
-fn api_params(c: &Callable) -> String {
-    c.params
-        .iter()
-        .map(|p| {
-            let ty = KT.ty(&p.ty);
-            match &p.default {
-                Some(Literal::EmptyRecord) => format!("{}: {ty}? = null", KT.member(&p.name)),
-                Some(d) => format!("{}: {ty} = {}", KT.member(&p.name), KT.literal(d, &p.ty)),
-                None => format!("{}: {ty}", KT.member(&p.name)),
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// The API function's result type, `""` for `Unit`.
-fn api_returns(class: Option<&Class>, c: &Callable) -> String {
-    match (c.kind, &c.returns) {
-        (CallableKind::Constructor, _) => format!(": {}", class.map_or_else(String::new, |k| KT.type_name(&k.name))),
-        (_, Some(t)) if c.returns_optional => format!(": {}?", KT.ty(t)),
-        (_, Some(t)) => format!(": {}", KT.ty(t)),
-        (_, None) => String::new(),
-    }
-}
-
 /// What one callable needs on both sides of JNI: the native function, the Kotlin call into it, and the pieces the
 /// Rust side renders (built in [`jni`] from the same lowering).
 pub struct Lowering {
@@ -343,18 +308,15 @@ pub fn lowering(api: &Api, class: Option<&Class>, c: &Callable) -> Lowering {
     }
     for a in &plan.arguments {
         let param = KT.member(&a.name);
-        let mut kt = param.trim_matches('`').to_string();
-        if let Passing::Record { record, .. } = &a.passing {
-            if a.default == Some(Literal::EmptyRecord) {
-                let local = format!("{kt}Value");
+        // An absent record argument is one with every field absent.
+        let kt = match &a.passing {
+            Passing::Record { record, .. } if a.default == Some(Literal::EmptyRecord) => {
+                let local = format!("{}Value", param.trim_matches('`'));
                 out.prelude.push(format!("val {local} = {param} ?: {}()", KT.type_name(record)));
-                kt = local;
-            } else {
-                kt = param.clone();
+                local
             }
-        } else {
-            kt = param.clone();
-        }
+            _ => param,
+        };
         let value = Value { kt, rs: a.name.snake(), ty: &a.ty, optional: false };
         let lowered = KT.lower(api, &value, false);
         for s in lowered.slots {
@@ -407,7 +369,7 @@ fn callable_kt(api: &Api, class: Option<&Class>, c: &Callable, indent: &'static 
     }
     // Hold each handle for the call, innermost last: `x.handle.use(x) { xHandle -> … }`.
     let mut lines = l.prelude.clone();
-    let returns = api_returns(class, c);
+    let returns = KT.returns(class, c).map(|r| format!(": {r}")).unwrap_or_default();
     let keyword = if returns.is_empty() { "" } else { "return " };
     if l.handles.is_empty() {
         lines.push(format!("{keyword}{value}"));
@@ -428,7 +390,7 @@ fn callable_kt(api: &Api, class: Option<&Class>, c: &Callable, indent: &'static 
         indent,
         throws: c.throws,
         name: KT.member(&c.name),
-        params: api_params(c),
+        params: c.params.iter().map(|p| KT.param(p)).collect::<Vec<_>>().join(", "),
         returns,
         lines,
     }

@@ -7,6 +7,7 @@
 //! - [`mesh`]: the processes of one run meeting through a shared directory.
 //! - [`encode`]: BERT text encoding on an executor's threads, the compute behind `Model.encodeText`.
 //! - [`model`]: safetensors weights placed for an executor, and the verbs that run on them.
+//! - [`train`]: fine-tuning a RAM model's encoder (the `Trainer`).
 
 pub mod capabilities;
 pub mod devices;
@@ -17,6 +18,7 @@ pub mod handle;
 pub mod mesh;
 pub mod model;
 pub mod path;
+pub mod train;
 pub mod types;
 
 pub use capabilities::{capabilities_available, capabilities_compiled};
@@ -25,4 +27,5 @@ pub use error::{Error, ErrorKind, Result};
 pub use executor::Executor;
 pub use mesh::{mesh_options_from_environment, Mesh};
 pub use model::Model;
+pub use train::Trainer;
 pub use types::*;

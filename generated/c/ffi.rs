@@ -5,6 +5,7 @@
 static MESH_HANDLES: Registry<uform_core::Mesh> = Registry::new();
 static EXECUTOR_HANDLES: Registry<uform_core::Executor> = Registry::new();
 static MODEL_HANDLES: Registry<uform_core::Model> = Registry::new();
+static TRAINER_HANDLES: Registry<uform_core::Trainer> = Registry::new();
 
 /// `uform_status_t`: 0 is success, then one value per error kind.
 pub type uform_status_t = i32;
@@ -385,6 +386,60 @@ unsafe impl Versioned for uform_encode_text_options_t {
 }
 
 #[repr(C)]
+#[derive(Clone, Copy)]
+pub struct uform_trainer_contrastive_config_t {
+    pub struct_size: u32,
+    pub learning_rate: f64,
+    pub weight_decay: f64,
+    pub warmup_steps: u32,
+    pub total_steps: u32,
+    pub max_grad_norm: f64,
+    pub scale: f64,
+    pub max_tokens: u32,
+    pub dropout: f64,
+    pub seed: u64,
+}
+
+fn trainer_contrastive_config_from_c(raw: &uform_trainer_contrastive_config_t) -> Result<uform_core::TrainerContrastiveConfig, Error> {
+    Ok(uform_core::TrainerContrastiveConfig {
+        learning_rate: (raw.learning_rate != 0.0).then_some(raw.learning_rate),
+        weight_decay: (raw.weight_decay != 0.0).then_some(raw.weight_decay),
+        warmup_steps: nonzero(raw.warmup_steps),
+        total_steps: nonzero(raw.total_steps),
+        max_grad_norm: (raw.max_grad_norm != 0.0).then_some(raw.max_grad_norm),
+        scale: (raw.scale != 0.0).then_some(raw.scale),
+        max_tokens: nonzero(raw.max_tokens),
+        dropout: (raw.dropout != 0.0).then_some(raw.dropout),
+        seed: nonzero(raw.seed),
+    })
+}
+
+unsafe impl Versioned for uform_trainer_contrastive_config_t {
+    const FIRST_SIZE: usize = std::mem::size_of::<uform_trainer_contrastive_config_t>();
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct uform_train_step_t {
+    pub step: u64,
+    pub loss: f64,
+    pub learning_rate: f64,
+    pub gradient_norm: f64,
+    pub seconds: f64,
+}
+
+fn train_step_to_c(v: &uform_core::TrainStep, arena: &mut Arena) -> uform_train_step_t {
+    let _ = &arena;
+    uform_train_step_t {
+        step: v.step,
+        loss: v.loss,
+        learning_rate: v.learning_rate,
+        gradient_norm: v.gradient_norm,
+        seconds: v.seconds,
+    }
+}
+
+#[repr(C)]
 pub struct uform_mesh_t {
     _opaque: [u8; 0],
 }
@@ -532,6 +587,53 @@ pub unsafe extern "C" fn uform_model_encode_text(model: *mut uform_model_t, text
 pub unsafe extern "C" fn uform_model_free(model: *mut uform_model_t) -> uform_status_t {
     guard("uform_model_free", || {
         MODEL_HANDLES.free(model as usize, "model", "Model", |v| v.free())?;
+        Ok(())
+    })
+}
+
+#[repr(C)]
+pub struct uform_trainer_t {
+    _opaque: [u8; 0],
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn uform_trainer_contrastive(model: *mut uform_model_t, config: *const uform_trainer_contrastive_config_t, trainer: *mut *mut uform_trainer_t) -> uform_status_t {
+    guard("uform_trainer_contrastive", || {
+        let model = MODEL_HANDLES.get(model as usize, "model", "Model")?;
+        let config = if config.is_null() { Default::default() } else { trainer_contrastive_config_from_c(&read_versioned(config, "config")?)? };
+        check_out(trainer, "trainer")?;
+        let value = uform_core::Trainer::contrastive(&model.value, config)?;
+        unsafe { *trainer = TRAINER_HANDLES.insert(value) as *mut uform_trainer_t };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn uform_trainer_step(trainer: *mut uform_trainer_t, anchors: *const *const c_char, anchors_count: usize, positives: *const *const c_char, positives_count: usize, step: *mut uform_train_step_t) -> uform_status_t {
+    guard("uform_trainer_step", || {
+        let trainer = TRAINER_HANDLES.get(trainer as usize, "trainer", "Trainer")?;
+        let anchors = read_str_list(anchors, anchors_count, "anchors")?;
+        let positives = read_str_list(positives, positives_count, "positives")?;
+        check_out(step, "step")?;
+        unsafe { *step = *trainer.cached("uform_trainer_step", |arena| Ok(train_step_to_c(&trainer.value.step(&anchors, &positives)?, arena)))? };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn uform_trainer_save(trainer: *mut uform_trainer_t, directory: *const c_char) -> uform_status_t {
+    guard("uform_trainer_save", || {
+        let trainer = TRAINER_HANDLES.get(trainer as usize, "trainer", "Trainer")?;
+        let directory = read_str(directory, "directory")?.ok_or_else(|| null_argument("directory"))?;
+        trainer.value.save(directory)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn uform_trainer_free(trainer: *mut uform_trainer_t) -> uform_status_t {
+    guard("uform_trainer_free", || {
+        TRAINER_HANDLES.free(trainer as usize, "trainer", "Trainer", |v| v.free())?;
         Ok(())
     })
 }

@@ -173,6 +173,25 @@ typedef struct uform_executor_t uform_executor_t;
 typedef struct uform_model_t uform_model_t;
 
 /**
+ * Fine-tunes a RAM model's encoder on its executor's threads.
+ *
+ * A trainer borrows its model from `uform_trainer_contrastive` until `uform_trainer_free`: freeing the model
+ * first is an in-use error. It keeps fp32 master weights and AdamW's moments of its own; after every step the
+ * model embeds with the updated weights, so `uform_model_encode_text` evaluates mid-training without a save,
+ * and the model keeps the last weights after the trainer is freed. An encode that overlaps a step embeds with
+ * the weights from before the step; it never sees half-updated weights. Memory is bounded by the batch, not
+ * the number of steps.
+ *
+ * Thread safety: Safe to share between threads: every method may be called from any thread; steps and saves
+ * on one trainer run one at a time, in the order they take its lock; `uform_trainer_free` while a step is in
+ * flight is an in-use error.
+ *
+ * An opaque handle; a handle already freed, or never made by UForm, is reported as
+ * `UFORM_STATUS_FREED_HANDLE`.
+ */
+typedef struct uform_trainer_t uform_trainer_t;
+
+/**
  * Where this process sits among the processes training one model, and how they meet. Start from
  * `UFORM_MESH_OPTIONS_INIT`, or zero-initialise it: a zero field means absent. It can grow: see
  * `struct_size`.
@@ -520,6 +539,81 @@ typedef struct uform_encode_text_options_t {
 #define UFORM_ENCODE_TEXT_OPTIONS_INIT { .struct_size = sizeof(uform_encode_text_options_t) }
 
 /**
+ * How `uform_trainer_contrastive` fine-tunes an encoder; every default is sentence-transformers' trainer
+ * default. Start from `UFORM_TRAINER_CONTRASTIVE_CONFIG_INIT`, or zero-initialise it: a zero field means
+ * absent. It can grow: see `struct_size`.
+ */
+typedef struct uform_trainer_contrastive_config_t {
+    /**
+     * `sizeof(uform_trainer_contrastive_config_t)` as the caller's uform.h declares it, which
+     * `UFORM_TRAINER_CONTRASTIVE_CONFIG_INIT` sets: a later library that appended fields reads only these
+     * bytes and takes the fields it appended as absent. Zero means the first layout, the fields up to `seed`.
+     */
+    uint32_t struct_size;
+    /**
+     * The peak learning rate of AdamW, reached after `warmup_steps`; absent derives 5e-5. Zero means absent.
+     */
+    double learning_rate;
+    /**
+     * AdamW's decoupled weight decay, applied to every weight but biases and LayerNorm weights, as the
+     * Hugging Face trainer groups them; absent derives 0. Zero means absent.
+     */
+    double weight_decay;
+    /**
+     * Steps over which the learning rate rises linearly from zero to `learning_rate`; absent derives 0. Zero
+     * means absent.
+     */
+    uint32_t warmup_steps;
+    /**
+     * The step at which the learning rate, decaying linearly after warm-up, reaches zero, as the trainer's
+     * linear schedule does; absent keeps `learning_rate` after warm-up. Zero means absent.
+     */
+    uint32_t total_steps;
+    /**
+     * Clips the gradients' global L2 norm to this before each update; absent derives 1, 0 turns clipping off.
+     * Zero means absent.
+     */
+    double max_grad_norm;
+    /**
+     * The factor cosine similarities are multiplied by before the cross-entropy; absent derives 20. Zero
+     * means absent.
+     */
+    double scale;
+    /**
+     * Tokens kept per text, longer texts being truncated; absent takes the model's own maximum. Zero means
+     * absent.
+     */
+    uint32_t max_tokens;
+    /**
+     * The dropout probability of every dropout site (embeddings, attention probabilities, both residual
+     * branches); absent takes the model's own `config.json` values, 0 turns dropout off. Zero means absent.
+     */
+    double dropout;
+    /**
+     * Seeds the dropout masks, so two runs with the same seed and batches take the same steps; absent derives
+     * 0. Zero means absent.
+     */
+    uint64_t seed;
+} uform_trainer_contrastive_config_t;
+
+/** `uform_trainer_contrastive_config_t` with `struct_size` set and every other field absent. */
+#define UFORM_TRAINER_CONTRASTIVE_CONFIG_INIT { .struct_size = sizeof(uform_trainer_contrastive_config_t) }
+
+/** What one `uform_trainer_step` did. */
+typedef struct uform_train_step_t {
+    /** The step's number, counting from 1. */
+    uint64_t step;
+    /** The batch's loss before the update (the mean cross-entropy over its anchors). */
+    double loss;
+    /** The learning rate the update used. */
+    double learning_rate;
+    /** The gradients' global L2 norm before clipping. */
+    double gradient_norm;
+    /** Wall-clock seconds the step took, tokenisation included. */
+    double seconds;
+} uform_train_step_t;
+
+/**
  * A row-major matrix of floats a verb returns: `rows` rows of `columns` values at `data` (NULL when there are no
  * rows). The caller owns it: it stays valid after the model and the executor are freed, until
  * `uform_f32_matrix_free`.
@@ -668,6 +762,52 @@ uform_status_t uform_model_encode_text(uform_model_t *model, const char *const *
  * where a value is required is `UFORM_STATUS_INVALID_ARGUMENT`.
  */
 uform_status_t uform_model_free(uform_model_t *model);
+
+/**
+ * Makes a trainer for a RAM model's encoder with sentence-transformers' MultipleNegativesRankingLoss: each
+ * anchor's positive is its match and every other positive of the batch a negative, scored by cosine
+ * similarity times `uform_trainer_contrastive_config_t` `scale`, with cross-entropy against the matches. A
+ * VRAM model is unsupported.
+ * @param model A RAM model whose encoder the trainer updates; the trainer borrows it until freed.
+ * @param config The optimiser, schedule, loss scale, truncation, dropout and seed. NULL means every field
+ * absent.
+ * @param trainer Receives the new trainer; release it with `uform_trainer_free`.
+ * @return `UFORM_STATUS_OK`, or the error kind with `uform_last_error_message` saying why; a NULL pointer
+ * where a value is required is `UFORM_STATUS_INVALID_ARGUMENT`.
+ */
+uform_status_t uform_trainer_contrastive(uform_model_t *model, const uform_trainer_contrastive_config_t *config, uform_trainer_t **trainer);
+
+/**
+ * Runs one optimisation step on one batch of pairs: forward, loss, backward, gradient clipping and an AdamW
+ * update. A failed step changes no weight.
+ * @param trainer The trainer to act on.
+ * @param anchors The batch's anchors, UTF-8 without NUL characters; at least one.
+ * @param positives Each anchor's positive, in the same order and as many.
+ * @param step Receives the result; what it points to is owned by the trainer and valid until
+ * `uform_trainer_free`.
+ * @return `UFORM_STATUS_OK`, or the error kind with `uform_last_error_message` saying why; a NULL pointer
+ * where a value is required is `UFORM_STATUS_INVALID_ARGUMENT`.
+ */
+uform_status_t uform_trainer_step(uform_trainer_t *trainer, const char *const *anchors, size_t anchors_count, const char *const *positives, size_t positives_count, uform_train_step_t *step);
+
+/**
+ * Writes the trained model as a sentence-transformers folder (`model.safetensors`, `config.json`, the
+ * tokenizer files and modules) that `uform_model_load_ram` and `SentenceTransformer` both load. It writes a
+ * temporary sibling and renames it, so a failure leaves nothing behind; a path that exists is an error.
+ * @param trainer The trainer to act on.
+ * @param directory The folder to create; its parent must exist.
+ * @return `UFORM_STATUS_OK`, or the error kind with `uform_last_error_message` saying why; a NULL pointer
+ * where a value is required is `UFORM_STATUS_INVALID_ARGUMENT`.
+ */
+uform_status_t uform_trainer_save(uform_trainer_t *trainer, const char *directory);
+
+/**
+ * Drops the master weights and returns the model's borrow; a second `uform_trainer_free` does nothing.
+ * @param trainer The trainer to act on.
+ * @return `UFORM_STATUS_OK`, or the error kind with `uform_last_error_message` saying why; a NULL pointer
+ * where a value is required is `UFORM_STATUS_INVALID_ARGUMENT`.
+ */
+uform_status_t uform_trainer_free(uform_trainer_t *trainer);
 
 /**
  * Lists every GPU this process can drive, NVIDIA devices first, then AMD, so a device's position is the

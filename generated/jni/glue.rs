@@ -271,6 +271,77 @@ pub extern "system" fn Java_cloud_unum_uform_UFormNative_modelRelease<'l>(mut en
     })
 }
 
+/// `Trainer.contrastive`
+#[no_mangle]
+#[allow(unused_variables, clippy::too_many_arguments, clippy::needless_question_mark)]
+pub extern "system" fn Java_cloud_unum_uform_UFormNative_trainerContrastive<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, model: jlong, config_learning_rate_present: jboolean, config_learning_rate: jdouble, config_weight_decay_present: jboolean, config_weight_decay: jdouble, config_warmup_steps_present: jboolean, config_warmup_steps: jint, config_total_steps_present: jboolean, config_total_steps: jint, config_max_grad_norm_present: jboolean, config_max_grad_norm: jdouble, config_scale_present: jboolean, config_scale: jdouble, config_max_tokens_present: jboolean, config_max_tokens: jint, config_dropout_present: jboolean, config_dropout: jdouble, config_seed_present: jboolean, config_seed: jlong) -> jlong {
+    runtime::call(&mut env, |env| {
+        let model = unsafe { runtime::borrow::<uform_core::Model>(model) };
+        let config = uform_core::TrainerContrastiveConfig {
+            learning_rate: if config_learning_rate_present != 0 { Some(config_learning_rate) } else { None },
+            weight_decay: if config_weight_decay_present != 0 { Some(config_weight_decay) } else { None },
+            warmup_steps: if config_warmup_steps_present != 0 { Some(config_warmup_steps as u32) } else { None },
+            total_steps: if config_total_steps_present != 0 { Some(config_total_steps as u32) } else { None },
+            max_grad_norm: if config_max_grad_norm_present != 0 { Some(config_max_grad_norm) } else { None },
+            scale: if config_scale_present != 0 { Some(config_scale) } else { None },
+            max_tokens: if config_max_tokens_present != 0 { Some(config_max_tokens as u32) } else { None },
+            dropout: if config_dropout_present != 0 { Some(config_dropout) } else { None },
+            seed: if config_seed_present != 0 { Some(config_seed as u64) } else { None },
+        };
+        let value = uform_core::Trainer::contrastive(model, config)?;
+        Ok(runtime::handle(value))
+    })
+}
+
+/// `Trainer.step`
+#[no_mangle]
+#[allow(unused_variables, clippy::too_many_arguments, clippy::needless_question_mark)]
+pub extern "system" fn Java_cloud_unum_uform_UFormNative_trainerStep<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, handle: jlong, anchors: JObjectArray<'l>, positives: JObjectArray<'l>) -> jobject {
+    runtime::call(&mut env, |env| {
+        // SAFETY: Kotlin holds a use of `handle` for the whole call (NativeHandle.use).
+        let this = unsafe { runtime::borrow::<uform_core::Trainer>(handle) };
+        let anchors = runtime::strings(env, &anchors)?;
+        let positives = runtime::strings(env, &positives)?;
+        let value = this.step(&anchors, &positives)?;
+        Ok(runtime::bytes(env, &value)?)
+    })
+}
+
+/// `Trainer.save`
+#[no_mangle]
+#[allow(unused_variables, clippy::too_many_arguments, clippy::needless_question_mark)]
+pub extern "system" fn Java_cloud_unum_uform_UFormNative_trainerSave<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, handle: jlong, directory: JString<'l>) {
+    runtime::call(&mut env, |env| {
+        // SAFETY: Kotlin holds a use of `handle` for the whole call (NativeHandle.use).
+        let this = unsafe { runtime::borrow::<uform_core::Trainer>(handle) };
+        let directory = runtime::string(env, &directory)?;
+        this.save(directory)?;
+        Ok(())
+    })
+}
+
+/// `Trainer.free`
+#[no_mangle]
+#[allow(unused_variables, clippy::too_many_arguments, clippy::needless_question_mark)]
+pub extern "system" fn Java_cloud_unum_uform_UFormNative_trainerFree<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, handle: jlong) {
+    runtime::call(&mut env, |env| {
+        // SAFETY: Kotlin holds a use of `handle` for the whole call (NativeHandle.use).
+        let this = unsafe { runtime::borrow::<uform_core::Trainer>(handle) };
+        this.free()?;
+        Ok(())
+    })
+}
+
+/// Drops the handle of a `Trainer` once Kotlin holds no use of it (closed or collected, no call in flight).
+#[no_mangle]
+pub extern "system" fn Java_cloud_unum_uform_UFormNative_trainerRelease<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, handle: jlong) {
+    runtime::call(&mut env, |_| {
+        // SAFETY: Kotlin's NativeHandle calls this once, after the last use of `handle`.
+        unsafe { runtime::release::<uform_core::Trainer>(handle, |core| core.free()) };
+        Ok(())
+    })
+}
+
 /// `gpuDevices`
 #[no_mangle]
 #[allow(unused_variables, clippy::too_many_arguments, clippy::needless_question_mark)]
@@ -364,6 +435,16 @@ impl Encode for uform_core::ModelDescription {
         self.devices.encode(out);
         self.bytes.encode(out);
         self.tensors.encode(out);
+    }
+}
+
+impl Encode for uform_core::TrainStep {
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.step.encode(out);
+        self.loss.encode(out);
+        self.learning_rate.encode(out);
+        self.gradient_norm.encode(out);
+        self.seconds.encode(out);
     }
 }
 

@@ -592,6 +592,152 @@ unsafe extern "C" fn fast_model_free(env: sys::napi_env, info: sys::napi_callbac
     }
 }
 
+impl FromJs for uform_core::TrainerContrastiveConfig {
+    fn from_js(value: Js, argument: &str) -> Result<Self> {
+        let Some(object) = record(value, argument)? else { return Ok(Default::default()) };
+        Ok(uform_core::TrainerContrastiveConfig {
+            learning_rate: optional::<f64>(object.field("learningRate")?, "learningRate")?,
+            weight_decay: optional::<f64>(object.field("weightDecay")?, "weightDecay")?,
+            warmup_steps: optional::<u32>(object.field("warmupSteps")?, "warmupSteps")?,
+            total_steps: optional::<u32>(object.field("totalSteps")?, "totalSteps")?,
+            max_grad_norm: optional::<f64>(object.field("maxGradNorm")?, "maxGradNorm")?,
+            scale: optional::<f64>(object.field("scale")?, "scale")?,
+            max_tokens: optional::<u32>(object.field("maxTokens")?, "maxTokens")?,
+            dropout: optional::<f64>(object.field("dropout")?, "dropout")?,
+            seed: optional::<u64>(object.field("seed")?, "seed")?,
+        })
+    }
+}
+
+impl ToJs for uform_core::TrainerContrastiveConfig {
+    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
+        let object = Object::new(env)?;
+        object.set_optional("learningRate", self.learning_rate.as_ref())?;
+        object.set_optional("weightDecay", self.weight_decay.as_ref())?;
+        object.set_optional("warmupSteps", self.warmup_steps.as_ref())?;
+        object.set_optional("totalSteps", self.total_steps.as_ref())?;
+        object.set_optional("maxGradNorm", self.max_grad_norm.as_ref())?;
+        object.set_optional("scale", self.scale.as_ref())?;
+        object.set_optional("maxTokens", self.max_tokens.as_ref())?;
+        object.set_optional("dropout", self.dropout.as_ref())?;
+        object.set_optional("seed", self.seed.as_ref())?;
+        Ok(object.finish())
+    }
+}
+
+impl ToJs for uform_core::TrainStep {
+    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
+        let object = Object::new(env)?;
+        object.set("step", &self.step)?;
+        object.set("loss", &self.loss)?;
+        object.set("learningRate", &self.learning_rate)?;
+        object.set("gradientNorm", &self.gradient_norm)?;
+        object.set("seconds", &self.seconds)?;
+        Ok(object.finish())
+    }
+}
+
+/// The core handles of every live `CompiledTrainer`, by number.
+static TRAINER_HANDLES: Handles<uform_core::Trainer> = Handles::new();
+
+/// The native layer's Trainer: the core handle behind the wrapper's `Trainer`.
+#[napi]
+pub struct CompiledTrainer {
+    inner: uform_core::Trainer,
+    handle: u32,
+}
+
+impl Drop for CompiledTrainer {
+    fn drop(&mut self) {
+        TRAINER_HANDLES.remove(self.handle);
+    }
+}
+
+#[napi]
+impl CompiledTrainer {
+    #[napi(factory, js_name = "contrastive")]
+    pub fn contrastive(model: &CompiledModel, config: Unknown<'_>) -> Result<CompiledTrainer> {
+        let config = optional::<uform_core::TrainerContrastiveConfig>(Js::of(&config), "config")?.unwrap_or_default();
+        let inner = guard(|| uform_core::Trainer::contrastive(&model.inner, config))?;
+        let handle = TRAINER_HANDLES.insert(inner.clone());
+        Ok(CompiledTrainer { inner, handle })
+    }
+    #[napi(js_name = "step")]
+    pub fn step(&self, env: Env, anchors: Unknown<'_>, positives: Unknown<'_>) -> Result<Out> {
+        let anchors = required::<Vec<String>>(Js::of(&anchors), "anchors")?;
+        let positives = required::<Vec<String>>(Js::of(&positives), "positives")?;
+        let value = guard(|| self.inner.step(&anchors, &positives))?;
+        Ok(Out(value.to_js(env.raw())?))
+    }
+    #[napi(js_name = "save")]
+    pub fn save(&self, directory: Unknown<'_>) -> Result<()> {
+        let directory = required::<String>(Js::of(&directory), "directory")?;
+        guard(|| self.inner.save(directory))
+    }
+    #[napi(js_name = "free")]
+    pub fn free(&self) -> Result<()> {
+        guard(|| self.inner.free())
+    }
+    /// The number the wrapper passes to the plain functions behind the methods.
+    #[napi(getter, js_name = "handle")]
+    pub fn handle(&self) -> u32 {
+        self.handle
+    }
+}
+
+/// `CompiledTrainer.step` for the wrapper: `trainerStep(handle, …)`.
+unsafe extern "C" fn fast_trainer_step(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    unsafe {
+        raw_call::<3>(env, info, |args| {
+            let handle = required::<u32>(args.get(0), "handle")?;
+            let inner = TRAINER_HANDLES.get(handle, "Trainer", "step")?;
+            let anchors = required::<Vec<String>>(args.get(1), "anchors")?;
+            let positives = required::<Vec<String>>(args.get(2), "positives")?;
+            let value = guard(|| inner.step(&anchors, &positives))?;
+            Ok(Some(value.to_js(args.env())?))
+        })
+    }
+}
+
+/// `Trainer.stepAsync` for the wrapper: `trainerStepAsync(handle, …)`, returning a promise.
+unsafe extern "C" fn fast_trainer_step_async(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    unsafe {
+        raw_call::<3>(env, info, |args| {
+            let handle = required::<u32>(args.get(0), "handle")?;
+            let inner = TRAINER_HANDLES.get(handle, "Trainer", "stepAsync")?;
+            let anchors = required::<Vec<String>>(args.get(1), "anchors")?;
+            let positives = required::<Vec<String>>(args.get(2), "positives")?;
+            let in_flight = guard(|| inner.begin_call("stepAsync"))?;
+            Ok(Some(offload(args.env(), move || { let value = guard(|| inner.step(&anchors, &positives)); drop(in_flight); value }, move |env, value| { value.to_js(env) })?))
+        })
+    }
+}
+
+/// `CompiledTrainer.save` for the wrapper: `trainerSave(handle, …)`.
+unsafe extern "C" fn fast_trainer_save(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    unsafe {
+        raw_call::<2>(env, info, |args| {
+            let handle = required::<u32>(args.get(0), "handle")?;
+            let inner = TRAINER_HANDLES.get(handle, "Trainer", "save")?;
+            let directory = required::<String>(args.get(1), "directory")?;
+            guard(|| inner.save(directory))?;
+            Ok(None)
+        })
+    }
+}
+
+/// `CompiledTrainer.free` for the wrapper: `trainerFree(handle, …)`.
+unsafe extern "C" fn fast_trainer_free(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    unsafe {
+        raw_call::<1>(env, info, |args| {
+            let handle = required::<u32>(args.get(0), "handle")?;
+            let inner = TRAINER_HANDLES.get(handle, "Trainer", "free")?;
+            guard(|| inner.free())?;
+            Ok(None)
+        })
+    }
+}
+
 /// `gpuDevices()`.
 unsafe extern "C" fn fn_gpu_devices(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     unsafe {
@@ -649,6 +795,10 @@ pub const FAST: &[(&str, sys::napi_callback)] = &[
     ("modelEncodeText", Some(fast_model_encode_text)),
     ("modelEncodeTextAsync", Some(fast_model_encode_text_async)),
     ("modelFree", Some(fast_model_free)),
+    ("trainerStep", Some(fast_trainer_step)),
+    ("trainerStepAsync", Some(fast_trainer_step_async)),
+    ("trainerSave", Some(fast_trainer_save)),
+    ("trainerFree", Some(fast_trainer_free)),
     ("executorQuiet", Some(fast_executor_quiet)),
     ("executorDrainQuiet", Some(fast_executor_drain_quiet)),
 ];

@@ -693,6 +693,167 @@ impl Model {
     }
 }
 
+/// Reads the keyword arguments of `TrainerContrastiveConfig` into `uform_core::TrainerContrastiveConfig`.
+#[allow(clippy::too_many_arguments)]
+fn trainer_contrastive_config_from_kwargs(
+    py: Python<'_>,
+    learning_rate: Option<&Bound<'_, PyAny>>,
+    weight_decay: Option<&Bound<'_, PyAny>>,
+    warmup_steps: Option<&Bound<'_, PyAny>>,
+    total_steps: Option<&Bound<'_, PyAny>>,
+    max_grad_norm: Option<&Bound<'_, PyAny>>,
+    scale: Option<&Bound<'_, PyAny>>,
+    max_tokens: Option<&Bound<'_, PyAny>>,
+    dropout: Option<&Bound<'_, PyAny>>,
+    seed: Option<&Bound<'_, PyAny>>,
+) -> PyResult<uform_core::TrainerContrastiveConfig> {
+    let _ = py;
+    Ok(uform_core::TrainerContrastiveConfig {
+        learning_rate: opt(learning_rate, "learning_rate", arg_f64)?,
+        weight_decay: opt(weight_decay, "weight_decay", arg_f64)?,
+        warmup_steps: opt(warmup_steps, "warmup_steps", arg_u32)?,
+        total_steps: opt(total_steps, "total_steps", arg_u32)?,
+        max_grad_norm: opt(max_grad_norm, "max_grad_norm", arg_f64)?,
+        scale: opt(scale, "scale", arg_f64)?,
+        max_tokens: opt(max_tokens, "max_tokens", arg_u32)?,
+        dropout: opt(dropout, "dropout", arg_f64)?,
+        seed: opt(seed, "seed", arg_u64)?,
+    })
+}
+
+/// Reads a mapping with the keys of `TrainerContrastiveConfig` into `uform_core::TrainerContrastiveConfig`.
+#[allow(dead_code)]
+fn trainer_contrastive_config_from_py(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<uform_core::TrainerContrastiveConfig> {
+    let Ok(map) = value.cast::<pyo3::types::PyDict>() else {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!("`{argument}` must be a dict")));
+    };
+    let learning_rate = map.get_item("learning_rate")?;
+    let weight_decay = map.get_item("weight_decay")?;
+    let warmup_steps = map.get_item("warmup_steps")?;
+    let total_steps = map.get_item("total_steps")?;
+    let max_grad_norm = map.get_item("max_grad_norm")?;
+    let scale = map.get_item("scale")?;
+    let max_tokens = map.get_item("max_tokens")?;
+    let dropout = map.get_item("dropout")?;
+    let seed = map.get_item("seed")?;
+    trainer_contrastive_config_from_kwargs(
+        value.py(),
+        learning_rate.as_ref(),
+        weight_decay.as_ref(),
+        warmup_steps.as_ref(),
+        total_steps.as_ref(),
+        max_grad_norm.as_ref(),
+        scale.as_ref(),
+        max_tokens.as_ref(),
+        dropout.as_ref(),
+        seed.as_ref(),
+    )
+}
+
+/// Writes `uform_core::TrainerContrastiveConfig` as a `TrainerContrastiveConfig` dict with the fields that are present.
+#[allow(dead_code)]
+fn trainer_contrastive_config_to_py<'py>(py: Python<'py>, value: &uform_core::TrainerContrastiveConfig) -> PyResult<Bound<'py, PyAny>> {
+    let fields = pyo3::types::PyDict::new(py);
+    if value.learning_rate.is_some() { fields.set_item("learning_rate", match &value.learning_rate { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
+    if value.weight_decay.is_some() { fields.set_item("weight_decay", match &value.weight_decay { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
+    if value.warmup_steps.is_some() { fields.set_item("warmup_steps", match &value.warmup_steps { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
+    if value.total_steps.is_some() { fields.set_item("total_steps", match &value.total_steps { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
+    if value.max_grad_norm.is_some() { fields.set_item("max_grad_norm", match &value.max_grad_norm { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
+    if value.scale.is_some() { fields.set_item("scale", match &value.scale { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
+    if value.max_tokens.is_some() { fields.set_item("max_tokens", match &value.max_tokens { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
+    if value.dropout.is_some() { fields.set_item("dropout", match &value.dropout { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
+    if value.seed.is_some() { fields.set_item("seed", match &value.seed { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
+    py_value(py, fields)
+}
+
+/// Writes `uform_core::TrainStep` as a `TrainStep`.
+#[allow(dead_code)]
+fn train_step_to_py<'py>(py: Python<'py>, value: &uform_core::TrainStep) -> PyResult<Bound<'py, PyAny>> {
+    let fields = pyo3::types::PyDict::new(py);
+    fields.set_item("step", py_value(py, value.step)?)?;
+    fields.set_item("loss", py_value(py, value.loss)?)?;
+    fields.set_item("learning_rate", py_value(py, value.learning_rate)?)?;
+    fields.set_item("gradient_norm", py_value(py, value.gradient_norm)?)?;
+    fields.set_item("seconds", py_value(py, value.seconds)?)?;
+    class(py, "TrainStep")?.call((), Some(&fields))
+}
+
+#[allow(dead_code)]
+fn trainer_from_py(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<uform_core::Trainer> {
+    match value.cast::<Trainer>() {
+        Ok(v) => Ok(v.get().core.clone()),
+        Err(_) => Err(pyo3::exceptions::PyTypeError::new_err(format!("`{argument}` must be a Trainer, got {}", value.get_type().name()?))),
+    }
+}
+/// Fine-tunes a RAM model's encoder on its executor's threads.
+#[pyclass(module = "uform", name = "Trainer", frozen)]
+pub struct Trainer {
+    core: uform_core::Trainer,
+    /// The objects this one was made from, kept alive as long as it lives (a mesh keeps its executor).
+    _borrowed: Vec<Py<PyAny>>,
+}
+
+#[pymethods]
+impl Trainer {
+    /// Makes a trainer for a RAM model's encoder with sentence-transformers' MultipleNegativesRankingLoss:
+    /// each anchor's positive is its match and every other positive of the batch a negative, scored by cosine
+    /// similarity times `TrainerContrastiveConfig` `scale`, with cross-entropy against the matches. A VRAM
+    /// model is unsupported.
+    #[staticmethod]
+    #[pyo3(signature = (model, *, learning_rate=None, weight_decay=None, warmup_steps=None, total_steps=None, max_grad_norm=None, scale=None, max_tokens=None, dropout=None, seed=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn contrastive(py: Python<'_>, model: Bound<'_, Model>, learning_rate: Option<Bound<'_, PyAny>>, weight_decay: Option<Bound<'_, PyAny>>, warmup_steps: Option<Bound<'_, PyAny>>, total_steps: Option<Bound<'_, PyAny>>, max_grad_norm: Option<Bound<'_, PyAny>>, scale: Option<Bound<'_, PyAny>>, max_tokens: Option<Bound<'_, PyAny>>, dropout: Option<Bound<'_, PyAny>>, seed: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
+        let model_core = &model.get().core;
+        let config = trainer_contrastive_config_from_kwargs(py, learning_rate.as_ref(), weight_decay.as_ref(), warmup_steps.as_ref(), total_steps.as_ref(), max_grad_norm.as_ref(), scale.as_ref(), max_tokens.as_ref(), dropout.as_ref(), seed.as_ref())?;
+        let value = py.detach(|| guard(|| uform_core::Trainer::contrastive(model_core, config))).map_err(|e| raise(py, e))?;
+        Ok(Self { core: value, _borrowed: vec![model.clone().into_any().unbind()] })
+    }
+    /// Runs one optimisation step on one batch of pairs: forward, loss, backward, gradient clipping and an
+    /// AdamW update. A failed step changes no weight.
+    #[pyo3(signature = (anchors, positives))]
+    fn step(&self, py: Python<'_>, anchors: Bound<'_, PyAny>, positives: Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let anchors = arg_list(&anchors, "anchors", arg_string)?;
+        let positives = arg_list(&positives, "positives", arg_string)?;
+        let value = py.detach(|| guard(|| self.core.step(&anchors, &positives))).map_err(|e| raise(py, e))?;
+        Ok((train_step_to_py(py, &value))?.unbind())
+    }
+    /// Writes the trained model as a sentence-transformers folder (`model.safetensors`, `config.json`, the
+    /// tokenizer files and modules) that `Model.load_ram()` and `SentenceTransformer` both load. It writes a
+    /// temporary sibling and renames it, so a failure leaves nothing behind; a path that exists is an error.
+    #[pyo3(signature = (directory))]
+    fn save(&self, py: Python<'_>, directory: Bound<'_, PyAny>) -> PyResult<()> {
+        let directory = arg_path(&directory, "directory")?;
+        py.detach(|| guard(|| self.core.save(directory))).map_err(|e| raise(py, e))?;
+        Ok(())
+    }
+    /// Drops the master weights and returns the model's borrow; a second `Trainer.free()` does nothing.
+    fn free(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| guard(|| self.core.free())).map_err(|e| raise(py, e))?;
+        Ok(())
+    }
+
+    /// The backend handle that owns the master weights and the optimiser's state. In Python the object itself is that handle.
+    #[getter]
+    fn compiled<'py>(slf: &Bound<'py, Self>) -> Bound<'py, Self> {
+        slf.clone()
+    }
+
+    /// Entering a `with` block on a freed Trainer fails as freed, as a closed file does.
+    fn __enter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+        if slf.get().core.is_freed() {
+            return Err(raise(slf.py(), uform_core::Error::freed("Trainer", "__enter__")));
+        }
+        Ok(slf.clone())
+    }
+
+    /// Leaving a `with` block frees it, as `free()` does; exceptions propagate.
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.free(py)?;
+        Ok(false)
+    }
+}
+
 /// Lists every GPU this process can drive, NVIDIA devices first, then AMD, so a device's position is the
 /// ordinal VRAM placements name it by; a machine without GPUs lists none. A device that fails to describe
 /// itself is left out and the vendor's others are kept; one whose architecture the tables do not know has no
@@ -754,6 +915,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Mesh>()?;
     m.add_class::<Executor>()?;
     m.add_class::<Model>()?;
+    m.add_class::<Trainer>()?;
     m.add_function(wrap_pyfunction!(gpu_devices, m)?)?;
     m.add_function(wrap_pyfunction!(capabilities_compiled, m)?)?;
     m.add_function(wrap_pyfunction!(capabilities_available, m)?)?;

@@ -339,6 +339,62 @@ pub struct EncodeTextOptions {
     pub max_tokens: Option<u32>,
 }
 
+/// How `Trainer::contrastive` fine-tunes an encoder; every default is sentence-transformers' trainer default.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct TrainerContrastiveConfig {
+    /// The peak learning rate of AdamW, reached after `warmup_steps`; absent derives 5e-5.
+    pub learning_rate: Option<f64>,
+    /// AdamW's decoupled weight decay, applied to every weight but biases and LayerNorm weights, as the Hugging Face
+    /// trainer groups them; absent derives 0.
+    pub weight_decay: Option<f64>,
+    /// Steps over which the learning rate rises linearly from zero to `learning_rate`; absent derives 0.
+    pub warmup_steps: Option<u32>,
+    /// The step at which the learning rate, decaying linearly after warm-up, reaches zero, as the trainer's linear
+    /// schedule does; absent keeps `learning_rate` after warm-up.
+    pub total_steps: Option<u32>,
+    /// Clips the gradients' global L2 norm to this before each update; absent derives 1, 0 turns clipping off.
+    pub max_grad_norm: Option<f64>,
+    /// The factor cosine similarities are multiplied by before the cross-entropy; absent derives 20.
+    pub scale: Option<f64>,
+    /// Tokens kept per text, longer texts being truncated; absent takes the model's own maximum.
+    pub max_tokens: Option<u32>,
+    /// The dropout probability of every dropout site (embeddings, attention probabilities, both residual branches);
+    /// absent takes the model's own `config.json` values, 0 turns dropout off.
+    pub dropout: Option<f64>,
+    /// Seeds the dropout masks, so two runs with the same seed and batches take the same steps; absent derives 0.
+    pub seed: Option<u64>,
+}
+
+impl TrainerContrastiveConfig {
+    /// What an absent `learning_rate` means.
+    pub const DEFAULT_LEARNING_RATE: f64 = 5e-5;
+    /// What an absent `weight_decay` means.
+    pub const DEFAULT_WEIGHT_DECAY: f64 = 0.0;
+    /// What an absent `warmup_steps` means.
+    pub const DEFAULT_WARMUP_STEPS: u32 = 0;
+    /// What an absent `max_grad_norm` means.
+    pub const DEFAULT_MAX_GRAD_NORM: f64 = 1.0;
+    /// What an absent `scale` means.
+    pub const DEFAULT_SCALE: f64 = 20.0;
+    /// What an absent `seed` means.
+    pub const DEFAULT_SEED: u64 = 0;
+}
+
+/// What one `Trainer::step` did.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct TrainStep {
+    /// The step's number, counting from 1.
+    pub step: u64,
+    /// The batch's loss before the update (the mean cross-entropy over its anchors).
+    pub loss: f64,
+    /// The learning rate the update used.
+    pub learning_rate: f64,
+    /// The gradients' global L2 norm before clipping.
+    pub gradient_norm: f64,
+    /// Wall-clock seconds the step took, tokenisation included.
+    pub seconds: f64,
+}
+
 /// A row-major matrix of `f32` a verb returns: one row per input, `columns` values each.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct F32Matrix {

@@ -428,6 +428,118 @@ export declare class CompiledModel {
     free(): void;
 }
 
+/** How `contrastive` fine-tunes an encoder; every default is sentence-transformers' trainer default. */
+export interface TrainerContrastiveConfig {
+    /** The peak learning rate of AdamW, reached after `warmupSteps`; absent derives 5e-5. */
+    learningRate?: number;
+    /**
+     * AdamW's decoupled weight decay, applied to every weight but biases and LayerNorm weights, as the
+     * Hugging Face trainer groups them; absent derives 0.
+     */
+    weightDecay?: number;
+    /** Steps over which the learning rate rises linearly from zero to `learningRate`; absent derives 0. */
+    warmupSteps?: number;
+    /**
+     * The step at which the learning rate, decaying linearly after warm-up, reaches zero, as the trainer's
+     * linear schedule does; absent keeps `learningRate` after warm-up.
+     */
+    totalSteps?: number;
+    /**
+     * Clips the gradients' global L2 norm to this before each update; absent derives 1, 0 turns clipping off.
+     */
+    maxGradNorm?: number;
+    /** The factor cosine similarities are multiplied by before the cross-entropy; absent derives 20. */
+    scale?: number;
+    /** Tokens kept per text, longer texts being truncated; absent takes the model's own maximum. */
+    maxTokens?: number;
+    /**
+     * The dropout probability of every dropout site (embeddings, attention probabilities, both residual
+     * branches); absent takes the model's own `config.json` values, 0 turns dropout off.
+     */
+    dropout?: number;
+    /**
+     * Seeds the dropout masks, so two runs with the same seed and batches take the same steps; absent derives
+     * 0.
+     */
+    seed?: number;
+}
+
+/** What one `step` did. */
+export interface TrainStep {
+    /** The step's number, counting from 1. */
+    step: number;
+    /** The batch's loss before the update (the mean cross-entropy over its anchors). */
+    loss: number;
+    /** The learning rate the update used. */
+    learningRate: number;
+    /** The gradients' global L2 norm before clipping. */
+    gradientNorm: number;
+    /** Wall-clock seconds the step took, tokenisation included. */
+    seconds: number;
+}
+
+/**
+ * Fine-tunes a RAM model's encoder on its executor's threads.
+ *
+ * A trainer borrows its model from `contrastive` until `free`: freeing the model first is an in-use error. It
+ * keeps fp32 master weights and AdamW's moments of its own; after every step the model embeds with the
+ * updated weights, so `encodeText` evaluates mid-training without a save, and the model keeps the last
+ * weights after the trainer is freed. An encode that overlaps a step embeds with the weights from before the
+ * step; it never sees half-updated weights. Memory is bounded by the batch, not the number of steps.
+ *
+ * Thread safety: Safe to share between threads: every method may be called from any thread; steps and saves
+ * on one trainer run one at a time, in the order they take its lock; `free` while a step is in flight is an
+ * in-use error.
+ */
+export declare class Trainer implements Disposable {
+    private constructor();
+    /**
+     * Makes a trainer for a RAM model's encoder with sentence-transformers' MultipleNegativesRankingLoss:
+     * each anchor's positive is its match and every other positive of the batch a negative, scored by cosine
+     * similarity times `TrainerContrastiveConfig` `scale`, with cross-entropy against the matches. A VRAM
+     * model is unsupported.
+     * @param model A RAM model whose encoder the trainer updates; the trainer borrows it until freed.
+     * @param config The optimiser, schedule, loss scale, truncation, dropout and seed.
+     */
+    static contrastive(model: Model, config?: TrainerContrastiveConfig): Trainer;
+    /**
+     * Runs one optimisation step on one batch of pairs: forward, loss, backward, gradient clipping and an
+     * AdamW update. A failed step changes no weight.
+     * @param anchors The batch's anchors, UTF-8 without NUL characters; at least one.
+     * @param positives Each anchor's positive, in the same order and as many.
+     */
+    step(anchors: string[], positives: string[]): TrainStep;
+    /**
+     * Runs one optimisation step on one batch of pairs: forward, loss, backward, gradient clipping and an
+     * AdamW update. A failed step changes no weight. Runs off the event loop: the promise resolves with what
+     * `step` returns, or rejects with the error it throws.
+     * @param anchors The batch's anchors, UTF-8 without NUL characters; at least one.
+     * @param positives Each anchor's positive, in the same order and as many.
+     */
+    stepAsync(anchors: string[], positives: string[]): Promise<TrainStep>;
+    /**
+     * Writes the trained model as a sentence-transformers folder (`model.safetensors`, `config.json`, the
+     * tokenizer files and modules) that `loadRam` and `SentenceTransformer` both load. It writes a temporary
+     * sibling and renames it, so a failure leaves nothing behind; a path that exists is an error.
+     * @param directory The folder to create; its parent must exist.
+     */
+    save(directory: string): void;
+    /** Drops the master weights and returns the model's borrow; a second `free` does nothing. */
+    free(): void;
+    /** The backend handle that owns the master weights and the optimiser's state. */
+    readonly compiled: CompiledTrainer;
+    /** Frees the Trainer as `free()` does, so `using` releases it at the end of its scope. */
+    [Symbol.dispose](): void;
+}
+
+/** The native layer's handle of a Trainer: what {@link Trainer.compiled} holds. */
+export declare class CompiledTrainer {
+    private constructor();
+    step(anchors: string[], positives: string[]): TrainStep;
+    save(directory: string): void;
+    free(): void;
+}
+
 /**
  * Lists every GPU this process can drive, NVIDIA devices first, then AMD, so a device's position is the
  * ordinal VRAM placements name it by; a machine without GPUs lists none. A device that fails to describe

@@ -572,6 +572,127 @@ class Model {
     }
 }
 
+/** Frees every Trainer the program forgot to free, once the collector has reclaimed it. */
+const TRAINER_FINALIZER = new FinalizationRegistry((compiled) => {
+    try {
+        compiled.free();
+    } catch {
+        // Still borrowed (an executor under a live mesh): the native object's own destructor releases it later.
+    }
+});
+
+/**
+ * Fine-tunes a RAM model's encoder on its executor's threads.
+ *
+ * A trainer borrows its model from `contrastive` until `free`: freeing the model first is an in-use error. It
+ * keeps fp32 master weights and AdamW's moments of its own; after every step the model embeds with the
+ * updated weights, so `encodeText` evaluates mid-training without a save, and the model keeps the last
+ * weights after the trainer is freed. An encode that overlaps a step embeds with the weights from before the
+ * step; it never sees half-updated weights. Memory is bounded by the batch, not the number of steps.
+ */
+class Trainer {
+    #compiled;
+    #handle;
+    #borrowed;
+
+    /** @private Instances come from the static constructors. */
+    constructor(token, compiled, borrowed) {
+        if (token !== PRIVATE) {
+            throw new TypeError('Trainer has no public constructor; use Trainer.contrastive');
+        }
+        this.#compiled = compiled;
+        // The number the native layer's plain functions take for this handle; see `FAST` in the glue.
+        this.#handle = compiled.handle;
+        // Arguments the native handle borrows stay reachable while it lives, so their finalizers wait for it.
+        this.#borrowed = borrowed;
+        TRAINER_FINALIZER.register(this, compiled, this);
+    }
+
+    /**
+     * Makes a trainer for a RAM model's encoder with sentence-transformers' MultipleNegativesRankingLoss:
+     * each anchor's positive is its match and every other positive of the batch a negative, scored by cosine
+     * similarity times `TrainerContrastiveConfig` `scale`, with cross-entropy against the matches. A VRAM
+     * model is unsupported.
+     * @param model A RAM model whose encoder the trainer updates; the trainer borrows it until freed.
+     * @param config The optimiser, schedule, loss scale, truncation, dropout and seed.
+     */
+    static contrastive(model, config) {
+        if (!(model instanceof Model)) throw notInstance("model", 'a Model', model);
+        let compiled;
+        try {
+            compiled = native.CompiledTrainer.contrastive(model.compiled, config);
+        } catch (error) {
+            throw uformError(error);
+        }
+        return new Trainer(PRIVATE, compiled, [model]);
+    }
+
+    /**
+     * Runs one optimisation step on one batch of pairs: forward, loss, backward, gradient clipping and an
+     * AdamW update. A failed step changes no weight.
+     * @param anchors The batch's anchors, UTF-8 without NUL characters; at least one.
+     * @param positives Each anchor's positive, in the same order and as many.
+     */
+    step(anchors, positives) {
+        try {
+            return native.trainerStep(this.#handle, anchors, positives);
+        } catch (error) {
+            throw uformError(error);
+        }
+    }
+
+    /**
+     * Runs one optimisation step on one batch of pairs: forward, loss, backward, gradient clipping and an
+     * AdamW update. A failed step changes no weight. Runs off the event loop: the promise resolves with what
+     * `step` returns, or rejects with the error it throws.
+     * @param anchors The batch's anchors, UTF-8 without NUL characters; at least one.
+     * @param positives Each anchor's positive, in the same order and as many.
+     */
+    async stepAsync(anchors, positives) {
+        try {
+            return await native.trainerStepAsync(this.#handle, anchors, positives);
+        } catch (error) {
+            throw uformError(error);
+        }
+    }
+
+    /**
+     * Writes the trained model as a sentence-transformers folder (`model.safetensors`, `config.json`, the
+     * tokenizer files and modules) that `loadRam` and `SentenceTransformer` both load. It writes a temporary
+     * sibling and renames it, so a failure leaves nothing behind; a path that exists is an error.
+     * @param directory The folder to create; its parent must exist.
+     */
+    save(directory) {
+        try {
+            native.trainerSave(this.#handle, directory);
+        } catch (error) {
+            throw uformError(error);
+        }
+    }
+
+    /** Drops the master weights and returns the model's borrow; a second `free` does nothing. */
+    free() {
+        try {
+            native.trainerFree(this.#handle);
+        } catch (error) {
+            throw uformError(error);
+        }
+        TRAINER_FINALIZER.unregister(this);
+        this.#borrowed = undefined;
+    }
+
+    /** The backend handle that owns the master weights and the optimiser's state. */
+    get compiled() {
+        return this.#compiled;
+    }
+
+    /** Frees the Trainer as `free()` does, so `using` releases it at the end of its scope. */
+    [disposeSymbol]() {
+        // The class's own `free`, not `this.free`: a wrong `this` is a TypeError, never a call of its `free`.
+        Trainer.prototype.free.call(this);
+    }
+}
+
 /**
  * Lists every GPU this process can drive, NVIDIA devices first, then AMD, so a device's position is the
  * ordinal VRAM placements name it by; a machine without GPUs lists none. A device that fails to describe
@@ -643,6 +764,7 @@ module.exports = {
     Mood,
     Residency,
     Model,
+    Trainer,
     gpuDevices,
     capabilitiesCompiled,
     capabilitiesAvailable,

@@ -10,6 +10,7 @@ export const {
     Mood,
     Residency,
     Model,
+    Trainer,
     gpuDevices,
     capabilitiesCompiled,
     capabilitiesAvailable,

@@ -580,6 +580,128 @@ impl Drop for Model {
     }
 }
 
+/// How `Trainer.contrastive` fine-tunes an encoder; every default is sentence-transformers' trainer default.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrainerContrastiveConfig {
+    pub learning_rate: Option<f64>,
+    pub weight_decay: Option<f64>,
+    pub warmup_steps: Option<u32>,
+    pub total_steps: Option<u32>,
+    pub max_grad_norm: Option<f64>,
+    pub scale: Option<f64>,
+    pub max_tokens: Option<u32>,
+    pub dropout: Option<f64>,
+    pub seed: Option<u64>,
+}
+
+impl From<TrainerContrastiveConfig> for uform_core::TrainerContrastiveConfig {
+    fn from(value: TrainerContrastiveConfig) -> Self {
+        uform_core::TrainerContrastiveConfig {
+            learning_rate: value.learning_rate,
+            weight_decay: value.weight_decay,
+            warmup_steps: value.warmup_steps,
+            total_steps: value.total_steps,
+            max_grad_norm: value.max_grad_norm,
+            scale: value.scale,
+            max_tokens: value.max_tokens,
+            dropout: value.dropout,
+            seed: value.seed,
+        }
+    }
+}
+impl From<uform_core::TrainerContrastiveConfig> for TrainerContrastiveConfig {
+    fn from(value: uform_core::TrainerContrastiveConfig) -> Self {
+        TrainerContrastiveConfig {
+            learning_rate: value.learning_rate,
+            weight_decay: value.weight_decay,
+            warmup_steps: value.warmup_steps,
+            total_steps: value.total_steps,
+            max_grad_norm: value.max_grad_norm,
+            scale: value.scale,
+            max_tokens: value.max_tokens,
+            dropout: value.dropout,
+            seed: value.seed,
+        }
+    }
+}
+
+/// What one `Trainer.step` did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrainStep {
+    pub step: u64,
+    pub loss: f64,
+    pub learning_rate: f64,
+    pub gradient_norm: f64,
+    pub seconds: f64,
+}
+
+impl From<TrainStep> for uform_core::TrainStep {
+    fn from(value: TrainStep) -> Self {
+        uform_core::TrainStep {
+            step: value.step,
+            loss: value.loss,
+            learning_rate: value.learning_rate,
+            gradient_norm: value.gradient_norm,
+            seconds: value.seconds,
+        }
+    }
+}
+impl From<uform_core::TrainStep> for TrainStep {
+    fn from(value: uform_core::TrainStep) -> Self {
+        TrainStep {
+            step: value.step,
+            loss: value.loss,
+            learning_rate: value.learning_rate,
+            gradient_norm: value.gradient_norm,
+            seconds: value.seconds,
+        }
+    }
+}
+
+/// Fine-tunes a RAM model's encoder on its executor's threads.
+pub struct Trainer {
+    core: uform_core::Trainer,
+    /// The handles this one was made from, kept alive as long as it lives (a mesh keeps its executor).
+    _borrowed: Vec<Arc<dyn std::any::Any + Send + Sync>>,
+}
+
+impl Trainer {
+    /// Makes a trainer for a RAM model's encoder with sentence-transformers' MultipleNegativesRankingLoss:
+    /// each anchor's positive is its match and every other positive of the batch a negative, scored by cosine
+    /// similarity times `TrainerContrastiveConfig` `scale`, with cross-entropy against the matches. A VRAM
+    /// model is unsupported.
+    pub fn contrastive(model: Arc<Model>, config: Option<TrainerContrastiveConfig>) -> Result<Self, UFormError> {
+        guard(|| Ok(Self { core: uform_core::Trainer::contrastive(&model.core, config.map(Into::into).unwrap_or_default())?, _borrowed: vec![model.clone() as Arc<dyn std::any::Any + Send + Sync>] }))
+    }
+    /// Runs one optimisation step on one batch of pairs: forward, loss, backward, gradient clipping and an
+    /// AdamW update. A failed step changes no weight.
+    pub fn step(&self, anchors: Vec<String>, positives: Vec<String>) -> Result<TrainStep, UFormError> {
+        guard(|| Ok(self.core.step(&anchors, &positives)?.into()))
+    }
+    /// Runs one optimisation step on one batch of pairs: forward, loss, backward, gradient clipping and an
+    /// AdamW update. A failed step changes no weight. Runs on its own thread.
+    pub async fn step_async(self: Arc<Self>, anchors: Vec<String>, positives: Vec<String>) -> Result<TrainStep, UFormError> {
+        off_thread(move || self.step(anchors, positives)).await
+    }
+    /// Writes the trained model as a sentence-transformers folder (`model.safetensors`, `config.json`, the
+    /// tokenizer files and modules) that `Model.loadRam` and `SentenceTransformer` both load. It writes a
+    /// temporary sibling and renames it, so a failure leaves nothing behind; a path that exists is an error.
+    pub fn save(&self, directory: String) -> Result<(), UFormError> {
+        guard(|| Ok(self.core.save(directory)?))
+    }
+    /// Drops the master weights and returns the model's borrow; a second `Trainer.free` does nothing.
+    pub fn free(&self) -> Result<(), UFormError> {
+        guard(|| Ok(self.core.free()?))
+    }
+}
+
+/// Closing the Kotlin object or releasing the last Swift reference frees it, as `free` does.
+impl Drop for Trainer {
+    fn drop(&mut self) {
+        let _ = self.core.free();
+    }
+}
+
 /// Lists every GPU this process can drive, NVIDIA devices first, then AMD, so a device's position is the
 /// ordinal VRAM placements name it by; a machine without GPUs lists none. A device that fails to describe
 /// itself is left out and the vendor's others are kept; one whose architecture the tables do not know has no

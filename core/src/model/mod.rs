@@ -54,6 +54,8 @@ pub struct Model {
 
 struct Inner {
     lifecycle: Lifecycle,
+    /// How many of the lifecycle's borrows are trainers (the rest are calls in flight), for `free`'s message.
+    trainers: Arc<std::sync::atomic::AtomicUsize>,
     description: ModelDescription,
     placement_fallback: Option<String>,
     /// Present until the model is freed or dropped.
@@ -89,6 +91,25 @@ pub struct ModelCall {
 
 impl Drop for ModelCall {
     fn drop(&mut self) {
+        self.model.inner.lifecycle.release();
+    }
+}
+
+/// A trainer's borrow of a model, returned when dropped.
+#[derive(Debug)]
+pub struct ModelLoan {
+    model: Model,
+}
+
+impl ModelLoan {
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+}
+
+impl Drop for ModelLoan {
+    fn drop(&mut self) {
+        self.model.inner.trainers.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
         self.model.inner.lifecycle.release();
     }
 }
@@ -152,6 +173,7 @@ impl Model {
         Model {
             inner: Arc::new(Inner {
                 lifecycle: Lifecycle::new(),
+                trainers: Default::default(),
                 description,
                 placement_fallback,
                 loaded: Mutex::new(Some(loaded)),
@@ -287,6 +309,14 @@ impl Model {
         Ok(ModelCall { model: self.clone(), _in_flight: executor.verb_in_flight() })
     }
 
+    /// Lends the model to a trainer (`borrower`, the call that borrows, like `Trainer.contrastive`) until the
+    /// returned [`ModelLoan`] drops: `free` meanwhile is an in-use error naming the trainers.
+    pub fn lend(&self, borrower: &str) -> Result<ModelLoan> {
+        self.inner.lifecycle.borrow("Model", borrower)?;
+        self.inner.trainers.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        Ok(ModelLoan { model: self.clone() })
+    }
+
     /// Whether `free` has run: every later call but `free` fails as freed.
     pub fn is_freed(&self) -> bool {
         self.inner.lifecycle.is_freed()
@@ -297,6 +327,13 @@ impl Model {
     pub fn free(&self) -> Result<()> {
         // Only verbs borrow a model, and they end on their own: the message says to wait, not to free them.
         let begun = self.inner.lifecycle.begin_free("Model", ("verb", "verbs")).map_err(|_| {
+            let trainers = self.inner.trainers.load(std::sync::atomic::Ordering::Acquire);
+            if trainers > 0 {
+                let (whom, pronoun) = if trainers == 1 { ("trainer borrows", "it") } else { ("trainers borrow", "them") };
+                return Error::in_use(format!(
+                    "`free` cannot free this Model yet: {trainers} {whom} it; free {pronoun} first"
+                ));
+            }
             Error::in_use(format!(
                 "`free` cannot free this Model yet: a call is in flight on it (an {}, or its asynchronous form not yet \
                  settled); wait for it to finish first",

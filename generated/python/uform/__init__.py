@@ -34,6 +34,9 @@ __all__ = [
     "ModelDescription",
     "EncodeTextOptions",
     "Model",
+    "TrainerContrastiveConfig",
+    "TrainStep",
+    "Trainer",
     "gpu_devices",
     "capabilities_compiled",
     "capabilities_available",
@@ -285,6 +288,53 @@ class EncodeTextOptions(TypedDict, total=False):
     """Tokens kept per text, longer texts being truncated; absent takes the model's own maximum."""
 
 
+class TrainerContrastiveConfig(TypedDict, total=False):
+    """How `Trainer.contrastive()` fine-tunes an encoder; every default is sentence-transformers' trainer
+    default.
+    """
+
+    learning_rate: Optional[float]
+    """The peak learning rate of AdamW, reached after `warmup_steps`; absent derives 5e-5."""
+    weight_decay: Optional[float]
+    """AdamW's decoupled weight decay, applied to every weight but biases and LayerNorm weights, as the Hugging
+    Face trainer groups them; absent derives 0.
+    """
+    warmup_steps: Optional[int]
+    """Steps over which the learning rate rises linearly from zero to `learning_rate`; absent derives 0."""
+    total_steps: Optional[int]
+    """The step at which the learning rate, decaying linearly after warm-up, reaches zero, as the trainer's
+    linear schedule does; absent keeps `learning_rate` after warm-up.
+    """
+    max_grad_norm: Optional[float]
+    """Clips the gradients' global L2 norm to this before each update; absent derives 1, 0 turns clipping off."""
+    scale: Optional[float]
+    """The factor cosine similarities are multiplied by before the cross-entropy; absent derives 20."""
+    max_tokens: Optional[int]
+    """Tokens kept per text, longer texts being truncated; absent takes the model's own maximum."""
+    dropout: Optional[float]
+    """The dropout probability of every dropout site (embeddings, attention probabilities, both residual
+    branches); absent takes the model's own `config.json` values, 0 turns dropout off.
+    """
+    seed: Optional[int]
+    """Seeds the dropout masks, so two runs with the same seed and batches take the same steps; absent derives 0."""
+
+
+@_dataclasses.dataclass(frozen=True)
+class TrainStep:
+    """What one `Trainer.step()` did."""
+
+    step: int
+    """The step's number, counting from 1."""
+    loss: float
+    """The batch's loss before the update (the mean cross-entropy over its anchors)."""
+    learning_rate: float
+    """The learning rate the update used."""
+    gradient_norm: float
+    """The gradients' global L2 norm before clipping."""
+    seconds: float
+    """Wall-clock seconds the step took, tokenisation included."""
+
+
 class UFormError(Exception):
     """The error every failing call raises; `code` names its kind, the same set in every language, and the
     message names the argument and the value. Each kind's class also derives from the builtin exception a
@@ -368,6 +418,7 @@ class InternalError(UFormError, _builtins.RuntimeError):
 Mesh = _native.Mesh
 Executor = _native.Executor
 Model = _native.Model
+Trainer = _native.Trainer
 gpu_devices = _native.gpu_devices
 capabilities_compiled = _native.capabilities_compiled
 capabilities_available = _native.capabilities_available
@@ -390,6 +441,8 @@ _native._init({
     "TensorDescription": TensorDescription,
     "ModelDescription": ModelDescription,
     "EncodeTextOptions": EncodeTextOptions,
+    "TrainerContrastiveConfig": TrainerContrastiveConfig,
+    "TrainStep": TrainStep,
     "UFormError": UFormError,
     "InvalidArgumentError": InvalidArgumentError,
     "UnsupportedError": UnsupportedError,

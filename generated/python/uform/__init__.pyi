@@ -354,6 +354,97 @@ class Model:
     ) -> None: ...
 
 
+class TrainerContrastiveConfig(TypedDict, total=False):
+    """How `Trainer.contrastive()` fine-tunes an encoder; every default is sentence-transformers' trainer
+    default.
+    """
+
+    learning_rate: Optional[float]
+    weight_decay: Optional[float]
+    warmup_steps: Optional[int]
+    total_steps: Optional[int]
+    max_grad_norm: Optional[float]
+    scale: Optional[float]
+    max_tokens: Optional[int]
+    dropout: Optional[float]
+    seed: Optional[int]
+
+
+@final
+@dataclasses.dataclass(frozen=True)
+class TrainStep:
+    """What one `Trainer.step()` did."""
+
+    step: int
+    loss: float
+    learning_rate: float
+    gradient_norm: float
+    seconds: float
+
+
+@final
+class Trainer:
+    """Fine-tunes a RAM model's encoder on its executor's threads.
+
+    A trainer borrows its model from `Trainer.contrastive()` until `Trainer.free()`: freeing the model first
+    is an in-use error. It keeps fp32 master weights and AdamW's moments of its own; after every step the
+    model embeds with the updated weights, so `Model.encode_text()` evaluates mid-training without a save, and
+    the model keeps the last weights after the trainer is freed. An encode that overlaps a step embeds with
+    the weights from before the step; it never sees half-updated weights. Memory is bounded by the batch, not
+    the number of steps.
+
+    Thread safety: Safe to share between threads: every method may be called from any thread; steps and saves
+    on one trainer run one at a time, in the order they take its lock; `Trainer.free()` while a step is in
+    flight is an in-use error.
+    """
+
+    @staticmethod
+    def contrastive(
+        model: Model,
+        *,
+        learning_rate: Optional[float] = ...,
+        weight_decay: Optional[float] = ...,
+        warmup_steps: Optional[int] = ...,
+        total_steps: Optional[int] = ...,
+        max_grad_norm: Optional[float] = ...,
+        scale: Optional[float] = ...,
+        max_tokens: Optional[int] = ...,
+        dropout: Optional[float] = ...,
+        seed: Optional[int] = ...,
+    ) -> Trainer:
+        """Makes a trainer for a RAM model's encoder with sentence-transformers' MultipleNegativesRankingLoss:
+        each anchor's positive is its match and every other positive of the batch a negative, scored by cosine
+        similarity times `TrainerContrastiveConfig` `scale`, with cross-entropy against the matches. A VRAM
+        model is unsupported.
+        """
+
+    def step(self, anchors: Sequence[str], positives: Sequence[str]) -> TrainStep:
+        """Runs one optimisation step on one batch of pairs: forward, loss, backward, gradient clipping and an
+        AdamW update. A failed step changes no weight.
+        """
+
+    def save(self, directory: Union[str, os.PathLike[str]]) -> None:
+        """Writes the trained model as a sentence-transformers folder (`model.safetensors`, `config.json`, the
+        tokenizer files and modules) that `Model.load_ram()` and `SentenceTransformer` both load. It writes a
+        temporary sibling and renames it, so a failure leaves nothing behind; a path that exists is an error.
+        """
+
+    def free(self) -> None:
+        """Drops the master weights and returns the model's borrow; a second `Trainer.free()` does nothing."""
+
+    @property
+    def compiled(self) -> Trainer:
+        """The backend handle that owns the master weights and the optimiser's state."""
+
+    def __enter__(self) -> Trainer: ...
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        traceback: Optional[TracebackType],
+    ) -> None: ...
+
+
 def gpu_devices() -> List[GpuDevice]:
     """Lists every GPU this process can drive, NVIDIA devices first, then AMD, so a device's position is the
     ordinal VRAM placements name it by; a machine without GPUs lists none. A device that fails to describe

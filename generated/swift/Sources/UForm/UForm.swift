@@ -513,6 +513,22 @@ fileprivate struct FfiConverterFloat: FfiConverterPrimitive {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterDouble: FfiConverterPrimitive {
+    typealias FfiType = Double
+    typealias SwiftType = Double
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Double {
+        return try lift(readDouble(&buf))
+    }
+
+    public static func write(_ value: Double, into buf: inout [UInt8]) {
+        writeDouble(&buf, lower(value))
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterBool : FfiConverter {
     typealias FfiType = Int8
     typealias SwiftType = Bool
@@ -1217,6 +1233,227 @@ public func FfiConverterTypeModel_lift(_ handle: UInt64) throws -> Model {
 #endif
 public func FfiConverterTypeModel_lower(_ value: Model) -> UInt64 {
     return FfiConverterTypeModel.lower(value)
+}
+
+
+
+
+
+
+/**
+ * Fine-tunes a RAM model's encoder on its executor's threads.
+ *
+ * A trainer borrows its model from `Trainer.contrastive` until `Trainer.free`: freeing the model first is an
+ * in-use error. It keeps fp32 master weights and AdamW's moments of its own; after every step the model
+ * embeds with the updated weights, so `Model.encodeText` evaluates mid-training without a save, and the
+ * model keeps the last weights after the trainer is freed. An encode that overlaps a step embeds with the
+ * weights from before the step; it never sees half-updated weights. Memory is bounded by the batch, not the
+ * number of steps.
+ *
+ * Thread safety: Safe to share between threads: every method may be called from any thread; steps and saves
+ * on one trainer run one at a time, in the order they take its lock; `Trainer.free` while a step is in
+ * flight is an in-use error.
+ */
+public protocol TrainerProtocol: AnyObject, Sendable {
+    
+    /**
+     * Drops the master weights and returns the model's borrow; a second `Trainer.free` does nothing.
+     */
+    func free() throws 
+    
+    /**
+     * Writes the trained model as a sentence-transformers folder (`model.safetensors`, `config.json`, the
+     * tokenizer files and modules) that `Model.loadRam` and `SentenceTransformer` both load. It writes a
+     * temporary sibling and renames it, so a failure leaves nothing behind; a path that exists is an error.
+     * - `directory`: The folder to create; its parent must exist.
+     */
+    func save(directory: String) throws 
+    
+    /**
+     * Runs one optimisation step on one batch of pairs: forward, loss, backward, gradient clipping and an
+     * AdamW update. A failed step changes no weight.
+     * - `anchors`: The batch's anchors, UTF-8 without NUL characters; at least one.
+     * - `positives`: Each anchor's positive, in the same order and as many.
+     */
+    func step(anchors: [String], positives: [String]) async throws  -> TrainStep
+    
+}
+/**
+ * Fine-tunes a RAM model's encoder on its executor's threads.
+ *
+ * A trainer borrows its model from `Trainer.contrastive` until `Trainer.free`: freeing the model first is an
+ * in-use error. It keeps fp32 master weights and AdamW's moments of its own; after every step the model
+ * embeds with the updated weights, so `Model.encodeText` evaluates mid-training without a save, and the
+ * model keeps the last weights after the trainer is freed. An encode that overlaps a step embeds with the
+ * weights from before the step; it never sees half-updated weights. Memory is bounded by the batch, not the
+ * number of steps.
+ *
+ * Thread safety: Safe to share between threads: every method may be called from any thread; steps and saves
+ * on one trainer run one at a time, in the order they take its lock; `Trainer.free` while a step is in
+ * flight is an in-use error.
+ */
+open class Trainer: TrainerProtocol, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_uform_uniffi_fn_clone_trainer(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_uform_uniffi_fn_free_trainer(handle, $0) }
+    }
+
+    
+    /**
+     * Makes a trainer for a RAM model's encoder with sentence-transformers' MultipleNegativesRankingLoss:
+     * each anchor's positive is its match and every other positive of the batch a negative, scored by cosine
+     * similarity times `TrainerContrastiveConfig` `scale`, with cross-entropy against the matches. A VRAM
+     * model is unsupported.
+     * - `model`: A RAM model whose encoder the trainer updates; the trainer borrows it until freed.
+     * - `config`: The optimiser, schedule, loss scale, truncation, dropout and seed.
+     */
+public static func contrastive(model: Model, config: TrainerContrastiveConfig? = nil)throws  -> Trainer  {
+    return try  FfiConverterTypeTrainer_lift(try rustCallWithError(FfiConverterTypeUFormError_lift) {
+        uniffiCallStatus in
+    uniffi_uform_uniffi_fn_constructor_trainer_contrastive(
+        FfiConverterTypeModel_lower(model),
+        FfiConverterOptionTypeTrainerContrastiveConfig.lower(config),uniffiCallStatus
+    )
+})
+}
+    
+
+    
+    /**
+     * Drops the master weights and returns the model's borrow; a second `Trainer.free` does nothing.
+     */
+open func free()throws   {try rustCallWithError(FfiConverterTypeUFormError_lift) {
+        uniffiCallStatus in
+    uniffi_uform_uniffi_fn_method_trainer_free(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+}
+}
+    
+    /**
+     * Writes the trained model as a sentence-transformers folder (`model.safetensors`, `config.json`, the
+     * tokenizer files and modules) that `Model.loadRam` and `SentenceTransformer` both load. It writes a
+     * temporary sibling and renames it, so a failure leaves nothing behind; a path that exists is an error.
+     * - `directory`: The folder to create; its parent must exist.
+     */
+open func save(directory: String)throws   {try rustCallWithError(FfiConverterTypeUFormError_lift) {
+        uniffiCallStatus in
+    uniffi_uform_uniffi_fn_method_trainer_save(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(directory),uniffiCallStatus
+    )
+}
+}
+    
+    /**
+     * Runs one optimisation step on one batch of pairs: forward, loss, backward, gradient clipping and an
+     * AdamW update. A failed step changes no weight.
+     * - `anchors`: The batch's anchors, UTF-8 without NUL characters; at least one.
+     * - `positives`: Each anchor's positive, in the same order and as many.
+     */
+open func step(anchors: [String], positives: [String])async throws  -> TrainStep  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_uform_uniffi_fn_method_trainer_step_async(
+                        self.uniffiCloneHandle(),FfiConverterSequenceString.lower(anchors),FfiConverterSequenceString.lower(positives)
+                )
+            },
+            pollFunc: ffi_uform_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_uform_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_uform_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterTypeTrainStep_lift,
+            errorHandler: FfiConverterTypeUFormError_lift
+        )
+}
+    
+
+    
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeTrainer: FfiConverter {
+    typealias FfiType = UInt64
+    typealias SwiftType = Trainer
+
+    public static func lift(_ handle: UInt64) throws -> Trainer {
+        return Trainer(unsafeFromHandle: handle)
+    }
+
+    public static func lower(_ value: Trainer) -> UInt64 {
+        return value.uniffiCloneHandle()
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Trainer {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: Trainer, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeTrainer_lift(_ handle: UInt64) throws -> Trainer {
+    return try FfiConverterTypeTrainer.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeTrainer_lower(_ value: Trainer) -> UInt64 {
+    return FfiConverterTypeTrainer.lower(value)
 }
 
 
@@ -2384,6 +2621,254 @@ public func FfiConverterTypeTensorDescription_lower(_ value: TensorDescription) 
 
 
 /**
+ * What one `Trainer.step` did.
+ */
+public struct TrainStep: Equatable, Hashable {
+    /**
+     * The step's number, counting from 1.
+     */
+    public var step: UInt64
+    /**
+     * The batch's loss before the update (the mean cross-entropy over its anchors).
+     */
+    public var loss: Double
+    /**
+     * The learning rate the update used.
+     */
+    public var learningRate: Double
+    /**
+     * The gradients' global L2 norm before clipping.
+     */
+    public var gradientNorm: Double
+    /**
+     * Wall-clock seconds the step took, tokenisation included.
+     */
+    public var seconds: Double
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The step's number, counting from 1.
+         */step: UInt64, 
+        /**
+         * The batch's loss before the update (the mean cross-entropy over its anchors).
+         */loss: Double, 
+        /**
+         * The learning rate the update used.
+         */learningRate: Double, 
+        /**
+         * The gradients' global L2 norm before clipping.
+         */gradientNorm: Double, 
+        /**
+         * Wall-clock seconds the step took, tokenisation included.
+         */seconds: Double) {
+        self.step = step
+        self.loss = loss
+        self.learningRate = learningRate
+        self.gradientNorm = gradientNorm
+        self.seconds = seconds
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension TrainStep: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeTrainStep: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> TrainStep {
+        return
+            try TrainStep(
+                step: FfiConverterUInt64.read(from: &buf), 
+                loss: FfiConverterDouble.read(from: &buf), 
+                learningRate: FfiConverterDouble.read(from: &buf), 
+                gradientNorm: FfiConverterDouble.read(from: &buf), 
+                seconds: FfiConverterDouble.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: TrainStep, into buf: inout [UInt8]) {
+        FfiConverterUInt64.write(value.step, into: &buf)
+        FfiConverterDouble.write(value.loss, into: &buf)
+        FfiConverterDouble.write(value.learningRate, into: &buf)
+        FfiConverterDouble.write(value.gradientNorm, into: &buf)
+        FfiConverterDouble.write(value.seconds, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeTrainStep_lift(_ buf: RustBuffer) throws -> TrainStep {
+    return try FfiConverterTypeTrainStep.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeTrainStep_lower(_ value: TrainStep) -> RustBuffer {
+    return FfiConverterTypeTrainStep.lower(value)
+}
+
+
+/**
+ * How `Trainer.contrastive` fine-tunes an encoder; every default is sentence-transformers' trainer default.
+ */
+public struct TrainerContrastiveConfig: Equatable, Hashable {
+    /**
+     * The peak learning rate of AdamW, reached after `warmupSteps`; absent derives 5e-5.
+     */
+    public var learningRate: Double?
+    /**
+     * AdamW's decoupled weight decay, applied to every weight but biases and LayerNorm weights, as the
+     * Hugging Face trainer groups them; absent derives 0.
+     */
+    public var weightDecay: Double?
+    /**
+     * Steps over which the learning rate rises linearly from zero to `learningRate`; absent derives 0.
+     */
+    public var warmupSteps: UInt32?
+    /**
+     * The step at which the learning rate, decaying linearly after warm-up, reaches zero, as the trainer's
+     * linear schedule does; absent keeps `learningRate` after warm-up.
+     */
+    public var totalSteps: UInt32?
+    /**
+     * Clips the gradients' global L2 norm to this before each update; absent derives 1, 0 turns clipping
+     * off.
+     */
+    public var maxGradNorm: Double?
+    /**
+     * The factor cosine similarities are multiplied by before the cross-entropy; absent derives 20.
+     */
+    public var scale: Double?
+    /**
+     * Tokens kept per text, longer texts being truncated; absent takes the model's own maximum.
+     */
+    public var maxTokens: UInt32?
+    /**
+     * The dropout probability of every dropout site (embeddings, attention probabilities, both residual
+     * branches); absent takes the model's own `config.json` values, 0 turns dropout off.
+     */
+    public var dropout: Double?
+    /**
+     * Seeds the dropout masks, so two runs with the same seed and batches take the same steps; absent
+     * derives 0.
+     */
+    public var seed: UInt64?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The peak learning rate of AdamW, reached after `warmupSteps`; absent derives 5e-5.
+         */learningRate: Double? = Double(5e-5), 
+        /**
+         * AdamW's decoupled weight decay, applied to every weight but biases and LayerNorm weights, as the
+         * Hugging Face trainer groups them; absent derives 0.
+         */weightDecay: Double? = Double(0.0), 
+        /**
+         * Steps over which the learning rate rises linearly from zero to `learningRate`; absent derives 0.
+         */warmupSteps: UInt32? = UInt32(0), 
+        /**
+         * The step at which the learning rate, decaying linearly after warm-up, reaches zero, as the trainer's
+         * linear schedule does; absent keeps `learningRate` after warm-up.
+         */totalSteps: UInt32? = nil, 
+        /**
+         * Clips the gradients' global L2 norm to this before each update; absent derives 1, 0 turns clipping
+         * off.
+         */maxGradNorm: Double? = Double(1.0), 
+        /**
+         * The factor cosine similarities are multiplied by before the cross-entropy; absent derives 20.
+         */scale: Double? = Double(20.0), 
+        /**
+         * Tokens kept per text, longer texts being truncated; absent takes the model's own maximum.
+         */maxTokens: UInt32? = nil, 
+        /**
+         * The dropout probability of every dropout site (embeddings, attention probabilities, both residual
+         * branches); absent takes the model's own `config.json` values, 0 turns dropout off.
+         */dropout: Double? = nil, 
+        /**
+         * Seeds the dropout masks, so two runs with the same seed and batches take the same steps; absent
+         * derives 0.
+         */seed: UInt64? = UInt64(0)) {
+        self.learningRate = learningRate
+        self.weightDecay = weightDecay
+        self.warmupSteps = warmupSteps
+        self.totalSteps = totalSteps
+        self.maxGradNorm = maxGradNorm
+        self.scale = scale
+        self.maxTokens = maxTokens
+        self.dropout = dropout
+        self.seed = seed
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension TrainerContrastiveConfig: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeTrainerContrastiveConfig: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> TrainerContrastiveConfig {
+        return
+            try TrainerContrastiveConfig(
+                learningRate: FfiConverterOptionDouble.read(from: &buf), 
+                weightDecay: FfiConverterOptionDouble.read(from: &buf), 
+                warmupSteps: FfiConverterOptionUInt32.read(from: &buf), 
+                totalSteps: FfiConverterOptionUInt32.read(from: &buf), 
+                maxGradNorm: FfiConverterOptionDouble.read(from: &buf), 
+                scale: FfiConverterOptionDouble.read(from: &buf), 
+                maxTokens: FfiConverterOptionUInt32.read(from: &buf), 
+                dropout: FfiConverterOptionDouble.read(from: &buf), 
+                seed: FfiConverterOptionUInt64.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: TrainerContrastiveConfig, into buf: inout [UInt8]) {
+        FfiConverterOptionDouble.write(value.learningRate, into: &buf)
+        FfiConverterOptionDouble.write(value.weightDecay, into: &buf)
+        FfiConverterOptionUInt32.write(value.warmupSteps, into: &buf)
+        FfiConverterOptionUInt32.write(value.totalSteps, into: &buf)
+        FfiConverterOptionDouble.write(value.maxGradNorm, into: &buf)
+        FfiConverterOptionDouble.write(value.scale, into: &buf)
+        FfiConverterOptionUInt32.write(value.maxTokens, into: &buf)
+        FfiConverterOptionDouble.write(value.dropout, into: &buf)
+        FfiConverterOptionUInt64.write(value.seed, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeTrainerContrastiveConfig_lift(_ buf: RustBuffer) throws -> TrainerContrastiveConfig {
+    return try FfiConverterTypeTrainerContrastiveConfig.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeTrainerContrastiveConfig_lower(_ value: TrainerContrastiveConfig) -> RustBuffer {
+    return FfiConverterTypeTrainerContrastiveConfig.lower(value)
+}
+
+
+/**
  * The runtime that drives a GPU, numbered as `uform_gpu_vendor_t` numbers them.
  */
 
@@ -2952,6 +3437,30 @@ fileprivate struct FfiConverterOptionUInt64: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionDouble: FfiConverterRustBuffer {
+    typealias SwiftType = Double?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterDouble.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterDouble.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionBool: FfiConverterRustBuffer {
     typealias SwiftType = Bool?
 
@@ -3112,6 +3621,30 @@ fileprivate struct FfiConverterOptionTypeMeshOptions: FfiConverterRustBuffer {
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterTypeMeshOptions.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeTrainerContrastiveConfig: FfiConverterRustBuffer {
+    typealias SwiftType = TrainerContrastiveConfig?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeTrainerContrastiveConfig.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeTrainerContrastiveConfig.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }
@@ -3460,6 +3993,15 @@ private let initializationResult: InitializationResult = {
     if (uniffi_uform_uniffi_checksum_method_model_free() != 2780) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_uform_uniffi_checksum_method_trainer_free() != 63235) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_uform_uniffi_checksum_method_trainer_save() != 9500) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_uform_uniffi_checksum_method_trainer_step_async() != 52132) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_uform_uniffi_checksum_constructor_executor_for_ram() != 38871) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -3476,6 +4018,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_uform_uniffi_checksum_constructor_model_load_vram_async() != 33172) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_uform_uniffi_checksum_constructor_trainer_contrastive() != 21448) {
         return InitializationResult.apiChecksumMismatch
     }
 

@@ -338,6 +338,36 @@ uint64_t uniffi_uform_uniffi_fn_method_model_encode_text_async(uint64_t ptr, Rus
 void uniffi_uform_uniffi_fn_method_model_free(uint64_t ptr, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_CLONE_TRAINER
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_CLONE_TRAINER
+uint64_t uniffi_uform_uniffi_fn_clone_trainer(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_FREE_TRAINER
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_FREE_TRAINER
+void uniffi_uform_uniffi_fn_free_trainer(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_CONSTRUCTOR_TRAINER_CONTRASTIVE
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_CONSTRUCTOR_TRAINER_CONTRASTIVE
+uint64_t uniffi_uform_uniffi_fn_constructor_trainer_contrastive(uint64_t model, RustBuffer config, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_METHOD_TRAINER_FREE
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_METHOD_TRAINER_FREE
+void uniffi_uform_uniffi_fn_method_trainer_free(uint64_t ptr, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_METHOD_TRAINER_SAVE
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_METHOD_TRAINER_SAVE
+void uniffi_uform_uniffi_fn_method_trainer_save(uint64_t ptr, RustBuffer directory, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_METHOD_TRAINER_STEP_ASYNC
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_METHOD_TRAINER_STEP_ASYNC
+uint64_t uniffi_uform_uniffi_fn_method_trainer_step_async(uint64_t ptr, RustBuffer anchors, RustBuffer positives
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_FUNC_CAPABILITIES_AVAILABLE
 #define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_FUNC_CAPABILITIES_AVAILABLE
 RustBuffer uniffi_uform_uniffi_fn_func_capabilities_available(RustCallStatus *_Nonnull out_status
@@ -688,6 +718,24 @@ uint16_t uniffi_uform_uniffi_checksum_method_model_free(void
     
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_METHOD_TRAINER_FREE
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_METHOD_TRAINER_FREE
+uint16_t uniffi_uform_uniffi_checksum_method_trainer_free(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_METHOD_TRAINER_SAVE
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_METHOD_TRAINER_SAVE
+uint16_t uniffi_uform_uniffi_checksum_method_trainer_save(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_METHOD_TRAINER_STEP_ASYNC
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_METHOD_TRAINER_STEP_ASYNC
+uint16_t uniffi_uform_uniffi_checksum_method_trainer_step_async(void
+    
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_CONSTRUCTOR_EXECUTOR_FOR_RAM
 #define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_CONSTRUCTOR_EXECUTOR_FOR_RAM
 uint16_t uniffi_uform_uniffi_checksum_constructor_executor_for_ram(void
@@ -721,6 +769,12 @@ uint16_t uniffi_uform_uniffi_checksum_constructor_model_load_ram_async(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_CONSTRUCTOR_MODEL_LOAD_VRAM_ASYNC
 #define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_CONSTRUCTOR_MODEL_LOAD_VRAM_ASYNC
 uint16_t uniffi_uform_uniffi_checksum_constructor_model_load_vram_async(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_CONSTRUCTOR_TRAINER_CONTRASTIVE
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_CONSTRUCTOR_TRAINER_CONTRASTIVE
+uint16_t uniffi_uform_uniffi_checksum_constructor_trainer_contrastive(void
     
 );
 #endif

@@ -488,6 +488,142 @@ class Model internal constructor(pointer: Long) : AutoCloseable {
 }
 
 /**
+ * How [Trainer.contrastive] fine-tunes an encoder; every default is sentence-transformers' trainer default.
+ */
+data class TrainerContrastiveConfig(
+    /** The peak learning rate of AdamW, reached after `warmupSteps`; absent derives 5e-5. */
+    var learningRate: Double? = 5e-5,
+    /**
+     * AdamW's decoupled weight decay, applied to every weight but biases and LayerNorm weights, as the
+     * Hugging Face trainer groups them; absent derives 0.
+     */
+    var weightDecay: Double? = 0.0,
+    /** Steps over which the learning rate rises linearly from zero to `learningRate`; absent derives 0. */
+    var warmupSteps: UInt? = 0u,
+    /**
+     * The step at which the learning rate, decaying linearly after warm-up, reaches zero, as the trainer's
+     * linear schedule does; absent keeps `learningRate` after warm-up.
+     */
+    var totalSteps: UInt? = null,
+    /**
+     * Clips the gradients' global L2 norm to this before each update; absent derives 1, 0 turns clipping off.
+     */
+    var maxGradNorm: Double? = 1.0,
+    /** The factor cosine similarities are multiplied by before the cross-entropy; absent derives 20. */
+    var scale: Double? = 20.0,
+    /** Tokens kept per text, longer texts being truncated; absent takes the model's own maximum. */
+    var maxTokens: UInt? = null,
+    /**
+     * The dropout probability of every dropout site (embeddings, attention probabilities, both residual
+     * branches); absent takes the model's own `config.json` values, 0 turns dropout off.
+     */
+    var dropout: Double? = null,
+    /**
+     * Seeds the dropout masks, so two runs with the same seed and batches take the same steps; absent derives
+     * 0.
+     */
+    var seed: ULong? = 0uL,
+)
+
+/** What one [Trainer.step] did. */
+data class TrainStep(
+    /** The step's number, counting from 1. */
+    var step: ULong,
+    /** The batch's loss before the update (the mean cross-entropy over its anchors). */
+    var loss: Double,
+    /** The learning rate the update used. */
+    var learningRate: Double,
+    /** The gradients' global L2 norm before clipping. */
+    var gradientNorm: Double,
+    /** Wall-clock seconds the step took, tokenisation included. */
+    var seconds: Double,
+)
+
+/**
+ * Fine-tunes a RAM model's encoder on its executor's threads.
+ *
+ * A trainer borrows its model from [Trainer.contrastive] until [Trainer.free]: freeing the model first is an
+ * in-use error. It keeps fp32 master weights and AdamW's moments of its own; after every step the model
+ * embeds with the updated weights, so [Model.encodeText] evaluates mid-training without a save, and the model
+ * keeps the last weights after the trainer is freed. An encode that overlaps a step embeds with the weights
+ * from before the step; it never sees half-updated weights. Memory is bounded by the batch, not the number of
+ * steps.
+ *
+ * Thread safety: Safe to share between threads: every method may be called from any thread; steps and saves
+ * on one trainer run one at a time, in the order they take its lock; [Trainer.free] while a step is in flight
+ * is an in-use error.
+ */
+class Trainer internal constructor(pointer: Long) : AutoCloseable {
+    internal val handle = NativeHandle(this, pointer) { UFormNative.trainerRelease(it) }
+
+    companion object {
+        /**
+         * Makes a trainer for a RAM model's encoder with sentence-transformers' MultipleNegativesRankingLoss:
+         * each anchor's positive is its match and every other positive of the batch a negative, scored by
+         * cosine similarity times [TrainerContrastiveConfig] `scale`, with cross-entropy against the matches.
+         * A VRAM model is unsupported.
+         * @param model A RAM model whose encoder the trainer updates; the trainer borrows it until freed.
+         * @param config The optimiser, schedule, loss scale, truncation, dropout and seed.
+         * @throws UFormException of the kind the error names.
+         */
+        @Throws(UFormException::class)
+        fun contrastive(model: Model, config: TrainerContrastiveConfig? = null): Trainer {
+            val configValue = config ?: TrainerContrastiveConfig()
+            return model.handle.use(model) { modelHandle ->
+                Trainer(UFormNative.trainerContrastive(modelHandle, configValue.learningRate != null, configValue.learningRate ?: 0.0, configValue.weightDecay != null, configValue.weightDecay ?: 0.0, configValue.warmupSteps != null, configValue.warmupSteps?.toInt() ?: 0, configValue.totalSteps != null, configValue.totalSteps?.toInt() ?: 0, configValue.maxGradNorm != null, configValue.maxGradNorm ?: 0.0, configValue.scale != null, configValue.scale ?: 0.0, configValue.maxTokens != null, configValue.maxTokens?.toInt() ?: 0, configValue.dropout != null, configValue.dropout ?: 0.0, configValue.seed != null, configValue.seed?.toLong() ?: 0L))
+            }
+        }
+    }
+
+    /**
+     * Runs one optimisation step on one batch of pairs: forward, loss, backward, gradient clipping and an
+     * AdamW update. A failed step changes no weight.
+     * @param anchors The batch's anchors, UTF-8 without NUL characters; at least one.
+     * @param positives Each anchor's positive, in the same order and as many.
+     * @throws UFormException of the kind the error names.
+     */
+    @Throws(UFormException::class)
+    fun step(anchors: List<String>, positives: List<String>): TrainStep {
+        return handle.use(this) { self ->
+            Reader(UFormNative.trainerStep(self, anchors.toTypedArray(), positives.toTypedArray())).readTrainStep()
+        }
+    }
+
+    /**
+     * Writes the trained model as a sentence-transformers folder (`model.safetensors`, `config.json`, the
+     * tokenizer files and modules) that [Model.loadRam] and `SentenceTransformer` both load. It writes a
+     * temporary sibling and renames it, so a failure leaves nothing behind; a path that exists is an error.
+     * @param directory The folder to create; its parent must exist.
+     * @throws UFormException of the kind the error names.
+     */
+    @Throws(UFormException::class)
+    fun save(directory: String) {
+        handle.use(this) { self ->
+            UFormNative.trainerSave(self, directory)
+        }
+    }
+
+    /**
+     * Drops the master weights and returns the model's borrow; a second [Trainer.free] does nothing.
+     * @throws UFormException of the kind the error names.
+     */
+    @Throws(UFormException::class)
+    fun free() {
+        handle.use(this) { self ->
+            UFormNative.trainerFree(self)
+        }
+    }
+
+    /**
+     * Drops this object's reference to the native Trainer: later calls on it, and passing it as an argument, throw
+     * `IllegalStateException`; a second `close()` does nothing. The native object is freed as [free] frees it,
+     * once the calls in flight on other threads have returned: `close()` does not wait for them, and they finish
+     * normally. An object nobody closes is released the same way once the collector finds it unreachable.
+     */
+    override fun close() = handle.close()
+}
+
+/**
  * Lists every GPU this process can drive, NVIDIA devices first, then AMD, so a device's position is the
  * ordinal VRAM placements name it by; a machine without GPUs lists none. A device that fails to describe
  * itself is left out and the vendor's others are kept; one whose architecture the tables do not know has no

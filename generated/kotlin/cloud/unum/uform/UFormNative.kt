@@ -41,6 +41,11 @@ internal object UFormNative {
     @JvmStatic external fun modelEncodeText(handle: Long, texts: Array<String>, optionsNormalizePresent: Boolean, optionsNormalize: Boolean, optionsMaxTokensPresent: Boolean, optionsMaxTokens: Int): ByteArray
     @JvmStatic external fun modelFree(handle: Long)
     @JvmStatic external fun modelRelease(handle: Long)
+    @JvmStatic external fun trainerContrastive(model: Long, configLearningRatePresent: Boolean, configLearningRate: Double, configWeightDecayPresent: Boolean, configWeightDecay: Double, configWarmupStepsPresent: Boolean, configWarmupSteps: Int, configTotalStepsPresent: Boolean, configTotalSteps: Int, configMaxGradNormPresent: Boolean, configMaxGradNorm: Double, configScalePresent: Boolean, configScale: Double, configMaxTokensPresent: Boolean, configMaxTokens: Int, configDropoutPresent: Boolean, configDropout: Double, configSeedPresent: Boolean, configSeed: Long): Long
+    @JvmStatic external fun trainerStep(handle: Long, anchors: Array<String>, positives: Array<String>): ByteArray
+    @JvmStatic external fun trainerSave(handle: Long, directory: String)
+    @JvmStatic external fun trainerFree(handle: Long)
+    @JvmStatic external fun trainerRelease(handle: Long)
     @JvmStatic external fun gpuDevices(): ByteArray
     @JvmStatic external fun capabilitiesCompiled(): String
     @JvmStatic external fun capabilitiesAvailable(): String
@@ -226,4 +231,13 @@ internal fun Reader.readModelDescription(): ModelDescription = ModelDescription(
     devices = list { u32() },
     bytes = u64(),
     tensors = list { readTensorDescription() },
+)
+
+/** Reads a [TrainStep] in the layout the native library writes it. */
+internal fun Reader.readTrainStep(): TrainStep = TrainStep(
+    step = u64(),
+    loss = f64(),
+    learningRate = f64(),
+    gradientNorm = f64(),
+    seconds = f64(),
 )

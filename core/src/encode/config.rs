@@ -30,6 +30,9 @@ pub struct Config {
     pub normalize: bool,
     /// Tokens kept per text by default: `max_seq_length`, else the position embeddings.
     pub max_tokens: usize,
+    /// `hidden_dropout_prob` and `attention_probs_dropout_prob` (0.1 each when absent, as transformers' BERT).
+    pub hidden_dropout: f32,
+    pub attention_dropout: f32,
 }
 
 fn read_json(dir: &Path, name: &str) -> Result<Option<Value>> {
@@ -115,6 +118,8 @@ impl Config {
             pooling,
             normalize,
             max_tokens: max_seq.filter(|m| *m >= 1).unwrap_or(positions).min(positions),
+            hidden_dropout: config.get("hidden_dropout_prob").and_then(Value::as_f64).unwrap_or(0.1) as f32,
+            attention_dropout: config.get("attention_probs_dropout_prob").and_then(Value::as_f64).unwrap_or(0.1) as f32,
         })
     }
 

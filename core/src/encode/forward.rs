@@ -4,21 +4,12 @@
 use super::config::{Config, Pooling};
 use super::gemm::{self, dense, packed_len, Epilogue, Shared};
 use super::kernels::Kernels;
-use super::params::{decode, Params};
+use super::params::Params;
 use super::tokenize::Tokens;
 use crate::error::{Error, Result};
 use crate::executor::{Executor, Scratch};
-use crate::model::{TensorView, Weights};
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// Row `row` of a `[rows × width]` table, decoded into `out`.
-fn table_row(view: &TensorView<'_>, row: usize, out: &mut [f32]) -> Result<()> {
-    let size = view.data.len() / view.shape.iter().product::<usize>().max(1);
-    let width = out.len();
-    let data = &view.data[row * width * size..(row + 1) * width * size];
-    decode(&TensorView { data, shape: &[], ..*view }, out)
-}
 
 /// Runs the encoder over `tokens` and writes one pooled (and, when asked, normalised) row per text into `pooled`.
 #[allow(clippy::too_many_arguments)]
@@ -27,7 +18,6 @@ pub fn forward(
     kernels: &Kernels,
     config: &Config,
     params: &Params,
-    weights: &dyn Weights,
     tokens: &[Tokens],
     normalize: bool,
     pooled: &mut [f32],
@@ -57,33 +47,17 @@ pub fn forward(
     let [x, big, ctx, attn] = scratch.carve([total * h, total * wide, total * h, executor.threads() * per_thread]);
 
     // Embeddings: word + position + token type, then LayerNorm.
-    let (word, position, token_type) =
-        (params.table(weights, "word")?, params.table(weights, "position")?, params.table(weights, "token_type")?);
     let rows = Shared(x.as_mut_ptr());
-    let failed = std::sync::Mutex::new(None);
     executor.for_n_dynamic(tokens.len(), |text| {
         #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
         let rows = rows;
-        let span = spans[text].clone();
-        let mut extra = vec![0.0f32; h];
-        for (p, t) in span.clone().enumerate() {
+        for (p, t) in spans[text].clone().enumerate() {
             // SAFETY: row `t` belongs to this text's span alone.
             let row = unsafe { std::slice::from_raw_parts_mut(rows.0.add(t * h), h) };
-            let step = table_row(&word, tokens[text].ids[p] as usize, row)
-                .and_then(|()| table_row(&position, p, &mut extra))
-                .map(|()| kernels.add(row, &extra))
-                .and_then(|()| table_row(&token_type, tokens[text].type_ids[p] as usize, &mut extra))
-                .map(|()| kernels.add(row, &extra));
-            if let Err(e) = step {
-                *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-                return;
-            }
+            params.embed(tokens[text].ids[p] as usize, p, tokens[text].type_ids[p] as usize, row);
             kernels.layer_norm(row, &params.embedding_ln.0, &params.embedding_ln.1, config.layer_norm_eps);
         }
     })?;
-    if let Some(e) = failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        return Err(e);
-    }
 
     let layer_norm = |x: &mut [f32], (gamma, beta): &(Vec<f32>, Vec<f32>)| {
         let rows = Shared(x.as_mut_ptr());

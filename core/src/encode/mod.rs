@@ -17,11 +17,11 @@
 
 mod config;
 mod forward;
-mod gemm;
-mod kernels;
-mod math;
-mod params;
-mod tokenize;
+pub(crate) mod gemm;
+pub(crate) mod kernels;
+pub(crate) mod math;
+pub(crate) mod params;
+pub(crate) mod tokenize;
 
 pub use config::{Config, Pooling};
 
@@ -37,7 +37,7 @@ use tokenize::Tokenizers;
 /// A BERT encoder prepared from a model's weights: its configuration, tokenizer and packed layer weights.
 pub struct Encoder {
     config: Config,
-    tokenizers: Tokenizers,
+    tokenizers: Arc<Tokenizers>,
     params: Params,
 }
 
@@ -62,23 +62,30 @@ impl Encoder {
             ))
         })?;
         let config = Config::read(dir)?;
-        let tokenizers = Tokenizers::read(dir, config.max_tokens)?;
+        let tokenizers = Arc::new(Tokenizers::read(dir, config.max_tokens)?);
         let params = Params::read(weights, &config)?;
         Ok(Encoder { config, tokenizers, params })
+    }
+
+    /// The same model with other weights: what a trainer publishes after a step.
+    pub(crate) fn with_params(&self, params: Params) -> Encoder {
+        Encoder { config: self.config.clone(), tokenizers: self.tokenizers.clone(), params }
     }
 
     pub fn config(&self) -> &Config {
         &self.config
     }
 
+    pub(crate) fn params(&self) -> &Params {
+        &self.params
+    }
+
+    pub(crate) fn tokenizers(&self) -> &Tokenizers {
+        &self.tokenizers
+    }
+
     /// Embeds `texts` with the same `weights` it was prepared from, on `executor`'s threads.
-    pub fn encode(
-        &self,
-        weights: &dyn Weights,
-        executor: &Executor,
-        texts: &[String],
-        options: &EncodeTextOptions,
-    ) -> Result<F32Matrix> {
+    pub fn encode(&self, executor: &Executor, texts: &[String], options: &EncodeTextOptions) -> Result<F32Matrix> {
         let max_tokens = match options.max_tokens {
             None => self.config.max_tokens,
             Some(m) if m >= 1 && m as usize <= self.config.positions => m as usize,
@@ -107,17 +114,7 @@ impl Encoder {
         let mut data = vec![0.0f32; texts.len() * h];
         let normalize = options.normalize.unwrap_or(self.config.normalize);
         let mut scratch = executor.host_scratch()?;
-        forward::forward(
-            executor,
-            &kernels,
-            &self.config,
-            &self.params,
-            weights,
-            &tokens,
-            normalize,
-            &mut data,
-            &mut scratch,
-        )?;
+        forward::forward(executor, &kernels, &self.config, &self.params, &tokens, normalize, &mut data, &mut scratch)?;
         Ok(F32Matrix { data, rows: texts.len() as u32, columns: h as u32 })
     }
 }
@@ -150,6 +147,11 @@ impl EncoderSlot {
         Ok(encoder)
     }
 
+    /// Replaces the prepared encoder: a trainer's new weights. Encodes already running keep the one they took.
+    pub(crate) fn publish(&self, encoder: Arc<Encoder>) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(encoder);
+    }
+
     /// Drops the prepared encoder (when the model frees its weights).
     pub fn clear(&self) {
         *self.0.lock().unwrap_or_else(|p| p.into_inner()) = None;
@@ -164,5 +166,5 @@ pub fn encode_text(
     texts: &[String],
     options: &EncodeTextOptions,
 ) -> Result<F32Matrix> {
-    slot.get_or_prepare(weights)?.encode(weights, executor, texts, options)
+    slot.get_or_prepare(weights)?.encode(executor, texts, options)
 }

@@ -276,22 +276,31 @@ impl Model {
     /// While it runs it is a [`ModelCall`]: a `free` meanwhile is in use, a `drain` of the executor waits for it.
     pub fn encode_text(&self, texts: &[String], options: EncodeTextOptions) -> Result<F32Matrix> {
         let _call = self.begin_call("encode_text")?;
-        let (weights, executor, encoder) = {
-            let loaded = self.inner.loaded.lock().unwrap_or_else(|p| p.into_inner());
-            match loaded.as_ref() {
-                Some(Loaded { weights: Placed::Ram(w), executor, encoder, .. }) => {
-                    (w.clone(), executor.clone(), encoder.clone())
-                }
-                Some(_) => {
-                    return Err(Error::unsupported(format!(
-                        "{} runs on RAM models only for now; this model lives in VRAM",
-                        crate::path::name("Model.encode_text")
-                    )))
-                }
-                None => return Err(Error::freed("Model", "encode_text")),
-            }
-        };
+        let (weights, executor, encoder) = self.ram_parts("encode_text", "Model.encode_text runs")?;
         crate::encode::encode_text(&encoder, weights.as_ref(), &executor, texts, &options)
+    }
+
+    /// A RAM model's weights, executor and encoder slot, for a verb `method` (`what` says who needs RAM, like
+    /// `Model.encode_text runs`); a VRAM model is unsupported.
+    pub(crate) fn ram_parts(
+        &self,
+        method: &str,
+        what: &str,
+    ) -> Result<(Arc<RamWeights>, Executor, Arc<crate::encode::EncoderSlot>)> {
+        let loaded = self.inner.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        match loaded.as_ref() {
+            Some(Loaded { weights: Placed::Ram(w), executor, encoder, .. }) => {
+                Ok((w.clone(), executor.clone(), encoder.clone()))
+            }
+            Some(_) => {
+                let (who, rest) = what.split_once(' ').unwrap_or((what, ""));
+                Err(Error::unsupported(format!(
+                    "{} {rest} on RAM models only for now; this model lives in VRAM",
+                    crate::path::name(who)
+                )))
+            }
+            None => Err(Error::freed("Model", method)),
+        }
     }
 
     /// Counts a call of `method` as in flight until the returned [`ModelCall`] drops. Verbs take one for their run;
@@ -329,7 +338,8 @@ impl Model {
         let begun = self.inner.lifecycle.begin_free("Model", ("verb", "verbs")).map_err(|_| {
             let trainers = self.inner.trainers.load(std::sync::atomic::Ordering::Acquire);
             if trainers > 0 {
-                let (whom, pronoun) = if trainers == 1 { ("trainer borrows", "it") } else { ("trainers borrow", "them") };
+                let (whom, pronoun) =
+                    if trainers == 1 { ("trainer borrows", "it") } else { ("trainers borrow", "them") };
                 return Error::in_use(format!(
                     "`free` cannot free this Model yet: {trainers} {whom} it; free {pronoun} first"
                 ));

@@ -35,9 +35,10 @@ import torch
 # (anchor, positive): questions and answers, paraphrases, titles and summaries; 4 to 40 words; no repeats. Nine
 # topics of eight pairs, so that in-batch negatives are hard and the loss stays well above float32 noise (a batch of
 # unrelated pairs gives losses near 1e-4, which float32 cannot compute to 1e-4 relative). Every batch starts at a
-# multiple of 8, so batch k holds topics 2k mod 9 and 2k+1 mod 9 (one topic per rank with two ranks). The first two
-# pairs of each topic are near-twins (the same question or headline said two ways): they keep some loss after the
-# model has learnt the rest (without them it falls to ~0.003 by step 11, where float32 alone is ~5e-5 relative off).
+# multiple of 8, so batch k holds topics 2k mod 9 and 2k+1 mod 9 (one topic per rank with two ranks, half a topic
+# per rank with four). Pairs 0-1 and 4-5 of each topic are near-twins (the same question or headline said two ways),
+# so every share of 4 holds one: they keep some loss after the model has learnt the rest (without them it falls to
+# ~0.003 by step 11, where torch's float32 loss alone is ~5e-5 relative off its float64 value).
 PAIRS = [
     # planets: questions and short answers (hard negatives: all about planets)
     ("Which planet is known as the red planet?", "Mars, because rusty iron oxide dust covers its surface."),
@@ -45,7 +46,7 @@ PAIRS = [
     ("Which planet has the most spectacular rings?", "Saturn, whose wide rings are made of ice and rock."),
     ("Which planet is closest to the sun?", "Mercury, which races around the sun every 88 days."),
     ("Which planet is the largest in our solar system?", "Jupiter, more than eleven times wider than Earth."),
-    ("Which planet spins lying on its side?", "Uranus, whose axis is tilted by about ninety-eight degrees."),
+    ("What is the biggest planet orbiting the sun?", "Jupiter, the giant whose width is more than eleven Earths."),
     ("Which planet has the hottest surface?",
      "Venus, because its thick carbon dioxide atmosphere traps the heat."),
     ("Which planet is farthest from the sun?", "Neptune, a cold blue world first seen in 1846."),
@@ -58,8 +59,8 @@ PAIRS = [
     ("The flight to Rome leaves at seven in the evening.", "Our plane for Rome departs at 7 pm."),
     ("The flight to Oslo was cancelled because of snow.",
      "Heavy snowfall grounded the plane that was supposed to fly to Oslo."),
-    ("The train to Leeds is running twenty minutes late.",
-     "Expect a delay of about twenty minutes on the Leeds service."),
+    ("Snow caused the cancellation of the Oslo flight.",
+     "Because of heavy snow, the plane to Oslo did not take off."),
     ("The concert starts at eight, but the doors open at half past six.",
      "Doors open at 6:30 pm and the music begins at 8."),
     ("The library closes early on Saturdays.", "On Saturdays the library shuts before its usual time."),
@@ -78,9 +79,9 @@ PAIRS = [
     ("Drought forces water restrictions",
      "With reservoirs at a third of their normal level, households are banned from using hosepipes to water "
      "gardens or wash cars until further notice."),
-    ("Storm cuts power to thousands of homes",
-     "Gale-force winds brought down power lines across the county, and some households could be without "
-     "electricity until the weekend."),
+    ("Hosepipe ban as drought drains reservoirs",
+     "Households may no longer use hosepipes for gardens or cars because reservoirs have fallen to a third of "
+     "their usual level."),
     ("Hailstorm damages vineyards before the harvest",
      "Hailstones the size of marbles shredded leaves and split grapes across the wine region just weeks before "
      "the harvest."),
@@ -96,8 +97,8 @@ PAIRS = [
      "Use plenty of boiling salted water and stir it during the first two minutes."),
     ("How can I tell when a steak is medium rare?",
      "It feels soft and springy when pressed, and a thermometer in the centre reads about 57 °C."),
-    ("How long should bread dough rise?",
-     "Usually one to two hours at room temperature, until it has roughly doubled in size."),
+    ("How do I know if my steak is cooked medium rare?",
+     "When pressed it is soft and springy, and the centre measures about 57 °C on a thermometer."),
     ("How do I make rice less sticky?", "Rinse it in cold water until the water runs clear before you cook it."),
     ("Can I freeze cooked rice?", "Yes: cool it quickly, freeze it in sealed bags and use it within a month."),
     # small mishaps: paraphrases (near-duplicates)
@@ -106,8 +107,7 @@ PAIRS = [
     ("He lost his wallet on the bus this morning.", "His wallet disappeared while he was riding the bus today."),
     ("She lost her phone on the train last night.", "Her mobile went missing on a train yesterday evening."),
     ("He left his umbrella on the train.", "His umbrella stayed behind on the train when he got off."),
-    ("She forgot her umbrella and got soaked on the way home.",
-     "Having left her umbrella behind, she was drenched walking home."),
+    ("He forgot his umbrella on the train.", "When he got off the train, he left his umbrella behind."),
     ("He forgot his keys and had to wait outside for an hour.",
      "Without his keys, he was stuck on the doorstep for sixty minutes."),
     ("She found a wallet on the bus and gave it to the driver.",
@@ -128,9 +128,8 @@ PAIRS = [
     ("Popular café to close after rent rise",
      "The owners of the much-loved corner café say a sharp increase in rent has forced them to shut at the end "
      "of the month."),
-    ("Bookshop celebrates its hundredth birthday",
-     "The independent bookshop on Market Street marked a century of trading with readings, cake and a window "
-     "display of its best-selling titles from every decade."),
+    ("Rent increase forces popular café to shut",
+     "A steep rise in rent means the well-loved café on the corner will close its doors at the end of the month."),
     ("Bookshop saved by crowdfunding campaign",
      "Readers donated more than forty thousand pounds in a week to keep the struggling independent bookshop open."),
     ("Historic cinema to be restored",
@@ -151,7 +150,9 @@ PAIRS = [
     ("What causes a flash of lightning?",
      "Ice and water collide inside storm clouds and build up electric charge until a giant spark jumps to the "
      "ground."),
-    ("How does a rainbow form?", "Raindrops bend and reflect sunlight, splitting it into its colours like a prism."),
+    ("How does lightning form?",
+     "Collisions between ice and water in thunderclouds build up electric charge until a huge spark leaps to the "
+     "ground."),
     ("Why do leaves change colour in autumn?",
      "As the days shorten, trees stop making green chlorophyll, revealing the yellow and orange pigments that "
      "were in the leaves all along."),
@@ -168,7 +169,7 @@ PAIRS = [
     ("The printer on the second floor is out of paper again.",
      "Once more the second-floor printer has run out of paper."),
     ("The printer on the third floor keeps jamming.", "Paper gets stuck in the third-floor printer all the time."),
-    ("Could you send me the report by Friday?", "Please get the report to me before the end of Friday."),
+    ("The third-floor printer jams constantly.", "On the third floor, paper keeps getting stuck in the printer."),
     ("Could you send me the slides before the meeting?",
      "Please share the presentation with me ahead of the meeting."),
     ("The Wi-Fi in the office keeps dropping out.", "Our office wireless connection cuts out again and again."),
@@ -178,7 +179,7 @@ PAIRS = [
     ("How many legs does an insect have?", "Insects have six legs attached to the middle part of the body."),
     ("How many hearts does an octopus have?", "An octopus has three hearts and blue blood."),
     ("How long do elephants live?", "Elephants in the wild often live for sixty or seventy years."),
-    ("How long do giant tortoises live?", "Giant tortoises regularly live for more than a hundred years."),
+    ("What is the lifespan of an elephant?", "In the wild, elephants often reach sixty or seventy years of age."),
     ("How many legs does a centipede have?",
      "Despite the name, a centipede has anything from thirty to over three hundred legs, always an odd number of "
      "pairs."),

@@ -60,8 +60,8 @@ fn executor(threads: u32, cpu_class: Option<&str>) -> Executor {
 }
 
 fn encode(executor: &Executor, texts: &[String], options: EncodeTextOptions) -> uform_core::Result<F32Matrix> {
-    let (weights, encoder) = model();
-    encoder.encode(weights, executor, texts, &options)
+    let (_, encoder) = model();
+    encoder.encode(executor, texts, &options)
 }
 
 fn rows(m: &F32Matrix) -> Vec<&[f32]> {
@@ -199,7 +199,7 @@ fn half_precision_weights_encode_close_to_the_reference() {
     for dtype in ["BF16", "F16"] {
         let converted = Converted::new(weights, dtype);
         let encoder = Encoder::prepare(&converted).unwrap();
-        let got = encoder.encode(&converted, &exec, &f.texts, &EncodeTextOptions::default()).unwrap();
+        let got = encoder.encode(&exec, &f.texts, &EncodeTextOptions::default()).unwrap();
         for (i, (g, w)) in rows(&got).into_iter().zip(&f.embeddings).enumerate() {
             let cosine: f32 = g.iter().zip(w).map(|(a, b)| a * b).sum();
             let floor = if dtype == "F16" { 0.9995 } else { 0.995 };

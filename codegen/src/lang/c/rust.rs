@@ -41,7 +41,7 @@ impl RustC {
             Type::Address => format!("nonzero(raw.{name}).map(|x| x as u64)"),
             // Rejected by the checker (`Shape::GpuClassInInputRecord`): zero, C's "absent", is a class id.
             Type::GpuClass => format!("compile_error!(\"unsupported input field {name}\")"),
-            Type::F64 => format!("(raw.{name} != 0.0).then_some(raw.{name})"),
+            Type::F64 => format!("present_f64(raw.{name})"),
             Type::Bool => format!("raw.{name}.then_some(true)"),
             Type::String | Type::Path => format!("read_str(raw.{name}, {arg})?"),
             Type::Enum(e) => {

@@ -615,7 +615,9 @@ pub unsafe extern "C" fn uform_trainer_step(trainer: *mut uform_trainer_t, ancho
         let anchors = read_str_list(anchors, anchors_count, "anchors")?;
         let positives = read_str_list(positives, positives_count, "positives")?;
         check_out(step, "step")?;
-        unsafe { *step = *trainer.cached("uform_trainer_step", |arena| Ok(train_step_to_c(&trainer.value.step(&anchors, &positives)?, arena)))? };
+        let v = trainer.value.step(&anchors, &positives)?;
+        let c = train_step_to_c(&v, &mut Arena::default());
+        unsafe { *step = c };
         Ok(())
     })
 }

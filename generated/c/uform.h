@@ -785,8 +785,7 @@ uform_status_t uform_trainer_contrastive(uform_model_t *model, const uform_train
  * @param trainer The trainer to act on.
  * @param anchors The batch's anchors, UTF-8 without NUL characters; at least one.
  * @param positives Each anchor's positive, in the same order and as many.
- * @param step Receives the result; what it points to is owned by the trainer and valid until
- * `uform_trainer_free`.
+ * @param step Receives the result.
  * @return `UFORM_STATUS_OK`, or the error kind with `uform_last_error_message` saying why; a NULL pointer
  * where a value is required is `UFORM_STATUS_INVALID_ARGUMENT`.
  */

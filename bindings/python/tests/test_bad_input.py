@@ -162,6 +162,8 @@ BAD_FLOATS: List[Tuple[str, float]] = [
     ("-1", -1.0),
     ("-tiny", -5e-324),
     ("-int", -(2**1000)),
+    ("huge-int", 2**1024),  # no double holds it
+    ("-huge-int", -(2**1024)),
 ]
 
 NOT_INT_ELEMENTS: List[Tuple[str, object]] = [
@@ -205,6 +207,7 @@ def float_rows(where: str, name: str, call: Callable[[World, object], Any], extr
         yield Case(f"{where}-{name}={label}", lambda w, v=value: call(w, v), TypeError, (f"`{name}`",))
     for label, number in list(BAD_FLOATS) + list(extra):
         yield Case(f"{where}-{name}={label}", lambda w, v=number: call(w, v), uform.InvalidArgumentError, (f"`{name}`",))
+    yield Case(f"{where}-{name}=float-raises", lambda w: call(w, RaisingFloat()), LookupError, ("from __float__",))
 
 
 def str_list_rows(where: str, name: str, call: Callable[[World, object], Any]) -> Iterator[Case]:
@@ -443,6 +446,13 @@ def rows() -> Iterator[Case]:
         yield Case(f"freed-{name}", call, uform.FreedHandleError, (method, "freed"))
 
 
+class RaisingFloat:
+    """A number whose `__float__` fails: its own error propagates."""
+
+    def __float__(self) -> float:
+        raise LookupError("from __float__")
+
+
 class RaisingPath:
     """A path-like whose `__fspath__` fails: its own error propagates, not a TypeError that hides it."""
 
@@ -541,6 +551,15 @@ def test_free_and_leaving_with_on_freed_handles_do_nothing(world: World) -> None
     assert world.freed_mesh.__exit__(None, None, None) is False
     assert world.freed_executor.compiled is world.freed_executor
     assert "Executor" in repr(world.freed_executor)
+
+
+def test_what_float_converts_is_a_float(world: World) -> None:
+    """Ints, Decimals, Fractions and numpy's scalars convert as `float()` converts them; none is refused by type."""
+    import numpy as np
+
+    for value in (1, 10**300, Decimal("1e-4"), Fraction(1, 10_000), np.float32(1e-4), np.float64(0.5), np.int64(2)):
+        Trainer.contrastive(world.model, learning_rate=value, max_grad_norm=value).free()  # type: ignore[arg-type]
+    Trainer.contrastive(world.model, dropout=np.float16(0.25), scale=Decimal(20)).free()  # type: ignore[arg-type]
 
 
 def test_largest_values_in_range_are_accepted(world: World) -> None:

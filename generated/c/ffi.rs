@@ -402,14 +402,14 @@ pub struct uform_trainer_contrastive_config_t {
 
 fn trainer_contrastive_config_from_c(raw: &uform_trainer_contrastive_config_t) -> Result<uform_core::TrainerContrastiveConfig, Error> {
     Ok(uform_core::TrainerContrastiveConfig {
-        learning_rate: (raw.learning_rate != 0.0).then_some(raw.learning_rate),
-        weight_decay: (raw.weight_decay != 0.0).then_some(raw.weight_decay),
+        learning_rate: present_f64(raw.learning_rate),
+        weight_decay: present_f64(raw.weight_decay),
         warmup_steps: nonzero(raw.warmup_steps),
         total_steps: nonzero(raw.total_steps),
-        max_grad_norm: (raw.max_grad_norm != 0.0).then_some(raw.max_grad_norm),
-        scale: (raw.scale != 0.0).then_some(raw.scale),
+        max_grad_norm: present_f64(raw.max_grad_norm),
+        scale: present_f64(raw.scale),
         max_tokens: nonzero(raw.max_tokens),
-        dropout: (raw.dropout != 0.0).then_some(raw.dropout),
+        dropout: present_f64(raw.dropout),
         seed: nonzero(raw.seed),
     })
 }
@@ -615,7 +615,9 @@ pub unsafe extern "C" fn uform_trainer_step(trainer: *mut uform_trainer_t, ancho
         let anchors = read_str_list(anchors, anchors_count, "anchors")?;
         let positives = read_str_list(positives, positives_count, "positives")?;
         check_out(step, "step")?;
-        unsafe { *step = *trainer.cached("uform_trainer_step", |arena| Ok(train_step_to_c(&trainer.value.step(&anchors, &positives)?, arena)))? };
+        let v = trainer.value.step(&anchors, &positives)?;
+        let c = train_step_to_c(&v, &mut Arena::default());
+        unsafe { *step = c };
         Ok(())
     })
 }

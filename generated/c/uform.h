@@ -551,12 +551,13 @@ typedef struct uform_trainer_contrastive_config_t {
      */
     uint32_t struct_size;
     /**
-     * The peak learning rate of AdamW, reached after `warmup_steps`; absent derives 5e-5. Zero means absent.
+     * The peak learning rate of AdamW, reached after `warmup_steps`; absent derives 5e-5. Zero means absent;
+     * `-0.0` passes zero itself.
      */
     double learning_rate;
     /**
      * AdamW's decoupled weight decay, applied to every weight but biases and LayerNorm weights, as the
-     * Hugging Face trainer groups them; absent derives 0. Zero means absent.
+     * Hugging Face trainer groups them; absent derives 0. Zero means absent; `-0.0` passes zero itself.
      */
     double weight_decay;
     /**
@@ -571,12 +572,12 @@ typedef struct uform_trainer_contrastive_config_t {
     uint32_t total_steps;
     /**
      * Clips the gradients' global L2 norm to this before each update; absent derives 1, 0 turns clipping off.
-     * Zero means absent.
+     * Zero means absent; `-0.0` passes zero itself.
      */
     double max_grad_norm;
     /**
      * The factor cosine similarities are multiplied by before the cross-entropy; absent derives 20. Zero
-     * means absent.
+     * means absent; `-0.0` passes zero itself.
      */
     double scale;
     /**
@@ -586,7 +587,8 @@ typedef struct uform_trainer_contrastive_config_t {
     uint32_t max_tokens;
     /**
      * The dropout probability of every dropout site (embeddings, attention probabilities, both residual
-     * branches); absent takes the model's own `config.json` values, 0 turns dropout off. Zero means absent.
+     * branches); absent takes the model's own `config.json` values, 0 turns dropout off. Zero means absent;
+     * `-0.0` passes zero itself.
      */
     double dropout;
     /**
@@ -783,8 +785,7 @@ uform_status_t uform_trainer_contrastive(uform_model_t *model, const uform_train
  * @param trainer The trainer to act on.
  * @param anchors The batch's anchors, UTF-8 without NUL characters; at least one.
  * @param positives Each anchor's positive, in the same order and as many.
- * @param step Receives the result; what it points to is owned by the trainer and valid until
- * `uform_trainer_free`.
+ * @param step Receives the result.
  * @return `UFORM_STATUS_OK`, or the error kind with `uform_last_error_message` saying why; a NULL pointer
  * where a value is required is `UFORM_STATUS_INVALID_ARGUMENT`.
  */

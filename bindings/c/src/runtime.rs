@@ -249,6 +249,17 @@ pub fn nonzero<T: Default + PartialEq>(value: T) -> Option<T> {
     }
 }
 
+/// An optional `double` of an input struct: all-zero bits (`0.0`, what a zeroed struct holds) are absent, and
+/// `-0.0` is zero itself (for a field whose zero differs from its absence, like a dropout of 0), handed to the
+/// core as `0.0`. Every other value, NaN and the infinities included, passes unchanged for the core to judge.
+pub fn present_f64(value: f64) -> Option<f64> {
+    match value.to_bits() {
+        0 => None,
+        _ if value == 0.0 => Some(0.0),
+        _ => Some(value),
+    }
+}
+
 /// A cached result and the arena its C view lives in.
 type Cached = (Arena, Box<dyn Any + Send + Sync>);
 
@@ -514,6 +525,16 @@ mod tests {
         assert!(A.get(a, "a", "A").err().unwrap().message().contains("is a freed A handle"));
         assert!(A.get(a + 1, "a", "A").err().unwrap().message().contains("never handed out"));
         A.free(a, "a", "A", |_| Ok(())).unwrap();
+    }
+
+    #[test]
+    fn a_double_field_is_absent_only_as_all_zero_bits() {
+        assert_eq!(present_f64(0.0), None);
+        assert_eq!(present_f64(-0.0).map(f64::to_bits), Some(0.0f64.to_bits()), "-0.0 is zero itself, as +0.0");
+        assert!(present_f64(f64::NAN).is_some_and(f64::is_nan), "NaN reaches the core, which refuses it");
+        assert_eq!(present_f64(f64::INFINITY), Some(f64::INFINITY));
+        assert_eq!(present_f64(-1e-300), Some(-1e-300));
+        assert_eq!(present_f64(5e-5), Some(5e-5));
     }
 
     #[test]

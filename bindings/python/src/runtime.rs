@@ -128,11 +128,22 @@ pub fn arg_enum_number(value: &Bound<'_, PyAny>, argument: &str, name: &str) -> 
     arg_i32(value, argument)
 }
 
+/// A float, or anything Python converts with `float()` (an int, a `Decimal`, numpy's scalars); a bool is a
+/// `TypeError`. An int too large for a double is an invalid argument, and an error the object's own `__float__`
+/// raises passes through; NaN and the infinities are the core's to judge.
 pub fn arg_f64(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<f64> {
     if value.is_instance_of::<PyBool>() {
         return Err(type_error(argument, "a float", value));
     }
-    value.extract().map_err(|_| type_error(argument, "a float", value))
+    value.extract().map_err(|error: PyErr| {
+        if value.is_instance_of::<PyInt>() {
+            invalid(value.py(), argument, format!("must fit in a float (at most {:e} in magnitude), got {value}", f64::MAX))
+        } else if error.is_instance_of::<PyTypeError>(value.py()) {
+            type_error(argument, "a float", value)
+        } else {
+            error
+        }
+    })
 }
 
 pub fn arg_bool(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<bool> {

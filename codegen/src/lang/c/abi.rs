@@ -45,6 +45,23 @@ impl Slot {
     }
 }
 
+/// Whether a record's C struct holds only values (numbers, flags, enums, records of those): nothing it points to
+/// needs an owner, so a call writes it whole each time instead of keeping it per handle. A method's result that
+/// points into memory (a description's strings and lists) is computed once and kept until the handle's free.
+pub fn is_flat(api: &Api, record: &Name) -> bool {
+    fn flat(api: &Api, ty: &Type, depth: usize) -> bool {
+        match ty {
+            Type::U32 | Type::U64 | Type::I32 | Type::F64 | Type::Bool | Type::Address | Type::Enum(_) => true,
+            Type::GpuClass => true, // an id
+            Type::Record(n) => {
+                depth < 16 && api.record(n).is_some_and(|r| r.fields.iter().all(|f| flat(api, &f.ty, depth + 1)))
+            }
+            Type::String | Type::Path | Type::List(_) | Type::Class(_) | Type::F32Matrix => false,
+        }
+    }
+    flat(api, &Type::Record(record.clone()), 0)
+}
+
 /// What the C function returns.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Return {

@@ -186,12 +186,16 @@ pub fn function_doc(fmt: &C, api: &Api, class: Option<&Class>, c: &Callable) -> 
                     .map_or_else(String::new, |m| m.c_name.clone());
                 format!("@param {name} Receives the new {}; release it with `{free}`.", k.snake().replace('_', " "))
             }
-            Slot::OutRecord { name, found, .. } => {
+            Slot::OutRecord { name, found, record } => {
                 let owner = match class {
                     Some(_) => ownership(class),
                     None => "owned by UForm and valid until this thread calls it again".into(),
                 };
-                let mut s = format!("@param {name} Receives the result; what it points to is {owner}.");
+                let mut s = if abi::is_flat(api, record) {
+                    format!("@param {name} Receives the result.")
+                } else {
+                    format!("@param {name} Receives the result; what it points to is {owner}.")
+                };
                 if *found {
                     s.push_str(
                         "\n@param found Receives whether there was a result; without one the record is left untouched.",

@@ -3,7 +3,7 @@
 //! all from the same lowering plan as the header. The hand-written runtime it calls (handle registry, last error,
 //! panic guard, C string and array readers) lives in `bindings/c/src/runtime.rs`.
 
-use super::abi::{lower, Return, Slot};
+use super::abi::{is_flat, lower, Return, Slot};
 use crate::lang::banner;
 use crate::model::*;
 use crate::plan::{CallPlan, Callee, Passing, Receiver};
@@ -41,7 +41,7 @@ impl RustC {
             Type::Address => format!("nonzero(raw.{name}).map(|x| x as u64)"),
             // Rejected by the checker (`Shape::GpuClassInInputRecord`): zero, C's "absent", is a class id.
             Type::GpuClass => format!("compile_error!(\"unsupported input field {name}\")"),
-            Type::F64 => format!("(raw.{name} != 0.0).then_some(raw.{name})"),
+            Type::F64 => format!("present_f64(raw.{name})"),
             Type::Bool => format!("raw.{name}.then_some(true)"),
             Type::String | Type::Path => format!("read_str(raw.{name}, {arg})?"),
             Type::Enum(e) => {
@@ -311,12 +311,24 @@ fn body(api: &Api, plan: &CallPlan, c_name: &str, slots: &[Slot]) -> Vec<String>
                 format!("unsafe {{ *{name} = c; *found = true; }}")
             };
             if *found {
+                let c = if is_flat(api, record) {
+                    format!("{convert}(&v, &mut Arena::default())")
+                } else {
+                    format!("thread_arena(|arena| {convert}(&v, arena))")
+                };
                 lines.push(format!("match {call}{fallible} {{"));
-                lines.push(format!("    Some(v) => {{ let c = thread_arena(|arena| {convert}(&v, arena)); {store} }}"));
+                lines.push(format!("    Some(v) => {{ let c = {c}; {store} }}"));
                 lines.push("    None => unsafe { *found = false },".into());
                 lines.push("}".into());
+            } else if is_flat(api, record) {
+                // Nothing to own: every call writes its own result (a step's numbers differ from the last step's),
+                // through an arena of its own that stays empty, so no earlier result on this thread is disturbed.
+                lines.push(format!("let v = {call}{fallible};"));
+                lines.push(format!("let c = {convert}(&v, &mut Arena::default());"));
+                lines.push(format!("unsafe {{ *{name} = c }};"));
             } else if let Some(recv) = receiver {
-                // What a method returns lives as long as its handle (see the header's ownership notes).
+                // What a method returns lives as long as its handle (see the header's ownership notes): computed
+                // once, on the first call, like a description.
                 let cached = format!("{recv}.cached({c_name:?}, |arena| Ok({convert}(&{call}{fallible}, arena)))?");
                 lines.push(format!("unsafe {{ *{name} = *{cached} }};"));
             } else {
@@ -620,6 +632,62 @@ mod tests {
         let f = function(&glue, "uform_twice");
         assert!(f.contains("-> u32"), "{f}");
         assert!(f.contains("guard_scalar(") && f.contains("uform_core::twice(n)"), "{f}");
+    }
+
+    /// A class with a method returning a record of numbers (a training step) and one returning a record that
+    /// points into memory (a description).
+    const METHODS: &str = r#"
+  - record: Tally
+    c: uform_tally_t
+    direction: output
+    doc: Counts.
+    fields:
+      - name: count
+        type: u64
+        doc: How many.
+      - name: rate
+        type: f64
+        doc: How fast.
+  - record: Summary
+    c: uform_summary_t
+    direction: output
+    doc: A summary.
+    fields:
+      - name: name
+        type: string
+        doc: Its name.
+  - class: Counter
+    c: uform_counter_t
+    doc: Counts.
+    thread_safety: Safe.
+    compiled: CompiledCounter
+    compiled_doc: The handle.
+    members:
+      - constructor: create
+        c: uform_counter_create
+        doc: Makes one.
+      - method: tick
+        c: uform_counter_tick
+        returns: Tally
+        doc: Counts one more.
+      - method: describe
+        c: uform_counter_describe
+        returns: Summary
+        doc: Describes it.
+      - free: free
+        c: uform_counter_free
+        doc: Frees it.
+"#;
+
+    #[test]
+    fn a_method_returning_a_record_of_numbers_runs_every_call() {
+        let glue = glue(METHODS);
+        let tick = function(&glue, "uform_counter_tick");
+        assert!(tick.contains("let v = counter.value.tick()?;"), "{tick}");
+        assert!(!tick.contains(".cached(") && !tick.contains("thread_arena"), "{tick}");
+        // A record that points into memory is kept per handle, computed on the first call.
+        let describe = function(&glue, "uform_counter_describe");
+        assert!(describe.contains("counter.cached(\"uform_counter_describe\""), "{describe}");
     }
 
     #[test]

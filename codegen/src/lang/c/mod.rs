@@ -8,6 +8,7 @@ pub mod rust;
 
 use crate::lang::banner;
 use crate::model::*;
+use crate::plan::CallPlan;
 use crate::render::{template, Named, Rendered};
 use crate::Output;
 use abi::{lower, Return, Slot};
@@ -150,7 +151,7 @@ fn ownership(class: Option<&Class>) -> String {
 }
 
 pub fn function_doc(fmt: &C, api: &Api, class: Option<&Class>, c: &Callable) -> String {
-    let lowered = lower(class, c);
+    let lowered = lower(&CallPlan::of(api, class, c));
     let mut text = fmt.doc(api, &c.doc);
     for slot in &lowered.slots {
         let line = match slot {
@@ -221,7 +222,7 @@ pub fn function_doc(fmt: &C, api: &Api, class: Option<&Class>, c: &Callable) -> 
 }
 
 pub fn function_decl(fmt: &C, api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
-    let lowered = lower(class, c);
+    let lowered = lower(&CallPlan::of(api, class, c));
     let params: Vec<String> = lowered.slots.iter().flat_map(|s| fmt.slot(api, s)).collect();
     let returns = fmt.returns(api, &lowered.returns);
     let returns = if returns.ends_with('*') { returns } else { format!("{returns} ") };

@@ -385,7 +385,7 @@ fn escape_keyword(slot: &mut Slot) {
 /// One `extern "C"` function, from the callable's plan and its C lowering.
 fn function(api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
     let plan = CallPlan::of(api, class, c);
-    let mut lowered = lower(class, c);
+    let mut lowered = lower(&plan);
     for slot in &mut lowered.slots {
         escape_keyword(slot);
     }

@@ -4,6 +4,7 @@
 use super::{offered, ERROR_BASE, PY};
 use crate::lang::banner;
 use crate::model::*;
+use crate::plan::CallPlan;
 use crate::render::{template, Named, Rendered};
 
 pub struct PyField {
@@ -295,7 +296,7 @@ fn function_pyi(api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
         decorators,
         name: PY.function(&c.name),
         params,
-        returns: PY.returns(c, class),
+        returns: PY.returns(&CallPlan::of(api, class, c).outcome),
         doc: PY.docstring(&PY.doc_text(api, &c.doc), &format!("{indent}    ")),
     }
     .rendered(crate::render::callable_item(class, c))

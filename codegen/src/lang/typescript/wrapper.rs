@@ -8,6 +8,7 @@ use super::callable_jsdoc;
 use super::format::{jsdoc_block, Ts};
 use crate::lang::banner;
 use crate::model::*;
+use crate::plan::CallPlan;
 use crate::render::{template, Named, Rendered};
 use crate::Output;
 
@@ -188,7 +189,7 @@ fn class(ts: &Ts, api: &Api, k: &Class) -> Rendered {
             args,
             borrowed,
             checks,
-            returns: m.returns.is_some(),
+            returns: CallPlan::of(api, Some(k), m).returns_value(),
             frees: m.kind == CallableKind::Free,
             fast: ts.fast_function_of(k, m),
             quiet: ts

@@ -13,7 +13,7 @@
 //! - Classes are interfaces over `Arc`; constructors are named (`[Name=for_ram]`).
 
 use crate::model::*;
-use crate::plan::{CallPlan, Callee, Kept, Passing};
+use crate::plan::{CallPlan, Callee, Kept, Outcome, Passing};
 
 /// The error type every throwing call names.
 pub const ERROR: &str = "UFormError";
@@ -88,11 +88,11 @@ impl Udl {
         callable.params.iter().map(|p| self.param(p)).collect::<Vec<_>>().join(", ")
     }
 
-    /// The return type of a callable, `void` when it returns nothing.
-    pub fn returns(&self, callable: &Callable) -> String {
-        match &callable.returns {
-            Some(t) if callable.returns_optional => format!("{}?", self.ty(t)),
-            Some(t) => self.ty(t),
+    /// The return type of a callable, as the plan lowers it; `void` when it returns nothing.
+    pub fn returns(&self, outcome: &Outcome) -> String {
+        match outcome.lowering.ty() {
+            Some(t) if outcome.optional => format!("{}?", self.ty(&t)),
+            Some(t) => self.ty(&t),
             None => "void".into(),
         }
     }
@@ -221,15 +221,14 @@ impl Udl {
     }
 
     /// The glue's return type.
-    pub fn rust_returns(&self, class: Option<&Class>, callable: &Callable) -> String {
-        let value = match (callable.kind, &callable.returns) {
+    pub fn rust_returns(&self, plan: &CallPlan) -> String {
+        let value = match (plan.kind, plan.outcome.lowering.ty()) {
             (CallableKind::Constructor, _) => "Self".to_string(),
-            (_, Some(t)) if callable.returns_optional => format!("Option<{}>", self.rust_ty(t)),
-            (_, Some(t)) => self.rust_ty(t),
+            (_, Some(t)) if plan.outcome.optional => format!("Option<{}>", self.rust_ty(&t)),
+            (_, Some(t)) => self.rust_ty(&t),
             (_, None) => "()".into(),
         };
-        let _ = class;
-        if callable.throws {
+        if plan.throws {
             format!("Result<{value}, {ERROR}>")
         } else {
             value
@@ -248,10 +247,9 @@ impl Udl {
         }
     }
 
-    /// What the glue does with the core's (successful) value.
-    /// `returns` is the callable's result type, for the conversion; the rest comes from the plan.
-    pub fn wrap_result(&self, plan: &CallPlan, returns: Option<&Type>, value: &str) -> String {
-        match (plan.kind, returns) {
+    /// What the glue does with the core's (successful) value, as the plan lowers it.
+    pub fn wrap_result(&self, plan: &CallPlan, value: &str) -> String {
+        match (plan.kind, plan.outcome.lowering.ty()) {
             (CallableKind::Constructor, _) => {
                 // The objects of handle arguments; a handle in a record field lives in the converted core record.
                 let kept: Vec<String> = plan
@@ -266,7 +264,7 @@ impl Udl {
                     .collect();
                 format!("Self {{ core: {value}, _borrowed: vec![{}] }}", kept.join(", "))
             }
-            (_, Some(t)) => self.convert(value, t, plan.outcome.optional),
+            (_, Some(t)) => self.convert(value, &t, plan.outcome.optional),
             (_, None) => value.into(),
         }
     }

@@ -1,7 +1,7 @@
 //! One module per target language: its formatter (every naming and type-spelling decision for that language)
 //! and the askama templates that use it, one per concept.
 
-use crate::model::{Api, Callable, Language};
+use crate::model::{Api, Callable, Class, Doc, Language};
 use crate::render::Rendered;
 use crate::Output;
 use shapes::Shapes;
@@ -59,6 +59,19 @@ pub fn render_all(api: &Api) -> Rendered<Vec<Output>> {
         out.extend((backend.render)(api)?);
     }
     Ok(out)
+}
+
+/// A class's comment in the source of a language: its doc, its details and its thread safety, each paragraph's
+/// references spelled by `text`.
+pub fn class_doc(class: &Class, text: &dyn Fn(&Doc) -> String) -> String {
+    let mut doc = text(&class.doc);
+    if !class.details.is_empty() {
+        doc.push_str(&format!("\n\n{}", text(&class.details)));
+    }
+    if !class.thread_safety.is_empty() {
+        doc.push_str(&format!("\n\nThread safety: {}", text(&class.thread_safety)));
+    }
+    doc
 }
 
 /// Greedy word wrap for comment blocks.

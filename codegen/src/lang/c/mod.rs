@@ -296,13 +296,7 @@ fn enumeration(fmt: &C, api: &Api, e: &Enum) -> Rendered {
 }
 
 fn class(fmt: &C, api: &Api, k: &Class) -> Rendered {
-    let mut doc = fmt.doc(api, &k.doc);
-    if !k.details.is_empty() {
-        doc.push_str(&format!("\n\n{}", fmt.doc(api, &k.details)));
-    }
-    if !k.thread_safety.is_empty() {
-        doc.push_str(&format!("\n\nThread safety: {}", fmt.doc(api, &k.thread_safety)));
-    }
+    let mut doc = crate::lang::class_doc(k, &|d| fmt.doc(api, d));
     doc.push_str("\n\nAn opaque handle; a handle already freed, or never made by UForm, is reported as `UFORM_STATUS_FREED_HANDLE`.");
     ClassH { doc: comment(&doc, ""), name: k.c_name.clone() }.rendered(format!("class {}", k.name.pascal()))
 }

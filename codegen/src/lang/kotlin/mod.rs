@@ -7,7 +7,7 @@ pub mod docs;
 pub mod format;
 pub mod jni;
 
-use crate::lang::banner;
+use crate::lang::{banner, class_doc};
 use crate::model::*;
 use crate::plan::{CallPlan, Passing, Receiver};
 use crate::render::{template, Named, Rendered};
@@ -239,17 +239,6 @@ fn error_kt(api: &Api) -> Rendered {
     .rendered("errors")
 }
 
-fn class_doc(c: &Class) -> String {
-    let mut doc = KT.doc_text(&c.doc);
-    if !c.details.is_empty() {
-        doc.push_str(&format!("\n\n{}", KT.doc_text(&c.details)));
-    }
-    if !c.thread_safety.is_empty() {
-        doc.push_str(&format!("\n\nThread safety: {}", KT.doc_text(&c.thread_safety)));
-    }
-    doc
-}
-
 /// A callable's KDoc: its doc, one `@param` per documented parameter, and what it throws.
 fn callable_doc(c: &Callable, indent: &str) -> String {
     let mut text = KT.doc_text(&c.doc);
@@ -406,7 +395,7 @@ fn class_kt(api: &Api, c: &Class) -> Rendered {
         })
         .collect();
     ClassKt {
-        doc: KT.kdoc(&class_doc(c), ""),
+        doc: KT.kdoc(&class_doc(c, &|d| KT.doc_text(d)), ""),
         name: KT.type_name(&c.name),
         release: KT.native_name(Some(&c.name), &Name::parse("release")),
         quiet: (!quiet.is_empty()).then(|| KT.native_name(Some(&c.name), &Name::parse("quiet"))),

@@ -189,13 +189,7 @@ fn enumeration(ts: &Ts, api: &Api, e: &Enum) -> Rendered {
 
 fn class(ts: &Ts, api: &Api, c: &Class) -> Rendered {
     let offered = |m: &&Callable| m.offered_in(Language::TypeScript);
-    let mut doc = ts.jsdoc(api, &c.doc);
-    if !c.details.is_empty() {
-        doc.push_str(&format!("\n\n{}", ts.jsdoc(api, &c.details)));
-    }
-    if !c.thread_safety.is_empty() {
-        doc.push_str(&format!("\n\nThread safety: {}", ts.jsdoc(api, &c.thread_safety)));
-    }
+    let doc = crate::lang::class_doc(c, &|d| ts.jsdoc(api, d));
     ClassDts {
         doc: jsdoc_block(&doc, ""),
         name: ts.type_name(&c.name),

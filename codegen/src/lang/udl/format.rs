@@ -147,20 +147,10 @@ impl Udl {
 
     // ---- the Rust glue: uniffi-facing types on one side, `uform_core` on the other ----
 
-    /// A type as the uniffi-facing Rust glue spells it (the scaffolding's expectations).
+    /// A type as the uniffi-facing Rust glue spells it: core's spelling of the glue's own types, with handles shared
+    /// as `Arc`s (the scaffolding's expectations).
     pub fn rust_ty(&self, ty: &Type) -> String {
-        match ty {
-            Type::U32 => "u32".into(),
-            Type::U64 | Type::Address => "u64".into(),
-            Type::I32 => "i32".into(),
-            Type::F64 => "f64".into(),
-            Type::Bool => "bool".into(),
-            Type::String | Type::Path | Type::GpuClass => "String".into(),
-            Type::F32Matrix => "F32Matrix".into(),
-            Type::List(inner) => format!("Vec<{}>", self.rust_ty(inner)),
-            Type::Record(n) | Type::Enum(n) => self.type_name(n),
-            Type::Class(n) => format!("Arc<{}>", self.type_name(n)),
-        }
+        crate::lang::rust::format::ty_with(ty, &|class| format!("Arc<{}>", self.type_name(class)))
     }
 
     /// Whether values of this type need a conversion between the glue and the core.

@@ -7,7 +7,7 @@ pub mod async_twin;
 pub mod docs;
 pub mod format;
 
-use crate::lang::banner;
+use crate::lang::{banner, class_doc};
 use crate::model::*;
 use crate::plan::{CallPlan, Outcome};
 use crate::render::{template, Named, Rendered};
@@ -183,20 +183,9 @@ fn enum_udl(udl: &Udl, e: &Enum) -> Rendered {
     .rendered(format!("enum {}", e.name.pascal()))
 }
 
-fn class_doc(udl: &Udl, c: &Class) -> String {
-    let mut doc = udl.doc_text(&c.doc);
-    if !c.details.is_empty() {
-        doc.push_str(&format!("\n\n{}", udl.doc_text(&c.details)));
-    }
-    if !c.thread_safety.is_empty() {
-        doc.push_str(&format!("\n\nThread safety: {}", udl.doc_text(&c.thread_safety)));
-    }
-    doc
-}
-
 fn class_udl(udl: &Udl, api: &Api, c: &Class) -> Rendered {
     ClassUdl {
-        doc: udl.doc_block(&class_doc(udl, c), ""),
+        doc: udl.doc_block(&class_doc(c, &|d| udl.doc_text(d)), ""),
         name: udl.type_name(&c.name),
         members: c
             .members

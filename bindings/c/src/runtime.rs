@@ -74,8 +74,10 @@ pub struct Arena {
     lists: Vec<Box<dyn Any>>,
 }
 
-// The arena's contents are written once, before any pointer into them is handed out, and only read afterwards.
+// SAFETY: the arena's contents are written once, before any pointer into them is handed out, and only read
+// afterwards; the raw pointers it hands out point into its own heap allocations, which do not move with it.
 unsafe impl Send for Arena {}
+// SAFETY: as for `Send`: once shared, the arena is only read.
 unsafe impl Sync for Arena {}
 
 impl Arena {
@@ -169,9 +171,13 @@ pub fn process_cached<R: Copy + 'static>(
     downcast(key, leaked)
 }
 
+/// A value holding raw pointers into an arena (a C view of a core value), shared between threads.
 #[derive(Clone, Copy)]
 pub struct SendPtr<T>(pub T);
+// SAFETY: a `SendPtr` holds pointers into an `Arena` that lives beside it for the process or the handle, written
+// before it is shared and only read afterwards (see `Arena`).
 unsafe impl<T> Send for SendPtr<T> {}
+// SAFETY: as for `Send`.
 unsafe impl<T> Sync for SendPtr<T> {}
 
 /// A NUL-terminated copy of a string computed once per process.
@@ -220,6 +226,8 @@ pub fn read_str(ptr: *const c_char, argument: &str) -> Result<Option<String>, Er
     if ptr.is_null() {
         return Ok(None);
     }
+    // SAFETY: not NULL (above); the C caller passes a NUL-terminated string that lives for the call (the header's
+    // contract).
     let bytes = unsafe { CStr::from_ptr(ptr) }.to_bytes();
     std::str::from_utf8(bytes).map(|s| Some(s.to_string())).map_err(|e| {
         Error::invalid_argument(
@@ -237,6 +245,8 @@ pub fn read_list<T: Copy>(ptr: *const T, count: usize, argument: &str) -> Result
         (false, n) if n > (isize::MAX as usize) / std::mem::size_of::<T>().max(1) => {
             Err(Error::invalid_argument(argument, format!("count {n} is larger than any array")))
         }
+        // SAFETY: not NULL, and the C caller passes `n` readable elements that live for the call (the header's
+        // contract); `n` elements fit in `isize` bytes (above).
         (false, n) => Ok(Some(unsafe { std::slice::from_raw_parts(ptr, n) }.to_vec())),
     }
 }
@@ -275,7 +285,7 @@ impl<T> Entry<T> {
             map.insert(key, Box::new((arena, boxed)));
         }
         let entry: *const (Arena, Box<dyn Any + Send + Sync>) = &**map.get(key).expect("inserted above");
-        // The boxed entry never moves and lives as long as `self`; it is never replaced once inserted.
+        // SAFETY: the boxed entry never moves and lives as long as `self`; it is never replaced once inserted.
         let entry = unsafe { &*entry };
         entry.1.downcast_ref::<SendPtr<R>>().map(|p| &p.0).ok_or_else(|| Error::internal("cache type"))
     }
@@ -450,8 +460,8 @@ impl HandleCache {
                 let found = recent
                     .iter()
                     .find(|r| r.id == id && r.registry == registry && r.entry_type == TypeId::of::<Entry<T>>())?;
-                // SAFETY: `entry_type` says the pointer is an `Entry<T>`; `_keep` keeps it alive while cached.
                 let entry = found.entry as *const Entry<T>;
+                // SAFETY: `entry_type` says the pointer is an `Entry<T>`; `_keep` keeps it alive while cached.
                 if !unsafe { &*entry }.live.load(Ordering::Acquire) {
                     return None; // freed: the registry says so
                 }
@@ -471,6 +481,7 @@ impl HandleCache {
             // SAFETY: only this thread touches `recent`; nothing borrowed from the cache lives (`pinned` is 0),
             // and the evicted references are dropped after the borrow ends, in case a drop calls back in.
             let evicted = {
+                // SAFETY: see above.
                 let recent = unsafe { &mut *cache.recent.get() };
                 let evicted = if recent.len() >= RECENT_HANDLES { std::mem::take(recent) } else { Vec::new() };
                 let keep = entry.clone();
@@ -585,9 +596,12 @@ pub fn f32_matrix_free(matrix: *mut uform_f32_matrix_t) {
     if matrix.is_null() {
         return;
     }
+    // SAFETY: not NULL (above); the caller passes a matrix `f32_matrix_to_c` wrote (the header's contract).
     let m = unsafe { &mut *matrix };
     if !m.data.is_null() {
         let len = m.rows * m.columns;
+        // SAFETY: `data` is the boxed slice of `rows * columns` floats `f32_matrix_to_c` leaked, freed once: the
+        // struct is zeroed below.
         drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(m.data as *mut f32, len)) });
     }
     *m = uform_f32_matrix_t { data: std::ptr::null(), rows: 0, columns: 0 };

@@ -300,34 +300,48 @@ fn body(api: &Api, plan: &CallPlan, c_name: &str, slots: &[Slot]) -> Vec<String>
         None => lines.push(format!("{call}{fallible};")),
         Some(Slot::OutHandle { name, class: k }) => {
             lines.push(format!("let value = {call}{fallible};"));
+            lines.push(OUT_SAFETY.into());
             lines.push(format!("unsafe {{ *{name} = {}.insert(value) as *mut {} }};", registry(k), class_c(api, k)));
         }
         Some(Slot::OutRecord { name, record, found }) => {
             let convert = format!("{}_to_c", record.snake());
             // An input record written out grows like one read in: only the bytes the caller's struct_size declares.
             let store = if api.record(record).is_some_and(|r| r.direction == Direction::Input) {
-                format!("write_versioned({name}, c, {name:?})?; unsafe {{ *found = true }}")
+                vec![
+                    format!("write_versioned({name}, c, {name:?})?;"),
+                    OUT_SAFETY.into(),
+                    "unsafe { *found = true };".into(),
+                ]
             } else {
-                format!("unsafe {{ *{name} = c; *found = true; }}")
+                vec![OUT_SAFETY.into(), format!("unsafe {{ *{name} = c; *found = true }};")]
             };
             if *found {
                 lines.push(format!("match {call}{fallible} {{"));
-                lines.push(format!("    Some(v) => {{ let c = thread_arena(|arena| {convert}(&v, arena)); {store} }}"));
-                lines.push("    None => unsafe { *found = false },".into());
+                lines.push("    Some(v) => {".into());
+                lines.push(format!("        let c = thread_arena(|arena| {convert}(&v, arena));"));
+                lines.extend(store.into_iter().map(|line| format!("        {line}")));
+                lines.push("    }".into());
+                lines.push("    None => {".into());
+                lines.push(format!("        {OUT_SAFETY}"));
+                lines.push("        unsafe { *found = false };".into());
+                lines.push("    }".into());
                 lines.push("}".into());
             } else if let Some(recv) = receiver {
                 // What a method returns lives as long as its handle (see the header's ownership notes).
                 let cached = format!("{recv}.cached({c_name:?}, |arena| Ok({convert}(&{call}{fallible}, arena)))?");
+                lines.push(OUT_SAFETY.into());
                 lines.push(format!("unsafe {{ *{name} = *{cached} }};"));
             } else {
                 // The call's `?` belongs to the glue's closure, not the arena's.
                 lines.push(format!("let v = {call}{fallible};"));
                 lines.push(format!("let c = thread_arena(|arena| {convert}(&v, arena));"));
+                lines.push(OUT_SAFETY.into());
                 lines.push(format!("unsafe {{ *{name} = c }};"));
             }
         }
         Some(Slot::OutValue { name, ty: Type::F32Matrix }) => {
             lines.push(format!("let value = {call}{fallible};"));
+            lines.push(OUT_SAFETY.into());
             lines.push(format!("unsafe {{ *{name} = f32_matrix_to_c(value) }};"));
         }
         Some(Slot::OutValue { name, ty }) => {
@@ -341,6 +355,7 @@ fn body(api: &Api, plan: &CallPlan, c_name: &str, slots: &[Slot]) -> Vec<String>
                 Type::Address => format!("{call}{fallible} as usize"),
                 _ => format!("{call}{fallible}"),
             };
+            lines.push(OUT_SAFETY.into());
             lines.push(format!("unsafe {{ *{name} = {value} }};"));
         }
         Some(Slot::OutList { name, element }) => {
@@ -351,6 +366,7 @@ fn body(api: &Api, plan: &CallPlan, c_name: &str, slots: &[Slot]) -> Vec<String>
                 _ => "let items = v; ".into(),
             };
             lines.push(format!("let (ptr, len) = process_cached({c_name:?}, |arena| {{ let v = {call}{fallible}; {convert}Ok(arena.list_parts(items)) }})?;"));
+            lines.push(OUT_SAFETY.into());
             lines.push(format!("unsafe {{ *{name} = ptr; *{name}_count = len }};"));
         }
         Some(_) => {}
@@ -358,6 +374,10 @@ fn body(api: &Api, plan: &CallPlan, c_name: &str, slots: &[Slot]) -> Vec<String>
     lines.push("Ok(())".into());
     lines
 }
+
+/// What makes writing a result through the caller's out-parameters sound.
+const OUT_SAFETY: &str =
+    "// SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).";
 
 /// Rust's keywords that are not C's: a C parameter so named (`uform_match_t *match`) is a raw identifier in Rust.
 const RUST_KEYWORDS: &[&str] = &[
@@ -410,6 +430,11 @@ fn function(api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
         .rendered(crate::render::callable_item(class, c))
 }
 
+/// What makes an input record's mirror `Versioned` (`bindings/c/src/versioned.rs`) sound.
+const VERSIONED_SAFETY: &str =
+    "// SAFETY: `#[repr(C)]`, led by `struct_size: u32`, and every field an integer, a float, a C `bool` or a \
+     raw pointer, for which all zeros (and whatever a C caller writes) is a valid value.";
+
 /// How an input record's struct grows: its first layout's size (the fields without `since`, mirrored when some
 /// field has one), and a compile-time check that no appended field lies in the first layout's trailing padding,
 /// where an older caller's struct has bytes nobody set.
@@ -417,9 +442,7 @@ fn versioned(r: &Record, fields: &[(String, String)]) -> String {
     let c = &r.c_name;
     let appended: Vec<String> = r.fields.iter().filter(|f| f.since.is_some()).map(|f| f.name.snake()).collect();
     if appended.is_empty() {
-        return format!(
-            "unsafe impl Versioned for {c} {{\n    const FIRST_SIZE: usize = std::mem::size_of::<{c}>();\n}}"
-        );
+        return format!("{VERSIONED_SAFETY}\nunsafe impl Versioned for {c} {{\n    const FIRST_SIZE: usize = std::mem::size_of::<{c}>();\n}}");
     }
     let first: Vec<&(String, String)> = fields
         .iter()
@@ -431,7 +454,7 @@ fn versioned(r: &Record, fields: &[(String, String)]) -> String {
         s.push_str(&format!("    {name}: {ty},\n"));
     }
     s.push_str(&format!(
-        "}}\n\nunsafe impl Versioned for {c} {{\n    const FIRST_SIZE: usize = std::mem::size_of::<{c}_first>();\n}}\n"
+        "}}\n\n{VERSIONED_SAFETY}\nunsafe impl Versioned for {c} {{\n    const FIRST_SIZE: usize = std::mem::size_of::<{c}_first>();\n}}\n"
     ));
     for a in appended {
         s.push_str(&format!(

@@ -66,12 +66,14 @@ pub struct Value<'a> {
 }
 
 /// What lowering a value makes: its JNI slots, the handles Kotlin must hold for the call (the object expression and
-/// the name its pointer is bound to), and the Rust expression lifting the slots back into the core value.
+/// the name its pointer is bound to), and the Rust expression lifting the slots back into the core value, with the
+/// `// SAFETY:` line the statement or field holding it needs when the lift borrows a handle.
 #[derive(Default)]
 pub struct Lowered {
     pub slots: Vec<Slot>,
     pub handles: Vec<(String, String)>,
     pub lift: String,
+    pub safety: Option<String>,
 }
 
 /// How a result crosses back, with what each side needs to spell it.
@@ -270,7 +272,7 @@ impl Kt {
         let kt_name = Name::parse(n).camel();
         if !value.optional {
             let slot = Slot { kt_param: format!("{kt_name}: {kt}"), kt_arg: arg, rs_param: format!("{n}: {rs}") };
-            return Lowered { slots: vec![slot], handles: vec![], lift };
+            return Lowered { slots: vec![slot], lift, ..Lowered::default() };
         }
         Lowered {
             slots: vec![Slot {
@@ -278,8 +280,8 @@ impl Kt {
                 kt_arg: if arg == "it" { e.to_string() } else { format!("{e}?.let {{ {arg} }}") },
                 rs_param: format!("{n}: {rs}"),
             }],
-            handles: vec![],
             lift: format!("if {n}.is_null() {{ None }} else {{ Some({lift}) }}"),
+            ..Lowered::default()
         }
     }
 
@@ -291,7 +293,7 @@ impl Kt {
         if !value.optional {
             let (kt, rs, arg) = self.scalar_slot(scalar, e);
             let slot = Slot { kt_param: format!("{kt_name}: {kt}"), kt_arg: arg, rs_param: format!("{n}: {rs}") };
-            return Lowered { slots: vec![slot], handles: vec![], lift };
+            return Lowered { slots: vec![slot], lift, ..Lowered::default() };
         }
         let (kt, rs, arg) = self.scalar_slot(scalar, "it");
         let zero = match kt {
@@ -317,8 +319,8 @@ impl Kt {
                     rs_param: format!("{n}: {rs}"),
                 },
             ],
-            handles: vec![],
             lift: format!("if {n}_present != 0 {{ Some({lift}) }} else {{ None }}"),
+            ..Lowered::default()
         }
     }
 
@@ -344,6 +346,9 @@ impl Kt {
                     }],
                     handles: vec![(e.to_string(), bound)],
                     lift: if owned_handle { format!("{borrow}.clone()") } else { borrow },
+                    safety: Some(format!(
+                        "// SAFETY: Kotlin holds a use of `{n}` for the whole call (NativeHandle.use)."
+                    )),
                 }
             }
             Type::Record(r) => {
@@ -359,6 +364,9 @@ impl Kt {
                     let lowered = self.lower(api, &field, true);
                     out.slots.extend(lowered.slots);
                     out.handles.extend(lowered.handles);
+                    if let Some(safety) = lowered.safety {
+                        fields.push(format!("\n            {safety}"));
+                    }
                     fields.push(format!("\n            {}: {},", rust_ident(&f.name.snake()), lowered.lift));
                 }
                 out.lift = format!("uform_core::{} {{{}\n        }}", self.type_name(r), fields.concat());

@@ -313,7 +313,8 @@ pub fn jni_call(api: &Api, plan: &CallPlan, class: Option<&Class>, c: &Callable)
             out.rs_params.push(s.rs_param);
         }
         out.handles.extend(lowered.handles);
-        out.rs_lets.push(format!("let {} = {};", format::rust_ident(&a.name.snake()), lowered.lift));
+        let safety = lowered.safety.map(|s| format!("{s}\n        ")).unwrap_or_default();
+        out.rs_lets.push(format!("{safety}let {} = {};", format::rust_ident(&a.name.snake()), lowered.lift));
     }
     out.native.params = kt_params.join(", ");
     out.native.returns = KT.native_returns(&out.crossing);

@@ -346,7 +346,7 @@ fn handles_of(class: &Name) -> String {
 /// `Result<Option<napi_value>>`: the one shape of every function in the glue's `FAST` list.
 fn raw_callback(doc: &str, name: &str, arguments: usize, body: Vec<String>) -> String {
     let mut out = format!(
-        "/// {doc}\nunsafe extern \"C\" fn {name}(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {{\n    unsafe {{\n        raw_call::<{arguments}>(env, info, |args| {{\n"
+        "/// {doc}\nunsafe extern \"C\" fn {name}(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {{\n    // SAFETY: napi calls this callback with its own env and info.\n    unsafe {{\n        raw_call::<{arguments}>(env, info, |args| {{\n"
     );
     for line in body {
         out.push_str(&format!("            {line}\n"));

@@ -19,21 +19,24 @@ pub trait ToJs {
     fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value>;
 }
 
+/// A value one napi call makes: `make` hands napi the local the new value is written to.
+fn made(what: &str, make: impl FnOnce(*mut sys::napi_value) -> sys::napi_status) -> Result<sys::napi_value> {
+    let mut value = ptr::null_mut();
+    check(make(&mut value), what)?;
+    Ok(value)
+}
+
 impl ToJs for u32 {
     fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
-        let mut v = ptr::null_mut();
-        // SAFETY: the callback's env; `v` is a local napi writes.
-        check(unsafe { sys::napi_create_uint32(env, *self, &mut v) }, "create a number")?;
-        Ok(v)
+        // SAFETY: the callback's env; napi writes the number to the local `made` passes.
+        made("create a number", |v| unsafe { sys::napi_create_uint32(env, *self, v) })
     }
 }
 
 impl ToJs for i32 {
     fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
-        let mut v = ptr::null_mut();
-        // SAFETY: the callback's env; `v` is a local napi writes.
-        check(unsafe { sys::napi_create_int32(env, *self, &mut v) }, "create a number")?;
-        Ok(v)
+        // SAFETY: as for `u32`.
+        made("create a number", |v| unsafe { sys::napi_create_int32(env, *self, v) })
     }
 }
 
@@ -46,31 +49,23 @@ impl ToJs for u64 {
 
 impl ToJs for f64 {
     fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
-        let mut v = ptr::null_mut();
-        // SAFETY: the callback's env; `v` is a local napi writes.
-        check(unsafe { sys::napi_create_double(env, *self, &mut v) }, "create a number")?;
-        Ok(v)
+        // SAFETY: as for `u32`.
+        made("create a number", |v| unsafe { sys::napi_create_double(env, *self, v) })
     }
 }
 
 impl ToJs for bool {
     fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
-        let mut v = ptr::null_mut();
-        // SAFETY: the callback's env; `v` is a local napi writes.
-        check(unsafe { sys::napi_get_boolean(env, *self, &mut v) }, "create a boolean")?;
-        Ok(v)
+        // SAFETY: as for `u32`.
+        made("create a boolean", |v| unsafe { sys::napi_get_boolean(env, *self, v) })
     }
 }
 
 impl ToJs for str {
     fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
-        let mut v = ptr::null_mut();
-        check(
-            // SAFETY: the callback's env; napi copies `self.len()` bytes of UTF-8 from `self`; `v` is a local.
-            unsafe { sys::napi_create_string_utf8(env, self.as_ptr().cast(), self.len() as isize, &mut v) },
-            "create a string",
-        )?;
-        Ok(v)
+        let (text, len) = (self.as_ptr().cast(), self.len() as isize);
+        // SAFETY: the callback's env; napi copies `len` bytes of UTF-8 from `text`, and writes the local `made` passes.
+        made("create a string", |v| unsafe { sys::napi_create_string_utf8(env, text, len, v) })
     }
 }
 
@@ -82,18 +77,15 @@ impl ToJs for String {
 
 impl ToJs for Address {
     fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
-        let mut v = ptr::null_mut();
-        // SAFETY: the callback's env; `v` is a local napi writes.
-        check(unsafe { sys::napi_create_bigint_uint64(env, self.0, &mut v) }, "create a bigint")?;
-        Ok(v)
+        // SAFETY: as for `u32`.
+        made("create a bigint", |v| unsafe { sys::napi_create_bigint_uint64(env, self.0, v) })
     }
 }
 
 impl<T: ToJs> ToJs for [T] {
     fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
-        let mut array = ptr::null_mut();
-        // SAFETY: the callback's env; `array` is a local napi writes.
-        check(unsafe { sys::napi_create_array_with_length(env, self.len(), &mut array) }, "create an array")?;
+        // SAFETY: as for `u32`.
+        let array = made("create an array", |v| unsafe { sys::napi_create_array_with_length(env, self.len(), v) })?;
         for (i, item) in self.iter().enumerate() {
             let v = item.to_js(env)?;
             // SAFETY: the callback's env, and the array and element just made in it.
@@ -111,19 +103,15 @@ impl<T: ToJs> ToJs for Vec<T> {
 
 /// `null` for a value the output does not have.
 pub fn null(env: sys::napi_env) -> Result<sys::napi_value> {
-    let mut v = ptr::null_mut();
-    // SAFETY: the callback's env; `v` is a local napi writes.
-    check(unsafe { sys::napi_get_null(env, &mut v) }, "create null")?;
-    Ok(v)
+    // SAFETY: as for `u32`.
+    made("create null", |v| unsafe { sys::napi_get_null(env, v) })
 }
 
 /// `undefined`, what a long call without a result resolves with (the glue of such a twin uses it).
 #[allow(dead_code)]
 pub fn undefined(env: sys::napi_env) -> Result<sys::napi_value> {
-    let mut value = ptr::null_mut();
-    // SAFETY: the callback's env; `value` is a local napi writes.
-    check(unsafe { sys::napi_get_undefined(env, &mut value) }, "get undefined")?;
-    Ok(value)
+    // SAFETY: as for `u32`.
+    made("get undefined", |v| unsafe { sys::napi_get_undefined(env, v) })
 }
 
 /// A native class instance (a `#[napi]` struct) as a JavaScript object, for a promise to resolve with.
@@ -145,9 +133,8 @@ pub struct Object {
 
 impl Object {
     pub fn new(env: sys::napi_env) -> Result<Object> {
-        let mut raw = ptr::null_mut();
-        // SAFETY: the callback's env; `raw` is a local napi writes.
-        check(unsafe { sys::napi_create_object(env, &mut raw) }, "create an object")?;
+        // SAFETY: as for `u32`.
+        let raw = made("create an object", |v| unsafe { sys::napi_create_object(env, v) })?;
         Ok(Object { env, raw })
     }
     /// An object napi handed the callback in progress, in its env.

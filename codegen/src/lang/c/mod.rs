@@ -4,6 +4,7 @@
 pub mod abi;
 pub mod docs;
 pub mod format;
+mod mirror;
 pub mod rust;
 
 use crate::lang::banner;

@@ -13,7 +13,7 @@
 //! - Classes are interfaces over `Arc`; constructors are named (`[Name=for_ram]`).
 
 use crate::model::*;
-use crate::plan::{CallPlan, Callee, Kept, Outcome, Passing};
+use crate::plan::{CallPlan, Callee, Kept, Lowering, Outcome, Passing};
 
 /// The error type every throwing call names.
 pub const ERROR: &str = "UFormError";
@@ -202,7 +202,11 @@ impl Udl {
                 match (&a.passing, &a.default) {
                     (_, Some(Literal::EmptyRecord)) => format!("{name}.map(Into::into).unwrap_or_default()"),
                     (Passing::Handle { .. }, _) => format!("&{name}.core"),
-                    (Passing::List { .. }, _) => format!("&{}", self.convert(&name, &a.ty, false)),
+                    // A converted list is collected into a `Vec` the core borrows as a slice.
+                    (Passing::List { .. }, _) if self.converts(&a.ty) => {
+                        format!("&{name}.into_iter().map(Into::into).collect::<Vec<_>>()")
+                    }
+                    (Passing::List { .. }, _) => format!("&{name}"),
                     _ => self.convert(&name, &a.ty, false),
                 }
             })
@@ -253,6 +257,10 @@ impl Udl {
                     })
                     .collect();
                 format!("Self {{ core: {value}, _borrowed: vec![{}] }}", kept.join(", "))
+            }
+            // A core that cannot fail may hand out an optional string as `Option<&'static str>`.
+            (_, Some(_)) if plan.outcome.lowering == Lowering::String && plan.outcome.optional => {
+                format!("{value}.map(String::from)")
             }
             (_, Some(t)) => self.convert(value, &t, plan.outcome.optional),
             (_, None) => value.into(),

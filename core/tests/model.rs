@@ -300,6 +300,7 @@ fn bad_files_are_clear_errors() {
     std::fs::write(two.path("b.safetensors"), &shard).unwrap();
     let fifo = dir.path("pipe.safetensors");
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: `c` is a NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     let config_dir = Dir::new("badconfig");
     std::fs::write(config_dir.path("model.safetensors"), &shard).unwrap();
@@ -388,6 +389,7 @@ fn vram_without_a_gpu_is_unavailable() {
 fn resident_bytes() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
     let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+    // SAFETY: `sysconf` reads a constant of the system.
     pages * unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64
 }
 

@@ -127,6 +127,7 @@ fn mesh_options_from_c(raw: &uform_mesh_options_t) -> Result<uform_core::MeshOpt
     })
 }
 
+// SAFETY: `#[repr(C)]`, led by `struct_size: u32`, and every field an integer, a float, a C `bool` or a raw pointer, for which all zeros (and whatever a C caller writes) is a valid value.
 unsafe impl Versioned for uform_mesh_options_t {
     const FIRST_SIZE: usize = std::mem::size_of::<uform_mesh_options_t>();
 }
@@ -214,6 +215,7 @@ fn executor_for_ram_config_from_c(raw: &uform_executor_for_ram_config_t) -> Resu
     })
 }
 
+// SAFETY: `#[repr(C)]`, led by `struct_size: u32`, and every field an integer, a float, a C `bool` or a raw pointer, for which all zeros (and whatever a C caller writes) is a valid value.
 unsafe impl Versioned for uform_executor_for_ram_config_t {
     const FIRST_SIZE: usize = std::mem::size_of::<uform_executor_for_ram_config_t>();
 }
@@ -236,6 +238,7 @@ fn executor_on_pool_config_from_c(raw: &uform_executor_on_pool_config_t) -> Resu
     })
 }
 
+// SAFETY: `#[repr(C)]`, led by `struct_size: u32`, and every field an integer, a float, a C `bool` or a raw pointer, for which all zeros (and whatever a C caller writes) is a valid value.
 unsafe impl Versioned for uform_executor_on_pool_config_t {
     const FIRST_SIZE: usize = std::mem::size_of::<uform_executor_on_pool_config_t>();
 }
@@ -268,6 +271,7 @@ fn executor_for_vram_config_from_c(raw: &uform_executor_for_vram_config_t) -> Re
     })
 }
 
+// SAFETY: `#[repr(C)]`, led by `struct_size: u32`, and every field an integer, a float, a C `bool` or a raw pointer, for which all zeros (and whatever a C caller writes) is a valid value.
 unsafe impl Versioned for uform_executor_for_vram_config_t {
     const FIRST_SIZE: usize = std::mem::size_of::<uform_executor_for_vram_config_t>();
 }
@@ -288,6 +292,7 @@ fn model_load_ram_config_from_c(raw: &uform_model_load_ram_config_t) -> Result<u
     })
 }
 
+// SAFETY: `#[repr(C)]`, led by `struct_size: u32`, and every field an integer, a float, a C `bool` or a raw pointer, for which all zeros (and whatever a C caller writes) is a valid value.
 unsafe impl Versioned for uform_model_load_ram_config_t {
     const FIRST_SIZE: usize = std::mem::size_of::<uform_model_load_ram_config_t>();
 }
@@ -308,6 +313,7 @@ fn model_load_vram_config_from_c(raw: &uform_model_load_vram_config_t) -> Result
     })
 }
 
+// SAFETY: `#[repr(C)]`, led by `struct_size: u32`, and every field an integer, a float, a C `bool` or a raw pointer, for which all zeros (and whatever a C caller writes) is a valid value.
 unsafe impl Versioned for uform_model_load_vram_config_t {
     const FIRST_SIZE: usize = std::mem::size_of::<uform_model_load_vram_config_t>();
 }
@@ -381,6 +387,7 @@ fn encode_text_options_from_c(raw: &uform_encode_text_options_t) -> Result<uform
     })
 }
 
+// SAFETY: `#[repr(C)]`, led by `struct_size: u32`, and every field an integer, a float, a C `bool` or a raw pointer, for which all zeros (and whatever a C caller writes) is a valid value.
 unsafe impl Versioned for uform_encode_text_options_t {
     const FIRST_SIZE: usize = std::mem::size_of::<uform_encode_text_options_t>();
 }
@@ -414,6 +421,7 @@ fn trainer_contrastive_config_from_c(raw: &uform_trainer_contrastive_config_t) -
     })
 }
 
+// SAFETY: `#[repr(C)]`, led by `struct_size: u32`, and every field an integer, a float, a C `bool` or a raw pointer, for which all zeros (and whatever a C caller writes) is a valid value.
 unsafe impl Versioned for uform_trainer_contrastive_config_t {
     const FIRST_SIZE: usize = std::mem::size_of::<uform_trainer_contrastive_config_t>();
 }
@@ -451,6 +459,7 @@ pub unsafe extern "C" fn uform_mesh_bootstrap(executor: *mut uform_executor_t, o
         let options = if options.is_null() { Default::default() } else { mesh_options_from_c(&read_versioned(options, "options")?)? };
         check_out(mesh, "mesh")?;
         let value = uform_core::Mesh::bootstrap(&executor.value, options)?;
+        // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
         unsafe { *mesh = MESH_HANDLES.insert(value) as *mut uform_mesh_t };
         Ok(())
     })
@@ -461,6 +470,7 @@ pub unsafe extern "C" fn uform_mesh_describe(mesh: *mut uform_mesh_t, descriptio
     guard("uform_mesh_describe", || {
         let mesh = MESH_HANDLES.get(mesh as usize, "mesh", "Mesh")?;
         check_out(description, "description")?;
+        // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
         unsafe { *description = *mesh.cached("uform_mesh_describe", |arena| Ok(mesh_description_to_c(&mesh.value.describe()?, arena)))? };
         Ok(())
     })
@@ -485,6 +495,7 @@ pub unsafe extern "C" fn uform_executor_for_ram(config: *const uform_executor_fo
         let config = if config.is_null() { Default::default() } else { executor_for_ram_config_from_c(&read_versioned(config, "config")?)? };
         check_out(executor, "executor")?;
         let value = uform_core::Executor::for_ram(config)?;
+        // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
         unsafe { *executor = EXECUTOR_HANDLES.insert(value) as *mut uform_executor_t };
         Ok(())
     })
@@ -496,6 +507,7 @@ pub unsafe extern "C" fn uform_executor_for_vram(config: *const uform_executor_f
         let config = if config.is_null() { Default::default() } else { executor_for_vram_config_from_c(&read_versioned(config, "config")?)? };
         check_out(executor, "executor")?;
         let value = uform_core::Executor::for_vram(config)?;
+        // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
         unsafe { *executor = EXECUTOR_HANDLES.insert(value) as *mut uform_executor_t };
         Ok(())
     })
@@ -508,6 +520,7 @@ pub unsafe extern "C" fn uform_executor_on_pool(pool: usize, config: *const ufor
         let config = if config.is_null() { Default::default() } else { executor_on_pool_config_from_c(&read_versioned(config, "config")?)? };
         check_out(executor, "executor")?;
         let value = uform_core::Executor::on_pool(pool, config)?;
+        // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
         unsafe { *executor = EXECUTOR_HANDLES.insert(value) as *mut uform_executor_t };
         Ok(())
     })
@@ -543,6 +556,7 @@ pub unsafe extern "C" fn uform_model_load_ram(path: *const c_char, config: *cons
         let config = if config.is_null() { return Err(null_argument("config")) } else { model_load_ram_config_from_c(&read_versioned(config, "config")?)? };
         check_out(model, "model")?;
         let value = uform_core::Model::load_ram(path, config)?;
+        // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
         unsafe { *model = MODEL_HANDLES.insert(value) as *mut uform_model_t };
         Ok(())
     })
@@ -555,6 +569,7 @@ pub unsafe extern "C" fn uform_model_load_vram(path: *const c_char, config: *con
         let config = if config.is_null() { return Err(null_argument("config")) } else { model_load_vram_config_from_c(&read_versioned(config, "config")?)? };
         check_out(model, "model")?;
         let value = uform_core::Model::load_vram(path, config)?;
+        // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
         unsafe { *model = MODEL_HANDLES.insert(value) as *mut uform_model_t };
         Ok(())
     })
@@ -565,6 +580,7 @@ pub unsafe extern "C" fn uform_model_describe(model: *mut uform_model_t, descrip
     guard("uform_model_describe", || {
         let model = MODEL_HANDLES.get(model as usize, "model", "Model")?;
         check_out(description, "description")?;
+        // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
         unsafe { *description = *model.cached("uform_model_describe", |arena| Ok(model_description_to_c(&model.value.describe()?, arena)))? };
         Ok(())
     })
@@ -578,6 +594,7 @@ pub unsafe extern "C" fn uform_model_encode_text(model: *mut uform_model_t, text
         let options = if options.is_null() { Default::default() } else { encode_text_options_from_c(&read_versioned(options, "options")?)? };
         check_out(matrix, "matrix")?;
         let value = model.value.encode_text(&texts, options)?;
+        // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
         unsafe { *matrix = f32_matrix_to_c(value) };
         Ok(())
     })
@@ -603,6 +620,7 @@ pub unsafe extern "C" fn uform_trainer_contrastive(model: *mut uform_model_t, co
         let config = if config.is_null() { Default::default() } else { trainer_contrastive_config_from_c(&read_versioned(config, "config")?)? };
         check_out(trainer, "trainer")?;
         let value = uform_core::Trainer::contrastive(&model.value, config)?;
+        // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
         unsafe { *trainer = TRAINER_HANDLES.insert(value) as *mut uform_trainer_t };
         Ok(())
     })
@@ -617,6 +635,7 @@ pub unsafe extern "C" fn uform_trainer_step(trainer: *mut uform_trainer_t, ancho
         check_out(step, "step")?;
         let v = trainer.value.step(&anchors, &positives)?;
         let c = train_step_to_c(&v, &mut Arena::default());
+        // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
         unsafe { *step = c };
         Ok(())
     })
@@ -646,6 +665,7 @@ pub unsafe extern "C" fn uform_gpu_devices(devices: *mut *const uform_gpu_device
         check_out(devices, "devices")?;
         check_out(devices_count, "devices_count")?;
         let (ptr, len) = process_cached("uform_gpu_devices", |arena| { let v = uform_core::gpu_devices(); let items: Vec<_> = v.iter().map(|x| gpu_device_to_c(x, arena)).collect(); Ok(arena.list_parts(items)) })?;
+        // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
         unsafe { *devices = ptr; *devices_count = len };
         Ok(())
     })
@@ -678,8 +698,16 @@ pub unsafe extern "C" fn uform_mesh_options_from_environment(options: *mut uform
         check_out(options, "options")?;
         check_out(found, "found")?;
         match uform_core::mesh_options_from_environment()? {
-            Some(v) => { let c = thread_arena(|arena| mesh_options_to_c(&v, arena)); write_versioned(options, c, "options")?; unsafe { *found = true } }
-            None => unsafe { *found = false },
+            Some(v) => {
+                let c = thread_arena(|arena| mesh_options_to_c(&v, arena));
+                write_versioned(options, c, "options")?;
+                // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
+                unsafe { *found = true };
+            }
+            None => {
+                // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
+                unsafe { *found = false };
+            }
         }
         Ok(())
     })

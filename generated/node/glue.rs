@@ -219,6 +219,7 @@ impl CompiledMesh {
 
 /// `Mesh.bootstrapAsync` for the wrapper: `meshBootstrapAsync(…)`, returning a promise.
 unsafe extern "C" fn fast_mesh_bootstrap_async(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<2>(env, info, |args| {
             let executor = EXECUTOR_HANDLES.get(required::<u32>(args.get(0), "executor")?, "Executor", "executor")?;
@@ -230,6 +231,7 @@ unsafe extern "C" fn fast_mesh_bootstrap_async(env: sys::napi_env, info: sys::na
 
 /// `CompiledMesh.describe` for the wrapper: `meshDescribe(handle, …)`.
 unsafe extern "C" fn fast_mesh_describe(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<1>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
@@ -242,6 +244,7 @@ unsafe extern "C" fn fast_mesh_describe(env: sys::napi_env, info: sys::napi_call
 
 /// `CompiledMesh.free` for the wrapper: `meshFree(handle, …)`.
 unsafe extern "C" fn fast_mesh_free(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<1>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
@@ -310,6 +313,7 @@ impl CompiledExecutor {
 
 /// `CompiledExecutor.drain` for the wrapper: `executorDrain(handle, …)`.
 unsafe extern "C" fn fast_executor_drain(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<2>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
@@ -323,6 +327,7 @@ unsafe extern "C" fn fast_executor_drain(env: sys::napi_env, info: sys::napi_cal
 
 /// `CompiledExecutor.free` for the wrapper: `executorFree(handle, …)`.
 unsafe extern "C" fn fast_executor_free(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<1>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
@@ -335,6 +340,7 @@ unsafe extern "C" fn fast_executor_free(env: sys::napi_env, info: sys::napi_call
 
 /// `executorQuiet(handle)`: the Executor's quiet word, as a 4-byte external `ArrayBuffer` the wrapper reads.
 unsafe extern "C" fn fast_executor_quiet(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<1>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
@@ -346,6 +352,7 @@ unsafe extern "C" fn fast_executor_quiet(env: sys::napi_env, info: sys::napi_cal
 
 /// `executorDrainQuiet(…)`: what the quiet word holds while `drain(…)` with these arguments would change nothing.
 unsafe extern "C" fn fast_executor_drain_quiet(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<1>(env, info, |args| {
             let mood = optional::<uform_core::Mood>(args.get(0), "mood")?.unwrap_or(uform_core::Mood::Parked);
@@ -520,6 +527,7 @@ impl CompiledModel {
 
 /// `Model.loadRamAsync` for the wrapper: `modelLoadRamAsync(…)`, returning a promise.
 unsafe extern "C" fn fast_model_load_ram_async(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<2>(env, info, |args| {
             let path = required::<String>(args.get(0), "path")?;
@@ -531,6 +539,7 @@ unsafe extern "C" fn fast_model_load_ram_async(env: sys::napi_env, info: sys::na
 
 /// `Model.loadVramAsync` for the wrapper: `modelLoadVramAsync(…)`, returning a promise.
 unsafe extern "C" fn fast_model_load_vram_async(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<2>(env, info, |args| {
             let path = required::<String>(args.get(0), "path")?;
@@ -542,6 +551,7 @@ unsafe extern "C" fn fast_model_load_vram_async(env: sys::napi_env, info: sys::n
 
 /// `CompiledModel.describe` for the wrapper: `modelDescribe(handle, …)`.
 unsafe extern "C" fn fast_model_describe(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<1>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
@@ -554,6 +564,7 @@ unsafe extern "C" fn fast_model_describe(env: sys::napi_env, info: sys::napi_cal
 
 /// `CompiledModel.encodeText` for the wrapper: `modelEncodeText(handle, …)`.
 unsafe extern "C" fn fast_model_encode_text(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<3>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
@@ -568,6 +579,7 @@ unsafe extern "C" fn fast_model_encode_text(env: sys::napi_env, info: sys::napi_
 
 /// `Model.encodeTextAsync` for the wrapper: `modelEncodeTextAsync(handle, …)`, returning a promise.
 unsafe extern "C" fn fast_model_encode_text_async(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<3>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
@@ -582,6 +594,7 @@ unsafe extern "C" fn fast_model_encode_text_async(env: sys::napi_env, info: sys:
 
 /// `CompiledModel.free` for the wrapper: `modelFree(handle, …)`.
 unsafe extern "C" fn fast_model_free(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<1>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
@@ -687,6 +700,7 @@ impl CompiledTrainer {
 
 /// `CompiledTrainer.step` for the wrapper: `trainerStep(handle, …)`.
 unsafe extern "C" fn fast_trainer_step(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<3>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
@@ -701,6 +715,7 @@ unsafe extern "C" fn fast_trainer_step(env: sys::napi_env, info: sys::napi_callb
 
 /// `Trainer.stepAsync` for the wrapper: `trainerStepAsync(handle, …)`, returning a promise.
 unsafe extern "C" fn fast_trainer_step_async(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<3>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
@@ -715,6 +730,7 @@ unsafe extern "C" fn fast_trainer_step_async(env: sys::napi_env, info: sys::napi
 
 /// `CompiledTrainer.save` for the wrapper: `trainerSave(handle, …)`.
 unsafe extern "C" fn fast_trainer_save(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<2>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
@@ -728,6 +744,7 @@ unsafe extern "C" fn fast_trainer_save(env: sys::napi_env, info: sys::napi_callb
 
 /// `CompiledTrainer.free` for the wrapper: `trainerFree(handle, …)`.
 unsafe extern "C" fn fast_trainer_free(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<1>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
@@ -740,6 +757,7 @@ unsafe extern "C" fn fast_trainer_free(env: sys::napi_env, info: sys::napi_callb
 
 /// `gpuDevices()`.
 unsafe extern "C" fn fn_gpu_devices(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<0>(env, info, |args| {
             let value = guard(|| Ok(uform_core::gpu_devices()))?;
@@ -750,6 +768,7 @@ unsafe extern "C" fn fn_gpu_devices(env: sys::napi_env, info: sys::napi_callback
 
 /// `capabilitiesCompiled()`.
 unsafe extern "C" fn fn_capabilities_compiled(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<0>(env, info, |args| {
             let value = guard(|| Ok(uform_core::capabilities_compiled()))?;
@@ -760,6 +779,7 @@ unsafe extern "C" fn fn_capabilities_compiled(env: sys::napi_env, info: sys::nap
 
 /// `capabilitiesAvailable()`.
 unsafe extern "C" fn fn_capabilities_available(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<0>(env, info, |args| {
             let value = guard(|| Ok(uform_core::capabilities_available()))?;
@@ -770,6 +790,7 @@ unsafe extern "C" fn fn_capabilities_available(env: sys::napi_env, info: sys::na
 
 /// `meshOptionsFromEnvironment()`.
 unsafe extern "C" fn fn_mesh_options_from_environment(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<0>(env, info, |args| {
             let value = guard(|| uform_core::mesh_options_from_environment())?;

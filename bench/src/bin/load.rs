@@ -44,6 +44,7 @@ fn write_file(path: &Path, mb: usize) -> u64 {
 }
 
 fn fold(data: &[u8]) -> u64 {
+    // SAFETY: any 8 bytes are a valid `u64`.
     let (head, words, tail) = unsafe { data.align_to::<u64>() };
     let mut sum = words.iter().fold(0u64, |s, &w| s ^ w);
     for &b in head.iter().chain(tail) {
@@ -74,12 +75,15 @@ fn evict(path: &Path, how: Cold) -> f64 {
 /// The fraction of the file's pages in the page cache, by `mincore` on a fresh mapping.
 fn resident_fraction(path: &Path) -> f64 {
     let f = std::fs::File::open(path).unwrap();
+    // SAFETY: `f` is an open file; the mapping is unmapped below, and nothing reads through it.
     let map = unsafe { memmap(&f) };
+    // SAFETY: `sysconf` reads a constant of the system.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
     let pages = map.1.div_ceil(page);
     let mut vec = vec![0u8; pages];
     // SAFETY: the mapping is live and `vec` has one byte per page.
     unsafe { libc::mincore(map.0, map.1, vec.as_mut_ptr()) };
+    // SAFETY: the mapping made above, unused after this.
     unsafe { libc::munmap(map.0, map.1) };
     vec.iter().filter(|&&b| b & 1 != 0).count() as f64 / pages as f64
 }

@@ -3,6 +3,7 @@
 //! every language's reference reads like the seed page.
 
 use crate::model::*;
+use crate::plan::CallPlan;
 use crate::render::{template, Named, Rendered};
 use crate::Output;
 
@@ -38,7 +39,8 @@ pub trait DocStyle {
     fn enum_declaration(&self, api: &Api, e: &Enum) -> String;
     fn enum_entries(&self, api: &Api, e: &Enum) -> Vec<Entry>;
     fn class_declaration(&self, api: &Api, class: &Class) -> String;
-    fn callable_declaration(&self, api: &Api, class: Option<&Class>, callable: &Callable) -> Rendered;
+    /// A callable's declaration; its result as the plan lowers it.
+    fn callable_declaration(&self, api: &Api, class: Option<&Class>, callable: &Callable, plan: &CallPlan) -> Rendered;
     fn param_name(&self, param: &Param) -> String;
     /// The `compiled` property's declaration, when the language shows one.
     fn compiled_declaration(&self, api: &Api, class: &Class) -> Option<String>;
@@ -146,7 +148,7 @@ fn callable(style: &dyn DocStyle, api: &Api, class: Option<&Class>, c: &Callable
         heading,
         doc: text(style, api, &c.doc),
         fence: style.fence().into(),
-        declaration: style.callable_declaration(api, class, c)?,
+        declaration: style.callable_declaration(api, class, c, &CallPlan::of(api, class, c))?,
         calls: style.calls(c),
         entries: c
             .params

@@ -4,6 +4,7 @@ use super::format::C;
 use super::{abi::lower, function_decl};
 use crate::lang::docs::{text, DocStyle, Entry};
 use crate::model::*;
+use crate::plan::CallPlan;
 use crate::render::Rendered;
 
 pub struct CDocs;
@@ -108,12 +109,12 @@ impl DocStyle for CDocs {
     fn class_declaration(&self, _api: &Api, class: &Class) -> String {
         format!("typedef struct {0} {0};", class.c_name)
     }
-    fn callable_declaration(&self, api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
+    fn callable_declaration(&self, api: &Api, class: Option<&Class>, c: &Callable, plan: &CallPlan) -> Rendered {
         Ok({
             let decl = function_decl(&FMT, api, class, c)?;
             let prototype =
                 decl.lines().filter(|l| !l.starts_with("/*") && !l.starts_with(" *")).collect::<Vec<_>>().join("\n");
-            let lowered = lower(class, c);
+            let lowered = lower(plan);
             let params: Vec<String> = lowered.slots.iter().flat_map(|s| FMT.slot(api, s)).collect();
             if params.len() > 1 {
                 let open = prototype.find('(').unwrap_or(0);

@@ -4,10 +4,12 @@
 pub mod abi;
 pub mod docs;
 pub mod format;
+mod mirror;
 pub mod rust;
 
 use crate::lang::banner;
 use crate::model::*;
+use crate::plan::CallPlan;
 use crate::render::{template, Named, Rendered};
 use crate::Output;
 use abi::{lower, Return, Slot};
@@ -150,7 +152,7 @@ fn ownership(class: Option<&Class>) -> String {
 }
 
 pub fn function_doc(fmt: &C, api: &Api, class: Option<&Class>, c: &Callable) -> String {
-    let lowered = lower(class, c);
+    let lowered = lower(&CallPlan::of(api, class, c));
     let mut text = fmt.doc(api, &c.doc);
     for slot in &lowered.slots {
         let line = match slot {
@@ -225,7 +227,7 @@ pub fn function_doc(fmt: &C, api: &Api, class: Option<&Class>, c: &Callable) -> 
 }
 
 pub fn function_decl(fmt: &C, api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
-    let lowered = lower(class, c);
+    let lowered = lower(&CallPlan::of(api, class, c));
     let params: Vec<String> = lowered.slots.iter().flat_map(|s| fmt.slot(api, s)).collect();
     let returns = fmt.returns(api, &lowered.returns);
     let returns = if returns.ends_with('*') { returns } else { format!("{returns} ") };
@@ -299,13 +301,7 @@ fn enumeration(fmt: &C, api: &Api, e: &Enum) -> Rendered {
 }
 
 fn class(fmt: &C, api: &Api, k: &Class) -> Rendered {
-    let mut doc = fmt.doc(api, &k.doc);
-    if !k.details.is_empty() {
-        doc.push_str(&format!("\n\n{}", fmt.doc(api, &k.details)));
-    }
-    if !k.thread_safety.is_empty() {
-        doc.push_str(&format!("\n\nThread safety: {}", fmt.doc(api, &k.thread_safety)));
-    }
+    let mut doc = crate::lang::class_doc(k, &|d| fmt.doc(api, d));
     doc.push_str("\n\nAn opaque handle; a handle already freed, or never made by UForm, is reported as `UFORM_STATUS_FREED_HANDLE`.");
     ClassH { doc: comment(&doc, ""), name: k.c_name.clone() }.rendered(format!("class {}", k.name.pascal()))
 }

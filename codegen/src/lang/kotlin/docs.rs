@@ -4,6 +4,7 @@
 use super::KT;
 use crate::lang::docs::{text, DocStyle, Entry};
 use crate::model::*;
+use crate::plan::CallPlan;
 use crate::render::Rendered;
 
 pub struct KotlinDocs;
@@ -79,14 +80,14 @@ impl DocStyle for KotlinDocs {
     fn class_declaration(&self, _api: &Api, class: &Class) -> String {
         format!("class {} : AutoCloseable", KT.type_name(&class.name))
     }
-    fn callable_declaration(&self, _api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
+    fn callable_declaration(&self, _api: &Api, class: Option<&Class>, c: &Callable, plan: &CallPlan) -> Rendered {
         let params: Vec<String> = c.params.iter().map(|p| KT.param(p)).collect();
         let params = if params.len() > 1 {
             format!("\n{}", params.iter().map(|p| format!("    {p},\n")).collect::<String>())
         } else {
             params.join("")
         };
-        let returns = KT.returns(class, c).map(|r| format!(": {r}")).unwrap_or_default();
+        let returns = KT.returns(&plan.outcome).map(|r| format!(": {r}")).unwrap_or_default();
         let throws = if c.throws { "@Throws(UFormException::class)\n" } else { "" };
         let scope = match (class, c.kind) {
             (Some(k), CallableKind::Constructor) => format!("{}.Companion.", KT.type_name(&k.name)),

@@ -4,6 +4,7 @@ use super::format::Py;
 use super::ERROR_BASE;
 use crate::lang::docs::{text, DocStyle, Entry};
 use crate::model::*;
+use crate::plan::CallPlan;
 use crate::render::Rendered;
 
 pub struct PythonDocs;
@@ -90,7 +91,7 @@ impl DocStyle for PythonDocs {
             format!("class {name}")
         }
     }
-    fn callable_declaration(&self, api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
+    fn callable_declaration(&self, api: &Api, class: Option<&Class>, c: &Callable, plan: &CallPlan) -> Rendered {
         Ok({
             let decorator = match (class, c.kind) {
                 (Some(_), CallableKind::Constructor) => "@staticmethod\n",
@@ -107,7 +108,7 @@ impl DocStyle for PythonDocs {
                     (false, None) => format!("{name}: {ty}"),
                 });
             }
-            let returns = PY.returns(c, class);
+            let returns = PY.returns(&plan.outcome);
             let name = PY.function(&c.name);
             if params.len() > 2 {
                 let lines: String = params.iter().map(|p| format!("    {p},\n")).collect();

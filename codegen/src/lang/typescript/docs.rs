@@ -3,6 +3,7 @@
 use super::format::Ts;
 use crate::lang::docs::{record_section, DocStyle, Entry, RecordSection};
 use crate::model::*;
+use crate::plan::CallPlan;
 use crate::render::{Named, Rendered};
 
 pub struct JsDocs;
@@ -100,7 +101,7 @@ impl DocStyle for JsDocs {
     fn class_declaration(&self, _api: &Api, class: &Class) -> String {
         format!("class {} implements Disposable", TS.type_name(&class.name))
     }
-    fn callable_declaration(&self, api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
+    fn callable_declaration(&self, api: &Api, class: Option<&Class>, c: &Callable, plan: &CallPlan) -> Rendered {
         Ok({
             let keyword = match (class, c.kind) {
                 (None, _) => "function ",
@@ -109,7 +110,7 @@ impl DocStyle for JsDocs {
             };
             let name = if class.is_some() { TS.member(&c.name) } else { TS.function(&c.name) };
             let params = TS.params_shown(api, c);
-            let returns = TS.returns(api, c, false);
+            let returns = TS.returns(api, plan, false);
             if params.len() > 1 {
                 let lines: String = params.iter().map(|p| format!("    {p},\n")).collect();
                 format!("{keyword}{name}(\n{lines}): {returns}")

@@ -4,6 +4,7 @@
 use super::format::ERROR;
 use crate::lang::docs::{text, DocStyle, Entry};
 use crate::model::*;
+use crate::plan::{CallPlan, Lowering, Outcome};
 use crate::render::Rendered;
 
 pub struct SwiftDocs;
@@ -44,18 +45,18 @@ fn param(p: &Param) -> String {
     }
 }
 
-fn declaration(class: Option<&Class>, c: &Callable) -> String {
+fn declaration(class: Option<&Class>, c: &Callable, outcome: &Outcome) -> String {
     let params: Vec<String> = c.params.iter().map(param).collect();
     let params = if params.len() > 1 {
         format!("\n{}", params.iter().map(|p| format!("    {p},\n")).collect::<String>())
     } else {
         params.join("")
     };
-    let returns = match (c.kind, &c.returns, class) {
-        (CallableKind::Constructor, _, Some(k)) => Some(k.name.pascal()),
-        (_, Some(t), _) if c.returns_optional => Some(format!("{}?", ty(t))),
-        (_, Some(t), _) => Some(ty(t)),
-        _ => None,
+    let returns = match (&outcome.lowering, outcome.lowering.ty()) {
+        (Lowering::Handle { class }, _) => Some(class.pascal()),
+        (_, Some(t)) if outcome.optional => Some(format!("{}?", ty(&t))),
+        (_, Some(t)) => Some(ty(&t)),
+        (_, None) => None,
     };
     let prefix = match (class, c.kind) {
         (Some(_), CallableKind::Constructor) => "public static func",
@@ -151,8 +152,8 @@ impl DocStyle for SwiftDocs {
         let n = class.name.pascal();
         format!("open class {n}: {n}Protocol, @unchecked Sendable")
     }
-    fn callable_declaration(&self, _api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
-        Ok(declaration(class, c))
+    fn callable_declaration(&self, _api: &Api, class: Option<&Class>, c: &Callable, plan: &CallPlan) -> Rendered {
+        Ok(declaration(class, c, &plan.outcome))
     }
     fn param_name(&self, param: &Param) -> String {
         param.name.camel()

@@ -146,6 +146,7 @@ pub enum Epilogue<'a> {
 pub struct Shared(pub *mut f32);
 // SAFETY: the tiles write disjoint parts of what it points to, and the dispatch ends before the borrow does.
 unsafe impl Send for Shared {}
+// SAFETY: as for `Send`: shared by reference, the pointer is only read; what it points to is written in disjoint parts.
 unsafe impl Sync for Shared {}
 
 /// The tile of a product of `m` rows: tall tiles for tall products, narrow ones when few rows must still

@@ -58,6 +58,7 @@ fn there_is_a_fixture_per_shape() {
         "blocking_and_try_first",
         "handle_arguments",
         "async_twin",
+        "pages",
         "matrix_result",
         "only_per_language",
         "unsupported_record_in_input_record",

@@ -21,18 +21,14 @@ impl DocStyle for CDocs {
     fn fence(&self) -> &'static str {
         "c"
     }
-    fn offered(&self, callable: &Callable) -> bool {
-        callable.offered_in(Language::C)
+    fn lang(&self) -> Language {
+        Language::C
     }
-    fn imports(&self, _api: &Api) -> Vec<String> {
+    fn imports(&self, _api: &Api, _classes: &[&Class]) -> Vec<String> {
         vec!["#include <uform.h>".into()]
     }
-    fn reference(&self, api: &Api, r: &Reference) -> String {
-        let spelled = FMT.reference(api, r);
-        match r {
-            Reference::Member(_) => format!("`{spelled}`"),
-            _ => format!("[`{spelled}`](#{spelled})"),
-        }
+    fn spell(&self, api: &Api, r: &Reference) -> String {
+        FMT.reference(api, r)
     }
     fn heading(&self, item: &Item) -> String {
         match item {
@@ -44,6 +40,10 @@ impl DocStyle for CDocs {
     }
     fn member_heading(&self, _class: &Class, member: &Callable) -> String {
         member.c_name.clone()
+    }
+    /// A C function's name names its class already.
+    fn qualified_member_heading(&self, class: &Class, member: &Callable) -> String {
+        self.member_heading(class, member)
     }
     fn record_declaration(&self, _api: &Api, record: &Record) -> String {
         let mut decl = format!("typedef struct {0} {0};", record.c_name);

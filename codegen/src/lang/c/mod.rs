@@ -350,7 +350,7 @@ pub fn render(api: &Api) -> Rendered<Vec<Output>> {
     for f in api.functions().filter(|f| f.offered_in(Language::C)) {
         parts.push(function_decl(&fmt, api, None, f)?);
     }
-    let doc = comment(&format!("@file uform.h\n{}: {}\n\n{GROWTH}", api.title, fmt.doc(api, &api.doc)), "");
+    let doc = comment(&format!("@file uform.h\n{}\n\n{GROWTH}", fmt.doc(api, &api.doc)), "");
     let header = HeaderH {
         banner: format!("/* {} */", banner("").trim()),
         doc: doc.trim_end().into(),

@@ -1,7 +1,7 @@
 //! The Rust side of the C ABI (`generated/c/ffi.rs`, included by `bindings/c`): `#[repr(C)]` mirrors of the
 //! header's types and their conversions ([`mirror`]), and one `extern "C"` function per callable, from the same
-//! lowering plan as the header. The hand-written runtime it calls (handle registry, last error,
-//! panic guard, C string and array readers) lives in `bindings/c/src/runtime.rs`.
+//! lowering plan as the header. The hand-written runtime it calls lives in `bindings/c/src/`: `handles.rs` (the handle
+//! registries), `runtime.rs` (last error, panic guard, arenas, C string and array readers), `versioned.rs`.
 
 use super::abi::{is_flat, lower, Return, Slot};
 use super::mirror::{self, enum_from_c, enum_to_c, registry, RustC};

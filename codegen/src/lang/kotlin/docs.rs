@@ -9,10 +9,6 @@ use crate::render::Rendered;
 
 pub struct KotlinDocs;
 
-fn anchor(name: &Name) -> String {
-    name.camel().to_lowercase()
-}
-
 impl DocStyle for KotlinDocs {
     fn folder(&self) -> &'static str {
         "kotlin"
@@ -23,23 +19,17 @@ impl DocStyle for KotlinDocs {
     fn fence(&self) -> &'static str {
         "kotlin"
     }
-    fn offered(&self, callable: &Callable) -> bool {
-        callable.offered_in(Language::Kotlin)
+    fn lang(&self) -> Language {
+        Language::Kotlin
     }
-    fn imports(&self, _api: &Api) -> Vec<String> {
+    fn imports(&self, _api: &Api, _classes: &[&Class]) -> Vec<String> {
         vec![format!("import {}.*", super::PACKAGE)]
     }
-    fn reference(&self, api: &Api, r: &Reference) -> String {
+    fn spell(&self, _api: &Api, r: &Reference) -> String {
         match r {
-            Reference::Member(n) => format!("`{}`", n.camel()),
-            Reference::Type(n) => format!("`{}`", KT.type_name(n)),
-            Reference::Function(n) if api.functions().any(|f| &f.name == n && self.offered(f)) => {
-                format!("[`{}`](#{})", n.camel(), anchor(n))
-            }
-            Reference::Function(n) => format!("`{}`", n.camel()),
-            Reference::Method { class, method } => {
-                format!("[`{}.{}`](#{})", KT.type_name(class), method.camel(), anchor(method))
-            }
+            Reference::Member(n) | Reference::Function(n) => n.camel(),
+            Reference::Type(n) => KT.type_name(n),
+            Reference::Method { class, method } => format!("{}.{}", KT.type_name(class), method.camel()),
         }
     }
     fn heading(&self, item: &Item) -> String {

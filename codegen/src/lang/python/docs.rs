@@ -21,24 +21,16 @@ impl DocStyle for PythonDocs {
     fn fence(&self) -> &'static str {
         "python"
     }
-    fn offered(&self, callable: &Callable) -> bool {
-        callable.offered_in(Language::Python)
+    fn lang(&self) -> Language {
+        Language::Python
     }
-    fn imports(&self, api: &Api) -> Vec<String> {
+    fn imports(&self, api: &Api, classes: &[&Class]) -> Vec<String> {
         let mut lines = vec![format!("import {}", api.package)];
-        lines.extend(api.classes().map(|c| format!("from {} import {}", api.package, PY.type_name(&c.name))));
+        lines.extend(classes.iter().map(|c| format!("from {} import {}", api.package, PY.type_name(&c.name))));
         lines
     }
-    fn reference(&self, api: &Api, r: &Reference) -> String {
-        let spelled = PY.reference(api, r);
-        match r {
-            Reference::Function(n) if api.functions().any(|f| &f.name == n && f.offered_in(Language::Python)) => {
-                format!("[`{spelled}`](#{})", PY.function(n))
-            }
-            Reference::Method { method, .. } => format!("[`{spelled}`](#{})", PY.member(method)),
-            Reference::Type(n) => format!("[`{spelled}`](#{})", PY.type_name(n).to_lowercase()),
-            _ => format!("`{spelled}`"),
-        }
+    fn spell(&self, api: &Api, r: &Reference) -> String {
+        PY.reference(api, r)
     }
     fn heading(&self, item: &Item) -> String {
         match item {

@@ -248,7 +248,7 @@ pub(super) fn init_py(api: &Api) -> Rendered {
     let parts = parts.iter().map(|p| p.trim().to_string()).collect();
     InitPy {
         banner: banner("#"),
-        doc: PY.docstring(&format!("{}: {}", api.title, PY.doc_text(api, &api.doc)), ""),
+        doc: PY.docstring(&PY.doc_text(api, &api.doc), ""),
         version: api.version.clone(),
         exported,
         parts,
@@ -337,10 +337,6 @@ pub(super) fn init_pyi(api: &Api) -> Rendered {
             .rendered("errors")?,
     );
     let parts = parts.iter().map(|p| p.trim().to_string()).collect();
-    InitPyi {
-        banner: banner("#"),
-        doc: PY.docstring(&format!("{}: {}", api.title, PY.doc_text(api, &api.doc)), ""),
-        parts,
-    }
-    .rendered("python/uform/__init__.pyi")
+    InitPyi { banner: banner("#"), doc: PY.docstring(&PY.doc_text(api, &api.doc), ""), parts }
+        .rendered("python/uform/__init__.pyi")
 }

@@ -20,23 +20,16 @@ impl DocStyle for JsDocs {
     fn fence(&self) -> &'static str {
         "typescript"
     }
-    fn offered(&self, callable: &Callable) -> bool {
-        callable.offered_in(Language::TypeScript)
+    fn lang(&self) -> Language {
+        Language::TypeScript
     }
-    fn imports(&self, api: &Api) -> Vec<String> {
+    fn imports(&self, api: &Api, classes: &[&Class]) -> Vec<String> {
         let mut lines = vec![format!("import * as {0} from '{0}';", api.package)];
-        lines.extend(api.classes().map(|c| format!("import {{ {} }} from '{}';", TS.type_name(&c.name), api.package)));
+        lines.extend(classes.iter().map(|c| format!("import {{ {} }} from '{}';", TS.type_name(&c.name), api.package)));
         lines
     }
-    fn reference(&self, api: &Api, r: &Reference) -> String {
-        let spelled = TS.reference(api, r);
-        match r {
-            Reference::Function(n) if api.functions().any(|f| &f.name == n && f.offered_in(Language::TypeScript)) => {
-                format!("[`{spelled}`](#{spelled})")
-            }
-            Reference::Method { .. } => format!("[`{spelled}`](#{spelled})"),
-            _ => format!("`{spelled}`"),
-        }
+    fn spell(&self, api: &Api, r: &Reference) -> String {
+        TS.reference(api, r)
     }
     fn heading(&self, item: &Item) -> String {
         match item {

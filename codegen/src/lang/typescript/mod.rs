@@ -285,7 +285,7 @@ pub fn render(api: &Api) -> Rendered<Vec<Output>> {
         parts.push(MatrixDts.rendered("f32_matrix")?.trim_end().to_string());
     }
     parts.push(errors(&ts, api)?);
-    let doc = jsdoc_block(&format!("{}: {}\n@packageDocumentation", api.title, ts.jsdoc(api, &api.doc)), "");
+    let doc = jsdoc_block(&format!("{}\n@packageDocumentation", ts.jsdoc(api, &api.doc)), "");
     let index = IndexDts { banner: banner("//"), doc: doc.trim_end().to_string(), parts };
     let mut out =
         vec![Output { path: "typescript/index.d.ts".into(), contents: index.rendered("typescript/index.d.ts")? }];

@@ -291,7 +291,7 @@ pub fn render(api: &Api) -> Rendered<Vec<Output>> {
         }
     }
     exports.push("UFormError".into());
-    let doc = jsdoc_block(&format!("{}: {}", api.title, ts.jsdoc(api, &api.doc)), "");
+    let doc = jsdoc_block(&ts.jsdoc(api, &api.doc), "");
     let index = IndexJs {
         banner: banner("//"),
         doc: doc.trim_end().to_string(),

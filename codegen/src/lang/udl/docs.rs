@@ -70,21 +70,6 @@ fn declaration(class: Option<&Class>, c: &Callable, outcome: &Outcome) -> String
     format!("{prefix} {}({params}){throws}{returns}", c.name.camel())
 }
 
-fn reference(api: &Api, r: &Reference) -> String {
-    let spelled = match r {
-        Reference::Member(n) | Reference::Function(n) => n.camel(),
-        Reference::Type(n) => n.pascal(),
-        Reference::Method { class, method } => format!("{}.{}", class.pascal(), method.camel()),
-    };
-    match r {
-        Reference::Function(n) if api.functions().any(|f| &f.name == n && f.offered_in(Language::Swift)) => {
-            format!("[`{spelled}`](#{})", n.camel().to_lowercase())
-        }
-        Reference::Method { method, .. } => format!("[`{spelled}`](#{})", method.camel().to_lowercase()),
-        _ => format!("`{spelled}`"),
-    }
-}
-
 impl DocStyle for SwiftDocs {
     fn folder(&self) -> &'static str {
         "swift"
@@ -95,14 +80,18 @@ impl DocStyle for SwiftDocs {
     fn fence(&self) -> &'static str {
         "swift"
     }
-    fn offered(&self, callable: &Callable) -> bool {
-        callable.offered_in(Language::Swift)
+    fn lang(&self) -> Language {
+        Language::Swift
     }
-    fn imports(&self, _api: &Api) -> Vec<String> {
+    fn imports(&self, _api: &Api, _classes: &[&Class]) -> Vec<String> {
         vec!["import UForm".into()]
     }
-    fn reference(&self, api: &Api, r: &Reference) -> String {
-        reference(api, r)
+    fn spell(&self, _api: &Api, r: &Reference) -> String {
+        match r {
+            Reference::Member(n) | Reference::Function(n) => n.camel(),
+            Reference::Type(n) => n.pascal(),
+            Reference::Method { class, method } => format!("{}.{}", class.pascal(), method.camel()),
+        }
     }
     fn heading(&self, item: &Item) -> String {
         match item {

@@ -223,10 +223,7 @@ fn udl_file(udl: &Udl, api: &Api) -> Rendered {
     UdlFile {
         banner: banner("//"),
         // uniffi's parser rejects a `///` block after a leading comment, so the overview is a plain comment.
-        doc: udl
-            .doc_block(&format!("{}: {}", api.title, udl.doc_text(&api.doc)), "")
-            .replace("/// ", "// ")
-            .replace("///\n", "//\n"),
+        doc: udl.doc_block(&udl.doc_text(&api.doc), "").replace("/// ", "// ").replace("///\n", "//\n"),
         namespace: api.package.clone(),
         functions: api
             .functions()

@@ -366,6 +366,17 @@ impl<T: FromJs> FromJs for Vec<T> {
 }
 
 /// An input record: a plain object whose fields are read by name. `null`/`undefined` reads as every field absent.
+/// Reads a record argument's fields with `read`, naming a field its own errors name (`` `threads` ``) by its path
+/// from the parameter (`` `config.threads` ``), as the core and the wrapper name it. Only a failure pays for it.
+pub fn fields_of<T>(argument: &str, read: impl FnOnce() -> Result<T>) -> Result<T> {
+    read().map_err(|mut error| {
+        if let Some(rest) = error.reason.strip_prefix('`') {
+            error.reason = format!("`{argument}.{rest}");
+        }
+        error
+    })
+}
+
 pub fn record(value: Js, argument: &str) -> Result<Option<Js>> {
     if value.is_absent() {
         return Ok(None);

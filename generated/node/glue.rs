@@ -9,14 +9,16 @@
 impl FromJs for uform_core::MeshOptions {
     fn from_js(value: Js, argument: &str) -> Result<Self> {
         let Some(object) = record(value, argument)? else { return Ok(Default::default()) };
-        Ok(uform_core::MeshOptions {
-            host_domain_index: optional::<u32>(object.field("hostDomainIndex")?, "hostDomainIndex")?,
-            host_domain_count: optional::<u32>(object.field("hostDomainCount")?, "hostDomainCount")?,
-            gpus_per_multimem_domain: optional::<u32>(object.field("gpusPerMultimemDomain")?, "gpusPerMultimemDomain")?,
-            directory: optional::<String>(object.field("directory")?, "directory")?,
-            job: optional::<String>(object.field("job")?, "job")?,
-            timeout_seconds: optional::<u32>(object.field("timeoutSeconds")?, "timeoutSeconds")?,
-            group: optional::<String>(object.field("group")?, "group")?,
+        fields_of(argument, || {
+            Ok(uform_core::MeshOptions {
+                host_domain_index: optional::<u32>(object.field("hostDomainIndex")?, "hostDomainIndex")?,
+                host_domain_count: optional::<u32>(object.field("hostDomainCount")?, "hostDomainCount")?,
+                gpus_per_multimem_domain: optional::<u32>(object.field("gpusPerMultimemDomain")?, "gpusPerMultimemDomain")?,
+                directory: optional::<String>(object.field("directory")?, "directory")?,
+                job: optional::<String>(object.field("job")?, "job")?,
+                timeout_seconds: optional::<u32>(object.field("timeoutSeconds")?, "timeoutSeconds")?,
+                group: optional::<String>(object.field("group")?, "group")?,
+            })
         })
     }
 }
@@ -106,11 +108,13 @@ impl ToJs for uform_core::GpuDevice {
 impl FromJs for uform_core::ExecutorForRamConfig {
     fn from_js(value: Js, argument: &str) -> Result<Self> {
         let Some(object) = record(value, argument)? else { return Ok(Default::default()) };
-        Ok(uform_core::ExecutorForRamConfig {
-            memory_domains: optional::<Vec<u32>>(object.field("memoryDomains")?, "memoryDomains")?,
-            cpu_class: optional::<String>(object.field("cpuClass")?, "cpuClass")?,
-            threads: optional::<u32>(object.field("threads")?, "threads")?,
-            deferred_limit: optional::<u32>(object.field("deferredLimit")?, "deferredLimit")?,
+        fields_of(argument, || {
+            Ok(uform_core::ExecutorForRamConfig {
+                memory_domains: optional::<Vec<u32>>(object.field("memoryDomains")?, "memoryDomains")?,
+                cpu_class: optional::<String>(object.field("cpuClass")?, "cpuClass")?,
+                threads: optional::<u32>(object.field("threads")?, "threads")?,
+                deferred_limit: optional::<u32>(object.field("deferredLimit")?, "deferredLimit")?,
+            })
         })
     }
 }
@@ -129,10 +133,12 @@ impl ToJs for uform_core::ExecutorForRamConfig {
 impl FromJs for uform_core::ExecutorOnPoolConfig {
     fn from_js(value: Js, argument: &str) -> Result<Self> {
         let Some(object) = record(value, argument)? else { return Ok(Default::default()) };
-        Ok(uform_core::ExecutorOnPoolConfig {
-            memory_domains: optional::<Vec<u32>>(object.field("memoryDomains")?, "memoryDomains")?,
-            cpu_class: optional::<String>(object.field("cpuClass")?, "cpuClass")?,
-            deferred_limit: optional::<u32>(object.field("deferredLimit")?, "deferredLimit")?,
+        fields_of(argument, || {
+            Ok(uform_core::ExecutorOnPoolConfig {
+                memory_domains: optional::<Vec<u32>>(object.field("memoryDomains")?, "memoryDomains")?,
+                cpu_class: optional::<String>(object.field("cpuClass")?, "cpuClass")?,
+                deferred_limit: optional::<u32>(object.field("deferredLimit")?, "deferredLimit")?,
+            })
         })
     }
 }
@@ -150,14 +156,16 @@ impl ToJs for uform_core::ExecutorOnPoolConfig {
 impl FromJs for uform_core::ExecutorForVramConfig {
     fn from_js(value: Js, argument: &str) -> Result<Self> {
         let Some(object) = record(value, argument)? else { return Ok(Default::default()) };
-        Ok(uform_core::ExecutorForVramConfig {
-            devices: optional::<Vec<u32>>(object.field("devices")?, "devices")?,
-            gpu_class: optional::<String>(object.field("gpuClass")?, "gpuClass")?,
-            memory_domains: optional::<Vec<u32>>(object.field("memoryDomains")?, "memoryDomains")?,
-            cpu_class: optional::<String>(object.field("cpuClass")?, "cpuClass")?,
-            streams: optional::<Vec<Address>>(object.field("streams")?, "streams")?.map(|v| v.into_iter().map(|a| a.0).collect()),
-            scratch_limit: optional::<u64>(object.field("scratchLimit")?, "scratchLimit")?,
-            deferred_limit: optional::<u32>(object.field("deferredLimit")?, "deferredLimit")?,
+        fields_of(argument, || {
+            Ok(uform_core::ExecutorForVramConfig {
+                devices: optional::<Vec<u32>>(object.field("devices")?, "devices")?,
+                gpu_class: optional::<String>(object.field("gpuClass")?, "gpuClass")?,
+                memory_domains: optional::<Vec<u32>>(object.field("memoryDomains")?, "memoryDomains")?,
+                cpu_class: optional::<String>(object.field("cpuClass")?, "cpuClass")?,
+                streams: optional::<Vec<Address>>(object.field("streams")?, "streams")?.map(|v| v.into_iter().map(|a| a.0).collect()),
+                scratch_limit: optional::<u64>(object.field("scratchLimit")?, "scratchLimit")?,
+                deferred_limit: optional::<u32>(object.field("deferredLimit")?, "deferredLimit")?,
+            })
         })
     }
 }
@@ -385,9 +393,11 @@ impl FromJs for uform_core::ModelLoadRamConfig {
         let Some(object) = record(value, argument)? else {
             return Err(invalid(argument, format!("is required, got {}", value.describe())));
         };
-        Ok(uform_core::ModelLoadRamConfig {
-            executor: EXECUTOR_HANDLES.get(required::<u32>(object.field("executor")?, "executor")?, "Executor", "executor")?,
-            memory_domains: optional::<Vec<u32>>(object.field("memoryDomains")?, "memoryDomains")?,
+        fields_of(argument, || {
+            Ok(uform_core::ModelLoadRamConfig {
+                executor: EXECUTOR_HANDLES.get(required::<u32>(object.field("executor")?, "executor")?, "Executor", "executor")?,
+                memory_domains: optional::<Vec<u32>>(object.field("memoryDomains")?, "memoryDomains")?,
+            })
         })
     }
 }
@@ -397,9 +407,11 @@ impl FromJs for uform_core::ModelLoadVramConfig {
         let Some(object) = record(value, argument)? else {
             return Err(invalid(argument, format!("is required, got {}", value.describe())));
         };
-        Ok(uform_core::ModelLoadVramConfig {
-            executor: EXECUTOR_HANDLES.get(required::<u32>(object.field("executor")?, "executor")?, "Executor", "executor")?,
-            devices: optional::<Vec<u32>>(object.field("devices")?, "devices")?,
+        fields_of(argument, || {
+            Ok(uform_core::ModelLoadVramConfig {
+                executor: EXECUTOR_HANDLES.get(required::<u32>(object.field("executor")?, "executor")?, "Executor", "executor")?,
+                devices: optional::<Vec<u32>>(object.field("devices")?, "devices")?,
+            })
         })
     }
 }
@@ -452,9 +464,11 @@ impl ToJs for uform_core::ModelDescription {
 impl FromJs for uform_core::EncodeTextOptions {
     fn from_js(value: Js, argument: &str) -> Result<Self> {
         let Some(object) = record(value, argument)? else { return Ok(Default::default()) };
-        Ok(uform_core::EncodeTextOptions {
-            normalize: optional::<bool>(object.field("normalize")?, "normalize")?,
-            max_tokens: optional::<u32>(object.field("maxTokens")?, "maxTokens")?,
+        fields_of(argument, || {
+            Ok(uform_core::EncodeTextOptions {
+                normalize: optional::<bool>(object.field("normalize")?, "normalize")?,
+                max_tokens: optional::<u32>(object.field("maxTokens")?, "maxTokens")?,
+            })
         })
     }
 }
@@ -608,16 +622,18 @@ unsafe extern "C" fn fast_model_free(env: sys::napi_env, info: sys::napi_callbac
 impl FromJs for uform_core::TrainerContrastiveConfig {
     fn from_js(value: Js, argument: &str) -> Result<Self> {
         let Some(object) = record(value, argument)? else { return Ok(Default::default()) };
-        Ok(uform_core::TrainerContrastiveConfig {
-            learning_rate: optional::<f64>(object.field("learningRate")?, "learningRate")?,
-            weight_decay: optional::<f64>(object.field("weightDecay")?, "weightDecay")?,
-            warmup_steps: optional::<u32>(object.field("warmupSteps")?, "warmupSteps")?,
-            total_steps: optional::<u32>(object.field("totalSteps")?, "totalSteps")?,
-            max_grad_norm: optional::<f64>(object.field("maxGradNorm")?, "maxGradNorm")?,
-            scale: optional::<f64>(object.field("scale")?, "scale")?,
-            max_tokens: optional::<u32>(object.field("maxTokens")?, "maxTokens")?,
-            dropout: optional::<f64>(object.field("dropout")?, "dropout")?,
-            seed: optional::<u64>(object.field("seed")?, "seed")?,
+        fields_of(argument, || {
+            Ok(uform_core::TrainerContrastiveConfig {
+                learning_rate: optional::<f64>(object.field("learningRate")?, "learningRate")?,
+                weight_decay: optional::<f64>(object.field("weightDecay")?, "weightDecay")?,
+                warmup_steps: optional::<u32>(object.field("warmupSteps")?, "warmupSteps")?,
+                total_steps: optional::<u32>(object.field("totalSteps")?, "totalSteps")?,
+                max_grad_norm: optional::<f64>(object.field("maxGradNorm")?, "maxGradNorm")?,
+                scale: optional::<f64>(object.field("scale")?, "scale")?,
+                max_tokens: optional::<u32>(object.field("maxTokens")?, "maxTokens")?,
+                dropout: optional::<f64>(object.field("dropout")?, "dropout")?,
+                seed: optional::<u64>(object.field("seed")?, "seed")?,
+            })
         })
     }
 }

@@ -137,7 +137,11 @@ pub fn arg_f64(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<f64> {
     }
     value.extract().map_err(|error: PyErr| {
         if value.is_instance_of::<PyInt>() {
-            invalid(value.py(), argument, format!("must fit in a float (at most {:e} in magnitude), got {value}", f64::MAX))
+            invalid(
+                value.py(),
+                argument,
+                format!("must fit in a float (at most {:e} in magnitude), got {value}", f64::MAX),
+            )
         } else if error.is_instance_of::<PyTypeError>(value.py()) {
             type_error(argument, "a float", value)
         } else {

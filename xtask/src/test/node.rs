@@ -122,7 +122,7 @@ fn typescript(consumer: &Path) -> Result<(), String> {
     )?;
     run_in(&dir, &tsc, &["-p", "tsconfig.json"])?;
     let mut cmd = Command::new("node");
-    cmd.arg("out/package-consumer.mjs").current_dir(&dir);
+    cmd.arg("out/package-consumer.mjs").current_dir(&dir).env("UFORM_TEST_MODEL_DIR", crate::util::test_model_dir()?);
     status(cmd, "the compiled TypeScript consumer")
 }
 

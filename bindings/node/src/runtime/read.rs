@@ -325,6 +325,17 @@ impl<T: FromJs> FromJs for Vec<T> {
     }
 }
 
+/// Reads a record argument's fields with `read`, naming a field its own errors name (`` `threads` ``) by its path
+/// from the parameter (`` `config.threads` ``), as the core and the wrapper name it. Only a failure pays for it.
+pub fn fields_of<T>(argument: &str, read: impl FnOnce() -> Result<T>) -> Result<T> {
+    read().map_err(|mut error| {
+        if let Some(rest) = error.reason.strip_prefix('`') {
+            error.reason = format!("`{argument}.{rest}");
+        }
+        error
+    })
+}
+
 /// An input record: a plain object whose fields are read by name. `null`/`undefined` reads as every field absent.
 pub fn record<'call>(value: Js<'call>, argument: &str) -> Result<Option<Js<'call>>> {
     if value.is_absent() {

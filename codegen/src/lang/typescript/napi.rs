@@ -183,7 +183,8 @@ fn record(ts: &Ts, g: &Glue, r: &Record) -> Rendered {
         .map(|f| {
             let (rust, js) = (f.name.snake(), ts.member(&f.name));
             let key = format!("{js:?}");
-            // Fields are named as the core names them in its own messages: by their JavaScript spelling alone.
+            // A field names itself by its JavaScript spelling; the record's `fields_of` puts the parameter's path in
+            // front (`config.cpuClass`), as the core's messages and the wrapper's spell it.
             let read = match &f.ty {
                 // The wrapper passes a handle argument as its number (see `FAST`); the core value is shared.
                 Type::Class(k) => format!(

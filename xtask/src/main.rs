@@ -5,6 +5,7 @@
 
 mod bench_encode;
 mod bench_load;
+mod bench_venv;
 mod codegen;
 mod codegen_uniffi;
 mod fuzz;

@@ -252,12 +252,13 @@ def report(results, missing, peak, config, args, replay, token_range):
             data_s = f"({statistics.median(data):.3f})" if data else ""
             share = 100 * step_flop(config, pairs) / step_s / 1e9 / peak_gflops
             rss = max(s["peak_rss_bytes"] for s in worker.steps) / 2**20
-            diff = float("nan")
+            diff = "-"
             if reference and reference is not worker:
-                diff = max(abs(a["loss"] - b["loss"]) / abs(b["loss"]) for a, b in zip(worker.steps, reference.steps))
+                rel = max(abs(a["loss"] - b["loss"]) / abs(b["loss"]) for a, b in zip(worker.steps, reference.steps))
+                diff = f"{rel:.1e}"
             print(
                 f"{name:<22} {pairs:>5} {step_s:>8.3f} {data_s:>8} {pairs / step_s:>8.2f} {share:>7.0f}% "
-                f"{rss:>12.0f} {worker.loaded_rss / 2**20:>10.0f} {diff:>11.1e}"
+                f"{rss:>12.0f} {worker.loaded_rss / 2**20:>10.0f} {diff:>11}"
             )
     for name, why in missing.items():
         print(f"{name:<22} unavailable ({why})")

@@ -74,10 +74,7 @@ fn random_weights(config: &Config) -> Random {
 
 fn batch() -> Vec<Tokens> {
     let texts: [&[u32]; 6] = [&[1, 5, 7, 2], &[1, 3, 2], &[1, 9, 4, 6, 8, 2], &[1, 4, 2], &[1, 10, 5, 3, 2], &[1, 2]];
-    texts
-        .iter()
-        .map(|ids| Tokens { ids: ids.to_vec(), type_ids: ids.iter().map(|i| i % 2).collect() })
-        .collect()
+    texts.iter().map(|ids| Tokens { ids: ids.to_vec(), type_ids: ids.iter().map(|i| i % 2).collect() }).collect()
 }
 
 fn loss_of(ex: &Executor, kernels: &Kernels, config: &Config, master: &Master, drop: (Dropout, Dropout)) -> f64 {

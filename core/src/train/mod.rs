@@ -180,7 +180,7 @@ fn text_path(i: usize, pairs: usize) -> String {
 impl Trainer {
     /// Makes a trainer for `model`'s encoder with the in-batch-negatives contrastive loss.
     pub fn contrastive(model: &Model, config: TrainerContrastiveConfig) -> Result<Trainer> {
-        let (weights, executor, slot) = model.ram_parts("contrastive", "Trainer.contrastive trains")?;
+        let (weights, executor, slot) = model.ram_parts("Trainer.contrastive", "Trainer.contrastive trains")?;
         let encoder = slot.get_or_prepare(weights.as_ref())?;
         let settings = Settings::check(&config, &encoder)?;
         Kernels::for_class(executor.cpu_class())?;

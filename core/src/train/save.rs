@@ -41,7 +41,8 @@ pub fn folder(directory: &str, weights: &dyn Weights, names: &[String], master: 
         _ => PathBuf::from("."),
     };
     let temporary = parent.join(format!(".{file_name}.uform-saving-{}", std::process::id()));
-    std::fs::create_dir(&temporary).map_err(|e| Error::io("creating", &temporary, &e))?;
+    // The error names the folder the caller asked for, not the temporary sibling.
+    std::fs::create_dir(&temporary).map_err(|e| Error::io("creating", &target, &e))?;
     let written = write(&temporary, weights, names, master)
         .and_then(|()| std::fs::rename(&temporary, &target).map_err(|e| Error::io("renaming into", &target, &e)));
     if written.is_err() {

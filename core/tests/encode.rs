@@ -259,10 +259,102 @@ fn other_architectures_and_pooling_modes_are_unsupported_naming_what_was_found()
 /// process's RSS, so the memory test must not run beside a load.
 static RSS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn rss_kib() -> u64 {
+fn status_kib(key: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    let line = status.lines().find(|l| l.starts_with(key)).unwrap();
     line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+fn rss_kib() -> u64 {
+    status_kib("VmRSS:")
+}
+
+/// The highest anonymous resident memory (KiB) seen every millisecond while `f` runs: the scratch, the result and
+/// the tokens, not the pages of the mapped model file (which `FileWeights` reads through).
+fn peak_anon_kib<T>(f: impl FnOnce() -> T) -> (T, u64) {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let (done, peak) = (AtomicBool::new(false), AtomicU64::new(status_kib("RssAnon:")));
+    let out = std::thread::scope(|s| {
+        s.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                peak.fetch_max(status_kib("RssAnon:"), Ordering::Relaxed);
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        });
+        let out = f();
+        done.store(true, Ordering::Relaxed);
+        out
+    });
+    peak.fetch_max(status_kib("RssAnon:"), std::sync::atomic::Ordering::Relaxed);
+    (out, peak.into_inner())
+}
+
+/// 20,000 short texts of varied lengths, so sorting and batching have something to reorder.
+fn many_texts(count: usize) -> Vec<String> {
+    let words = ["alpha", "beta", "gamma", "delta", "epsilon"];
+    (0..count).map(|i| format!("{} {i}", words[..1 + i % words.len()].join(" "))).collect()
+}
+
+fn limited(threads: u32, scratch_limit: u64) -> Executor {
+    Executor::for_ram(ExecutorForRamConfig {
+        threads: Some(threads),
+        scratch_limit: Some(scratch_limit),
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+#[test]
+fn twenty_thousand_texts_in_one_call_stay_within_a_64_mib_budget_and_match_32_text_calls() {
+    let _serial = RSS.lock().unwrap_or_else(|p| p.into_inner());
+    const LIMIT: u64 = 64 << 20;
+    let exec = limited(2, LIMIT);
+    let texts = many_texts(20_000);
+    let small = encode(&exec, &texts[..32], EncodeTextOptions::default()).unwrap(); // prepares the encoder
+    let before = status_kib("RssAnon:");
+    let started = std::time::Instant::now();
+    let (all, peak) = peak_anon_kib(|| encode(&exec, &texts, EncodeTextOptions::default()).unwrap());
+    let result_kib = (texts.len() * 384 * 4 / 1024) as u64;
+    let grown = peak.saturating_sub(before);
+    eprintln!(
+        "20,000 texts, scratchLimit 64 MiB: anonymous RSS +{grown} KiB at peak (result {result_kib} KiB), {:.1} s, \
+         scratch held after: {} bytes",
+        started.elapsed().as_secs_f64(),
+        exec.host_scratch_bytes()
+    );
+    // The slack: the result itself, the tokens of the pending pool and the tokenizer's own allocations.
+    assert!(grown <= LIMIT / 1024 + result_kib + 16 * 1024, "anonymous RSS grew {grown} KiB for a 64 MiB budget");
+    assert!(exec.host_scratch_bytes() as u64 <= LIMIT);
+    assert_eq!((all.rows, all.columns), (20_000, 384));
+    assert!(max_difference(&small, &F32Matrix { data: all.data[..32 * 384].to_vec(), rows: 32, columns: 384 }) <= 1e-6);
+    // Windows of 32 spread over the call, each its own call on an executor with the default limit.
+    let plain = executor(2, None);
+    for start in (0..texts.len()).step_by(32 * 31).chain([texts.len() - 32]) {
+        let window = encode(&plain, &texts[start..start + 32], EncodeTextOptions::default()).unwrap();
+        let rows = &all.data[start * 384..(start + 32) * 384];
+        let diff = window.data.iter().zip(rows).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+        assert!(diff <= 1e-6, "texts {start}..{}: max abs difference {diff}", start + 32);
+    }
+    encode(&exec, &texts[..3], EncodeTextOptions::default()).unwrap();
+    assert!(exec.host_scratch_bytes() as u64 <= LIMIT, "a small call after the large one");
+}
+
+#[test]
+fn a_text_that_cannot_fit_the_scratch_limit_is_out_of_memory_naming_it() {
+    let f = fixture();
+    // 1 MiB holds about 110 MiniLM tokens; the long text keeps 256.
+    let exec = limited(2, 1 << 20);
+    let texts = [f.texts[0].clone(), f.texts[f.long_text].clone()];
+    let e = encode(&exec, &texts, EncodeTextOptions::default()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::OutOfMemory);
+    assert!(e.message().contains("`texts[1]` has 256 tokens") && e.message().contains("scratch_limit"), "{e}");
+    assert!(exec.host_scratch_bytes() <= 1 << 20);
+    // Truncated to fit, it encodes; the short text alone always did.
+    let short = encode(&exec, &texts, EncodeTextOptions { max_tokens: Some(64), ..Default::default() }).unwrap();
+    assert_eq!(short.rows, 2);
+    let e = Executor::for_ram(ExecutorForRamConfig { scratch_limit: Some(0), ..Default::default() }).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.message().contains("`config.scratch_limit`"), "{e}");
 }
 
 #[test]

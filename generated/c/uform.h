@@ -307,6 +307,14 @@ typedef struct uform_executor_for_ram_config_t {
     uint32_t threads;
     /** Deferred calls tracked at once; absent takes a default. Zero means absent. */
     uint32_t deferred_limit;
+    /**
+     * Ceiling on the host scratch bytes the executor's verbs hold, shared by every model on it:
+     * `uform_model_encode_text` splits its texts into batches that fit, however many it is given, and a text
+     * that alone cannot fit is an out-of-memory error naming it. Absent derives 268435456 (256 MiB, about
+     * 28,000 tokens of all-MiniLM-L6-v2 at once). Zero means absent. Appended in 0.4.0: absent when
+     * `struct_size` is zero or ends before it.
+     */
+    uint64_t scratch_limit;
 } uform_executor_for_ram_config_t;
 
 /** `uform_executor_for_ram_config_t` with `struct_size` set and every other field absent. */

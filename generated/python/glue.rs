@@ -147,6 +147,7 @@ fn executor_for_ram_config_from_kwargs(
     cpu_class: Option<&Bound<'_, PyAny>>,
     threads: Option<&Bound<'_, PyAny>>,
     deferred_limit: Option<&Bound<'_, PyAny>>,
+    scratch_limit: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<uform_core::ExecutorForRamConfig> {
     let _ = py;
     Ok(uform_core::ExecutorForRamConfig {
@@ -154,6 +155,7 @@ fn executor_for_ram_config_from_kwargs(
         cpu_class: opt(cpu_class, "cpu_class", arg_string)?,
         threads: opt(threads, "threads", arg_u32)?,
         deferred_limit: opt(deferred_limit, "deferred_limit", arg_u32)?,
+        scratch_limit: opt(scratch_limit, "scratch_limit", arg_u64)?,
     })
 }
 
@@ -167,12 +169,14 @@ fn executor_for_ram_config_from_py(value: &Bound<'_, PyAny>, argument: &str) -> 
     let cpu_class = map.get_item("cpu_class")?;
     let threads = map.get_item("threads")?;
     let deferred_limit = map.get_item("deferred_limit")?;
+    let scratch_limit = map.get_item("scratch_limit")?;
     executor_for_ram_config_from_kwargs(
         value.py(),
         memory_domains.as_ref(),
         cpu_class.as_ref(),
         threads.as_ref(),
         deferred_limit.as_ref(),
+        scratch_limit.as_ref(),
     )
 }
 
@@ -184,6 +188,7 @@ fn executor_for_ram_config_to_py<'py>(py: Python<'py>, value: &uform_core::Execu
     if value.cpu_class.is_some() { fields.set_item("cpu_class", match &value.cpu_class { Some(v) => py_value(py, AsRef::<str>::as_ref(&v)), None => Ok(py.None().into_bound(py)) }?)?; }
     if value.threads.is_some() { fields.set_item("threads", match &value.threads { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
     if value.deferred_limit.is_some() { fields.set_item("deferred_limit", match &value.deferred_limit { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
+    if value.scratch_limit.is_some() { fields.set_item("scratch_limit", match &value.scratch_limit { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
     py_value(py, fields)
 }
 
@@ -372,9 +377,9 @@ pub struct Executor {
 impl Executor {
     /// Spawns host threads for RAM-resident models.
     #[staticmethod]
-    #[pyo3(signature = (*, memory_domains=None, cpu_class=None, threads=None, deferred_limit=None))]
-    fn for_ram(py: Python<'_>, memory_domains: Option<Bound<'_, PyAny>>, cpu_class: Option<Bound<'_, PyAny>>, threads: Option<Bound<'_, PyAny>>, deferred_limit: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
-        let config = executor_for_ram_config_from_kwargs(py, memory_domains.as_ref(), cpu_class.as_ref(), threads.as_ref(), deferred_limit.as_ref())?;
+    #[pyo3(signature = (*, memory_domains=None, cpu_class=None, threads=None, deferred_limit=None, scratch_limit=None))]
+    fn for_ram(py: Python<'_>, memory_domains: Option<Bound<'_, PyAny>>, cpu_class: Option<Bound<'_, PyAny>>, threads: Option<Bound<'_, PyAny>>, deferred_limit: Option<Bound<'_, PyAny>>, scratch_limit: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
+        let config = executor_for_ram_config_from_kwargs(py, memory_domains.as_ref(), cpu_class.as_ref(), threads.as_ref(), deferred_limit.as_ref(), scratch_limit.as_ref())?;
         let value = guard(|| uform_core::Executor::for_ram(config)).map_err(|e| raise(py, e))?;
         Ok(Self { core: value, _borrowed: vec![] })
     }

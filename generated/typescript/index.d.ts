@@ -118,6 +118,13 @@ export interface ExecutorForRamConfig {
     threads?: number;
     /** Deferred calls tracked at once; absent takes a default. */
     deferredLimit?: number;
+    /**
+     * Ceiling on the host scratch bytes the executor's verbs hold, shared by every model on it: `encodeText`
+     * splits its texts into batches that fit, however many it is given, and a text that alone cannot fit is
+     * an out-of-memory error naming it. Absent derives 268435456 (256 MiB, about 28,000 tokens of
+     * all-MiniLM-L6-v2 at once).
+     */
+    scratchLimit?: number;
 }
 
 /** Where the borrowed pool of a RAM executor is placed, and how many deferred calls it tracks. */

@@ -190,6 +190,7 @@ pub struct ExecutorForRamConfig {
     pub cpu_class: Option<String>,
     pub threads: Option<u32>,
     pub deferred_limit: Option<u32>,
+    pub scratch_limit: Option<u64>,
 }
 
 impl From<ExecutorForRamConfig> for uform_core::ExecutorForRamConfig {
@@ -199,6 +200,7 @@ impl From<ExecutorForRamConfig> for uform_core::ExecutorForRamConfig {
             cpu_class: value.cpu_class,
             threads: value.threads,
             deferred_limit: value.deferred_limit,
+            scratch_limit: value.scratch_limit,
         }
     }
 }
@@ -209,6 +211,7 @@ impl From<uform_core::ExecutorForRamConfig> for ExecutorForRamConfig {
             cpu_class: value.cpu_class,
             threads: value.threads,
             deferred_limit: value.deferred_limit,
+            scratch_limit: value.scratch_limit,
         }
     }
 }

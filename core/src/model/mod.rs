@@ -329,7 +329,8 @@ impl Model {
         let begun = self.inner.lifecycle.begin_free("Model", ("verb", "verbs")).map_err(|_| {
             let trainers = self.inner.trainers.load(std::sync::atomic::Ordering::Acquire);
             if trainers > 0 {
-                let (whom, pronoun) = if trainers == 1 { ("trainer borrows", "it") } else { ("trainers borrow", "them") };
+                let (whom, pronoun) =
+                    if trainers == 1 { ("trainer borrows", "it") } else { ("trainers borrow", "them") };
                 return Error::in_use(format!(
                     "`free` cannot free this Model yet: {trainers} {whom} it; free {pronoun} first"
                 ));

@@ -84,6 +84,7 @@ class ExecutorForRamConfig(TypedDict, total=False):
     cpu_class: Optional[str]
     threads: Optional[int]
     deferred_limit: Optional[int]
+    scratch_limit: Optional[int]
 
 
 class ExecutorOnPoolConfig(TypedDict, total=False):
@@ -178,6 +179,7 @@ class Executor:
         cpu_class: Optional[str] = ...,
         threads: Optional[int] = ...,
         deferred_limit: Optional[int] = ...,
+        scratch_limit: Optional[int] = ...,
     ) -> Executor:
         """Spawns host threads for RAM-resident models."""
 

@@ -1549,6 +1549,13 @@ public struct ExecutorForRamConfig: Equatable, Hashable {
      * Deferred calls tracked at once; absent takes a default.
      */
     public var deferredLimit: UInt32?
+    /**
+     * Ceiling on the host scratch bytes the executor's verbs hold, shared by every model on it:
+     * `Model.encodeText` splits its texts into batches that fit, however many it is given, and a text that
+     * alone cannot fit is an out-of-memory error naming it. Absent derives 268435456 (256 MiB, about 28,000
+     * tokens of all-MiniLM-L6-v2 at once).
+     */
+    public var scratchLimit: UInt64?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -1564,11 +1571,18 @@ public struct ExecutorForRamConfig: Equatable, Hashable {
          */threads: UInt32? = nil, 
         /**
          * Deferred calls tracked at once; absent takes a default.
-         */deferredLimit: UInt32? = UInt32(1024)) {
+         */deferredLimit: UInt32? = UInt32(1024), 
+        /**
+         * Ceiling on the host scratch bytes the executor's verbs hold, shared by every model on it:
+         * `Model.encodeText` splits its texts into batches that fit, however many it is given, and a text that
+         * alone cannot fit is an out-of-memory error naming it. Absent derives 268435456 (256 MiB, about 28,000
+         * tokens of all-MiniLM-L6-v2 at once).
+         */scratchLimit: UInt64? = UInt64(268435456)) {
         self.memoryDomains = memoryDomains
         self.cpuClass = cpuClass
         self.threads = threads
         self.deferredLimit = deferredLimit
+        self.scratchLimit = scratchLimit
     }
 
     
@@ -1590,7 +1604,8 @@ public struct FfiConverterTypeExecutorForRamConfig: FfiConverterRustBuffer {
                 memoryDomains: FfiConverterOptionSequenceUInt32.read(from: &buf), 
                 cpuClass: FfiConverterOptionString.read(from: &buf), 
                 threads: FfiConverterOptionUInt32.read(from: &buf), 
-                deferredLimit: FfiConverterOptionUInt32.read(from: &buf)
+                deferredLimit: FfiConverterOptionUInt32.read(from: &buf), 
+                scratchLimit: FfiConverterOptionUInt64.read(from: &buf)
         )
     }
 
@@ -1599,6 +1614,7 @@ public struct FfiConverterTypeExecutorForRamConfig: FfiConverterRustBuffer {
         FfiConverterOptionString.write(value.cpuClass, into: &buf)
         FfiConverterOptionUInt32.write(value.threads, into: &buf)
         FfiConverterOptionUInt32.write(value.deferredLimit, into: &buf)
+        FfiConverterOptionUInt64.write(value.scratchLimit, into: &buf)
     }
 }
 

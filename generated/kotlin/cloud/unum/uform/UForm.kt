@@ -112,6 +112,13 @@ data class ExecutorForRamConfig(
     var threads: UInt? = null,
     /** Deferred calls tracked at once; absent takes a default. */
     var deferredLimit: UInt? = 1024u,
+    /**
+     * Ceiling on the host scratch bytes the executor's verbs hold, shared by every model on it:
+     * [Model.encodeText] splits its texts into batches that fit, however many it is given, and a text that
+     * alone cannot fit is an out-of-memory error naming it. Absent derives 268435456 (256 MiB, about 28,000
+     * tokens of all-MiniLM-L6-v2 at once).
+     */
+    var scratchLimit: ULong? = 268435456uL,
 )
 
 /** Where the borrowed pool of a RAM executor is placed, and how many deferred calls it tracks. */
@@ -253,7 +260,7 @@ class Executor internal constructor(pointer: Long) : AutoCloseable {
         @Throws(UFormException::class)
         fun forRam(config: ExecutorForRamConfig? = null): Executor {
             val configValue = config ?: ExecutorForRamConfig()
-            return Executor(UFormNative.executorForRam(configValue.memoryDomains?.let { uints(it) }, configValue.cpuClass, configValue.threads != null, configValue.threads?.toInt() ?: 0, configValue.deferredLimit != null, configValue.deferredLimit?.toInt() ?: 0))
+            return Executor(UFormNative.executorForRam(configValue.memoryDomains?.let { uints(it) }, configValue.cpuClass, configValue.threads != null, configValue.threads?.toInt() ?: 0, configValue.deferredLimit != null, configValue.deferredLimit?.toInt() ?: 0, configValue.scratchLimit != null, configValue.scratchLimit?.toLong() ?: 0L))
         }
         /**
          * Opens one stream per device for VRAM-resident models, leaving the calling thread's current CUDA

@@ -27,7 +27,7 @@ internal object UFormNative {
     @JvmStatic external fun meshDescribe(handle: Long): ByteArray
     @JvmStatic external fun meshFree(handle: Long)
     @JvmStatic external fun meshRelease(handle: Long)
-    @JvmStatic external fun executorForRam(configMemoryDomains: IntArray?, configCpuClass: String?, configThreadsPresent: Boolean, configThreads: Int, configDeferredLimitPresent: Boolean, configDeferredLimit: Int): Long
+    @JvmStatic external fun executorForRam(configMemoryDomains: IntArray?, configCpuClass: String?, configThreadsPresent: Boolean, configThreads: Int, configDeferredLimitPresent: Boolean, configDeferredLimit: Int, configScratchLimitPresent: Boolean, configScratchLimit: Long): Long
     @JvmStatic external fun executorForVram(configDevices: IntArray?, configGpuClass: String?, configMemoryDomains: IntArray?, configCpuClass: String?, configStreams: LongArray?, configScratchLimitPresent: Boolean, configScratchLimit: Long, configDeferredLimitPresent: Boolean, configDeferredLimit: Int): Long
     @JvmStatic external fun executorOnPool(pool: Long, configMemoryDomains: IntArray?, configCpuClass: String?, configDeferredLimitPresent: Boolean, configDeferredLimit: Int): Long
     @JvmStatic external fun executorDrain(handle: Long, mood: Int)

@@ -192,6 +192,28 @@ fn max_tokens_truncates_and_is_checked() {
 }
 
 #[test]
+fn a_ten_megabyte_text_embeds_as_its_truncated_prefix() {
+    let f = fixture();
+    let exec = executor(2, None);
+    let long = &f.texts[f.long_text]; // 326 tokens: its first 256 are the huge text's too
+    let repeat = |unit: &str| {
+        let mut text = String::with_capacity((10 << 20) + unit.len());
+        while text.len() < 10 << 20 {
+            text.push_str(unit);
+        }
+        text
+    };
+    let huge = repeat(&format!("{long} "));
+    let one = |text: &str| encode(&exec, &[text.to_string()], EncodeTextOptions::default()).unwrap();
+    assert_eq!(one(&huge), one(long), "words");
+    assert_eq!(one(&repeat("你好")), one(&"你好".repeat(300)), "a character per token, no whitespace");
+    // One word of ten million letters is one [UNK] whole, and so is its first kilobyte.
+    assert_eq!(one(&repeat("a")), one(&"a".repeat(1000)), "no whitespace at all");
+    let rows = encode(&exec, &[huge.clone(), f.texts[0].clone()], EncodeTextOptions::default()).unwrap();
+    assert_eq!(&rows.data[384..], &one(&f.texts[0]).data[..], "a short text beside a huge one");
+}
+
+#[test]
 fn half_precision_weights_encode_close_to_the_reference() {
     let f = fixture();
     let (weights, _) = model();

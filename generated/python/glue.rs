@@ -637,7 +637,7 @@ pub struct Model {
 
 #[pymethods]
 impl Model {
-    /// Memory-maps safetensors weights for the threads of a RAM executor.
+    /// Reads safetensors weights into host memory for the threads of a RAM executor.
     #[staticmethod]
     #[pyo3(signature = (path, *, executor, memory_domains=None))]
     fn load_ram(py: Python<'_>, path: Bound<'_, PyAny>, executor: Bound<'_, PyAny>, memory_domains: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
@@ -661,8 +661,10 @@ impl Model {
         Ok((model_description_to_py(py, &value))?.unbind())
     }
     /// Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
-    /// empty list gives no rows. While it runs, `Executor.drain()` on its executor waits for it and
-    /// `Model.free()` is an in-use error.
+    /// empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
+    /// that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the
+    /// executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it.
+    /// While it runs, `Executor.drain()` on its executor waits for it and `Model.free()` is an in-use error.
     #[pyo3(signature = (texts, *, normalize=None, max_tokens=None))]
     fn encode_text(&self, py: Python<'_>, texts: Bound<'_, PyAny>, normalize: Option<Bound<'_, PyAny>>, max_tokens: Option<Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
         let texts = arg_list(&texts, "texts", arg_string)?;

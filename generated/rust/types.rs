@@ -268,7 +268,7 @@ pub struct ModelLoadVramConfig {
 /// Where a model's weights live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Residency {
-    /// Host memory, memory-mapped from the file and bound to NUMA nodes.
+    /// Host memory the process owns, read from the file at load and bound to NUMA nodes.
     #[default]
     Ram,
     /// Device memory, one replica per listed device.

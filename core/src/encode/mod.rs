@@ -16,7 +16,11 @@
 //!   position embeddings, special tokens included, as sentence-transformers truncates. Below the special tokens'
 //!   count (2 for BERT), the first `max_tokens` of `[CLS] [SEP]` are kept.
 //! - Pooling from `1_Pooling/config.json` (mean or CLS; no `modules.json` means mean); normalisation when
-//!   `options.normalize` says so, else when `modules.json` lists a `Normalize` module.
+//!   `options.normalize` says so, else when `modules.json` lists a `Normalize` module. The files are found and
+//!   checked as `config.rs` says (the Transformer module's `path` honoured, every side file a regular file under
+//!   a size cap, module paths inside the folder).
+//! - A text the tokenizer gives no tokens (only a tokenizer without special tokens does, for an empty text) is a
+//!   row of zeros: it never reaches the forward pass.
 //! - Errors: a model that is not BERT, other pooling modes or modules: unsupported, naming what was found; a text
 //!   with a NUL character or a `max_tokens` outside `1..=max_position_embeddings`: invalid argument.
 
@@ -29,7 +33,8 @@ mod math;
 mod params;
 mod tokenize;
 
-pub use config::{Config, Pooling};
+pub(crate) use config::transformer_folder;
+pub use config::{Config, Layout, Pooling};
 
 use crate::error::{Error, Result};
 use crate::executor::Executor;
@@ -67,8 +72,9 @@ impl Encoder {
                 verb()
             ))
         })?;
-        let config = Config::read(dir)?;
-        let tokenizers = Tokenizers::read(dir, config.max_tokens)?;
+        let layout = Layout::around(dir)?;
+        let config = Config::read(&layout)?;
+        let tokenizers = Tokenizers::read(&layout.transformer, config.max_tokens)?;
         let params = Params::read(weights, &config)?;
         Ok(Encoder { config, tokenizers, params })
     }

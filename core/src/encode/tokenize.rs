@@ -58,14 +58,14 @@ fn configured(base: &Tokenizer, max_tokens: usize, added: usize) -> Result<Token
 impl Tokenizers {
     pub fn read(dir: &Path, default_max: usize) -> Result<Tokenizers> {
         let path = dir.join("tokenizer.json");
-        if !path.is_file() {
+        let Some(bytes) = super::config::read_side(&path, super::config::MAX_TOKENIZER_BYTES)? else {
             return Err(Error::unsupported(format!(
                 "{} needs a `tokenizer.json` beside the weights; `{}` has none",
                 crate::encode::verb(),
                 dir.display()
             )));
-        }
-        let base = Tokenizer::from_file(&path)
+        };
+        let base = Tokenizer::from_bytes(&bytes)
             .map_err(|e| Error::unsupported(format!("`{}` could not be read as a tokenizer: {e}", path.display())))?;
         let added = base.get_post_processor().map_or(0, |p| p.added_tokens(false));
         let default = Arc::new(configured(&base, default_max, added)?);

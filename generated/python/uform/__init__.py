@@ -244,7 +244,7 @@ class Residency(str, _enum.Enum):
     """Where a model's weights live."""
 
     RAM = "ram"
-    """Host memory, memory-mapped from the file and bound to NUMA nodes."""
+    """Host memory the process owns, read from the file at load and bound to NUMA nodes."""
     VRAM = "vram"
     """Device memory, one replica per listed device."""
 

@@ -2,7 +2,8 @@
 //! same fixture (`uform_codegen::lang::rust::stub`), and so does the real IDL's. Each fixture becomes crates under
 //! `target/stub-core/all/<name>/` (a `uform-core` stub, and per language a library crate standing on
 //! bindings/<language>'s runtime modules by path, with the bindings' napi, pyo3 and jni versions), checked
-//! with `cargo check --offline` into one shared target directory so that reruns only recheck what changed.
+//! with `cargo check --offline` into one shared target directory so that reruns only recheck what changed (after one
+//! `cargo fetch` when the cargo cache lacks a crate the workspace needs, see [`check`]).
 //!
 //! Fixtures are every `codegen/tests/fixtures/*.yaml` except those named `bad_*` or with a sibling `.expected` file
 //! (the checker's diagnostics fixtures).
@@ -185,14 +186,35 @@ fn workspace(base: &Path, idls: &[(String, PathBuf)]) {
 }
 
 /// `cargo check` of the workspace at `dir`, every crate even when one fails; `Err` holds the compiler's messages.
+///
+/// Offline, so that a machine with a warm cargo cache never touches the network; when the cache lacks a crate only
+/// these workspaces use (napi's `convert_case`, on a machine that has never built the Node binding), `cargo fetch`
+/// downloads what the lock file names once and the check runs offline again.
 fn check(dir: &Path, target: &Path) -> Result<(), String> {
-    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["check", "--offline", "--quiet", "--workspace", "--keep-going", "--message-format=short"])
-        .env("CARGO_TARGET_DIR", target)
-        .env_remove("RUSTFLAGS")
-        .current_dir(dir)
-        .output()
-        .expect("cannot run cargo");
+    let cargo = || {
+        let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        cargo.env("CARGO_TARGET_DIR", target).env_remove("RUSTFLAGS").current_dir(dir);
+        cargo
+    };
+    let check = || {
+        cargo()
+            .args(["check", "--offline", "--quiet", "--workspace", "--keep-going", "--message-format=short"])
+            .output()
+            .expect("cannot run cargo")
+    };
+    let mut out = check();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && stderr.contains("--offline was specified") {
+        eprintln!("the cargo cache lacks crates of the stub workspace: `cargo fetch` in {}", dir.display());
+        let fetch = cargo().args(["fetch", "--quiet"]).output().expect("cannot run cargo fetch");
+        if !fetch.status.success() {
+            return Err(format!(
+                "`cargo check --offline` needs crates the cargo cache lacks, and `cargo fetch` failed:\n{}{stderr}",
+                String::from_utf8_lossy(&fetch.stderr)
+            ));
+        }
+        out = check();
+    }
     if out.status.success() {
         Ok(())
     } else {

@@ -148,7 +148,16 @@ internal class Reader(private val bytes: ByteArray) {
         val data = FloatArray(Math.multiplyExact(rows.toInt(), columns.toInt()))
         buffer.asFloatBuffer().get(data)
         buffer.position(buffer.position() + data.size * 4)
-        return F32Matrix(data.asList(), rows, columns)
+        return F32Matrix(data, rows, columns)
+    }
+{%- endif %}
+{%- if doubles %}
+
+    fun doubles(): DoubleArray {
+        val values = DoubleArray(u32().toInt())
+        buffer.asDoubleBuffer().get(values)
+        buffer.position(buffer.position() + values.size * 8)
+        return values
     }
 {%- endif %}
 }

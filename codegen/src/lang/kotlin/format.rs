@@ -123,6 +123,15 @@ impl Kt {
         }
     }
 
+    /// A type as Kotlin spells a value it is handed back (a result, a field of an output record): a list of floats
+    /// is a primitive `DoubleArray`, read in one bulk copy, not a `List` of boxed values.
+    pub fn returned(&self, ty: &Type) -> String {
+        match ty {
+            Type::List(inner) if **inner == Type::F64 => "DoubleArray".into(),
+            other => self.ty(other),
+        }
+    }
+
     /// A literal as a Kotlin default of type `ty`.
     pub fn literal(&self, literal: &Literal, ty: &Type) -> String {
         match (literal, ty) {
@@ -153,15 +162,18 @@ impl Kt {
     pub fn returns(&self, class: Option<&Class>, c: &Callable) -> Option<String> {
         match (c.kind, &c.returns, class) {
             (CallableKind::Constructor, _, Some(k)) => Some(self.type_name(&k.name)),
-            (_, Some(t), _) if c.returns_optional => Some(format!("{}?", self.ty(t))),
-            (_, Some(t), _) => Some(self.ty(t)),
+            (_, Some(t), _) if c.returns_optional => Some(format!("{}?", self.returned(t))),
+            (_, Some(t), _) => Some(self.returned(t)),
             _ => None,
         }
     }
 
-    /// A record field's type: `T?` when optional.
-    pub fn field_ty(&self, field: &Field) -> String {
-        let ty = self.ty(&field.ty);
+    /// A record field's type: `T?` when optional; as [`Kt::returned`] spells it in an output record.
+    pub fn field_ty(&self, record: &Record, field: &Field) -> String {
+        let ty = match record.direction {
+            Direction::Output => self.returned(&field.ty),
+            Direction::Input => self.ty(&field.ty),
+        };
         if field.optional {
             format!("{ty}?")
         } else {
@@ -388,6 +400,7 @@ impl Kt {
             Type::Bool => "bool()".into(),
             Type::String | Type::Path | Type::GpuClass => "string()".into(),
             Type::F32Matrix => "matrix()".into(),
+            Type::List(inner) if **inner == Type::F64 => "doubles()".into(),
             Type::List(inner) => format!("list {{ {} }}", self.read(inner)),
             Type::Record(n) => format!("read{}()", self.type_name(n)),
             Type::Enum(n) => format!("{}.entries[i32()]", self.type_name(n)),

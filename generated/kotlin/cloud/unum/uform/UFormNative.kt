@@ -172,7 +172,7 @@ internal class Reader(private val bytes: ByteArray) {
         val data = FloatArray(Math.multiplyExact(rows.toInt(), columns.toInt()))
         buffer.asFloatBuffer().get(data)
         buffer.position(buffer.position() + data.size * 4)
-        return F32Matrix(data.asList(), rows, columns)
+        return F32Matrix(data, rows, columns)
     }
 }
 

@@ -9,7 +9,7 @@
 //! `encode --scale MODEL_DIR`: what issue 29 asks of one call at scale, on a 2-thread executor with the default
 //! `scratchLimit` (256 MiB): 100,000 texts (the `short` workload's sentences, numbered) in one `encode_text`, its
 //! time and the growth of the peak resident size (VmHWM, reset before the call through `/proc/self/clear_refs`);
-//! and one text of 256 tokens or more (truncated to the model's 256) against the same text repeated to 10 MB and
+//! and one text of some 380 tokens (truncated to the model's 256) against the same text repeated to 10 MB and
 //! 100 MB, median of 5 calls each: tokenisation reads a bounded prefix, so the three cost about the same.
 //!
 //! `encode --peak`: GFLOP/s of fp32 fused multiply-adds on UFORM_BENCH_THREADS threads (default 2), each running
@@ -219,7 +219,7 @@ fn scale(model_dir: &str) {
     );
     drop(m);
     let long = texts(&workloads, "long");
-    let text = format!("{} {}", long[0], long[1]); // 2 x 128 tokens: truncated to the model's 256
+    let text = format!("{} {} {}", long[0], long[1], long[2]); // ~380 tokens: truncated to the model's 256
     let repeated = |bytes: usize| {
         let unit = format!("{text} ");
         unit.repeat(bytes / unit.len() + 1)

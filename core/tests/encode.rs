@@ -481,16 +481,20 @@ fn the_model_file_truncated_rewritten_or_deleted_after_loading_changes_nothing()
     for (how, change) in changes {
         let dir = model_copy(how);
         let file = dir.join("model.safetensors");
-        let (anon, bytes) = (status_kib("RssAnon:"), std::fs::metadata(&file).unwrap().len());
+        let bytes = std::fs::metadata(&file).unwrap().len();
+        let rss = || (status_kib("RssAnon:"), status_kib("RssFile:"));
+        let start = rss();
         let config = ModelLoadRamConfig { executor: exec.clone(), memory_domains: None };
         let model = Model::load_ram(dir.to_str().unwrap(), config).unwrap();
-        let loaded = status_kib("RssAnon:");
+        let loaded = rss();
         change(&file);
         let got = model.encode_text(texts, EncodeTextOptions::default()).unwrap();
+        let encoded = rss();
+        let grown = |(a, f): (u64, u64)| (a.saturating_sub(start.0), f.saturating_sub(start.1));
         eprintln!(
-            "{how}: a {bytes}-byte model: anonymous RSS +{} KiB at load, +{} KiB after the first encode",
-            loaded.saturating_sub(anon),
-            status_kib("RssAnon:").saturating_sub(anon)
+            "{how}: a {bytes}-byte model: RSS (anonymous, file) +{:?} KiB at load, +{:?} KiB after the first encode",
+            grown(loaded),
+            grown(encoded)
         );
         assert_eq!(got, want, "{how} before the first encode");
         if file.exists() {

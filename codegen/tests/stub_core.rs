@@ -85,7 +85,8 @@ fn jni_lib(glue: &str) -> String {
 }
 
 /// bindings/python's lib.rs, standing on its runtime by absolute path and including the fixture's glue. Its
-/// `_core_ns` benchmark calls the real IDL's core by name, so a fixture's copy goes without it.
+/// benchmark helpers from `_core_ns` on (`_core_ns` calls the real IDL's core by name, `_matrix` hands back a
+/// matrix as `encode_text` does) need the real core, so a fixture's copy goes without them.
 fn python_lib(glue: &str, real_idl: bool) -> String {
     assert!(!glue.is_empty());
     let lib = glue_lib("python", "include!(env!(\"UFORM_PYTHON_GLUE\"));", "glue.rs");
@@ -94,9 +95,13 @@ fn python_lib(glue: &str, real_idl: bool) -> String {
     }
     let start = lib.find("/// Nanoseconds per call").expect("bindings/python/src/lib.rs lost `_core_ns`");
     let end = start + lib[start..].find("#[pymodule]").unwrap();
-    let registered = "    m.add_function(wrap_pyfunction!(_core_ns, m)?)?;\n";
-    assert!(lib.contains(registered), "bindings/python/src/lib.rs no longer registers `_core_ns`");
-    format!("{}{}", &lib[..start], &lib[end..]).replace(registered, "")
+    let mut lib = format!("{}{}", &lib[..start], &lib[end..]);
+    for helper in ["_core_ns", "_matrix"] {
+        let registered = format!("    m.add_function(wrap_pyfunction!({helper}, m)?)?;\n");
+        assert!(lib.contains(&registered), "bindings/python/src/lib.rs no longer registers `{helper}`");
+        lib = lib.replace(&registered, "");
+    }
+    lib
 }
 
 /// The napi and pyo3 dependency lines of bindings/node and bindings/python (the same versions and features).

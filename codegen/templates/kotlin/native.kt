@@ -28,6 +28,9 @@ internal object UFormNative {
 
     /** The overhead benchmark's peer: a JNI function that does nothing (bindings/jni/src/lib.rs). */
     @JvmStatic external fun benchNoop()
+
+    /** The overhead benchmark's matrix: 32 × 384 floats encoded as `encodeText`'s result (bindings/jni/src/lib.rs). */
+    @JvmStatic external fun benchMatrix(): ByteArray
 }
 
 /**

@@ -4,7 +4,8 @@
 //! does). Each fixture becomes crates under `target/stub-core/all/<name>/` (a `uform-core` stub, and per language a
 //! library crate standing on bindings/<language>'s runtime modules by path, with the bindings' napi, pyo3, jni and
 //! uniffi versions), checked with `cargo check --offline` into one shared target directory so that reruns only
-//! recheck what changed.
+//! recheck what changed (after one
+//! `cargo fetch` when the cargo cache lacks a crate the workspace needs, see [`check`]).
 //!
 //! Fixtures are every `codegen/tests/fixtures/*.yaml` except those named `bad_*` or with a sibling `.expected` file
 //! (the checker's diagnostics fixtures).
@@ -97,7 +98,8 @@ fn uniffi_lib(glue: &str) -> String {
 }
 
 /// bindings/python's lib.rs, standing on its runtime by absolute path and including the fixture's glue. Its
-/// `_core_ns` benchmark calls the real IDL's core by name, so a fixture's copy goes without it.
+/// benchmark helpers from `_core_ns` on (`_core_ns` calls the real IDL's core by name, `_matrix` hands back a
+/// matrix as `encode_text` does) need the real core, so a fixture's copy goes without them.
 fn python_lib(glue: &str, real_idl: bool) -> String {
     assert!(!glue.is_empty());
     let lib = glue_lib("python", "include!(env!(\"UFORM_PYTHON_GLUE\"));", "glue.rs");
@@ -106,9 +108,13 @@ fn python_lib(glue: &str, real_idl: bool) -> String {
     }
     let start = lib.find("/// Nanoseconds per call").expect("bindings/python/src/lib.rs lost `_core_ns`");
     let end = start + lib[start..].find("#[pymodule]").unwrap();
-    let registered = "    m.add_function(wrap_pyfunction!(_core_ns, m)?)?;\n";
-    assert!(lib.contains(registered), "bindings/python/src/lib.rs no longer registers `_core_ns`");
-    format!("{}{}", &lib[..start], &lib[end..]).replace(registered, "")
+    let mut lib = format!("{}{}", &lib[..start], &lib[end..]);
+    for helper in ["_core_ns", "_matrix"] {
+        let registered = format!("    m.add_function(wrap_pyfunction!({helper}, m)?)?;\n");
+        assert!(lib.contains(&registered), "bindings/python/src/lib.rs no longer registers `{helper}`");
+        lib = lib.replace(&registered, "");
+    }
+    lib
 }
 
 /// The napi and pyo3 dependency lines of bindings/node and bindings/python (the same versions and features).
@@ -212,14 +218,35 @@ fn workspace(base: &Path, idls: &[(String, PathBuf)]) {
 }
 
 /// `cargo check` of the workspace at `dir`, every crate even when one fails; `Err` holds the compiler's messages.
+///
+/// Offline, so that a machine with a warm cargo cache never touches the network; when the cache lacks a crate only
+/// these workspaces use (napi's `convert_case`, on a machine that has never built the Node binding), `cargo fetch`
+/// downloads what the lock file names once and the check runs offline again.
 fn check(dir: &Path, target: &Path) -> Result<(), String> {
-    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["check", "--offline", "--quiet", "--workspace", "--keep-going", "--message-format=short"])
-        .env("CARGO_TARGET_DIR", target)
-        .env_remove("RUSTFLAGS")
-        .current_dir(dir)
-        .output()
-        .expect("cannot run cargo");
+    let cargo = || {
+        let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        cargo.env("CARGO_TARGET_DIR", target).env_remove("RUSTFLAGS").current_dir(dir);
+        cargo
+    };
+    let check = || {
+        cargo()
+            .args(["check", "--offline", "--quiet", "--workspace", "--keep-going", "--message-format=short"])
+            .output()
+            .expect("cannot run cargo")
+    };
+    let mut out = check();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && stderr.contains("--offline was specified") {
+        eprintln!("the cargo cache lacks crates of the stub workspace: `cargo fetch` in {}", dir.display());
+        let fetch = cargo().args(["fetch", "--quiet"]).output().expect("cannot run cargo fetch");
+        if !fetch.status.success() {
+            return Err(format!(
+                "`cargo check --offline` needs crates the cargo cache lacks, and `cargo fetch` failed:\n{}{stderr}",
+                String::from_utf8_lossy(&fetch.stderr)
+            ));
+        }
+        out = check();
+    }
     if out.status.success() {
         Ok(())
     } else {

@@ -204,6 +204,7 @@ pub struct uform_executor_for_ram_config_t {
     pub cpu_class: *const c_char,
     pub threads: u32,
     pub deferred_limit: u32,
+    pub scratch_limit: u64,
 }
 
 fn executor_for_ram_config_from_c(raw: &uform_executor_for_ram_config_t) -> Result<uform_core::ExecutorForRamConfig, Error> {
@@ -212,13 +213,31 @@ fn executor_for_ram_config_from_c(raw: &uform_executor_for_ram_config_t) -> Resu
         cpu_class: read_str(raw.cpu_class, "ExecutorForRamConfig.cpu_class")?,
         threads: nonzero(raw.threads),
         deferred_limit: nonzero(raw.deferred_limit),
+        scratch_limit: nonzero(raw.scratch_limit),
     })
+}
+
+/// `uform_executor_for_ram_config_t` as its first layout declared it.
+#[repr(C)]
+#[allow(dead_code)]
+struct uform_executor_for_ram_config_t_first {
+    struct_size: u32,
+    memory_domains: *const u32,
+    memory_domains_count: usize,
+    cpu_class: *const c_char,
+    threads: u32,
+    deferred_limit: u32,
 }
 
 // SAFETY: `#[repr(C)]`, led by `struct_size: u32`, and every field an integer, a float, a C `bool` or a raw pointer, for which all zeros (and whatever a C caller writes) is a valid value.
 unsafe impl Versioned for uform_executor_for_ram_config_t {
-    const FIRST_SIZE: usize = std::mem::size_of::<uform_executor_for_ram_config_t>();
+    const FIRST_SIZE: usize = std::mem::size_of::<uform_executor_for_ram_config_t_first>();
 }
+const _: () = assert!(
+    std::mem::offset_of!(uform_executor_for_ram_config_t, scratch_limit) >= std::mem::size_of::<uform_executor_for_ram_config_t_first>(),
+    "uform_executor_for_ram_config_t.scratch_limit lies in the first layout's trailing padding: append a field that fills it first"
+);
+
 
 #[repr(C)]
 #[derive(Clone, Copy)]

@@ -108,7 +108,7 @@ typedef enum uform_mood_t {
 
 /** Where a model's weights live. */
 typedef enum uform_residency_t {
-    /** "ram": Host memory, memory-mapped from the file and bound to NUMA nodes. */
+    /** "ram": Host memory the process owns, read from the file at load and bound to NUMA nodes. */
     UFORM_RESIDENCY_RAM = 0,
     /** "vram": Device memory, one replica per listed device. */
     UFORM_RESIDENCY_VRAM = 1,
@@ -157,10 +157,10 @@ typedef struct uform_executor_t uform_executor_t;
  *
  * A model owns weights; its executor owns the threads or streams and the activation scratch, so one executor
  * serves several models. A model borrows its executor from load until `uform_model_free`: freeing the
- * executor first is an in-use error. RAM weights are memory-mapped read-only, never copied; VRAM weights are
- * uploaded to every listed device. The path names a `.safetensors` file, a sharded model's
- * `model.safetensors.index.json`, or a directory holding either beside `config.json` and `tokenizer.json`
- * (the Hugging Face layout).
+ * executor first is an in-use error. RAM weights are read once into memory the process owns, so the file may
+ * then be changed or deleted without affecting the model; VRAM weights are uploaded to every listed device.
+ * The path names a `.safetensors` file, a sharded model's `model.safetensors.index.json`, or a directory
+ * holding either beside `config.json` and `tokenizer.json` (the Hugging Face layout).
  *
  * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
  * overlap; `uform_model_free` while an encode is in flight (on another thread, or asynchronous) is an in-use
@@ -307,6 +307,14 @@ typedef struct uform_executor_for_ram_config_t {
     uint32_t threads;
     /** Deferred calls tracked at once; absent takes a default. Zero means absent. */
     uint32_t deferred_limit;
+    /**
+     * Ceiling on the host scratch bytes the executor's verbs hold, shared by every model on it:
+     * `uform_model_encode_text` splits its texts into batches that fit, however many it is given, and a text
+     * that alone cannot fit is an out-of-memory error naming it. Absent derives 268435456 (256 MiB, about
+     * 28,000 tokens of all-MiniLM-L6-v2 at once). Zero means absent. Appended in 0.4.0: absent when
+     * `struct_size` is zero or ends before it.
+     */
+    uint64_t scratch_limit;
 } uform_executor_for_ram_config_t;
 
 /** `uform_executor_for_ram_config_t` with `struct_size` set and every other field absent. */
@@ -712,7 +720,7 @@ uform_status_t uform_executor_drain(uform_executor_t *executor, uform_mood_t moo
 uform_status_t uform_executor_free(uform_executor_t *executor);
 
 /**
- * Memory-maps safetensors weights for the threads of a RAM executor.
+ * Reads safetensors weights into host memory for the threads of a RAM executor.
  * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
  * @param config The executor whose threads read the weights, and the NUMA nodes that hold them. NULL means
  * every field absent.
@@ -745,8 +753,10 @@ uform_status_t uform_model_describe(uform_model_t *model, uform_model_descriptio
 
 /**
  * Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
- * empty list gives no rows. While it runs, `uform_executor_drain` on its executor waits for it and
- * `uform_model_free` is an in-use error.
+ * empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer that
+ * adds no special tokens) a row of zeros. A call of any size runs in batches that fit the executor's scratch
+ * limit (`uform_executor_for_ram_config_t` `scratch_limit`); only the result grows with it. While it runs,
+ * `uform_executor_drain` on its executor waits for it and `uform_model_free` is an in-use error.
  * @param model The model to act on.
  * @param texts The texts to embed, UTF-8 without NUL characters.
  * @param options Whether to normalise, and how many tokens of each text to keep. NULL means every field

@@ -88,13 +88,14 @@ pub extern "system" fn Java_cloud_unum_uform_UFormNative_meshRelease<'l>(mut env
 /// `Executor.forRam`
 #[no_mangle]
 #[allow(unused_variables, clippy::too_many_arguments, clippy::needless_question_mark)]
-pub extern "system" fn Java_cloud_unum_uform_UFormNative_executorForRam<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, config_memory_domains: JIntArray<'l>, config_cpu_class: JString<'l>, config_threads_present: jboolean, config_threads: jint, config_deferred_limit_present: jboolean, config_deferred_limit: jint) -> jlong {
+pub extern "system" fn Java_cloud_unum_uform_UFormNative_executorForRam<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, config_memory_domains: JIntArray<'l>, config_cpu_class: JString<'l>, config_threads_present: jboolean, config_threads: jint, config_deferred_limit_present: jboolean, config_deferred_limit: jint, config_scratch_limit_present: jboolean, config_scratch_limit: jlong) -> jlong {
     runtime::call(&mut env, |env| {
         let config = uform_core::ExecutorForRamConfig {
             memory_domains: if config_memory_domains.is_null() { None } else { Some(runtime::u32s(env, &config_memory_domains)?) },
             cpu_class: if config_cpu_class.is_null() { None } else { Some(runtime::string(env, &config_cpu_class)?) },
             threads: if config_threads_present != 0 { Some(config_threads as u32) } else { None },
             deferred_limit: if config_deferred_limit_present != 0 { Some(config_deferred_limit as u32) } else { None },
+            scratch_limit: if config_scratch_limit_present != 0 { Some(config_scratch_limit as u64) } else { None },
         };
         let value = uform_core::Executor::for_ram(config)?;
         Ok(runtime::handle(value))

@@ -114,6 +114,7 @@ impl FromJs for uform_core::ExecutorForRamConfig {
                 cpu_class: optional::<String>(object.field("cpuClass")?, "cpuClass")?,
                 threads: optional::<u32>(object.field("threads")?, "threads")?,
                 deferred_limit: optional::<u32>(object.field("deferredLimit")?, "deferredLimit")?,
+                scratch_limit: optional::<u64>(object.field("scratchLimit")?, "scratchLimit")?,
             })
         })
     }
@@ -126,6 +127,7 @@ impl ToJs for uform_core::ExecutorForRamConfig {
         object.set_optional("cpuClass", self.cpu_class.as_ref())?;
         object.set_optional("threads", self.threads.as_ref())?;
         object.set_optional("deferredLimit", self.deferred_limit.as_ref())?;
+        object.set_optional("scratchLimit", self.scratch_limit.as_ref())?;
         Ok(object.finish())
     }
 }

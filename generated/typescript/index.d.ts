@@ -118,6 +118,13 @@ export interface ExecutorForRamConfig {
     threads?: number;
     /** Deferred calls tracked at once; absent takes a default. */
     deferredLimit?: number;
+    /**
+     * Ceiling on the host scratch bytes the executor's verbs hold, shared by every model on it: `encodeText`
+     * splits its texts into batches that fit, however many it is given, and a text that alone cannot fit is
+     * an out-of-memory error naming it. Absent derives 268435456 (256 MiB, about 28,000 tokens of
+     * all-MiniLM-L6-v2 at once).
+     */
+    scratchLimit?: number;
 }
 
 /** Where the borrowed pool of a RAM executor is placed, and how many deferred calls it tracks. */
@@ -297,7 +304,7 @@ export interface ModelLoadVramConfig {
 
 /** Where a model's weights live. */
 export declare enum Residency {
-    /** Host memory, memory-mapped from the file and bound to NUMA nodes. */
+    /** Host memory the process owns, read from the file at load and bound to NUMA nodes. */
     Ram = "ram",
     /** Device memory, one replica per listed device. */
     Vram = "vram",
@@ -357,9 +364,10 @@ export interface EncodeTextOptions {
  *
  * A model owns weights; its executor owns the threads or streams and the activation scratch, so one executor
  * serves several models. A model borrows its executor from load until `free`: freeing the executor first is
- * an in-use error. RAM weights are memory-mapped read-only, never copied; VRAM weights are uploaded to every
- * listed device. The path names a `.safetensors` file, a sharded model's `model.safetensors.index.json`, or a
- * directory holding either beside `config.json` and `tokenizer.json` (the Hugging Face layout).
+ * an in-use error. RAM weights are read once into memory the process owns, so the file may then be changed or
+ * deleted without affecting the model; VRAM weights are uploaded to every listed device. The path names a
+ * `.safetensors` file, a sharded model's `model.safetensors.index.json`, or a directory holding either beside
+ * `config.json` and `tokenizer.json` (the Hugging Face layout).
  *
  * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
  * overlap; `free` while an encode is in flight (on another thread, or asynchronous) is an in-use error that
@@ -368,14 +376,14 @@ export interface EncodeTextOptions {
 export declare class Model implements Disposable {
     private constructor();
     /**
-     * Memory-maps safetensors weights for the threads of a RAM executor.
+     * Reads safetensors weights into host memory for the threads of a RAM executor.
      * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
      * @param config The executor whose threads read the weights, and the NUMA nodes that hold them.
      */
     static loadRam(path: string, config: ModelLoadRamConfig): Model;
     /**
-     * Memory-maps safetensors weights for the threads of a RAM executor. Runs off the event loop: the promise
-     * resolves with what `loadRam` returns, or rejects with the error it throws.
+     * Reads safetensors weights into host memory for the threads of a RAM executor. Runs off the event loop:
+     * the promise resolves with what `loadRam` returns, or rejects with the error it throws.
      * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
      * @param config The executor whose threads read the weights, and the NUMA nodes that hold them.
      */
@@ -397,17 +405,21 @@ export declare class Model implements Disposable {
     describe(): ModelDescription;
     /**
      * Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
-     * empty list gives no rows. While it runs, `drain` on its executor waits for it and `free` is an in-use
-     * error.
+     * empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
+     * that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the executor's
+     * scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs,
+     * `drain` on its executor waits for it and `free` is an in-use error.
      * @param texts The texts to embed, UTF-8 without NUL characters.
      * @param options Whether to normalise, and how many tokens of each text to keep.
      */
     encodeText(texts: string[], options?: EncodeTextOptions): F32Matrix;
     /**
      * Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
-     * empty list gives no rows. While it runs, `drain` on its executor waits for it and `free` is an in-use
-     * error. Runs off the event loop: the promise resolves with what `encodeText` returns, or rejects with
-     * the error it throws.
+     * empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
+     * that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the executor's
+     * scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs,
+     * `drain` on its executor waits for it and `free` is an in-use error. Runs off the event loop: the
+     * promise resolves with what `encodeText` returns, or rejects with the error it throws.
      * @param texts The texts to embed, UTF-8 without NUL characters.
      * @param options Whether to normalise, and how many tokens of each text to keep.
      */

@@ -401,7 +401,7 @@ const Mood = Object.freeze({
 
 /** Where a model's weights live. */
 const Residency = Object.freeze({
-    /** Host memory, memory-mapped from the file and bound to NUMA nodes. */
+    /** Host memory the process owns, read from the file at load and bound to NUMA nodes. */
     Ram: "ram",
     /** Device memory, one replica per listed device. */
     Vram: "vram",
@@ -421,9 +421,10 @@ const MODEL_FINALIZER = new FinalizationRegistry((compiled) => {
  *
  * A model owns weights; its executor owns the threads or streams and the activation scratch, so one executor
  * serves several models. A model borrows its executor from load until `free`: freeing the executor first is
- * an in-use error. RAM weights are memory-mapped read-only, never copied; VRAM weights are uploaded to every
- * listed device. The path names a `.safetensors` file, a sharded model's `model.safetensors.index.json`, or a
- * directory holding either beside `config.json` and `tokenizer.json` (the Hugging Face layout).
+ * an in-use error. RAM weights are read once into memory the process owns, so the file may then be changed or
+ * deleted without affecting the model; VRAM weights are uploaded to every listed device. The path names a
+ * `.safetensors` file, a sharded model's `model.safetensors.index.json`, or a directory holding either beside
+ * `config.json` and `tokenizer.json` (the Hugging Face layout).
  */
 class Model {
     #compiled;
@@ -444,7 +445,7 @@ class Model {
     }
 
     /**
-     * Memory-maps safetensors weights for the threads of a RAM executor.
+     * Reads safetensors weights into host memory for the threads of a RAM executor.
      * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
      * @param config The executor whose threads read the weights, and the NUMA nodes that hold them.
      */
@@ -460,8 +461,8 @@ class Model {
     }
 
     /**
-     * Memory-maps safetensors weights for the threads of a RAM executor. Runs off the event loop: the promise
-     * resolves with what `loadRam` returns, or rejects with the error it throws.
+     * Reads safetensors weights into host memory for the threads of a RAM executor. Runs off the event loop:
+     * the promise resolves with what `loadRam` returns, or rejects with the error it throws.
      * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
      * @param config The executor whose threads read the weights, and the NUMA nodes that hold them.
      */
@@ -520,8 +521,10 @@ class Model {
 
     /**
      * Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
-     * empty list gives no rows. While it runs, `drain` on its executor waits for it and `free` is an in-use
-     * error.
+     * empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
+     * that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the executor's
+     * scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs,
+     * `drain` on its executor waits for it and `free` is an in-use error.
      * @param texts The texts to embed, UTF-8 without NUL characters.
      * @param options Whether to normalise, and how many tokens of each text to keep.
      */
@@ -535,9 +538,11 @@ class Model {
 
     /**
      * Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
-     * empty list gives no rows. While it runs, `drain` on its executor waits for it and `free` is an in-use
-     * error. Runs off the event loop: the promise resolves with what `encodeText` returns, or rejects with
-     * the error it throws.
+     * empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
+     * that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the executor's
+     * scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs,
+     * `drain` on its executor waits for it and `free` is an in-use error. Runs off the event loop: the
+     * promise resolves with what `encodeText` returns, or rejects with the error it throws.
      * @param texts The texts to embed, UTF-8 without NUL characters.
      * @param options Whether to normalise, and how many tokens of each text to keep.
      */

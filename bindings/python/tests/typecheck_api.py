@@ -31,7 +31,7 @@ def discovery() -> None:
 
 def executors(directory: pathlib.Path) -> None:
     ram: Executor = Executor.for_ram()
-    ram = Executor.for_ram(memory_domains=[0], cpu_class="intel-haswell", threads=4, deferred_limit=64)
+    ram = Executor.for_ram(memory_domains=[0], cpu_class="intel-haswell", threads=4, deferred_limit=64, scratch_limit=1 << 26)
     ram.drain()
     ram.drain(Mood.SPINNING)
     ram.drain(mood=Mood.PARKED)

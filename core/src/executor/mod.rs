@@ -36,6 +36,13 @@
 //! its worker down: it is recorded, and the next [`Executor::drain`] (or [`Executor::free`]) reports it as an
 //! internal error after waiting for everything else.
 //!
+//! # Scratch
+//!
+//! Verbs carve their activations from one host arena the executor owns ([`Executor::host_scratch`]), held for the
+//! length of a call and reused by the next. `scratchLimit` (default [`DEFAULT_SCRATCH_LIMIT`], 256 MiB; RAM
+//! executors set it, others take the default) caps it: a verb plans its work to fit ([`crate::encode`] splits a
+//! call into batches by their token count) and the arena is trimmed back under it when a call ends.
+//!
 //! # Life cycle
 //!
 //! [`Executor::free`] runs what is pending, stops and joins the workers; a second `free` does nothing; any other
@@ -54,7 +61,7 @@ mod vram_rules;
 
 pub use placement::current_affinity;
 pub use pool::PARK_AFTER;
-pub use scratch::Scratch;
+pub use scratch::{Scratch, ScratchGuard};
 pub(crate) use vram::{Bound, Primary};
 
 use crate::error::{Error, ErrorKind, Result};
@@ -63,11 +70,13 @@ use crate::types::*;
 use deferred::Deferred;
 use pool::Engine;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 /// Deferred calls an executor tracks at once when `deferredLimit` is absent (the IDL's default).
 pub const DEFAULT_DEFERRED_LIMIT: u32 = crate::ExecutorForRamConfig::DEFAULT_DEFERRED_LIMIT;
+/// Host scratch bytes a RAM executor's verbs hold at most when `scratchLimit` is absent (256 MiB).
+pub const DEFAULT_SCRATCH_LIMIT: u64 = crate::ExecutorForRamConfig::DEFAULT_SCRATCH_LIMIT;
 
 /// The most threads one RAM executor spawns: a larger `threads` is an invalid argument, checked before anything is
 /// allocated per thread (4294967295 threads would otherwise ask for half a terabyte of per-thread state at once).
@@ -165,6 +174,8 @@ struct Inner {
     gpu: vram::Gpu,
     /// Activation scratch the verbs reuse across calls (see [`Executor::host_scratch`]).
     scratch: Mutex<Scratch>,
+    /// `scratchLimit`: bytes of host scratch the verbs plan their calls to fit.
+    scratch_limit: usize,
 }
 
 fn positive(argument: &str, value: Option<u32>) -> Result<()> {
@@ -183,6 +194,7 @@ struct HostPlan {
     plan: placement::Plan,
     threads: usize,
     deferred_limit: usize,
+    scratch_limit: usize,
     cpu_class: Option<&'static str>,
     memory_domains: Option<Vec<u32>>,
 }
@@ -192,9 +204,13 @@ fn host_plan(
     cpu: Option<&str>,
     threads: Option<u32>,
     deferred_limit: Option<u32>,
+    scratch_limit: Option<u64>,
 ) -> Result<HostPlan> {
     positive("config.threads", threads)?;
     positive("config.deferred_limit", deferred_limit)?;
+    if scratch_limit == Some(0) {
+        return Err(Error::invalid_argument("config.scratch_limit", "must be at least 1 byte, got 0"));
+    }
     if let Some(t) = threads.filter(|t| *t > MAX_THREADS) {
         return Err(Error::invalid_argument("config.threads", format!("must be at most {MAX_THREADS}, got {t}")));
     }
@@ -210,6 +226,8 @@ fn host_plan(
         plan,
         threads,
         deferred_limit: deferred_limit.unwrap_or(DEFAULT_DEFERRED_LIMIT) as usize,
+        // A limit past the address space cannot bind: saturate it.
+        scratch_limit: usize::try_from(scratch_limit.unwrap_or(DEFAULT_SCRATCH_LIMIT)).unwrap_or(usize::MAX),
         cpu_class,
         memory_domains: memory_domains.map(<[u32]>::to_vec),
     })
@@ -268,6 +286,7 @@ impl Executor {
             memory_domains: host.memory_domains,
             gpu,
             scratch: Mutex::new(Scratch::default()),
+            scratch_limit: host.scratch_limit,
         };
         if let Some(e) = spawn_error {
             drop(inner); // stops and joins what was spawned
@@ -287,6 +306,7 @@ impl Executor {
             config.cpu_class.as_deref(),
             config.threads,
             config.deferred_limit,
+            config.scratch_limit,
         )?;
         Executor::spawn(host, vram::Gpu::default())
     }
@@ -310,8 +330,13 @@ impl Executor {
             return Err(Error::invalid_argument("config.scratch_limit", "must be at least 1 byte, got 0"));
         }
         vram::check_shape(&config)?;
-        let host =
-            host_plan(config.memory_domains.as_deref(), config.cpu_class.as_deref(), None, config.deferred_limit)?;
+        let host = host_plan(
+            config.memory_domains.as_deref(),
+            config.cpu_class.as_deref(),
+            None,
+            config.deferred_limit,
+            None,
+        )?;
         let gpu = vram::open(&config)?;
         Executor::spawn(host, gpu)
     }
@@ -489,10 +514,23 @@ impl Executor {
     }
 
     /// The host activation scratch, held for the length of a verb's call: concurrent verbs on one executor take
-    /// turns (their dispatches would take turns anyway). The arena grows to the largest call and is kept.
-    pub fn host_scratch(&self) -> Result<MutexGuard<'_, Scratch>> {
+    /// turns (their dispatches would take turns anyway). The arena grows to the largest call and is kept, up to
+    /// [`Executor::host_scratch_limit`]: when the guard drops, an arena past the limit is given back.
+    pub fn host_scratch(&self) -> Result<ScratchGuard<'_>> {
         self.check("host_scratch")?;
-        Ok(self.inner.scratch.lock().unwrap_or_else(|p| p.into_inner()))
+        let guard = self.inner.scratch.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(ScratchGuard { guard, limit: self.inner.scratch_limit })
+    }
+
+    /// A RAM executor's `scratchLimit` in bytes (the default for others): what a verb plans its call's host scratch
+    /// to fit.
+    pub fn host_scratch_limit(&self) -> usize {
+        self.inner.scratch_limit
+    }
+
+    /// Bytes of host scratch the executor holds between calls (waits for a call holding it to end).
+    pub fn host_scratch_bytes(&self) -> usize {
+        self.inner.scratch.lock().unwrap_or_else(|p| p.into_inner()).bytes()
     }
 
     /// Per thread index, the CPUs the OS reported (`sched_getaffinity`, read by the worker itself right after

@@ -235,7 +235,8 @@ impl Trainer {
         let kernels = Kernels::for_class(executor.cpu_class())?;
         let encoder = state.encoder.clone();
         let config = encoder.config();
-        let tokens = encoder.tokenizers().encode(&executor, &texts, state.settings.max_tokens)?;
+        let every: Vec<usize> = (0..texts.len()).collect();
+        let tokens = encoder.tokenizers().encode(&executor, &texts, &every, state.settings.max_tokens)?;
         for (i, t) in tokens.iter().enumerate() {
             if t.ids.is_empty() {
                 return Err(Error::invalid_argument(

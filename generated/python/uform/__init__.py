@@ -163,6 +163,12 @@ class ExecutorForRamConfig(TypedDict, total=False):
     """Threads to spawn; absent takes 7/8 of the cores the domains carry."""
     deferred_limit: Optional[int]
     """Deferred calls tracked at once; absent takes a default."""
+    scratch_limit: Optional[int]
+    """Ceiling on the host scratch bytes the executor's verbs hold, shared by every model on it:
+    `Model.encode_text()` splits its texts into batches that fit, however many it is given, and a text that
+    alone cannot fit is an out-of-memory error naming it. Absent derives 268435456 (256 MiB, about 28,000
+    tokens of all-MiniLM-L6-v2 at once).
+    """
 
 
 class ExecutorOnPoolConfig(TypedDict, total=False):
@@ -238,7 +244,7 @@ class Residency(str, _enum.Enum):
     """Where a model's weights live."""
 
     RAM = "ram"
-    """Host memory, memory-mapped from the file and bound to NUMA nodes."""
+    """Host memory the process owns, read from the file at load and bound to NUMA nodes."""
     VRAM = "vram"
     """Device memory, one replica per listed device."""
 

@@ -84,6 +84,7 @@ class ExecutorForRamConfig(TypedDict, total=False):
     cpu_class: Optional[str]
     threads: Optional[int]
     deferred_limit: Optional[int]
+    scratch_limit: Optional[int]
 
 
 class ExecutorOnPoolConfig(TypedDict, total=False):
@@ -178,6 +179,7 @@ class Executor:
         cpu_class: Optional[str] = ...,
         threads: Optional[int] = ...,
         deferred_limit: Optional[int] = ...,
+        scratch_limit: Optional[int] = ...,
     ) -> Executor:
         """Spawns host threads for RAM-resident models."""
 
@@ -294,10 +296,10 @@ class Model:
 
     A model owns weights; its executor owns the threads or streams and the activation scratch, so one executor
     serves several models. A model borrows its executor from load until `Model.free()`: freeing the executor
-    first is an in-use error. RAM weights are memory-mapped read-only, never copied; VRAM weights are uploaded
-    to every listed device. The path names a `.safetensors` file, a sharded model's
-    `model.safetensors.index.json`, or a directory holding either beside `config.json` and `tokenizer.json`
-    (the Hugging Face layout).
+    first is an in-use error. RAM weights are read once into memory the process owns, so the file may then be
+    changed or deleted without affecting the model; VRAM weights are uploaded to every listed device. The path
+    names a `.safetensors` file, a sharded model's `model.safetensors.index.json`, or a directory holding
+    either beside `config.json` and `tokenizer.json` (the Hugging Face layout).
 
     Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
     overlap; `Model.free()` while an encode is in flight (on another thread, or asynchronous) is an in-use
@@ -312,7 +314,7 @@ class Model:
         executor: Executor,
         memory_domains: Optional[Sequence[int]] = ...,
     ) -> Model:
-        """Memory-maps safetensors weights for the threads of a RAM executor."""
+        """Reads safetensors weights into host memory for the threads of a RAM executor."""
 
     @staticmethod
     def load_vram(
@@ -334,8 +336,10 @@ class Model:
         max_tokens: Optional[int] = ...,
     ) -> npt.NDArray[np.float32]:
         """Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
-        empty list gives no rows. While it runs, `Executor.drain()` on its executor waits for it and
-        `Model.free()` is an in-use error.
+        empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
+        that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the
+        executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it.
+        While it runs, `Executor.drain()` on its executor waits for it and `Model.free()` is an in-use error.
         """
 
     def free(self) -> None:

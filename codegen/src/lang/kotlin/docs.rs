@@ -48,7 +48,7 @@ impl DocStyle for KotlinDocs {
         record
             .fields
             .iter()
-            .map(|f| Entry { name: KT.member(&f.name), ty: Some(KT.field_ty(f)), doc: text(self, api, &f.doc) })
+            .map(|f| Entry { name: KT.member(&f.name), ty: Some(KT.field_ty(record, f)), doc: text(self, api, &f.doc) })
             .collect()
     }
     fn enum_declaration(&self, _api: &Api, e: &Enum) -> String {

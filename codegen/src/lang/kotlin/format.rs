@@ -153,6 +153,15 @@ impl Kt {
         }
     }
 
+    /// A type as Kotlin spells a value it is handed back (a result, a field of an output record): a list of floats
+    /// is a primitive `DoubleArray`, read in one bulk copy, not a `List` of boxed values.
+    pub fn returned(&self, ty: &Type) -> String {
+        match ty {
+            Type::List(inner) if **inner == Type::F64 => "DoubleArray".into(),
+            other => self.ty(other),
+        }
+    }
+
     /// A literal as a Kotlin default of type `ty`.
     pub fn literal(&self, literal: &Literal, ty: &Type) -> String {
         match (literal, ty) {
@@ -179,15 +188,18 @@ impl Kt {
         }
     }
 
-    /// What an API function returns, as its plan lowers it (a constructor its class), `None` for `Unit`.
+    /// What an API function returns, as its plan lowers it (a constructor its class) and as [`Kt::returned`] spells it, `None` for `Unit`.
     pub fn returns(&self, outcome: &Outcome) -> Option<String> {
-        let ty = self.ty(&outcome.lowering.ty()?);
+        let ty = self.returned(&outcome.lowering.ty()?);
         Some(if outcome.optional { format!("{ty}?") } else { ty })
     }
 
-    /// A record field's type: `T?` when optional.
-    pub fn field_ty(&self, field: &Field) -> String {
-        let ty = self.ty(&field.ty);
+    /// A record field's type: `T?` when optional; as [`Kt::returned`] spells it in an output record.
+    pub fn field_ty(&self, record: &Record, field: &Field) -> String {
+        let ty = match record.direction {
+            Direction::Output => self.returned(&field.ty),
+            Direction::Input => self.ty(&field.ty),
+        };
         if field.optional {
             format!("{ty}?")
         } else {
@@ -401,6 +413,7 @@ impl Kt {
             Type::Bool => "bool()".into(),
             Type::String | Type::Path | Type::GpuClass => "string()".into(),
             Type::F32Matrix => "matrix()".into(),
+            Type::List(inner) if **inner == Type::F64 => "doubles()".into(),
             Type::List(inner) => format!("list {{ {} }}", self.read(inner)),
             Type::Record(n) => format!("read{}()", self.type_name(n)),
             Type::Enum(n) => format!("{}.entries[i32()]", self.type_name(n)),

@@ -39,6 +39,12 @@ pub struct FieldLine {
     pub declaration: String,
 }
 
+/// One field's part of a record's `equals` and `hashCode`.
+pub struct ContentLine {
+    pub equals: String,
+    pub hash: String,
+}
+
 pub struct ReadLine {
     pub name: String,
     pub read: String,
@@ -80,6 +86,7 @@ template! {
         library: &'static str,
         platform: &'static str,
         matrix: bool,
+        doubles: bool,
         readers: Vec<String>,
     }
 }
@@ -90,6 +97,9 @@ template! {
         doc: String,
         name: String,
         fields: Vec<FieldLine>,
+        /// Set when a field is an array: `equals` and `hashCode` compare contents (a data class compares arrays by
+        /// identity). Each entry is one field's comparison and hash, in field order.
+        contents: Vec<ContentLine>,
     }
 }
 
@@ -171,7 +181,7 @@ fn record_kt(r: &Record) -> Rendered {
             .fields
             .iter()
             .map(|f| {
-                let declaration = format!("{}: {}", KT.member(&f.name), KT.field_ty(f));
+                let declaration = format!("{}: {}", KT.member(&f.name), KT.field_ty(r, f));
                 let declaration = match (&f.default, r.direction) {
                     _ if !f.optional => declaration,
                     (Some(d), Direction::Input) => format!("{declaration} = {}", KT.literal(d, &f.ty)),
@@ -180,6 +190,24 @@ fn record_kt(r: &Record) -> Rendered {
                 FieldLine { doc: KT.kdoc(&KT.doc_text(&f.doc), "    "), declaration }
             })
             .collect(),
+        contents: if r.fields.iter().any(|f| KT.field_ty(r, f).starts_with("DoubleArray")) {
+            r.fields
+                .iter()
+                .map(|f| {
+                    let name = KT.member(&f.name);
+                    if KT.field_ty(r, f).starts_with("DoubleArray") {
+                        ContentLine {
+                            equals: format!("{name}.contentEquals(other.{name})"),
+                            hash: format!("{name}.contentHashCode()"),
+                        }
+                    } else {
+                        ContentLine { equals: format!("{name} == other.{name}"), hash: format!("{name}.hashCode()") }
+                    }
+                })
+                .collect()
+        } else {
+            Vec::new()
+        },
     }
     .rendered(format!("record {}", r.name.pascal()))
 }
@@ -433,6 +461,13 @@ fn quiet_constant(method: &Callable) -> String {
 
 /// The records some result carries, directly or inside another record or a list: they need a reader here and an
 /// encoder in the glue.
+/// Whether a result or a returned record's field is a list of floats, which Kotlin reads as a `DoubleArray`.
+fn returns_doubles(api: &Api) -> bool {
+    let doubles = |ty: &Type| matches!(ty, Type::List(inner) if **inner == Type::F64);
+    api.callables().filter(|c| offered(c)).any(|c| c.returns.as_ref().is_some_and(doubles))
+        || returned_records(api).iter().any(|r| r.fields.iter().any(|f| doubles(&f.ty)))
+}
+
 pub fn returned_records(api: &Api) -> Vec<&Record> {
     fn visit<'a>(api: &'a Api, ty: &Type, out: &mut Vec<&'a Record>) {
         match ty {
@@ -520,6 +555,7 @@ fn native_file(api: &Api) -> Rendered {
         library: LIBRARY,
         platform: PLATFORM,
         matrix: api.returns_matrix(),
+        doubles: returns_doubles(api),
         readers: returned_records(api).into_iter().map(reader_kt).collect::<Rendered<_>>()?,
     }
     .rendered("UFormNative.kt")

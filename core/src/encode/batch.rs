@@ -122,6 +122,8 @@ mod tests {
             pooling: Pooling::Mean,
             normalize: true,
             max_tokens: 256,
+            hidden_dropout: 0.1,
+            attention_dropout: 0.1,
         }
     }
 

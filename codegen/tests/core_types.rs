@@ -108,14 +108,22 @@ fn literals(sources: &[(PathBuf, String)], functions: &[String]) -> Vec<(String,
     out
 }
 
-/// Where `literal` leads in the IDL, or why it leads nowhere.
+/// Where `literal` leads in the IDL, or why it leads nowhere: `Class.member`, `Record.field`, a name, or a parameter's
+/// path through its records' fields.
 fn resolve(api: &Api, literal: &str) -> Result<(), String> {
     let callables: Vec<_> = api.callables().collect();
     let called = literal.strip_suffix("()");
     let path = called.unwrap_or(literal);
     // `Model.encode_text`: a class and its member.
     if let Some((class, member)) = path.split_once('.').filter(|(c, _)| c.starts_with(char::is_uppercase)) {
-        let class = api.classes().find(|k| k.name.pascal() == class).ok_or(format!("no class `{class}`"))?;
+        // `ExecutorForRamConfig.scratch_limit`: a record and its field.
+        if let Some(record) = api.records().find(|r| r.name.pascal() == class) {
+            return match called.is_none() && record.fields.iter().any(|f| f.name.snake() == member) {
+                true => Ok(()),
+                false => Err(format!("`{class}` has no field `{member}`")),
+            };
+        }
+        let class = api.classes().find(|k| k.name.pascal() == class).ok_or(format!("no class or record `{class}`"))?;
         return match class.members.iter().any(|m| m.name.snake() == member) {
             true => Ok(()),
             false => Err(format!("`{}` has no member `{member}`", class.name.pascal())),
@@ -196,8 +204,10 @@ fn a_renamed_field_or_parameter_is_caught() {
     assert_eq!(resolve(&api, "config.memory_domains[1]"), Ok(()));
     assert_eq!(resolve(&api, "Model.encode_text"), Ok(()));
     assert_eq!(resolve(&api, "gpu_devices()"), Ok(()));
+    assert_eq!(resolve(&api, "ExecutorForRamConfig.scratch_limit"), Ok(()));
     assert!(resolve(&api, "config.memory_domain").is_err());
     assert!(resolve(&api, "settings.threads").is_err());
     assert!(resolve(&api, "Model.encode").is_err());
     assert!(resolve(&api, "gpu_device()").is_err());
+    assert!(resolve(&api, "ExecutorForRamConfig.scratch_limits").is_err());
 }

@@ -14,6 +14,15 @@ include!("../../../generated/uniffi/glue.rs");
 #[no_mangle]
 pub extern "C" fn uform_bench_noop() {}
 
+/// The Swift benchmark's matrix (hand-written, not generated, not part of the API): `rows` x `columns` floats, the
+/// `i`-th being `i`, lowered as a verb's result is, so `uform-swift-bench` times `FfiConverterTypeF32Matrix_lift` on
+/// a buffer the library built. The caller owns the buffer (the lift frees it).
+#[no_mangle]
+pub extern "C" fn uform_bench_f32_matrix(rows: u32, columns: u32) -> uniffi::RustBuffer {
+    let data = (0..rows as usize * columns as usize).map(|i| i as f32).collect();
+    <F32Matrix as uniffi::Lower<UniFfiTag>>::lower(F32Matrix { data, rows, columns })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,6 +130,13 @@ mod tests {
         assert_eq!(bytes[12..], floats[..]);
         drop(model);
         executor.free().unwrap();
+    }
+
+    #[test]
+    fn the_benchmark_matrix_is_lowered_as_a_result_is() {
+        let buffer = uform_bench_f32_matrix(3, 2);
+        let bytes = buffer.destroy_into_vec();
+        assert_eq!(bytes, lowered(F32Matrix { data: (0..6).map(|i| i as f32).collect(), rows: 3, columns: 2 }));
     }
 
     #[test]

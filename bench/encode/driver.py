@@ -222,13 +222,24 @@ def report(workers, missing, workloads, peak, agree, rounds, token_note):
     best_long = max(ort, key=lambda n: results[n][1]) if ort else None
     best_latency = min(ort, key=lambda n: results[n][0]) if ort else None
     uform = results.get("uform rust")
+    uform_python = results.get("uform python")
     torch = results.get("sentence-transformers")
     fmt = lambda x: f"{x:.2f}" if x is not None else "n/a"  # noqa: E731
     ort_ratio = uform[1] / results[best_long][1] if uform and best_long else None
     torch_ratio = uform[1] / torch[1] if uform and torch else None
-    latency_ratio = uform[0] / results[best_latency][0] if uform and best_latency else None
+    # Like with like: UForm through Python against ONNX Runtime through Python. ONNX Runtime has no Rust or C worker
+    # here, so UForm through Rust has no latency peer of its own language (rust_latency_ratio=n/a).
+    latency_ratio = uform_python[0] / results[best_latency][0] if uform_python and best_latency else None
     print(f"ONNX Runtime peer: {best_long} for throughput, {best_latency} for latency (the faster export of this run)")
-    print(f"encode: ort_ratio={fmt(ort_ratio)} torch_ratio={fmt(torch_ratio)} latency_ratio={fmt(latency_ratio)}")
+    print(
+        "threads: uform pins its executor's worker threads to cores through hwloc (the calling thread is never "
+        "pinned); sentence-transformers (torch's OpenMP pool, no OMP_PROC_BIND) and ONNX Runtime (no "
+        "intra_op_thread_affinities) run unpinned"
+    )
+    print(
+        f"encode: ort_ratio={fmt(ort_ratio)} torch_ratio={fmt(torch_ratio)} latency_ratio={fmt(latency_ratio)} "
+        "rust_latency_ratio=n/a"
+    )
 
 
 if __name__ == "__main__":

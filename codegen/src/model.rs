@@ -226,6 +226,8 @@ pub struct Record {
     pub compiled: Option<Name>,
     pub doc: Doc,
     pub fields: Vec<Field>,
+    /// The reference page it is documented on.
+    pub page: Name,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -249,6 +251,8 @@ pub struct Enum {
     pub c_name: String,
     pub doc: Doc,
     pub variants: Vec<Variant>,
+    /// The reference page it is documented on.
+    pub page: Name,
 }
 
 impl Enum {
@@ -328,6 +332,8 @@ pub struct Callable {
     pub twin_of: Option<Name>,
     /// The languages that offer it; `None` for all.
     pub only: Option<Vec<Language>>,
+    /// The reference page it is documented on (a member's is its class's unless it names its own).
+    pub page: Name,
 }
 
 impl Callable {
@@ -361,6 +367,10 @@ pub struct Class {
     pub compiled: Name,
     pub compiled_doc: Doc,
     pub members: Vec<Callable>,
+    /// A short runnable snippet per language, shown in its reference section.
+    pub examples: Vec<(Language, String)>,
+    /// The reference page it is documented on.
+    pub page: Name,
 }
 
 impl Class {
@@ -369,6 +379,10 @@ impl Class {
     }
     pub fn methods(&self) -> impl Iterator<Item = &Callable> {
         self.members.iter().filter(|m| m.kind != CallableKind::Constructor)
+    }
+    /// The example in `language`, if the IDL gives one.
+    pub fn example(&self, language: Language) -> Option<&str> {
+        self.examples.iter().find(|(l, _)| *l == language).map(|(_, e)| e.as_str())
     }
 }
 
@@ -397,6 +411,26 @@ impl Item {
             Item::Function(f) => &f.name,
         }
     }
+    /// The reference page the item is documented on (a class's members may name others).
+    pub fn page(&self) -> &Name {
+        match self {
+            Item::Record(r) => &r.page,
+            Item::Enum(e) => &e.page,
+            Item::Class(c) => &c.page,
+            Item::Function(f) => &f.page,
+        }
+    }
+}
+
+/// A page of the reference: a group of items (and class members) documented together, in its own file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Page {
+    /// One PascalCase word; the file is its lowercase (`Executors`, `executors.md`).
+    pub name: Name,
+    /// What the page covers: its line in the index.
+    pub doc: Doc,
+    /// Shown under the page's title.
+    pub intro: Doc,
 }
 
 /// The whole checked interface.
@@ -407,6 +441,8 @@ pub struct Api {
     pub title: String,
     pub doc: Doc,
     pub intro: Doc,
+    /// The reference's pages, in order; every item and member is on one of them.
+    pub pages: Vec<Page>,
     pub errors: Vec<ErrorKindDef>,
     pub items: Vec<Item>,
 }

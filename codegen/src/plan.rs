@@ -41,16 +41,66 @@ pub struct Argument {
     pub default: Option<Literal>,
 }
 
-/// The shape of what the core returns (its success value).
+/// A value the core hands back as itself: a number, a bool, an address or an enum value.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Shape {
+pub enum Scalar {
+    U32,
+    U64,
+    I32,
+    F64,
+    Bool,
+    /// A native address (`u64` in core), spelled apart where a language has no 64-bit number (a bigint).
+    Address,
+    Enum(Name),
+}
+
+impl Scalar {
+    /// The scalar an IDL type is, if it is one.
+    pub fn of(ty: &Type) -> Option<Scalar> {
+        Some(match ty {
+            Type::U32 => Scalar::U32,
+            Type::U64 => Scalar::U64,
+            Type::I32 => Scalar::I32,
+            Type::F64 => Scalar::F64,
+            Type::Bool => Scalar::Bool,
+            Type::Address => Scalar::Address,
+            Type::Enum(n) => Scalar::Enum(n.clone()),
+            _ => return None,
+        })
+    }
+
+    /// The IDL type of the scalar.
+    pub fn ty(&self) -> Type {
+        match self {
+            Scalar::U32 => Type::U32,
+            Scalar::U64 => Type::U64,
+            Scalar::I32 => Type::I32,
+            Scalar::F64 => Type::F64,
+            Scalar::Bool => Type::Bool,
+            Scalar::Address => Type::Address,
+            Scalar::Enum(n) => Type::Enum(n.clone()),
+        }
+    }
+}
+
+/// How the core's success value is lowered, decided once from the IDL type: every backend renders its result from
+/// this and never reads the callable's `returns` again.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Lowering {
+    /// Nothing comes back (`()`).
     Unit,
-    /// An integer, float, bool, enum, address or GPU class.
-    Scalar(Type),
+    Scalar(Scalar),
+    /// UTF-8 text (`String` in core).
     String,
+    /// A file-system path, as UTF-8 text (`String` in core).
+    Path,
+    /// A GPU class, by its spelled name (`String` in core; C hands out its id).
+    GpuClass,
+    /// A list the core hands over (`Vec<T>`).
     List {
         element: Type,
     },
+    /// A record by value.
     Record {
         record: Name,
     },
@@ -62,10 +112,43 @@ pub enum Shape {
     Matrix,
 }
 
+impl Lowering {
+    fn of(ty: &Type) -> Lowering {
+        if let Some(scalar) = Scalar::of(ty) {
+            return Lowering::Scalar(scalar);
+        }
+        match ty {
+            Type::String => Lowering::String,
+            Type::Path => Lowering::Path,
+            Type::GpuClass => Lowering::GpuClass,
+            Type::List(e) => Lowering::List { element: (**e).clone() },
+            Type::Record(r) => Lowering::Record { record: r.clone() },
+            Type::Class(k) => Lowering::Handle { class: k.clone() },
+            // The scalars are taken above.
+            _ => Lowering::Matrix,
+        }
+    }
+
+    /// The IDL type of the value, for the spellings a backend shares with record fields; `None` for [`Lowering::Unit`].
+    pub fn ty(&self) -> Option<Type> {
+        Some(match self {
+            Lowering::Unit => return None,
+            Lowering::Scalar(s) => s.ty(),
+            Lowering::String => Type::String,
+            Lowering::Path => Type::Path,
+            Lowering::GpuClass => Type::GpuClass,
+            Lowering::List { element } => Type::List(Box::new(element.clone())),
+            Lowering::Record { record } => Type::Record(record.clone()),
+            Lowering::Handle { class } => Type::Class(class.clone()),
+            Lowering::Matrix => Type::F32Matrix,
+        })
+    }
+}
+
 /// What the call returns.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outcome {
-    pub shape: Shape,
+    pub lowering: Lowering,
     /// `None` is a possible value (`returns_optional`).
     pub optional: bool,
 }
@@ -128,19 +211,19 @@ impl CallPlan {
         };
         let arguments: Vec<Argument> = callable.params.iter().map(|p| argument(api, p)).collect();
         let keeps_alive = if callable.kind == CallableKind::Constructor { kept(api, &arguments) } else { Vec::new() };
-        let shape = match (&callable.returns, callable.kind) {
+        let lowering = match (&callable.returns, callable.kind) {
             (_, CallableKind::Constructor) => {
-                Shape::Handle { class: class.map_or_else(|| callable.name.clone(), |k| k.name.clone()) }
+                Lowering::Handle { class: class.map_or_else(|| callable.name.clone(), |k| k.name.clone()) }
             }
-            (None, _) => Shape::Unit,
-            (Some(ty), _) => shape(ty),
+            (None, _) => Lowering::Unit,
+            (Some(ty), _) => Lowering::of(ty),
         };
         CallPlan {
             kind: callable.kind,
             receiver,
             callee,
             arguments,
-            outcome: Outcome { shape, optional: callable.returns_optional },
+            outcome: Outcome { lowering, optional: callable.returns_optional },
             throws: callable.throws,
             blocking: callable.blocking,
             constant: callable.constant,
@@ -166,14 +249,14 @@ impl CallPlan {
             _ => false,
         };
         self.try_first
-            && self.outcome.shape == Shape::Unit
+            && self.outcome.lowering == Lowering::Unit
             && matches!(self.receiver, Receiver::Handle { .. })
             && arguments
     }
 
     /// Whether the call hands back a value (a constructor's handle included).
     pub fn returns_value(&self) -> bool {
-        self.outcome.shape != Shape::Unit
+        self.outcome.lowering != Lowering::Unit
     }
 }
 
@@ -208,17 +291,6 @@ fn kept(api: &Api, arguments: &[Argument]) -> Vec<Kept> {
         }
     }
     out
-}
-
-fn shape(ty: &Type) -> Shape {
-    match ty {
-        Type::String | Type::Path => Shape::String,
-        Type::List(e) => Shape::List { element: (**e).clone() },
-        Type::Record(r) => Shape::Record { record: r.clone() },
-        Type::Class(k) => Shape::Handle { class: k.clone() },
-        Type::F32Matrix => Shape::Matrix,
-        _ => Shape::Scalar(ty.clone()),
-    }
 }
 
 #[cfg(test)]
@@ -317,7 +389,7 @@ items:
         assert_eq!(plan.arguments[0].passing, Passing::Handle { class: Name::parse("Pool") });
         assert_eq!(plan.arguments[1].passing, Passing::Record { record: Name::parse("Options"), all_optional: true });
         assert_eq!(plan.arguments[1].default, Some(Literal::EmptyRecord));
-        assert_eq!(plan.outcome.shape, Shape::Handle { class: Name::parse("Model") });
+        assert_eq!(plan.outcome.lowering, Lowering::Handle { class: Name::parse("Model") });
         assert_eq!(plan.keeps_alive, vec![Kept::Argument { name: Name::parse("pool") }]);
         assert!(plan.throws);
     }
@@ -331,7 +403,7 @@ items:
         assert_eq!(plan.receiver, Receiver::Handle { class: Name::parse("Model") });
         assert_eq!(plan.callee, Callee::Method { name: Name::parse("encode") });
         assert_eq!(plan.arguments[0].passing, Passing::List { element: Type::String });
-        assert_eq!(plan.outcome, Outcome { shape: Shape::List { element: Type::U32 }, optional: false });
+        assert_eq!(plan.outcome, Outcome { lowering: Lowering::List { element: Type::U32 }, optional: false });
         assert!(plan.blocking && plan.try_first && !plan.constant);
         assert!(!plan.reads_quiet_word(), "a method with a result always calls in");
         assert!(plan.keeps_alive.is_empty());
@@ -348,7 +420,7 @@ items:
         assert_eq!(plan.callee, Callee::Function { name: Name::parse("name_of") });
         assert_eq!(plan.arguments.len(), 1);
         assert_eq!(plan.arguments[0].passing, Passing::Scalar);
-        assert_eq!(plan.outcome.shape, Shape::String);
+        assert_eq!(plan.outcome.lowering, Lowering::String);
         assert!(!plan.throws && !plan.constant);
     }
 }

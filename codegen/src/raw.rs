@@ -13,10 +13,20 @@ pub struct RawFile {
     pub title: S<String>,
     pub doc: Option<S<String>>,
     pub intro: Option<S<String>>,
+    /// The reference's pages, in order; each item names its own with `page:`.
+    pub pages: Option<Vec<RawPage>>,
     #[serde(default)]
     pub errors: Vec<RawError>,
     #[serde(default)]
     pub items: Vec<RawItem>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPage {
+    pub page: S<String>,
+    pub doc: Option<S<String>>,
+    pub intro: Option<S<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -37,6 +47,8 @@ pub struct RawItem {
     pub function: Option<S<String>>,
     pub c: Option<S<String>>,
     pub doc: Option<S<String>>,
+    /// The reference page the item is documented on.
+    pub page: Option<S<String>>,
     // records
     pub direction: Option<S<String>>,
     pub compiled: Option<S<String>>,
@@ -48,6 +60,8 @@ pub struct RawItem {
     pub thread_safety: Option<S<String>>,
     pub compiled_doc: Option<S<String>>,
     pub members: Option<Vec<RawMember>>,
+    /// A short runnable snippet per language (`javascript`, `python`, `c`, `kotlin`, `swift`).
+    pub example: Option<S<std::collections::BTreeMap<String, String>>>,
     // functions
     pub params: Option<Vec<RawParam>>,
     pub returns: Option<S<String>>,
@@ -91,6 +105,8 @@ pub struct RawMember {
     pub free: Option<S<String>>,
     pub c: Option<S<String>>,
     pub doc: Option<S<String>>,
+    /// The reference page the member is documented on, when not its class's.
+    pub page: Option<S<String>>,
     pub params: Option<Vec<RawParam>>,
     pub returns: Option<S<String>>,
     pub returns_optional: Option<S<bool>>,

@@ -157,7 +157,42 @@ fn every_broken_input_gets_its_message_and_position() {
         (
             "title that is no file name",
             broken("title: Executors", "title: ../../x"),
-            "base.yaml:3:8: title `../../x` must be one PascalCase word: it names the reference pages, docs/<language>/<title>.md",
+            "base.yaml:3:8: title `../../x` must be one PascalCase word: it heads the reference's index (and, without `pages`, names its one page, docs/<language>/<title>.md)",
+        ),
+        (
+            "an item naming a page without `pages`",
+            broken("    c: uform_mood_t\n", "    c: uform_mood_t\n    page: Moods\n"),
+            "Mood: names a `page`, but the file declares no `pages`",
+        ),
+        (
+            "an item without a page once `pages` are declared",
+            broken("errors:", "pages:\n  - page: Main\n    doc: All of it.\nerrors:"),
+            "Options: has no `page`; name the page it is documented on (Main)",
+        ),
+        (
+            "a page nobody declared",
+            broken("errors:", "pages:\n  - page: Main\n    doc: All of it.\nerrors:")
+                .replace("    c: uform_options_t\n", "    c: uform_options_t\n    page: Mian\n"),
+            "Options: page `Mian` is not declared in `pages` (Main)",
+        ),
+        (
+            "a page that documents nothing",
+            broken("errors:", "pages:\n  - page: Main\n    doc: All of it.\n  - page: Empty\n    doc: Nothing.\nerrors:")
+                .replace("    c: uform_options_t\n", "    c: uform_options_t\n    page: Main\n")
+                .replace("    c: uform_mood_t\n", "    c: uform_mood_t\n    page: Main\n")
+                .replace("    c: uform_pool_t\n", "    c: uform_pool_t\n    page: Main\n")
+                .replace("    c: uform_version\n", "    c: uform_version\n    page: Main\n"),
+            "pages.Empty: documents nothing: no item or member names it",
+        ),
+        (
+            "an example in no language",
+            broken("    compiled_doc: The handle.\n", "    compiled_doc: The handle.\n    example:\n      cobol: DISPLAY 1.\n"),
+            "Pool.example.cobol: `cobol` is not a language; use javascript, python, c, kotlin or swift",
+        ),
+        (
+            "an example on a record",
+            broken("    direction: input\n", "    direction: input\n    example:\n      c: int x;\n"),
+            "Options: `example` does not belong to a record",
         ),
         ("title that is a hidden file name", broken("title: Executors", "title: .inf"), "title `.inf` must be one PascalCase word"),
         (

@@ -3,19 +3,19 @@
 
 use std::path::Path;
 
-fn rendered(fixture: &str) -> (String, String, String) {
+fn rendered(fixture: &str) -> (String, String, String, String) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/compat").join(fixture);
     let api = uform_codegen::load(&dir.join("new.yaml")).unwrap_or_else(|d| panic!("{d}"));
     let out = uform_codegen::lang::c::render(&api).unwrap_or_else(|e| panic!("{e}"));
     let file = |name: &str| {
         out.iter().find(|o| o.path.ends_with(name)).map(|o| o.contents.clone()).unwrap_or_else(|| panic!("no {name}"))
     };
-    (file("uform.h"), file("ffi.rs"), file("executors.md"))
+    (file("uform.h"), file("ffi.rs"), file("index.md"), file("executors.md"))
 }
 
 #[test]
 fn an_appended_field_is_read_only_when_struct_size_covers_it() {
-    let (header, ffi, docs) = rendered("c-field-appended-with-since");
+    let (header, ffi, index, page) = rendered("c-field-appended-with-since");
     let start = header.find("typedef struct uform_options_t {").expect("the struct");
     let body = &header[start..header[start..].find("} uform_options_t;").unwrap() + start];
     let fields: Vec<&str> = body.lines().filter(|l| l.ends_with(';')).map(str::trim).collect();
@@ -41,13 +41,13 @@ fn an_appended_field_is_read_only_when_struct_size_covers_it() {
     );
     assert!(ffi.contains("read_versioned(options, \"options\")"), "the glue reads the struct through the helper");
 
-    assert!(docs.contains("## Structs that grow"), "the C reference explains the scheme");
-    assert!(docs.contains("#define UFORM_OPTIONS_INIT"), "and shows the macro");
+    assert!(index.contains("## Structs that grow"), "the C reference's index explains the scheme");
+    assert!(page.contains("#define UFORM_OPTIONS_INIT"), "and the record's page shows the macro");
 }
 
 #[test]
 fn a_struct_without_appended_fields_has_its_own_size_as_first_layout() {
-    let (_, ffi, _) = rendered("c-layout-only");
+    let (_, ffi, _, _) = rendered("c-layout-only");
     assert!(ffi.contains("unsafe impl Versioned for uform_options_t {\n    const FIRST_SIZE: usize = std::mem::size_of::<uform_options_t>();"));
     assert!(!ffi.contains("_first"), "no mirror without appended fields");
 }

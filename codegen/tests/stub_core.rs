@@ -1,8 +1,11 @@
-//! Every fixture's generated C, Node (napi), Python (pyo3) and Kotlin (JNI) glue compiles against a stub core rendered from the
-//! same fixture (`uform_codegen::lang::rust::stub`), and so does the real IDL's. Each fixture becomes crates under
-//! `target/stub-core/all/<name>/` (a `uform-core` stub, and per language a library crate standing on
-//! bindings/<language>'s runtime modules by path, with the bindings' napi, pyo3 and jni versions), checked
-//! with `cargo check --offline` into one shared target directory so that reruns only recheck what changed.
+//! Every fixture's generated glue compiles against a stub core rendered from the same fixture
+//! (`uform_codegen::lang::rust::stub`), and so does the real IDL's: C, Node (napi), Python (pyo3), Kotlin (JNI) and
+//! Swift (uniffi, its scaffolding generated from the fixture's UDL by the crate's build script, as bindings/uniffi
+//! does). Each fixture becomes crates under `target/stub-core/all/<name>/` (a `uform-core` stub, and per language a
+//! library crate standing on bindings/<language>'s runtime modules by path, with the bindings' napi, pyo3, jni and
+//! uniffi versions), checked with `cargo check --offline` into one shared target directory so that reruns only
+//! recheck what changed (after one
+//! `cargo fetch` when the cargo cache lacks a crate the workspace needs, see [`check`]).
 //!
 //! Fixtures are every `codegen/tests/fixtures/*.yaml` except those named `bad_*` or with a sibling `.expected` file
 //! (the checker's diagnostics fixtures).
@@ -48,7 +51,12 @@ fn with_real_modules(binding: &str) -> String {
     lib.lines()
         .map(|line| match line.trim_start_matches("pub ").strip_prefix("mod ").and_then(|m| m.strip_suffix(';')) {
             Some(module) => {
-                let file = root().join(format!("bindings/{binding}/src/{module}.rs"));
+                let src = root().join(format!("bindings/{binding}/src"));
+                // `x.rs`, or `x/mod.rs` for a module of several files (its own modules lie beside it).
+                let file = match src.join(format!("{module}.rs")) {
+                    file if file.exists() => file,
+                    _ => src.join(format!("{module}/mod.rs")),
+                };
                 format!("#[path = {:?}]\n{line}", file.display().to_string())
             }
             None => line.to_string(),
@@ -83,8 +91,15 @@ fn jni_lib(glue: &str) -> String {
     glue_lib("jni", "include!(\"../../../generated/jni/glue.rs\");", "glue.rs")
 }
 
+/// bindings/uniffi's lib.rs, standing on its runtime (`off_thread`) by absolute path and including the fixture's glue.
+fn uniffi_lib(glue: &str) -> String {
+    assert!(!glue.is_empty());
+    glue_lib("uniffi", "include!(\"../../../generated/uniffi/glue.rs\");", "glue.rs")
+}
+
 /// bindings/python's lib.rs, standing on its runtime by absolute path and including the fixture's glue. Its
-/// `_core_ns` benchmark calls the real IDL's core by name, so a fixture's copy goes without it.
+/// benchmark helpers from `_core_ns` on (`_core_ns` calls the real IDL's core by name, `_matrix` hands back a
+/// matrix as `encode_text` does) need the real core, so a fixture's copy goes without them.
 fn python_lib(glue: &str, real_idl: bool) -> String {
     assert!(!glue.is_empty());
     let lib = glue_lib("python", "include!(env!(\"UFORM_PYTHON_GLUE\"));", "glue.rs");
@@ -93,9 +108,13 @@ fn python_lib(glue: &str, real_idl: bool) -> String {
     }
     let start = lib.find("/// Nanoseconds per call").expect("bindings/python/src/lib.rs lost `_core_ns`");
     let end = start + lib[start..].find("#[pymodule]").unwrap();
-    let registered = "    m.add_function(wrap_pyfunction!(_core_ns, m)?)?;\n";
-    assert!(lib.contains(registered), "bindings/python/src/lib.rs no longer registers `_core_ns`");
-    format!("{}{}", &lib[..start], &lib[end..]).replace(registered, "")
+    let mut lib = format!("{}{}", &lib[..start], &lib[end..]);
+    for helper in ["_core_ns", "_matrix"] {
+        let registered = format!("    m.add_function(wrap_pyfunction!({helper}, m)?)?;\n");
+        assert!(lib.contains(&registered), "bindings/python/src/lib.rs no longer registers `{helper}`");
+        lib = lib.replace(&registered, "");
+    }
+    lib
 }
 
 /// The napi and pyo3 dependency lines of bindings/node and bindings/python (the same versions and features).
@@ -104,6 +123,12 @@ const NODE_DEPS: &str =
 const PYTHON_DEPS: &str = "pyo3 = { version = \"0.30\", features = [\"abi3-py39\", \"extension-module\"] }\n";
 /// The jni dependency line of bindings/jni.
 const JNI_DEPS: &str = "jni = { version = \"0.21\", default-features = false }\n";
+/// The dependency lines of bindings/uniffi, and its build dependency, which generates the scaffolding.
+const UNIFFI_DEPS: &str = "futures-channel = \"0.3\"\nuniffi = { version = \"0.32\", default-features = false }\n";
+const UNIFFI_BUILD_DEPS: &str =
+    "\n[build-dependencies]\nuniffi = { version = \"0.32\", default-features = false, features = [\"build\"] }\n";
+/// bindings/uniffi's build script, reading the fixture's UDL beside the glue.
+const UNIFFI_BUILD: &str = "fn main() {\n    uniffi::generate_scaffolding_for_crate(\"src/uform.udl\", \"uform_uniffi\")\n        .expect(\"uniffi scaffolding\");\n}\n";
 
 /// The `[package]` header of a throwaway crate; each fixture's crates have their own package names (so their
 /// artefacts never collide in the shared target directory) and the library name the glue expects.
@@ -119,8 +144,8 @@ fn rendered(outputs: &[uform_codegen::Output], path: &str) -> String {
     outputs.iter().find(|o| o.path == Path::new(path)).unwrap_or_else(|| panic!("no {path} rendered")).contents.clone()
 }
 
-/// Writes the stub core and the C, Node, Kotlin (JNI) and Python library crates of one IDL under `base/name/`; returns their
-/// member paths.
+/// Writes the stub core and the C, Node, Kotlin (JNI), Python and uniffi library crates of one IDL under `base/name/`;
+/// returns their member paths.
 fn fixture_crates(name: &str, idl: &Path, base: &Path) -> Vec<String> {
     let api = uform_codegen::load(idl).unwrap_or_else(|d| panic!("{d}"));
     let outputs = uform_codegen::render(&api).unwrap_or_else(|e| panic!("{e}"));
@@ -150,6 +175,14 @@ fn fixture_crates(name: &str, idl: &Path, base: &Path) -> Vec<String> {
     write(&dir.join("jni/src/glue.rs"), &glue);
     write(&dir.join("jni/src/lib.rs"), &jni_lib(&glue));
     members.push(format!("{name}/jni"));
+    let glue = rendered(&outputs, "uniffi/glue.rs");
+    let manifest = package(&format!("stub-uniffi-{dashed}"), "uform_uniffi", &(dep.clone() + UNIFFI_DEPS));
+    write(&dir.join("uniffi/Cargo.toml"), &(manifest + UNIFFI_BUILD_DEPS));
+    write(&dir.join("uniffi/build.rs"), UNIFFI_BUILD);
+    write(&dir.join("uniffi/src/uform.udl"), &rendered(&outputs, "uniffi/uform.udl"));
+    write(&dir.join("uniffi/src/glue.rs"), &glue);
+    write(&dir.join("uniffi/src/lib.rs"), &uniffi_lib(&glue));
+    members.push(format!("{name}/uniffi"));
     if !PYTHON_GLUE_EXCLUDED.contains(&name) {
         let glue = rendered(&outputs, "python/glue.rs");
         write(
@@ -185,14 +218,35 @@ fn workspace(base: &Path, idls: &[(String, PathBuf)]) {
 }
 
 /// `cargo check` of the workspace at `dir`, every crate even when one fails; `Err` holds the compiler's messages.
+///
+/// Offline, so that a machine with a warm cargo cache never touches the network; when the cache lacks a crate only
+/// these workspaces use (napi's `convert_case`, on a machine that has never built the Node binding), `cargo fetch`
+/// downloads what the lock file names once and the check runs offline again.
 fn check(dir: &Path, target: &Path) -> Result<(), String> {
-    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["check", "--offline", "--quiet", "--workspace", "--keep-going", "--message-format=short"])
-        .env("CARGO_TARGET_DIR", target)
-        .env_remove("RUSTFLAGS")
-        .current_dir(dir)
-        .output()
-        .expect("cannot run cargo");
+    let cargo = || {
+        let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        cargo.env("CARGO_TARGET_DIR", target).env_remove("RUSTFLAGS").current_dir(dir);
+        cargo
+    };
+    let check = || {
+        cargo()
+            .args(["check", "--offline", "--quiet", "--workspace", "--keep-going", "--message-format=short"])
+            .output()
+            .expect("cannot run cargo")
+    };
+    let mut out = check();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && stderr.contains("--offline was specified") {
+        eprintln!("the cargo cache lacks crates of the stub workspace: `cargo fetch` in {}", dir.display());
+        let fetch = cargo().args(["fetch", "--quiet"]).output().expect("cannot run cargo fetch");
+        if !fetch.status.success() {
+            return Err(format!(
+                "`cargo check --offline` needs crates the cargo cache lacks, and `cargo fetch` failed:\n{}{stderr}",
+                String::from_utf8_lossy(&fetch.stderr)
+            ));
+        }
+        out = check();
+    }
     if out.status.success() {
         Ok(())
     } else {
@@ -211,7 +265,7 @@ fn every_fixture_glue_compiles_against_its_stub_core() {
     let result = check(&base.join("all"), &base.join("target"));
     eprintln!("cargo check of {} IDLs' glue: {:.1}s", idls.len(), started.elapsed().as_secs_f64());
     if let Err(messages) = result {
-        panic!("a fixture's C, Node, Python or JNI glue does not compile against its stub core (paths name the fixture):\n{messages}");
+        panic!("a fixture's C, Node, Python, JNI or uniffi glue does not compile against its stub core (paths name the fixture):\n{messages}");
     }
 }
 
@@ -228,7 +282,7 @@ fn a_stub_missing_a_function_fails() {
     assert_ne!(text, broken);
     write(&lib, &broken);
     let messages = check(&dir, &base.join("target")).expect_err("a stub without `cook` compiled");
-    for language in ["c", "node", "python", "jni"] {
+    for language in ["c", "node", "python", "jni", "uniffi"] {
         let missing = messages
             .lines()
             .any(|l| l.starts_with(&format!("broken_values/{language}/")) && l.contains("cannot find function `cook`"));

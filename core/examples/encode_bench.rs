@@ -33,7 +33,7 @@ fn main() {
     let encoder = Encoder::prepare(&weights).unwrap();
     let c = encoder.config().clone();
     let opts = EncodeTextOptions::default();
-    let first = encoder.encode(&weights, &executor, &["hello".to_string()], &opts).unwrap();
+    let first = encoder.encode(&executor, &["hello".to_string()], &opts).unwrap();
     assert_eq!(first.columns as usize, c.hidden);
     println!(
         "encode_bench: {threads} threads, kernels {} (cpuClass {}), process start to first embedding {:.1} ms",
@@ -66,11 +66,11 @@ fn main() {
         let runs = if tokens >= 128 { 7 } else { 101 };
         let mut times = Vec::with_capacity(runs);
         for _ in 0..3 {
-            encoder.encode(&weights, &executor, &texts, &options).unwrap();
+            encoder.encode(&executor, &texts, &options).unwrap();
         }
         for _ in 0..runs {
             let t = Instant::now();
-            encoder.encode(&weights, &executor, &texts, &options).unwrap();
+            encoder.encode(&executor, &texts, &options).unwrap();
             times.push(t.elapsed());
         }
         let m = median(times).as_secs_f64();

@@ -101,6 +101,7 @@ fn streams() -> Step {
         let (mut context, mut flags) = (std::ptr::null_mut(), 0u32);
         // SAFETY: a live stream of the executor.
         ck(unsafe { sys::cuStreamGetCtx(stream as sys::CUstream, &mut context) }, "cuStreamGetCtx")?;
+        // SAFETY: as above.
         ck(unsafe { sys::cuStreamGetFlags(stream as sys::CUstream, &mut flags) }, "cuStreamGetFlags")?;
         if context != primary {
             return Err(format!("device {ordinal}: stream {stream:#x} is on {context:?}, the primary is {primary:?}"));
@@ -128,7 +129,9 @@ fn fill_and_read(primary: usize, stream: u64, bytes: usize, value: u8) -> Result
         let copied = (|| {
             // SAFETY: the buffer holds `bytes`; `host` outlives the synchronisation.
             ck(unsafe { sys::cuMemsetD8Async(buffer, value, bytes, stream) }, "cuMemsetD8Async")?;
+            // SAFETY: as above.
             unsafe { cu::memcpy_dtoh_async(&mut host, buffer, stream) }.map_err(|e| format!("copy back: {e:?}"))?;
+            // SAFETY: a live stream of the executor.
             unsafe { cu::stream::synchronize(stream) }.map_err(|e| format!("cuStreamSynchronize: {e:?}"))
         })();
         // SAFETY: allocated above, the stream is idle.
@@ -188,8 +191,10 @@ fn drain() -> Step {
     let start = Instant::now();
     executor.drain(Mood::Parked).map_err(|e| format!("drain: {e}"))?;
     let waited = start.elapsed();
+    // SAFETY: a live stream.
     let after = unsafe { sys::cuStreamQuery(stream) };
     set_current(primary)?;
+    // SAFETY: allocated above, the stream is drained.
     let _ = unsafe { cu::free_sync(buffer) };
     set_current(previous)?;
     executor.free().map_err(|e| format!("free: {e}"))?;
@@ -302,11 +307,14 @@ fn multicast() -> Step {
     ck(unsafe { sys::cuMulticastGetGranularity(&mut granularity, &prop, recommended) }, "cuMulticastGetGranularity")?;
     prop.size = granularity.max(2 << 20);
     let mut handle = 0;
+    // SAFETY: as above.
     ck(unsafe { sys::cuMulticastCreate(&mut handle, &prop) }, "cuMulticastCreate")?;
     for (ordinal, cuda, _) in &devices {
         let device = cu::device::get(*cuda as i32).map_err(|e| format!("{e:?}"))?;
+        // SAFETY: the multicast object made above, and a device of this machine.
         ck(unsafe { sys::cuMulticastAddDevice(handle, device) }, &format!("cuMulticastAddDevice({ordinal})"))?;
     }
+    // SAFETY: the multicast object made above, released once.
     let _ = unsafe { sys::cuMemRelease(handle) };
     executor.free().map_err(|e| format!("free: {e}"))?;
     Ok(Out::Pass(format!(

@@ -526,6 +526,7 @@ fn mesh_unwritable_directory_is_an_io_error() {
         entries(scratch.dir()),
         BTreeSet::from(["a file".to_string()])
             .into_iter()
+            // SAFETY: `geteuid` cannot fail and touches no memory.
             .chain(if unsafe { libc::geteuid() } != 0 { Some("read-only".to_string()) } else { None })
             .collect()
     );

@@ -127,6 +127,7 @@ fn mesh_options_from_c(raw: &uform_mesh_options_t) -> Result<uform_core::MeshOpt
     })
 }
 
+// SAFETY: `#[repr(C)]`, led by `struct_size: u32`, and every field an integer, a float, a C `bool` or a raw pointer, for which all zeros (and whatever a C caller writes) is a valid value.
 unsafe impl Versioned for uform_mesh_options_t {
     const FIRST_SIZE: usize = std::mem::size_of::<uform_mesh_options_t>();
 }
@@ -203,6 +204,7 @@ pub struct uform_executor_for_ram_config_t {
     pub cpu_class: *const c_char,
     pub threads: u32,
     pub deferred_limit: u32,
+    pub scratch_limit: u64,
 }
 
 fn executor_for_ram_config_from_c(raw: &uform_executor_for_ram_config_t) -> Result<uform_core::ExecutorForRamConfig, Error> {
@@ -211,12 +213,31 @@ fn executor_for_ram_config_from_c(raw: &uform_executor_for_ram_config_t) -> Resu
         cpu_class: read_str(raw.cpu_class, "ExecutorForRamConfig.cpu_class")?,
         threads: nonzero(raw.threads),
         deferred_limit: nonzero(raw.deferred_limit),
+        scratch_limit: nonzero(raw.scratch_limit),
     })
 }
 
-unsafe impl Versioned for uform_executor_for_ram_config_t {
-    const FIRST_SIZE: usize = std::mem::size_of::<uform_executor_for_ram_config_t>();
+/// `uform_executor_for_ram_config_t` as its first layout declared it.
+#[repr(C)]
+#[allow(dead_code)]
+struct uform_executor_for_ram_config_t_first {
+    struct_size: u32,
+    memory_domains: *const u32,
+    memory_domains_count: usize,
+    cpu_class: *const c_char,
+    threads: u32,
+    deferred_limit: u32,
 }
+
+// SAFETY: `#[repr(C)]`, led by `struct_size: u32`, and every field an integer, a float, a C `bool` or a raw pointer, for which all zeros (and whatever a C caller writes) is a valid value.
+unsafe impl Versioned for uform_executor_for_ram_config_t {
+    const FIRST_SIZE: usize = std::mem::size_of::<uform_executor_for_ram_config_t_first>();
+}
+const _: () = assert!(
+    std::mem::offset_of!(uform_executor_for_ram_config_t, scratch_limit) >= std::mem::size_of::<uform_executor_for_ram_config_t_first>(),
+    "uform_executor_for_ram_config_t.scratch_limit lies in the first layout's trailing padding: append a field that fills it first"
+);
+
 
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -236,6 +257,7 @@ fn executor_on_pool_config_from_c(raw: &uform_executor_on_pool_config_t) -> Resu
     })
 }
 
+// SAFETY: `#[repr(C)]`, led by `struct_size: u32`, and every field an integer, a float, a C `bool` or a raw pointer, for which all zeros (and whatever a C caller writes) is a valid value.
 unsafe impl Versioned for uform_executor_on_pool_config_t {
     const FIRST_SIZE: usize = std::mem::size_of::<uform_executor_on_pool_config_t>();
 }
@@ -268,6 +290,7 @@ fn executor_for_vram_config_from_c(raw: &uform_executor_for_vram_config_t) -> Re
     })
 }
 
+// SAFETY: `#[repr(C)]`, led by `struct_size: u32`, and every field an integer, a float, a C `bool` or a raw pointer, for which all zeros (and whatever a C caller writes) is a valid value.
 unsafe impl Versioned for uform_executor_for_vram_config_t {
     const FIRST_SIZE: usize = std::mem::size_of::<uform_executor_for_vram_config_t>();
 }
@@ -288,6 +311,7 @@ fn model_load_ram_config_from_c(raw: &uform_model_load_ram_config_t) -> Result<u
     })
 }
 
+// SAFETY: `#[repr(C)]`, led by `struct_size: u32`, and every field an integer, a float, a C `bool` or a raw pointer, for which all zeros (and whatever a C caller writes) is a valid value.
 unsafe impl Versioned for uform_model_load_ram_config_t {
     const FIRST_SIZE: usize = std::mem::size_of::<uform_model_load_ram_config_t>();
 }
@@ -308,6 +332,7 @@ fn model_load_vram_config_from_c(raw: &uform_model_load_vram_config_t) -> Result
     })
 }
 
+// SAFETY: `#[repr(C)]`, led by `struct_size: u32`, and every field an integer, a float, a C `bool` or a raw pointer, for which all zeros (and whatever a C caller writes) is a valid value.
 unsafe impl Versioned for uform_model_load_vram_config_t {
     const FIRST_SIZE: usize = std::mem::size_of::<uform_model_load_vram_config_t>();
 }
@@ -381,6 +406,7 @@ fn encode_text_options_from_c(raw: &uform_encode_text_options_t) -> Result<uform
     })
 }
 
+// SAFETY: `#[repr(C)]`, led by `struct_size: u32`, and every field an integer, a float, a C `bool` or a raw pointer, for which all zeros (and whatever a C caller writes) is a valid value.
 unsafe impl Versioned for uform_encode_text_options_t {
     const FIRST_SIZE: usize = std::mem::size_of::<uform_encode_text_options_t>();
 }
@@ -402,18 +428,19 @@ pub struct uform_trainer_contrastive_config_t {
 
 fn trainer_contrastive_config_from_c(raw: &uform_trainer_contrastive_config_t) -> Result<uform_core::TrainerContrastiveConfig, Error> {
     Ok(uform_core::TrainerContrastiveConfig {
-        learning_rate: (raw.learning_rate != 0.0).then_some(raw.learning_rate),
-        weight_decay: (raw.weight_decay != 0.0).then_some(raw.weight_decay),
+        learning_rate: present_f64(raw.learning_rate),
+        weight_decay: present_f64(raw.weight_decay),
         warmup_steps: nonzero(raw.warmup_steps),
         total_steps: nonzero(raw.total_steps),
-        max_grad_norm: (raw.max_grad_norm != 0.0).then_some(raw.max_grad_norm),
-        scale: (raw.scale != 0.0).then_some(raw.scale),
+        max_grad_norm: present_f64(raw.max_grad_norm),
+        scale: present_f64(raw.scale),
         max_tokens: nonzero(raw.max_tokens),
-        dropout: (raw.dropout != 0.0).then_some(raw.dropout),
+        dropout: present_f64(raw.dropout),
         seed: nonzero(raw.seed),
     })
 }
 
+// SAFETY: `#[repr(C)]`, led by `struct_size: u32`, and every field an integer, a float, a C `bool` or a raw pointer, for which all zeros (and whatever a C caller writes) is a valid value.
 unsafe impl Versioned for uform_trainer_contrastive_config_t {
     const FIRST_SIZE: usize = std::mem::size_of::<uform_trainer_contrastive_config_t>();
 }
@@ -451,6 +478,7 @@ pub unsafe extern "C" fn uform_mesh_bootstrap(executor: *mut uform_executor_t, o
         let options = if options.is_null() { Default::default() } else { mesh_options_from_c(&read_versioned(options, "options")?)? };
         check_out(mesh, "mesh")?;
         let value = uform_core::Mesh::bootstrap(&executor.value, options)?;
+        // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
         unsafe { *mesh = MESH_HANDLES.insert(value) as *mut uform_mesh_t };
         Ok(())
     })
@@ -461,6 +489,7 @@ pub unsafe extern "C" fn uform_mesh_describe(mesh: *mut uform_mesh_t, descriptio
     guard("uform_mesh_describe", || {
         let mesh = MESH_HANDLES.get(mesh as usize, "mesh", "Mesh")?;
         check_out(description, "description")?;
+        // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
         unsafe { *description = *mesh.cached("uform_mesh_describe", |arena| Ok(mesh_description_to_c(&mesh.value.describe()?, arena)))? };
         Ok(())
     })
@@ -485,6 +514,7 @@ pub unsafe extern "C" fn uform_executor_for_ram(config: *const uform_executor_fo
         let config = if config.is_null() { Default::default() } else { executor_for_ram_config_from_c(&read_versioned(config, "config")?)? };
         check_out(executor, "executor")?;
         let value = uform_core::Executor::for_ram(config)?;
+        // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
         unsafe { *executor = EXECUTOR_HANDLES.insert(value) as *mut uform_executor_t };
         Ok(())
     })
@@ -496,6 +526,7 @@ pub unsafe extern "C" fn uform_executor_for_vram(config: *const uform_executor_f
         let config = if config.is_null() { Default::default() } else { executor_for_vram_config_from_c(&read_versioned(config, "config")?)? };
         check_out(executor, "executor")?;
         let value = uform_core::Executor::for_vram(config)?;
+        // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
         unsafe { *executor = EXECUTOR_HANDLES.insert(value) as *mut uform_executor_t };
         Ok(())
     })
@@ -508,6 +539,7 @@ pub unsafe extern "C" fn uform_executor_on_pool(pool: usize, config: *const ufor
         let config = if config.is_null() { Default::default() } else { executor_on_pool_config_from_c(&read_versioned(config, "config")?)? };
         check_out(executor, "executor")?;
         let value = uform_core::Executor::on_pool(pool, config)?;
+        // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
         unsafe { *executor = EXECUTOR_HANDLES.insert(value) as *mut uform_executor_t };
         Ok(())
     })
@@ -543,6 +575,7 @@ pub unsafe extern "C" fn uform_model_load_ram(path: *const c_char, config: *cons
         let config = if config.is_null() { return Err(null_argument("config")) } else { model_load_ram_config_from_c(&read_versioned(config, "config")?)? };
         check_out(model, "model")?;
         let value = uform_core::Model::load_ram(path, config)?;
+        // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
         unsafe { *model = MODEL_HANDLES.insert(value) as *mut uform_model_t };
         Ok(())
     })
@@ -555,6 +588,7 @@ pub unsafe extern "C" fn uform_model_load_vram(path: *const c_char, config: *con
         let config = if config.is_null() { return Err(null_argument("config")) } else { model_load_vram_config_from_c(&read_versioned(config, "config")?)? };
         check_out(model, "model")?;
         let value = uform_core::Model::load_vram(path, config)?;
+        // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
         unsafe { *model = MODEL_HANDLES.insert(value) as *mut uform_model_t };
         Ok(())
     })
@@ -565,6 +599,7 @@ pub unsafe extern "C" fn uform_model_describe(model: *mut uform_model_t, descrip
     guard("uform_model_describe", || {
         let model = MODEL_HANDLES.get(model as usize, "model", "Model")?;
         check_out(description, "description")?;
+        // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
         unsafe { *description = *model.cached("uform_model_describe", |arena| Ok(model_description_to_c(&model.value.describe()?, arena)))? };
         Ok(())
     })
@@ -578,6 +613,7 @@ pub unsafe extern "C" fn uform_model_encode_text(model: *mut uform_model_t, text
         let options = if options.is_null() { Default::default() } else { encode_text_options_from_c(&read_versioned(options, "options")?)? };
         check_out(matrix, "matrix")?;
         let value = model.value.encode_text(&texts, options)?;
+        // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
         unsafe { *matrix = f32_matrix_to_c(value) };
         Ok(())
     })
@@ -603,6 +639,7 @@ pub unsafe extern "C" fn uform_trainer_contrastive(model: *mut uform_model_t, co
         let config = if config.is_null() { Default::default() } else { trainer_contrastive_config_from_c(&read_versioned(config, "config")?)? };
         check_out(trainer, "trainer")?;
         let value = uform_core::Trainer::contrastive(&model.value, config)?;
+        // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
         unsafe { *trainer = TRAINER_HANDLES.insert(value) as *mut uform_trainer_t };
         Ok(())
     })
@@ -615,7 +652,10 @@ pub unsafe extern "C" fn uform_trainer_step(trainer: *mut uform_trainer_t, ancho
         let anchors = read_str_list(anchors, anchors_count, "anchors")?;
         let positives = read_str_list(positives, positives_count, "positives")?;
         check_out(step, "step")?;
-        unsafe { *step = *trainer.cached("uform_trainer_step", |arena| Ok(train_step_to_c(&trainer.value.step(&anchors, &positives)?, arena)))? };
+        let v = trainer.value.step(&anchors, &positives)?;
+        let c = train_step_to_c(&v, &mut Arena::default());
+        // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
+        unsafe { *step = c };
         Ok(())
     })
 }
@@ -644,6 +684,7 @@ pub unsafe extern "C" fn uform_gpu_devices(devices: *mut *const uform_gpu_device
         check_out(devices, "devices")?;
         check_out(devices_count, "devices_count")?;
         let (ptr, len) = process_cached("uform_gpu_devices", |arena| { let v = uform_core::gpu_devices(); let items: Vec<_> = v.iter().map(|x| gpu_device_to_c(x, arena)).collect(); Ok(arena.list_parts(items)) })?;
+        // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
         unsafe { *devices = ptr; *devices_count = len };
         Ok(())
     })
@@ -676,8 +717,16 @@ pub unsafe extern "C" fn uform_mesh_options_from_environment(options: *mut uform
         check_out(options, "options")?;
         check_out(found, "found")?;
         match uform_core::mesh_options_from_environment()? {
-            Some(v) => { let c = thread_arena(|arena| mesh_options_to_c(&v, arena)); write_versioned(options, c, "options")?; unsafe { *found = true } }
-            None => unsafe { *found = false },
+            Some(v) => {
+                let c = thread_arena(|arena| mesh_options_to_c(&v, arena));
+                write_versioned(options, c, "options")?;
+                // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
+                unsafe { *found = true };
+            }
+            None => {
+                // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
+                unsafe { *found = false };
+            }
         }
         Ok(())
     })

@@ -35,6 +35,7 @@ pub fn exception_class(kind: uform_core::ErrorKind) -> &'static str {
 #[allow(unused_variables, clippy::too_many_arguments, clippy::needless_question_mark)]
 pub extern "system" fn Java_cloud_unum_uform_UFormNative_meshBootstrap<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, executor: jlong, options_host_domain_index_present: jboolean, options_host_domain_index: jint, options_host_domain_count_present: jboolean, options_host_domain_count: jint, options_gpus_per_multimem_domain_present: jboolean, options_gpus_per_multimem_domain: jint, options_directory: JString<'l>, options_job: JString<'l>, options_timeout_seconds_present: jboolean, options_timeout_seconds: jint, options_group: JString<'l>) -> jlong {
     runtime::call(&mut env, |env| {
+        // SAFETY: Kotlin holds a use of `executor` for the whole call (NativeHandle.use).
         let executor = unsafe { runtime::borrow::<uform_core::Executor>(executor) };
         let options = uform_core::MeshOptions {
             host_domain_index: if options_host_domain_index_present != 0 { Some(options_host_domain_index as u32) } else { None },
@@ -87,13 +88,14 @@ pub extern "system" fn Java_cloud_unum_uform_UFormNative_meshRelease<'l>(mut env
 /// `Executor.forRam`
 #[no_mangle]
 #[allow(unused_variables, clippy::too_many_arguments, clippy::needless_question_mark)]
-pub extern "system" fn Java_cloud_unum_uform_UFormNative_executorForRam<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, config_memory_domains: JIntArray<'l>, config_cpu_class: JString<'l>, config_threads_present: jboolean, config_threads: jint, config_deferred_limit_present: jboolean, config_deferred_limit: jint) -> jlong {
+pub extern "system" fn Java_cloud_unum_uform_UFormNative_executorForRam<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, config_memory_domains: JIntArray<'l>, config_cpu_class: JString<'l>, config_threads_present: jboolean, config_threads: jint, config_deferred_limit_present: jboolean, config_deferred_limit: jint, config_scratch_limit_present: jboolean, config_scratch_limit: jlong) -> jlong {
     runtime::call(&mut env, |env| {
         let config = uform_core::ExecutorForRamConfig {
             memory_domains: if config_memory_domains.is_null() { None } else { Some(runtime::u32s(env, &config_memory_domains)?) },
             cpu_class: if config_cpu_class.is_null() { None } else { Some(runtime::string(env, &config_cpu_class)?) },
             threads: if config_threads_present != 0 { Some(config_threads as u32) } else { None },
             deferred_limit: if config_deferred_limit_present != 0 { Some(config_deferred_limit as u32) } else { None },
+            scratch_limit: if config_scratch_limit_present != 0 { Some(config_scratch_limit as u64) } else { None },
         };
         let value = uform_core::Executor::for_ram(config)?;
         Ok(runtime::handle(value))
@@ -197,6 +199,7 @@ pub extern "system" fn Java_cloud_unum_uform_UFormNative_modelLoadRam<'l>(mut en
     runtime::call(&mut env, |env| {
         let path = runtime::string(env, &path)?;
         let config = uform_core::ModelLoadRamConfig {
+            // SAFETY: Kotlin holds a use of `config_executor` for the whole call (NativeHandle.use).
             executor: unsafe { runtime::borrow::<uform_core::Executor>(config_executor) }.clone(),
             memory_domains: if config_memory_domains.is_null() { None } else { Some(runtime::u32s(env, &config_memory_domains)?) },
         };
@@ -212,6 +215,7 @@ pub extern "system" fn Java_cloud_unum_uform_UFormNative_modelLoadVram<'l>(mut e
     runtime::call(&mut env, |env| {
         let path = runtime::string(env, &path)?;
         let config = uform_core::ModelLoadVramConfig {
+            // SAFETY: Kotlin holds a use of `config_executor` for the whole call (NativeHandle.use).
             executor: unsafe { runtime::borrow::<uform_core::Executor>(config_executor) }.clone(),
             devices: if config_devices.is_null() { None } else { Some(runtime::u32s(env, &config_devices)?) },
         };
@@ -276,6 +280,7 @@ pub extern "system" fn Java_cloud_unum_uform_UFormNative_modelRelease<'l>(mut en
 #[allow(unused_variables, clippy::too_many_arguments, clippy::needless_question_mark)]
 pub extern "system" fn Java_cloud_unum_uform_UFormNative_trainerContrastive<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, model: jlong, config_learning_rate_present: jboolean, config_learning_rate: jdouble, config_weight_decay_present: jboolean, config_weight_decay: jdouble, config_warmup_steps_present: jboolean, config_warmup_steps: jint, config_total_steps_present: jboolean, config_total_steps: jint, config_max_grad_norm_present: jboolean, config_max_grad_norm: jdouble, config_scale_present: jboolean, config_scale: jdouble, config_max_tokens_present: jboolean, config_max_tokens: jint, config_dropout_present: jboolean, config_dropout: jdouble, config_seed_present: jboolean, config_seed: jlong) -> jlong {
     runtime::call(&mut env, |env| {
+        // SAFETY: Kotlin holds a use of `model` for the whole call (NativeHandle.use).
         let model = unsafe { runtime::borrow::<uform_core::Model>(model) };
         let config = uform_core::TrainerContrastiveConfig {
             learning_rate: if config_learning_rate_present != 0 { Some(config_learning_rate) } else { None },

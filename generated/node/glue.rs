@@ -3,20 +3,22 @@
 // The napi-rs glue of the `uform` npm package, included by `bindings/node/src/lib.rs`: one `#[napi]` class per
 // IDL class (the `Compiled*` handles), plain-object conversions for records and enums, and the raw napi callbacks
 // the wrapper calls (`FAST`): one per free function, and one per instance method taking the handle number first.
-// Arguments are read with the validating helpers of `bindings/node/src/runtime.rs`; every core error crosses as
+// Arguments are read with the validating helpers of `bindings/node/src/runtime/`; every core error crosses as
 // an error whose `code` is the error kind, which the generated `index.js` turns into `UFormError`.
 
 impl FromJs for uform_core::MeshOptions {
     fn from_js(value: Js, argument: &str) -> Result<Self> {
         let Some(object) = record(value, argument)? else { return Ok(Default::default()) };
-        Ok(uform_core::MeshOptions {
-            host_domain_index: optional::<u32>(object.field("hostDomainIndex")?, "hostDomainIndex")?,
-            host_domain_count: optional::<u32>(object.field("hostDomainCount")?, "hostDomainCount")?,
-            gpus_per_multimem_domain: optional::<u32>(object.field("gpusPerMultimemDomain")?, "gpusPerMultimemDomain")?,
-            directory: optional::<String>(object.field("directory")?, "directory")?,
-            job: optional::<String>(object.field("job")?, "job")?,
-            timeout_seconds: optional::<u32>(object.field("timeoutSeconds")?, "timeoutSeconds")?,
-            group: optional::<String>(object.field("group")?, "group")?,
+        fields_of(argument, || {
+            Ok(uform_core::MeshOptions {
+                host_domain_index: optional::<u32>(object.field("hostDomainIndex")?, "hostDomainIndex")?,
+                host_domain_count: optional::<u32>(object.field("hostDomainCount")?, "hostDomainCount")?,
+                gpus_per_multimem_domain: optional::<u32>(object.field("gpusPerMultimemDomain")?, "gpusPerMultimemDomain")?,
+                directory: optional::<String>(object.field("directory")?, "directory")?,
+                job: optional::<String>(object.field("job")?, "job")?,
+                timeout_seconds: optional::<u32>(object.field("timeoutSeconds")?, "timeoutSeconds")?,
+                group: optional::<String>(object.field("group")?, "group")?,
+            })
         })
     }
 }
@@ -106,11 +108,14 @@ impl ToJs for uform_core::GpuDevice {
 impl FromJs for uform_core::ExecutorForRamConfig {
     fn from_js(value: Js, argument: &str) -> Result<Self> {
         let Some(object) = record(value, argument)? else { return Ok(Default::default()) };
-        Ok(uform_core::ExecutorForRamConfig {
-            memory_domains: optional::<Vec<u32>>(object.field("memoryDomains")?, "memoryDomains")?,
-            cpu_class: optional::<String>(object.field("cpuClass")?, "cpuClass")?,
-            threads: optional::<u32>(object.field("threads")?, "threads")?,
-            deferred_limit: optional::<u32>(object.field("deferredLimit")?, "deferredLimit")?,
+        fields_of(argument, || {
+            Ok(uform_core::ExecutorForRamConfig {
+                memory_domains: optional::<Vec<u32>>(object.field("memoryDomains")?, "memoryDomains")?,
+                cpu_class: optional::<String>(object.field("cpuClass")?, "cpuClass")?,
+                threads: optional::<u32>(object.field("threads")?, "threads")?,
+                deferred_limit: optional::<u32>(object.field("deferredLimit")?, "deferredLimit")?,
+                scratch_limit: optional::<u64>(object.field("scratchLimit")?, "scratchLimit")?,
+            })
         })
     }
 }
@@ -122,6 +127,7 @@ impl ToJs for uform_core::ExecutorForRamConfig {
         object.set_optional("cpuClass", self.cpu_class.as_ref())?;
         object.set_optional("threads", self.threads.as_ref())?;
         object.set_optional("deferredLimit", self.deferred_limit.as_ref())?;
+        object.set_optional("scratchLimit", self.scratch_limit.as_ref())?;
         Ok(object.finish())
     }
 }
@@ -129,10 +135,12 @@ impl ToJs for uform_core::ExecutorForRamConfig {
 impl FromJs for uform_core::ExecutorOnPoolConfig {
     fn from_js(value: Js, argument: &str) -> Result<Self> {
         let Some(object) = record(value, argument)? else { return Ok(Default::default()) };
-        Ok(uform_core::ExecutorOnPoolConfig {
-            memory_domains: optional::<Vec<u32>>(object.field("memoryDomains")?, "memoryDomains")?,
-            cpu_class: optional::<String>(object.field("cpuClass")?, "cpuClass")?,
-            deferred_limit: optional::<u32>(object.field("deferredLimit")?, "deferredLimit")?,
+        fields_of(argument, || {
+            Ok(uform_core::ExecutorOnPoolConfig {
+                memory_domains: optional::<Vec<u32>>(object.field("memoryDomains")?, "memoryDomains")?,
+                cpu_class: optional::<String>(object.field("cpuClass")?, "cpuClass")?,
+                deferred_limit: optional::<u32>(object.field("deferredLimit")?, "deferredLimit")?,
+            })
         })
     }
 }
@@ -150,14 +158,16 @@ impl ToJs for uform_core::ExecutorOnPoolConfig {
 impl FromJs for uform_core::ExecutorForVramConfig {
     fn from_js(value: Js, argument: &str) -> Result<Self> {
         let Some(object) = record(value, argument)? else { return Ok(Default::default()) };
-        Ok(uform_core::ExecutorForVramConfig {
-            devices: optional::<Vec<u32>>(object.field("devices")?, "devices")?,
-            gpu_class: optional::<String>(object.field("gpuClass")?, "gpuClass")?,
-            memory_domains: optional::<Vec<u32>>(object.field("memoryDomains")?, "memoryDomains")?,
-            cpu_class: optional::<String>(object.field("cpuClass")?, "cpuClass")?,
-            streams: optional::<Vec<Address>>(object.field("streams")?, "streams")?.map(|v| v.into_iter().map(|a| a.0).collect()),
-            scratch_limit: optional::<u64>(object.field("scratchLimit")?, "scratchLimit")?,
-            deferred_limit: optional::<u32>(object.field("deferredLimit")?, "deferredLimit")?,
+        fields_of(argument, || {
+            Ok(uform_core::ExecutorForVramConfig {
+                devices: optional::<Vec<u32>>(object.field("devices")?, "devices")?,
+                gpu_class: optional::<String>(object.field("gpuClass")?, "gpuClass")?,
+                memory_domains: optional::<Vec<u32>>(object.field("memoryDomains")?, "memoryDomains")?,
+                cpu_class: optional::<String>(object.field("cpuClass")?, "cpuClass")?,
+                streams: optional::<Vec<Address>>(object.field("streams")?, "streams")?.map(|v| v.into_iter().map(|a| a.0).collect()),
+                scratch_limit: optional::<u64>(object.field("scratchLimit")?, "scratchLimit")?,
+                deferred_limit: optional::<u32>(object.field("deferredLimit")?, "deferredLimit")?,
+            })
         })
     }
 }
@@ -219,6 +229,7 @@ impl CompiledMesh {
 
 /// `Mesh.bootstrapAsync` for the wrapper: `meshBootstrapAsync(…)`, returning a promise.
 unsafe extern "C" fn fast_mesh_bootstrap_async(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<2>(env, info, |args| {
             let executor = EXECUTOR_HANDLES.get(required::<u32>(args.get(0), "executor")?, "Executor", "executor")?;
@@ -230,6 +241,7 @@ unsafe extern "C" fn fast_mesh_bootstrap_async(env: sys::napi_env, info: sys::na
 
 /// `CompiledMesh.describe` for the wrapper: `meshDescribe(handle, …)`.
 unsafe extern "C" fn fast_mesh_describe(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<1>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
@@ -242,6 +254,7 @@ unsafe extern "C" fn fast_mesh_describe(env: sys::napi_env, info: sys::napi_call
 
 /// `CompiledMesh.free` for the wrapper: `meshFree(handle, …)`.
 unsafe extern "C" fn fast_mesh_free(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<1>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
@@ -310,6 +323,7 @@ impl CompiledExecutor {
 
 /// `CompiledExecutor.drain` for the wrapper: `executorDrain(handle, …)`.
 unsafe extern "C" fn fast_executor_drain(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<2>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
@@ -323,6 +337,7 @@ unsafe extern "C" fn fast_executor_drain(env: sys::napi_env, info: sys::napi_cal
 
 /// `CompiledExecutor.free` for the wrapper: `executorFree(handle, …)`.
 unsafe extern "C" fn fast_executor_free(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<1>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
@@ -335,6 +350,7 @@ unsafe extern "C" fn fast_executor_free(env: sys::napi_env, info: sys::napi_call
 
 /// `executorQuiet(handle)`: the Executor's quiet word, as a 4-byte external `ArrayBuffer` the wrapper reads.
 unsafe extern "C" fn fast_executor_quiet(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<1>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
@@ -346,6 +362,7 @@ unsafe extern "C" fn fast_executor_quiet(env: sys::napi_env, info: sys::napi_cal
 
 /// `executorDrainQuiet(…)`: what the quiet word holds while `drain(…)` with these arguments would change nothing.
 unsafe extern "C" fn fast_executor_drain_quiet(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<1>(env, info, |args| {
             let mood = optional::<uform_core::Mood>(args.get(0), "mood")?.unwrap_or(uform_core::Mood::Parked);
@@ -378,9 +395,11 @@ impl FromJs for uform_core::ModelLoadRamConfig {
         let Some(object) = record(value, argument)? else {
             return Err(invalid(argument, format!("is required, got {}", value.describe())));
         };
-        Ok(uform_core::ModelLoadRamConfig {
-            executor: EXECUTOR_HANDLES.get(required::<u32>(object.field("executor")?, "executor")?, "Executor", "executor")?,
-            memory_domains: optional::<Vec<u32>>(object.field("memoryDomains")?, "memoryDomains")?,
+        fields_of(argument, || {
+            Ok(uform_core::ModelLoadRamConfig {
+                executor: EXECUTOR_HANDLES.get(required::<u32>(object.field("executor")?, "executor")?, "Executor", "executor")?,
+                memory_domains: optional::<Vec<u32>>(object.field("memoryDomains")?, "memoryDomains")?,
+            })
         })
     }
 }
@@ -390,9 +409,11 @@ impl FromJs for uform_core::ModelLoadVramConfig {
         let Some(object) = record(value, argument)? else {
             return Err(invalid(argument, format!("is required, got {}", value.describe())));
         };
-        Ok(uform_core::ModelLoadVramConfig {
-            executor: EXECUTOR_HANDLES.get(required::<u32>(object.field("executor")?, "executor")?, "Executor", "executor")?,
-            devices: optional::<Vec<u32>>(object.field("devices")?, "devices")?,
+        fields_of(argument, || {
+            Ok(uform_core::ModelLoadVramConfig {
+                executor: EXECUTOR_HANDLES.get(required::<u32>(object.field("executor")?, "executor")?, "Executor", "executor")?,
+                devices: optional::<Vec<u32>>(object.field("devices")?, "devices")?,
+            })
         })
     }
 }
@@ -445,9 +466,11 @@ impl ToJs for uform_core::ModelDescription {
 impl FromJs for uform_core::EncodeTextOptions {
     fn from_js(value: Js, argument: &str) -> Result<Self> {
         let Some(object) = record(value, argument)? else { return Ok(Default::default()) };
-        Ok(uform_core::EncodeTextOptions {
-            normalize: optional::<bool>(object.field("normalize")?, "normalize")?,
-            max_tokens: optional::<u32>(object.field("maxTokens")?, "maxTokens")?,
+        fields_of(argument, || {
+            Ok(uform_core::EncodeTextOptions {
+                normalize: optional::<bool>(object.field("normalize")?, "normalize")?,
+                max_tokens: optional::<u32>(object.field("maxTokens")?, "maxTokens")?,
+            })
         })
     }
 }
@@ -520,6 +543,7 @@ impl CompiledModel {
 
 /// `Model.loadRamAsync` for the wrapper: `modelLoadRamAsync(…)`, returning a promise.
 unsafe extern "C" fn fast_model_load_ram_async(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<2>(env, info, |args| {
             let path = required::<String>(args.get(0), "path")?;
@@ -531,6 +555,7 @@ unsafe extern "C" fn fast_model_load_ram_async(env: sys::napi_env, info: sys::na
 
 /// `Model.loadVramAsync` for the wrapper: `modelLoadVramAsync(…)`, returning a promise.
 unsafe extern "C" fn fast_model_load_vram_async(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<2>(env, info, |args| {
             let path = required::<String>(args.get(0), "path")?;
@@ -542,6 +567,7 @@ unsafe extern "C" fn fast_model_load_vram_async(env: sys::napi_env, info: sys::n
 
 /// `CompiledModel.describe` for the wrapper: `modelDescribe(handle, …)`.
 unsafe extern "C" fn fast_model_describe(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<1>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
@@ -554,6 +580,7 @@ unsafe extern "C" fn fast_model_describe(env: sys::napi_env, info: sys::napi_cal
 
 /// `CompiledModel.encodeText` for the wrapper: `modelEncodeText(handle, …)`.
 unsafe extern "C" fn fast_model_encode_text(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<3>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
@@ -568,6 +595,7 @@ unsafe extern "C" fn fast_model_encode_text(env: sys::napi_env, info: sys::napi_
 
 /// `Model.encodeTextAsync` for the wrapper: `modelEncodeTextAsync(handle, …)`, returning a promise.
 unsafe extern "C" fn fast_model_encode_text_async(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<3>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
@@ -582,6 +610,7 @@ unsafe extern "C" fn fast_model_encode_text_async(env: sys::napi_env, info: sys:
 
 /// `CompiledModel.free` for the wrapper: `modelFree(handle, …)`.
 unsafe extern "C" fn fast_model_free(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<1>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
@@ -595,16 +624,18 @@ unsafe extern "C" fn fast_model_free(env: sys::napi_env, info: sys::napi_callbac
 impl FromJs for uform_core::TrainerContrastiveConfig {
     fn from_js(value: Js, argument: &str) -> Result<Self> {
         let Some(object) = record(value, argument)? else { return Ok(Default::default()) };
-        Ok(uform_core::TrainerContrastiveConfig {
-            learning_rate: optional::<f64>(object.field("learningRate")?, "learningRate")?,
-            weight_decay: optional::<f64>(object.field("weightDecay")?, "weightDecay")?,
-            warmup_steps: optional::<u32>(object.field("warmupSteps")?, "warmupSteps")?,
-            total_steps: optional::<u32>(object.field("totalSteps")?, "totalSteps")?,
-            max_grad_norm: optional::<f64>(object.field("maxGradNorm")?, "maxGradNorm")?,
-            scale: optional::<f64>(object.field("scale")?, "scale")?,
-            max_tokens: optional::<u32>(object.field("maxTokens")?, "maxTokens")?,
-            dropout: optional::<f64>(object.field("dropout")?, "dropout")?,
-            seed: optional::<u64>(object.field("seed")?, "seed")?,
+        fields_of(argument, || {
+            Ok(uform_core::TrainerContrastiveConfig {
+                learning_rate: optional::<f64>(object.field("learningRate")?, "learningRate")?,
+                weight_decay: optional::<f64>(object.field("weightDecay")?, "weightDecay")?,
+                warmup_steps: optional::<u32>(object.field("warmupSteps")?, "warmupSteps")?,
+                total_steps: optional::<u32>(object.field("totalSteps")?, "totalSteps")?,
+                max_grad_norm: optional::<f64>(object.field("maxGradNorm")?, "maxGradNorm")?,
+                scale: optional::<f64>(object.field("scale")?, "scale")?,
+                max_tokens: optional::<u32>(object.field("maxTokens")?, "maxTokens")?,
+                dropout: optional::<f64>(object.field("dropout")?, "dropout")?,
+                seed: optional::<u64>(object.field("seed")?, "seed")?,
+            })
         })
     }
 }
@@ -687,6 +718,7 @@ impl CompiledTrainer {
 
 /// `CompiledTrainer.step` for the wrapper: `trainerStep(handle, …)`.
 unsafe extern "C" fn fast_trainer_step(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<3>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
@@ -701,6 +733,7 @@ unsafe extern "C" fn fast_trainer_step(env: sys::napi_env, info: sys::napi_callb
 
 /// `Trainer.stepAsync` for the wrapper: `trainerStepAsync(handle, …)`, returning a promise.
 unsafe extern "C" fn fast_trainer_step_async(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<3>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
@@ -715,6 +748,7 @@ unsafe extern "C" fn fast_trainer_step_async(env: sys::napi_env, info: sys::napi
 
 /// `CompiledTrainer.save` for the wrapper: `trainerSave(handle, …)`.
 unsafe extern "C" fn fast_trainer_save(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<2>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
@@ -728,6 +762,7 @@ unsafe extern "C" fn fast_trainer_save(env: sys::napi_env, info: sys::napi_callb
 
 /// `CompiledTrainer.free` for the wrapper: `trainerFree(handle, …)`.
 unsafe extern "C" fn fast_trainer_free(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<1>(env, info, |args| {
             let handle = required::<u32>(args.get(0), "handle")?;
@@ -740,6 +775,7 @@ unsafe extern "C" fn fast_trainer_free(env: sys::napi_env, info: sys::napi_callb
 
 /// `gpuDevices()`.
 unsafe extern "C" fn fn_gpu_devices(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<0>(env, info, |args| {
             let value = guard(|| Ok(uform_core::gpu_devices()))?;
@@ -750,6 +786,7 @@ unsafe extern "C" fn fn_gpu_devices(env: sys::napi_env, info: sys::napi_callback
 
 /// `capabilitiesCompiled()`.
 unsafe extern "C" fn fn_capabilities_compiled(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<0>(env, info, |args| {
             let value = guard(|| Ok(uform_core::capabilities_compiled()))?;
@@ -760,6 +797,7 @@ unsafe extern "C" fn fn_capabilities_compiled(env: sys::napi_env, info: sys::nap
 
 /// `capabilitiesAvailable()`.
 unsafe extern "C" fn fn_capabilities_available(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<0>(env, info, |args| {
             let value = guard(|| Ok(uform_core::capabilities_available()))?;
@@ -770,6 +808,7 @@ unsafe extern "C" fn fn_capabilities_available(env: sys::napi_env, info: sys::na
 
 /// `meshOptionsFromEnvironment()`.
 unsafe extern "C" fn fn_mesh_options_from_environment(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
     unsafe {
         raw_call::<0>(env, info, |args| {
             let value = guard(|| uform_core::mesh_options_from_environment())?;

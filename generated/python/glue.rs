@@ -147,6 +147,7 @@ fn executor_for_ram_config_from_kwargs(
     cpu_class: Option<&Bound<'_, PyAny>>,
     threads: Option<&Bound<'_, PyAny>>,
     deferred_limit: Option<&Bound<'_, PyAny>>,
+    scratch_limit: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<uform_core::ExecutorForRamConfig> {
     let _ = py;
     Ok(uform_core::ExecutorForRamConfig {
@@ -154,6 +155,7 @@ fn executor_for_ram_config_from_kwargs(
         cpu_class: opt(cpu_class, "cpu_class", arg_string)?,
         threads: opt(threads, "threads", arg_u32)?,
         deferred_limit: opt(deferred_limit, "deferred_limit", arg_u32)?,
+        scratch_limit: opt(scratch_limit, "scratch_limit", arg_u64)?,
     })
 }
 
@@ -167,12 +169,14 @@ fn executor_for_ram_config_from_py(value: &Bound<'_, PyAny>, argument: &str) -> 
     let cpu_class = map.get_item("cpu_class")?;
     let threads = map.get_item("threads")?;
     let deferred_limit = map.get_item("deferred_limit")?;
+    let scratch_limit = map.get_item("scratch_limit")?;
     executor_for_ram_config_from_kwargs(
         value.py(),
         memory_domains.as_ref(),
         cpu_class.as_ref(),
         threads.as_ref(),
         deferred_limit.as_ref(),
+        scratch_limit.as_ref(),
     )
 }
 
@@ -184,6 +188,7 @@ fn executor_for_ram_config_to_py<'py>(py: Python<'py>, value: &uform_core::Execu
     if value.cpu_class.is_some() { fields.set_item("cpu_class", match &value.cpu_class { Some(v) => py_value(py, AsRef::<str>::as_ref(&v)), None => Ok(py.None().into_bound(py)) }?)?; }
     if value.threads.is_some() { fields.set_item("threads", match &value.threads { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
     if value.deferred_limit.is_some() { fields.set_item("deferred_limit", match &value.deferred_limit { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
+    if value.scratch_limit.is_some() { fields.set_item("scratch_limit", match &value.scratch_limit { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
     py_value(py, fields)
 }
 
@@ -372,9 +377,9 @@ pub struct Executor {
 impl Executor {
     /// Spawns host threads for RAM-resident models.
     #[staticmethod]
-    #[pyo3(signature = (*, memory_domains=None, cpu_class=None, threads=None, deferred_limit=None))]
-    fn for_ram(py: Python<'_>, memory_domains: Option<Bound<'_, PyAny>>, cpu_class: Option<Bound<'_, PyAny>>, threads: Option<Bound<'_, PyAny>>, deferred_limit: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
-        let config = executor_for_ram_config_from_kwargs(py, memory_domains.as_ref(), cpu_class.as_ref(), threads.as_ref(), deferred_limit.as_ref())?;
+    #[pyo3(signature = (*, memory_domains=None, cpu_class=None, threads=None, deferred_limit=None, scratch_limit=None))]
+    fn for_ram(py: Python<'_>, memory_domains: Option<Bound<'_, PyAny>>, cpu_class: Option<Bound<'_, PyAny>>, threads: Option<Bound<'_, PyAny>>, deferred_limit: Option<Bound<'_, PyAny>>, scratch_limit: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
+        let config = executor_for_ram_config_from_kwargs(py, memory_domains.as_ref(), cpu_class.as_ref(), threads.as_ref(), deferred_limit.as_ref(), scratch_limit.as_ref())?;
         let value = guard(|| uform_core::Executor::for_ram(config)).map_err(|e| raise(py, e))?;
         Ok(Self { core: value, _borrowed: vec![] })
     }
@@ -632,7 +637,7 @@ pub struct Model {
 
 #[pymethods]
 impl Model {
-    /// Memory-maps safetensors weights for the threads of a RAM executor.
+    /// Reads safetensors weights into host memory for the threads of a RAM executor.
     #[staticmethod]
     #[pyo3(signature = (path, *, executor, memory_domains=None))]
     fn load_ram(py: Python<'_>, path: Bound<'_, PyAny>, executor: Bound<'_, PyAny>, memory_domains: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
@@ -656,8 +661,10 @@ impl Model {
         Ok((model_description_to_py(py, &value))?.unbind())
     }
     /// Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
-    /// empty list gives no rows. While it runs, `Executor.drain()` on its executor waits for it and
-    /// `Model.free()` is an in-use error.
+    /// empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
+    /// that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the
+    /// executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it.
+    /// While it runs, `Executor.drain()` on its executor waits for it and `Model.free()` is an in-use error.
     #[pyo3(signature = (texts, *, normalize=None, max_tokens=None))]
     fn encode_text(&self, py: Python<'_>, texts: Bound<'_, PyAny>, normalize: Option<Bound<'_, PyAny>>, max_tokens: Option<Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
         let texts = arg_list(&texts, "texts", arg_string)?;

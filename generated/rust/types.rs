@@ -158,11 +158,18 @@ pub struct ExecutorForRamConfig {
     pub threads: Option<u32>,
     /// Deferred calls tracked at once; absent takes a default.
     pub deferred_limit: Option<u32>,
+    /// Ceiling on the host scratch bytes the executor's verbs hold, shared by every model on it: `Model::encode_text`
+    /// splits its texts into batches that fit, however many it is given, and a text that alone cannot fit is an
+    /// out-of-memory error naming it. Absent derives 268435456 (256 MiB, about 28,000 tokens of all-MiniLM-L6-v2 at
+    /// once).
+    pub scratch_limit: Option<u64>,
 }
 
 impl ExecutorForRamConfig {
     /// What an absent `deferred_limit` means.
     pub const DEFAULT_DEFERRED_LIMIT: u32 = 1024;
+    /// What an absent `scratch_limit` means.
+    pub const DEFAULT_SCRATCH_LIMIT: u64 = 268435456;
 }
 
 /// Where the borrowed pool of a RAM executor is placed, and how many deferred calls it tracks.
@@ -261,7 +268,7 @@ pub struct ModelLoadVramConfig {
 /// Where a model's weights live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Residency {
-    /// Host memory, memory-mapped from the file and bound to NUMA nodes.
+    /// Host memory the process owns, read from the file at load and bound to NUMA nodes.
     #[default]
     Ram,
     /// Device memory, one replica per listed device.

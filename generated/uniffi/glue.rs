@@ -190,6 +190,7 @@ pub struct ExecutorForRamConfig {
     pub cpu_class: Option<String>,
     pub threads: Option<u32>,
     pub deferred_limit: Option<u32>,
+    pub scratch_limit: Option<u64>,
 }
 
 impl From<ExecutorForRamConfig> for uform_core::ExecutorForRamConfig {
@@ -199,6 +200,7 @@ impl From<ExecutorForRamConfig> for uform_core::ExecutorForRamConfig {
             cpu_class: value.cpu_class,
             threads: value.threads,
             deferred_limit: value.deferred_limit,
+            scratch_limit: value.scratch_limit,
         }
     }
 }
@@ -209,6 +211,7 @@ impl From<uform_core::ExecutorForRamConfig> for ExecutorForRamConfig {
             cpu_class: value.cpu_class,
             threads: value.threads,
             deferred_limit: value.deferred_limit,
+            scratch_limit: value.scratch_limit,
         }
     }
 }
@@ -535,11 +538,11 @@ pub struct Model {
 }
 
 impl Model {
-    /// Memory-maps safetensors weights for the threads of a RAM executor.
+    /// Reads safetensors weights into host memory for the threads of a RAM executor.
     pub fn load_ram(path: String, config: ModelLoadRamConfig) -> Result<Self, UFormError> {
         guard(|| Ok(Self { core: uform_core::Model::load_ram(path, config.into())?, _borrowed: vec![] }))
     }
-    /// Memory-maps safetensors weights for the threads of a RAM executor. Runs on its own thread.
+    /// Reads safetensors weights into host memory for the threads of a RAM executor. Runs on its own thread.
     pub async fn load_ram_async(path: String, config: ModelLoadRamConfig) -> Result<Self, UFormError> {
         off_thread(move || Self::load_ram(path, config)).await
     }
@@ -556,14 +559,19 @@ impl Model {
         guard(|| Ok(self.core.describe()?.into()))
     }
     /// Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
-    /// empty list gives no rows. While it runs, `Executor.drain` on its executor waits for it and
-    /// `Model.free` is an in-use error.
+    /// empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
+    /// that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the
+    /// executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it.
+    /// While it runs, `Executor.drain` on its executor waits for it and `Model.free` is an in-use error.
     pub fn encode_text(&self, texts: Vec<String>, options: Option<EncodeTextOptions>) -> Result<F32Matrix, UFormError> {
         guard(|| Ok(self.core.encode_text(&texts, options.map(Into::into).unwrap_or_default())?.into()))
     }
     /// Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
-    /// empty list gives no rows. While it runs, `Executor.drain` on its executor waits for it and
-    /// `Model.free` is an in-use error. Runs on its own thread.
+    /// empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
+    /// that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the
+    /// executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it.
+    /// While it runs, `Executor.drain` on its executor waits for it and `Model.free` is an in-use error. Runs
+    /// on its own thread.
     pub async fn encode_text_async(self: Arc<Self>, texts: Vec<String>, options: Option<EncodeTextOptions>) -> Result<F32Matrix, UFormError> {
         off_thread(move || self.encode_text(texts, options)).await
     }

@@ -73,6 +73,36 @@ static uform_status_t use_everything(void) {
         (void)description.multimem_domain_count;
     }
     status = uform_mesh_free(mesh);
+
+    uform_model_load_ram_config_t load;
+    uform_model_t *model = NULL;
+    uform_trainer_contrastive_config_t train;
+    uform_trainer_t *trainer = NULL;
+    uform_train_step_t step;
+    const char *anchors[1] = {"an anchor"};
+    const char *positives[1] = {"a positive"};
+    load.struct_size = sizeof load;
+    load.executor = executor;
+    load.memory_domains = NULL;
+    load.memory_domains_count = 0;
+    train.struct_size = sizeof train;
+    train.learning_rate = 1e-4;
+    train.weight_decay = 0.01;
+    train.warmup_steps = 2;
+    train.total_steps = 20;
+    train.max_grad_norm = 1.0;
+    train.scale = 20.0;
+    train.max_tokens = 128;
+    train.dropout = -0.0;
+    train.seed = 12345;
+    status = uform_model_load_ram("model", &load, &model);
+    status = uform_trainer_contrastive(model, &train, &trainer);
+    status = uform_trainer_step(trainer, anchors, 1, positives, 1, &step);
+    if (step.step > 0 && step.loss + step.learning_rate + step.gradient_norm + step.seconds > 0.0) {
+        status = uform_trainer_save(trainer, "trained");
+    }
+    status = uform_trainer_free(trainer);
+    status = uform_model_free(model);
     status = uform_executor_free(executor);
     if (status == UFORM_STATUS_UNSUPPORTED || status == UFORM_STATUS_UNAVAILABLE || status == UFORM_STATUS_TIMEOUT ||
         status == UFORM_STATUS_IN_USE || status == UFORM_STATUS_CONFLICT || status == UFORM_STATUS_OUT_OF_MEMORY ||

@@ -18,7 +18,10 @@
  *   the library cannot detect, so it is not a case.)
  * - counts: UINT32_MAX / UINT64_MAX in every integer field.
  * - strings: not UTF-8, empty, very long, and for the mesh directory a path with "..", a file, a path below a file,
- *   and a missing path. No parameter is floating point, so there are no NaN or infinite cases.
+ *   and a missing path; for a trainer's save, a path that exists (a file or a directory), below a file, missing.
+ * - doubles (the trainer's config): NaN (either sign), infinities, negatives, and -0.0 where zero itself is refused;
+ *   +0.0 is absent, as every zero field is.
+ * The Trainer cases need the test model (UFORM_TEST_MODEL_DIR, set by `cargo xtask test c`).
  * The three functions without parameters (uform_last_error_message, uform_capabilities_compiled,
  * uform_capabilities_available) are checked after the table: never NULL, whatever failed before.
  */
@@ -26,6 +29,7 @@
 #include <uform.h>
 
 #include <dirent.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,12 +50,17 @@ enum function {
     MESH_OPTIONS_FROM_ENVIRONMENT,
     STATUS_NAME,
     GPU_CLASS_NAME,
+    TRAINER_CONTRASTIVE,
+    TRAINER_STEP,
+    TRAINER_SAVE,
+    TRAINER_FREE,
 };
 
 static const char *const function_names[] = {
     "uform_mesh_bootstrap",   "uform_mesh_describe",   "uform_mesh_free",     "uform_executor_for_ram",
     "uform_executor_for_vram", "uform_executor_on_pool", "uform_executor_drain", "uform_executor_free",
     "uform_gpu_devices",      "uform_mesh_options_from_environment", "uform_status_name", "uform_gpu_class_name",
+    "uform_trainer_contrastive", "uform_trainer_step", "uform_trainer_save", "uform_trainer_free",
 };
 
 /* The executor or mesh handle a case passes. */
@@ -70,6 +79,10 @@ struct bad_case {
     uform_executor_for_ram_config_t ram;
     uform_executor_for_vram_config_t vram;
     uform_executor_on_pool_config_t pool_config;
+    uform_trainer_contrastive_config_t train;
+    const char *const *anchors, *const *positives; /* the step's batch; NULL: one valid pair */
+    size_t anchors_count, positives_count;
+    const char *path; /* the save's directory */
     int32_t number; /* mood, status or GPU class */
     uintptr_t pool;
     int expected; /* a uform_status_t, or RETURNS_NULL for the two functions that return a string */
@@ -88,10 +101,15 @@ static const uint32_t device_max[1] = {UINT32_MAX};
 static const uint32_t device_zero[2] = {0, 1};
 static const uint32_t one_domain[1] = {0};
 static struct { long words[4]; } foreign_object; /* memory UForm never made a handle of */
+static char save_missing[1200], save_below_file[1200], save_not_utf8[1200];
+static const char *const pair_a[2] = {"an anchor", "another anchor"}, *const pair_p[2] = {"a positive", "another positive"};
+static const char *const text_not_utf8[2] = {"fine", "caf\xc3"}, *const text_null[2] = {"fine", NULL};
 
 #define STATUS(x) UFORM_STATUS_##x
 #define PEERS .host_domain_index = 0, .host_domain_count = 2, .timeout_seconds = 1
 #define WITH_GPUS(s) .gpus_differ = 1, .expected_with_gpus = (s)
+#define TRAIN(...) .with_config = 1, .train = {.struct_size = sizeof(uform_trainer_contrastive_config_t), __VA_ARGS__}
+#define BATCH(a, na, p, np) .anchors = (a), .anchors_count = (na), .positives = (p), .positives_count = (np)
 
 static const struct bad_case cases[] = {
     /* Executor handles, wherever an executor is passed. */
@@ -116,6 +134,88 @@ static const struct bad_case cases[] = {
     {.function = EXECUTOR_FREE, .what = "a mesh as executor", .handle = OTHER_CLASS, .expected = STATUS(FREED_HANDLE), .needles = {"`executor`", "as an Executor handle"}},
     {.function = EXECUTOR_FREE, .what = "all-ones executor", .handle = ALL_ONES, .expected = STATUS(FREED_HANDLE), .needles = {"`executor`", "never handed out"}},
     {.function = EXECUTOR_FREE, .what = "executor 1", .handle = ONE, .expected = STATUS(FREED_HANDLE), .needles = {"`executor`", "never handed out"}},
+
+    /* Trainer handles, and the model a trainer is made for. */
+    {.function = TRAINER_CONTRASTIVE, .what = "NULL model", .handle = NULL_HANDLE, .expected = STATUS(INVALID_ARGUMENT), .needles = {"`model`", "NULL"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "freed model", .handle = FREED, .expected = STATUS(FREED_HANDLE), .needles = {"`model`", "freed Model"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "foreign pointer as model", .handle = FOREIGN, .expected = STATUS(FREED_HANDLE), .needles = {"`model`", "never handed out"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "misaligned model", .handle = MISALIGNED, .expected = STATUS(FREED_HANDLE), .needles = {"`model`", "never handed out"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "an executor as model", .handle = OTHER_CLASS, .expected = STATUS(FREED_HANDLE), .needles = {"`model`", "as a Model handle"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "all-ones model", .handle = ALL_ONES, .expected = STATUS(FREED_HANDLE), .needles = {"`model`", "never handed out"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "model 1", .handle = ONE, .expected = STATUS(FREED_HANDLE), .needles = {"`model`", "never handed out"}},
+    {.function = TRAINER_STEP, .what = "NULL trainer", .handle = NULL_HANDLE, .expected = STATUS(INVALID_ARGUMENT), .needles = {"`trainer`", "NULL"}},
+    {.function = TRAINER_STEP, .what = "freed trainer", .handle = FREED, .expected = STATUS(FREED_HANDLE), .needles = {"`trainer`", "freed Trainer"}},
+    {.function = TRAINER_STEP, .what = "foreign pointer as trainer", .handle = FOREIGN, .expected = STATUS(FREED_HANDLE), .needles = {"`trainer`", "never handed out"}},
+    {.function = TRAINER_STEP, .what = "misaligned trainer", .handle = MISALIGNED, .expected = STATUS(FREED_HANDLE), .needles = {"`trainer`", "never handed out"}},
+    {.function = TRAINER_STEP, .what = "an executor as trainer", .handle = OTHER_CLASS, .expected = STATUS(FREED_HANDLE), .needles = {"`trainer`", "as a Trainer handle"}},
+    {.function = TRAINER_STEP, .what = "all-ones trainer", .handle = ALL_ONES, .expected = STATUS(FREED_HANDLE), .needles = {"`trainer`", "never handed out"}},
+    {.function = TRAINER_STEP, .what = "trainer 1", .handle = ONE, .expected = STATUS(FREED_HANDLE), .needles = {"`trainer`", "never handed out"}},
+    {.function = TRAINER_SAVE, .what = "NULL trainer", .handle = NULL_HANDLE, .path = "/nonexistent/x", .expected = STATUS(INVALID_ARGUMENT), .needles = {"`trainer`", "NULL"}},
+    {.function = TRAINER_SAVE, .what = "freed trainer", .handle = FREED, .path = save_missing, .expected = STATUS(FREED_HANDLE), .needles = {"`trainer`", "freed Trainer"}},
+    {.function = TRAINER_SAVE, .what = "foreign pointer as trainer", .handle = FOREIGN, .path = save_missing, .expected = STATUS(FREED_HANDLE), .needles = {"`trainer`", "never handed out"}},
+    {.function = TRAINER_SAVE, .what = "misaligned trainer", .handle = MISALIGNED, .path = save_missing, .expected = STATUS(FREED_HANDLE), .needles = {"`trainer`", "never handed out"}},
+    {.function = TRAINER_SAVE, .what = "an executor as trainer", .handle = OTHER_CLASS, .path = save_missing, .expected = STATUS(FREED_HANDLE), .needles = {"`trainer`", "as a Trainer handle"}},
+    {.function = TRAINER_SAVE, .what = "all-ones trainer", .handle = ALL_ONES, .path = save_missing, .expected = STATUS(FREED_HANDLE), .needles = {"`trainer`", "never handed out"}},
+    {.function = TRAINER_FREE, .what = "NULL trainer", .handle = NULL_HANDLE, .expected = STATUS(INVALID_ARGUMENT), .needles = {"`trainer`", "NULL"}},
+    {.function = TRAINER_FREE, .what = "freed trainer (a second free does nothing)", .handle = FREED, .expected = STATUS(OK)},
+    {.function = TRAINER_FREE, .what = "foreign pointer as trainer", .handle = FOREIGN, .expected = STATUS(FREED_HANDLE), .needles = {"`trainer`", "never handed out"}},
+    {.function = TRAINER_FREE, .what = "misaligned trainer", .handle = MISALIGNED, .expected = STATUS(FREED_HANDLE), .needles = {"`trainer`", "never handed out"}},
+    {.function = TRAINER_FREE, .what = "an executor as trainer", .handle = OTHER_CLASS, .expected = STATUS(FREED_HANDLE), .needles = {"`trainer`", "as a Trainer handle"}},
+    {.function = TRAINER_FREE, .what = "trainer 1", .handle = ONE, .expected = STATUS(FREED_HANDLE), .needles = {"`trainer`", "never handed out"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "NULL trainer out-parameter", .null_out = FIRST_OUT_NULL, .expected = STATUS(INVALID_ARGUMENT), .needles = {"`trainer`", "NULL"}},
+    {.function = TRAINER_STEP, .what = "NULL step out-parameter", .null_out = FIRST_OUT_NULL, .expected = STATUS(INVALID_ARGUMENT), .needles = {"`step`", "NULL"}},
+
+    /* Trainer config: every double NaN (either sign), infinite or negative; scale zero itself; counts out of range. */
+    {.function = TRAINER_CONTRASTIVE, .what = "learning_rate NaN", TRAIN(.learning_rate = NAN), .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.learning_rate`"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "learning_rate -NaN", TRAIN(.learning_rate = -NAN), .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.learning_rate`"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "learning_rate +inf", TRAIN(.learning_rate = INFINITY), .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.learning_rate`"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "learning_rate -inf", TRAIN(.learning_rate = -INFINITY), .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.learning_rate`"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "learning_rate -1e-4", TRAIN(.learning_rate = -1e-4), .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.learning_rate`"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "learning_rate -DBL_MIN", TRAIN(.learning_rate = -2.2250738585072014e-308), .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.learning_rate`"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "learning_rate DBL_MAX", TRAIN(.learning_rate = 1.7976931348623157e308), .expected = STATUS(OK)},
+    {.function = TRAINER_CONTRASTIVE, .what = "learning_rate -0.0 (zero itself)", TRAIN(.learning_rate = -0.0), .expected = STATUS(OK)},
+    {.function = TRAINER_CONTRASTIVE, .what = "weight_decay NaN", TRAIN(.weight_decay = NAN), .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.weight_decay`"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "weight_decay +inf", TRAIN(.weight_decay = INFINITY), .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.weight_decay`"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "weight_decay -inf", TRAIN(.weight_decay = -INFINITY), .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.weight_decay`"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "weight_decay -0.01", TRAIN(.weight_decay = -0.01), .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.weight_decay`"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "max_grad_norm NaN", TRAIN(.max_grad_norm = NAN), .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.max_grad_norm`"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "max_grad_norm +inf", TRAIN(.max_grad_norm = INFINITY), .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.max_grad_norm`"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "max_grad_norm -1", TRAIN(.max_grad_norm = -1.0), .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.max_grad_norm`"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "max_grad_norm -0.0 (clipping off)", TRAIN(.max_grad_norm = -0.0), .expected = STATUS(OK)},
+    {.function = TRAINER_CONTRASTIVE, .what = "scale NaN", TRAIN(.scale = NAN), .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.scale`"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "scale +inf", TRAIN(.scale = INFINITY), .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.scale`"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "scale -0.0 (zero itself)", TRAIN(.scale = -0.0), .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.scale`"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "scale -20", TRAIN(.scale = -20.0), .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.scale`"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "dropout NaN", TRAIN(.dropout = NAN), .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.dropout`"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "dropout -0.1", TRAIN(.dropout = -0.1), .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.dropout`"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "dropout 1", TRAIN(.dropout = 1.0), .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.dropout`"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "dropout +inf", TRAIN(.dropout = INFINITY), .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.dropout`"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "dropout -0.0 (off)", TRAIN(.dropout = -0.0), .expected = STATUS(OK)},
+    {.function = TRAINER_CONTRASTIVE, .what = "max_tokens 513", TRAIN(.max_tokens = 513), .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.max_tokens`", "513"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "max_tokens UINT32_MAX", TRAIN(.max_tokens = UINT32_MAX), .expected = STATUS(INVALID_ARGUMENT), .needles = {"`config.max_tokens`", "4294967295"}},
+    {.function = TRAINER_CONTRASTIVE, .what = "max_tokens 512", TRAIN(.max_tokens = 512), .expected = STATUS(OK)},
+    {.function = TRAINER_CONTRASTIVE, .what = "warmup_steps, total_steps UINT32_MAX", TRAIN(.warmup_steps = UINT32_MAX, .total_steps = UINT32_MAX), .expected = STATUS(OK)},
+    {.function = TRAINER_CONTRASTIVE, .what = "seed UINT64_MAX", TRAIN(.seed = UINT64_MAX), .expected = STATUS(OK)},
+    {.function = TRAINER_CONTRASTIVE, .what = "struct_size 4097", .with_config = 1, .train = {.struct_size = 4097}, .expected = STATUS(INVALID_ARGUMENT), .needles = {"struct_size"}},
+
+    /* Trainer.step: the batch. */
+    {.function = TRAINER_STEP, .what = "positives one short", BATCH(pair_a, 2, pair_p, 1), .expected = STATUS(INVALID_ARGUMENT), .needles = {"`positives`"}},
+    {.function = TRAINER_STEP, .what = "empty batch", BATCH(pair_a, 0, pair_p, 0), .expected = STATUS(INVALID_ARGUMENT), .needles = {"`anchors`"}},
+    {.function = TRAINER_STEP, .what = "anchors NULL with count 2", BATCH(NULL, 2, pair_p, 2), .expected = STATUS(INVALID_ARGUMENT), .needles = {"anchors", "NULL"}},
+    {.function = TRAINER_STEP, .what = "positives NULL with count 2", BATCH(pair_a, 2, NULL, 2), .expected = STATUS(INVALID_ARGUMENT), .needles = {"positives", "NULL"}},
+    {.function = TRAINER_STEP, .what = "anchors count SIZE_MAX", BATCH(pair_a, SIZE_MAX, pair_p, 2), .expected = STATUS(INVALID_ARGUMENT), .needles = {"anchors", "larger than any array"}},
+    {.function = TRAINER_STEP, .what = "anchors[1] not UTF-8", BATCH(text_not_utf8, 2, pair_p, 2), .expected = STATUS(INVALID_ARGUMENT), .needles = {"anchors[1]", "UTF-8"}},
+    {.function = TRAINER_STEP, .what = "positives[1] not UTF-8", BATCH(pair_a, 2, text_not_utf8, 2), .expected = STATUS(INVALID_ARGUMENT), .needles = {"positives[1]", "UTF-8"}},
+    {.function = TRAINER_STEP, .what = "anchors[1] NULL", BATCH(text_null, 2, pair_p, 2), .expected = STATUS(INVALID_ARGUMENT), .needles = {"anchors[1]"}},
+    {.function = TRAINER_STEP, .what = "positives[1] NULL", BATCH(pair_a, 2, text_null, 2), .expected = STATUS(INVALID_ARGUMENT), .needles = {"positives[1]"}},
+
+    /* Trainer.save: the directory. */
+    {.function = TRAINER_SAVE, .what = "directory NULL", .path = NULL, .expected = STATUS(INVALID_ARGUMENT), .needles = {"`directory`", "NULL"}},
+    {.function = TRAINER_SAVE, .what = "directory exists", .path = dir, .expected = STATUS(INVALID_ARGUMENT), .needles = {"`directory`", "already exists"}},
+    {.function = TRAINER_SAVE, .what = "directory is a file", .path = dir_file, .expected = STATUS(INVALID_ARGUMENT), .needles = {"`directory`", "already exists"}},
+    {.function = TRAINER_SAVE, .what = "parent missing", .path = save_missing, .expected = STATUS(IO), .needles = {save_missing}},
+    {.function = TRAINER_SAVE, .what = "parent is a file", .path = save_below_file, .expected = STATUS(IO), .needles = {save_below_file}},
+    {.function = TRAINER_SAVE, .what = "directory not UTF-8", .path = save_not_utf8, .expected = STATUS(INVALID_ARGUMENT), .needles = {"directory", "UTF-8"}},
 
     /* Mesh handles. */
     {.function = MESH_DESCRIBE, .what = "NULL mesh", .handle = NULL_HANDLE, .expected = STATUS(INVALID_ARGUMENT), .needles = {"`mesh`", "NULL"}},
@@ -231,6 +331,8 @@ static const struct bad_case cases[] = {
 
 static uform_executor_t *live_executor, *freed_executor;
 static uform_mesh_t *live_mesh, *freed_mesh;
+static uform_model_t *live_model, *freed_model;
+static uform_trainer_t *live_trainer, *freed_trainer;
 static int gpus_present;
 
 static void *handle_of(enum handle kind, void *live, void *freed, void *other_class) {
@@ -252,6 +354,12 @@ static uform_executor_t *executor_of(enum handle kind) {
 }
 
 static uform_mesh_t *mesh_of(enum handle kind) { return handle_of(kind, live_mesh, freed_mesh, live_executor); }
+
+static uform_model_t *model_of(enum handle kind) { return handle_of(kind, live_model, freed_model, live_executor); }
+
+static uform_trainer_t *trainer_of(enum handle kind) {
+    return handle_of(kind, live_trainer, freed_trainer, live_executor);
+}
 
 static int expected_for(const struct bad_case *c) {
     return gpus_present && c->gpus_differ ? c->expected_with_gpus : c->expected;
@@ -327,6 +435,28 @@ static int invoke(const struct bad_case *c, int *untouched) {
         return uform_status_name(status) == NULL ? RETURNS_NULL : -2;
     }
     case GPU_CLASS_NAME: return uform_gpu_class_name(c->number) == NULL ? RETURNS_NULL : -2;
+    case TRAINER_CONTRASTIVE: {
+        uform_trainer_t *const sentinel = (uform_trainer_t *)(uintptr_t)0x5e5e5e50;
+        uform_trainer_t *trainer = sentinel;
+        uform_status_t s =
+            uform_trainer_contrastive(model_of(c->handle), c->with_config ? &c->train : NULL, first_null ? NULL : &trainer);
+        if (s == UFORM_STATUS_OK) return uform_trainer_free(trainer) == UFORM_STATUS_OK ? (int)s : -3;
+        *untouched = trainer == sentinel;
+        return s;
+    }
+    case TRAINER_STEP: {
+        uform_train_step_t step, before;
+        memset(&step, 0xa5, sizeof step);
+        memcpy(&before, &step, sizeof before);
+        int given = c->anchors || c->positives || c->anchors_count || c->positives_count;
+        uform_status_t s = uform_trainer_step(trainer_of(c->handle), given ? c->anchors : pair_a, given ? c->anchors_count : 1,
+                                              given ? c->positives : pair_p, given ? c->positives_count : 1,
+                                              first_null ? NULL : &step);
+        if (s != UFORM_STATUS_OK) *untouched = memcmp(&step, &before, sizeof before) == 0;
+        return s;
+    }
+    case TRAINER_SAVE: return uform_trainer_save(trainer_of(c->handle), c->path);
+    case TRAINER_FREE: return uform_trainer_free(trainer_of(c->handle));
     }
     return -4;
 }
@@ -370,6 +500,9 @@ int main(void) {
     memcpy(long_path, "/tmp/", 5);
     memset(long_name, 'b', sizeof long_name - 1);
     memset(long_class, 'x', sizeof long_class - 1);
+    snprintf(save_missing, sizeof save_missing, "%s/missing/trained", dir);
+    snprintf(save_below_file, sizeof save_below_file, "%s/a file/trained", dir);
+    snprintf(save_not_utf8, sizeof save_not_utf8, "%s/caf\xc3", dir);
 
     const uform_gpu_device_t *devices = NULL;
     size_t device_count = 0;
@@ -386,6 +519,19 @@ int main(void) {
         uform_mesh_bootstrap(live_executor, NULL, &freed_mesh) != UFORM_STATUS_OK ||
         uform_mesh_free(freed_mesh) != UFORM_STATUS_OK) {
         fprintf(stderr, "cannot set up: %s\n", uform_last_error_message());
+        return 2;
+    }
+    /* The Trainer cases' model (the test model) and trainers, one live and one freed. */
+    const char *model_dir = getenv("UFORM_TEST_MODEL_DIR");
+    uform_model_load_ram_config_t load = {.struct_size = sizeof load, .executor = live_executor};
+    if (!model_dir || uform_model_load_ram(model_dir, &load, &live_model) != UFORM_STATUS_OK ||
+        uform_model_load_ram(model_dir, &load, &freed_model) != UFORM_STATUS_OK ||
+        uform_model_free(freed_model) != UFORM_STATUS_OK ||
+        uform_trainer_contrastive(live_model, NULL, &live_trainer) != UFORM_STATUS_OK ||
+        uform_trainer_contrastive(live_model, NULL, &freed_trainer) != UFORM_STATUS_OK ||
+        uform_trainer_free(freed_trainer) != UFORM_STATUS_OK) {
+        fprintf(stderr, "cannot set up the Trainer cases (UFORM_TEST_MODEL_DIR=%s): %s\n", model_dir ? model_dir : "unset",
+                uform_last_error_message());
         return 2;
     }
 
@@ -427,7 +573,13 @@ int main(void) {
         printf("FAIL the mesh directory holds %d entries instead of 2: %s\n", left, names);
         checks_ok = 0;
     }
-    if (uform_mesh_free(live_mesh) != UFORM_STATUS_OK || uform_executor_free(live_executor) != UFORM_STATUS_OK) {
+    /* The live trainer's model is in use; after the trainer's free it frees. */
+    if (uform_model_free(live_model) != UFORM_STATUS_IN_USE || strstr(uform_last_error_message(), "1 trainer") == NULL) {
+        printf("FAIL freeing the model under the live trainer: %s\n", uform_last_error_message());
+        checks_ok = 0;
+    }
+    if (uform_trainer_free(live_trainer) != UFORM_STATUS_OK || uform_model_free(live_model) != UFORM_STATUS_OK ||
+        uform_mesh_free(live_mesh) != UFORM_STATUS_OK || uform_executor_free(live_executor) != UFORM_STATUS_OK) {
         printf("FAIL cannot free the live handles: %s\n", uform_last_error_message());
         checks_ok = 0;
     }

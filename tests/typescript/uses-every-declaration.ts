@@ -8,6 +8,11 @@ import {
     Mood,
     MultimemTier,
     UFormError,
+    Model,
+    Trainer,
+    type CompiledTrainer,
+    type TrainStep,
+    type TrainerContrastiveConfig,
     type CompiledExecutor,
     type CompiledMesh,
     type CompiledMeshDescription,
@@ -36,7 +41,13 @@ export function everything(): void {
     const available: string = uform.capabilitiesAvailable();
     void [compiled, available];
 
-    const ram: ExecutorForRamConfig = { memoryDomains: [0], cpuClass: "intel-haswell", threads: 2, deferredLimit: 8 };
+    const ram: ExecutorForRamConfig = {
+        memoryDomains: [0],
+        cpuClass: "intel-haswell",
+        threads: 2,
+        deferredLimit: 8,
+        scratchLimit: 1 << 26,
+    };
     const pool: ExecutorOnPoolConfig = { memoryDomains: [0], cpuClass: "intel-haswell", deferredLimit: 8 };
     const vram: ExecutorForVramConfig = {
         devices: [0, 1],
@@ -98,4 +109,45 @@ export function everything(): void {
             void [code, message];
         }
     }
+}
+
+export async function trainers(executor: Executor): Promise<void> {
+    using model = Model.loadRam("all-MiniLM-L6-v2", { executor });
+    const config: TrainerContrastiveConfig = {
+        learningRate: 1e-4,
+        weightDecay: 0.01,
+        warmupSteps: 2,
+        totalSteps: 20,
+        maxGradNorm: 1,
+        scale: 20,
+        maxTokens: 128,
+        dropout: 0,
+        seed: 12345,
+    };
+    {
+        using trainer = Trainer.contrastive(model, config);
+        const first: TrainStep = trainer.step(["an anchor"], ["a positive"]);
+        const numbers: number[] = [first.step, first.loss, first.learningRate, first.gradientNorm, first.seconds];
+        const pending: Promise<TrainStep> = trainer.stepAsync(["an anchor"], ["a positive"]);
+        const second: TrainStep = await pending;
+        const handle: CompiledTrainer = trainer.compiled;
+        const raw: TrainStep = handle.step(["an anchor"], ["a positive"]);
+        handle.save("/tmp/raw");
+        trainer.save("/tmp/trained");
+        void [numbers, second, raw];
+        trainer.free();
+        trainer[Symbol.dispose]();
+    }
+    Trainer.contrastive(model).free();
+    Trainer.contrastive(model, {}).free();
+    // @ts-expect-error: a rate is a number, not a string
+    Trainer.contrastive(model, { learningRate: "1e-4" });
+    // @ts-expect-error: a trainer is made for a Model, not an Executor
+    Trainer.contrastive(executor);
+    // @ts-expect-error: the config has no such field
+    Trainer.contrastive(model, { lr: 1e-4 });
+    // @ts-expect-error: exactOptionalPropertyTypes: absent is left out, not undefined
+    Trainer.contrastive(model, { dropout: undefined });
+    // @ts-expect-error: Trainer has no public constructor
+    new Trainer();
 }

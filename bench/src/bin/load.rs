@@ -7,7 +7,8 @@
 //!
 //! The file (default 256 MB: 64 F32 tensors of 4 MB) is written under `target/bench-load/`. Every reader touches every
 //! byte: uform and `read` fold the bytes into a checksum (8 bytes at a time), Python copies each tensor into a numpy
-//! array. Warm: the file is in the page cache. Cold: the page cache is dropped before each read, through
+//! array. Before timing, a check: every tensor's name and a SipHash of its byte range, as `loadRam`'s view shows
+//! it and as a plain read of the file finds it through the header, must agree tensor by tensor. Warm: the file is in the page cache. Cold: the page cache is dropped before each read, through
 //! `/proc/sys/vm/drop_caches` when it can be written, else by evicting the file's pages with
 //! `posix_fadvise(POSIX_FADV_DONTNEED)`; `mincore` confirms how much of the file stayed resident. Each figure is the
 //! median of `--rounds` (default 5) runs, the readers taking turns within each round.
@@ -43,13 +44,48 @@ fn write_file(path: &Path, mb: usize) -> u64 {
     std::fs::metadata(path).unwrap().len()
 }
 
+/// Touches every byte (the timed work): an XOR of its 8-byte words, the last partial word zero-padded.
 fn fold(data: &[u8]) -> u64 {
-    let (head, words, tail) = unsafe { data.align_to::<u64>() };
-    let mut sum = words.iter().fold(0u64, |s, &w| s ^ w);
-    for &b in head.iter().chain(tail) {
-        sum = sum.rotate_left(8) ^ b as u64;
-    }
-    sum
+    let words = data.chunks_exact(8);
+    let tail = words.remainder();
+    let mut last = [0u8; 8];
+    last[..tail.len()].copy_from_slice(tail);
+    words.fold(u64::from_le_bytes(last), |s, w| s ^ u64::from_le_bytes(w.try_into().unwrap()))
+}
+
+fn hash(data: &[u8]) -> u64 {
+    use std::hash::Hasher;
+    let mut h = std::collections::hash_map::DefaultHasher::new(); // SipHash-1-3 with fixed keys
+    h.write(data);
+    h.finish()
+}
+
+/// Every tensor's name and the hash of its bytes, in file order, through `loadRam`'s view.
+fn uform_hashes(path: &str, executor: &Executor) -> Vec<(String, u64)> {
+    let model = Model::load_ram(path, ModelLoadRamConfig { executor: executor.clone(), memory_domains: None }).unwrap();
+    let weights = model.weights().unwrap();
+    let hashes = weights.names().iter().map(|n| (n.to_string(), hash(weights.tensor(n).unwrap().data))).collect();
+    drop(weights);
+    model.free().unwrap();
+    hashes
+}
+
+/// The same from one plain read of the file, each range found through the header's `data_offsets`.
+fn read_hashes(path: &str) -> Vec<(String, u64)> {
+    let bytes = std::fs::read(path).unwrap();
+    let len = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let header: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&bytes[8..8 + len]).unwrap();
+    let data = &bytes[8 + len..];
+    let mut tensors: Vec<(String, usize, usize)> = header
+        .iter()
+        .filter(|(name, _)| *name != "__metadata__")
+        .map(|(name, t)| {
+            let at = |i: usize| t["data_offsets"][i].as_u64().unwrap() as usize;
+            (name.clone(), at(0), at(1))
+        })
+        .collect();
+    tensors.sort_by_key(|t| t.1);
+    tensors.into_iter().map(|(name, a, b)| (name, hash(&data[a..b]))).collect()
 }
 
 /// How the cache is emptied, or why it cannot be.
@@ -74,12 +110,15 @@ fn evict(path: &Path, how: Cold) -> f64 {
 /// The fraction of the file's pages in the page cache, by `mincore` on a fresh mapping.
 fn resident_fraction(path: &Path) -> f64 {
     let f = std::fs::File::open(path).unwrap();
+    // SAFETY: `f` is an open file; the mapping is unmapped below, and nothing reads through it.
     let map = unsafe { memmap(&f) };
+    // SAFETY: `sysconf` reads a constant of the system.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
     let pages = map.1.div_ceil(page);
     let mut vec = vec![0u8; pages];
     // SAFETY: the mapping is live and `vec` has one byte per page.
     unsafe { libc::mincore(map.0, map.1, vec.as_mut_ptr()) };
+    // SAFETY: the mapping made above, unused after this.
     unsafe { libc::munmap(map.0, map.1) };
     vec.iter().filter(|&&b| b & 1 != 0).count() as f64 / pages as f64
 }
@@ -102,7 +141,7 @@ fn uform(path: &str, executor: &Executor) -> (f64, u64) {
     }
     drop(weights);
     model.free().unwrap();
-    (start.elapsed().as_secs_f64(), sum)
+    (start.elapsed().as_secs_f64(), std::hint::black_box(sum))
 }
 
 fn plain_read(path: &str) -> (f64, u64) {
@@ -117,7 +156,7 @@ fn plain_read(path: &str) -> (f64, u64) {
         }
         sum ^= fold(&buf[..n]);
     }
-    (start.elapsed().as_secs_f64(), sum)
+    (start.elapsed().as_secs_f64(), std::hint::black_box(sum))
 }
 
 fn python(python: &Path, script: &Path, path: &str) -> f64 {
@@ -146,7 +185,15 @@ fn main() {
     let bytes = write_file(&file, mb);
     let path = file.to_str().unwrap().to_string();
     let executor = Executor::for_ram(ExecutorForRamConfig { threads: Some(1), ..Default::default() }).unwrap();
-    assert_eq!(uform(&path, &executor).1, plain_read(&path).1, "uform and read saw different bytes");
+    let (seen, read) = (uform_hashes(&path, &executor), read_hashes(&path));
+    assert_eq!(seen.len(), (mb << 20) / TENSOR_BYTES, "uform saw {} tensors", seen.len());
+    if let Some(i) = (0..seen.len().max(read.len())).find(|&i| seen.get(i) != read.get(i)) {
+        panic!("uform and read disagree at tensor {i}: {:?} vs {:?}", seen.get(i), read.get(i));
+    }
+    println!(
+        "check: {} tensors, name and SipHash of every byte range agree between loadRam and a plain read",
+        seen.len()
+    );
 
     let cold = if std::fs::write("/proc/sys/vm/drop_caches", "1").is_ok() {
         println!("cold: page cache dropped through /proc/sys/vm/drop_caches before each read");

@@ -1,11 +1,14 @@
 //! libuform: the C ABI of the UForm runtime. Every `extern "C"` function is generated from the IDL into
-//! `generated/c/ffi.rs` and included here; [`runtime`] holds the hand-written machinery it stands on.
+//! `generated/c/ffi.rs` and included here; [`runtime`], [`handles`] and [`versioned`] hold the hand-written machinery
+//! it stands on.
 
 #![allow(non_camel_case_types, clippy::missing_safety_doc, clippy::redundant_closure)]
 
+mod handles;
 mod runtime;
 mod versioned;
 
+use handles::*;
 use runtime::*;
 use std::ffi::c_char;
 use uform_core::Error;

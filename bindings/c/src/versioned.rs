@@ -106,6 +106,7 @@ mod tests {
         struct_size: u32,
         a: u32,
     }
+    // SAFETY: `#[repr(C)]`, led by a `u32`, and integers only.
     unsafe impl Versioned for New {
         const FIRST_SIZE: usize = size_of::<Old>();
     }
@@ -126,10 +127,12 @@ mod tests {
         bytes[..4].copy_from_slice(&24u32.to_ne_bytes());
         bytes[4..8].copy_from_slice(&3u32.to_ne_bytes());
         bytes[8..16].copy_from_slice(&5u64.to_ne_bytes());
+        // SAFETY: 24 bytes as three `u64`s, for the alignment of `New`; any bytes are a valid `u64`.
         let aligned: [u64; 3] = unsafe { std::mem::transmute(bytes) };
         let ptr = aligned.as_ptr().cast::<New>();
         assert_eq!(read_versioned(ptr, "config").unwrap(), New { struct_size: 24, a: 3, b: 5 });
         bytes[21] = 1;
+        // SAFETY: as above.
         let aligned: [u64; 3] = unsafe { std::mem::transmute(bytes) };
         let err = read_versioned(aligned.as_ptr().cast::<New>(), "config").unwrap_err();
         assert!(err.message().contains("`config.struct_size` is 24") && err.message().contains("byte 21"), "{err}");
@@ -148,10 +151,13 @@ mod tests {
     fn a_write_stops_at_the_callers_size_and_keeps_it() {
         let mut target = [0xa5u8; 16];
         let old = Old { struct_size: size_of::<Old>() as u32, a: 0 };
+        // SAFETY: 16 bytes as two `u64`s, for the alignment of `New`; any bytes are a valid `u64`.
         let mut aligned: [u64; 2] = unsafe { std::mem::transmute(target) };
+        // SAFETY: an `Old` (8 bytes, 4-aligned) fits at the start of the 16 aligned bytes.
         unsafe { aligned.as_mut_ptr().cast::<Old>().write(old) };
         let ptr = aligned.as_mut_ptr().cast::<New>();
         write_versioned(ptr, New { struct_size: 99, a: 4, b: u64::MAX }, "options").unwrap();
+        // SAFETY: any 16 bytes are 16 valid `u8`s.
         target = unsafe { std::mem::transmute::<[u64; 2], [u8; 16]>(aligned) };
         assert_eq!(&target[..4], &8u32.to_ne_bytes(), "struct_size kept");
         assert_eq!(&target[4..8], &4u32.to_ne_bytes());

@@ -12,3 +12,15 @@ include!("../../../generated/jni/glue.rs");
 /// `capabilitiesCompiled()` and `drain()` are measured against the cost of a bare JNI call.
 #[no_mangle]
 pub extern "system" fn Java_cloud_unum_uform_UFormNative_benchNoop(_env: jni::JNIEnv, _class: jni::objects::JClass) {}
+
+/// The Kotlin overhead benchmark's matrix (hand-written, not part of the API): a 32 × 384 matrix of a constant handed
+/// back the way `encodeText` hands back its result (the encoded `byte[]` that `Reader.matrix()` reads), to measure
+/// what returning an embedding matrix costs.
+#[no_mangle]
+pub extern "system" fn Java_cloud_unum_uform_UFormNative_benchMatrix(
+    mut env: jni::JNIEnv,
+    _class: jni::objects::JClass,
+) -> jni::sys::jobject {
+    let matrix = uform_core::F32Matrix { data: vec![0.5; 32 * 384], rows: 32, columns: 384 };
+    runtime::bytes(&mut env, &matrix).unwrap_or(std::ptr::null_mut())
+}

@@ -254,6 +254,17 @@ pub fn bytes(env: &mut JNIEnv, value: &impl Encode) -> Result<jobject, Failure> 
 /// its ordinal (u32), a record its fields in IDL order, a matrix its rows, columns and then its floats.
 pub trait Encode {
     fn encode(&self, out: &mut Vec<u8>);
+
+    /// Encodes `values` one after the other (a list's elements, a matrix's floats); numbers override it with one
+    /// copy of the whole slice, which Kotlin reads back with one bulk `get` into a primitive array.
+    fn encode_all(values: &[Self], out: &mut Vec<u8>)
+    where
+        Self: Sized,
+    {
+        for value in values {
+            value.encode(out);
+        }
+    }
 }
 
 macro_rules! encode_le {
@@ -261,6 +272,22 @@ macro_rules! encode_le {
         impl Encode for $t {
             fn encode(&self, out: &mut Vec<u8>) {
                 out.extend_from_slice(&self.to_le_bytes());
+            }
+
+            fn encode_all(values: &[Self], out: &mut Vec<u8>) {
+                if cfg!(target_endian = "little") {
+                    // SAFETY: a slice of plain numbers is readable as its bytes (no padding, any alignment for u8),
+                    // and on a little-endian target those bytes are the layout's.
+                    let bytes = unsafe {
+                        std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values))
+                    };
+                    out.extend_from_slice(bytes);
+                } else {
+                    out.reserve(std::mem::size_of_val(values));
+                    for value in values {
+                        value.encode(out);
+                    }
+                }
             }
         }
     )*};
@@ -301,9 +328,7 @@ impl<T: Encode> Encode for Option<T> {
 impl<T: Encode> Encode for Vec<T> {
     fn encode(&self, out: &mut Vec<u8>) {
         (self.len() as u32).encode(out);
-        for value in self {
-            value.encode(out);
-        }
+        T::encode_all(self, out);
     }
 }
 
@@ -311,10 +336,7 @@ impl Encode for uform_core::F32Matrix {
     fn encode(&self, out: &mut Vec<u8>) {
         self.rows.encode(out);
         self.columns.encode(out);
-        out.reserve(self.data.len() * 4);
-        for value in &self.data {
-            value.encode(out);
-        }
+        f32::encode_all(&self.data, out);
     }
 }
 
@@ -335,6 +357,16 @@ mod tests {
         None::<u64>.encode(&mut out);
         vec![true, false].encode(&mut out);
         assert_eq!(out, [7, 0, 0, 0, 1, 2, 0, 0, 0, 0xc3, 0xa9, 0, 2, 0, 0, 0, 1, 0]);
+    }
+
+    #[test]
+    fn lists_of_numbers_are_copied_whole_in_the_same_layout() {
+        let mut out = Vec::new();
+        vec![1.5f64, -0.25].encode(&mut out);
+        assert_eq!(out, [&2u32.to_le_bytes()[..], &1.5f64.to_le_bytes(), &(-0.25f64).to_le_bytes()].concat());
+        let mut out = Vec::new();
+        vec![7u32, 9].encode(&mut out);
+        assert_eq!(out, [2, 0, 0, 0, 7, 0, 0, 0, 9, 0, 0, 0]);
     }
 
     #[test]

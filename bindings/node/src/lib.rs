@@ -15,6 +15,13 @@ unsafe extern "C" fn noop(_env: sys::napi_env, _info: sys::napi_callback_info) -
     std::ptr::null_mut()
 }
 
+/// A 32 × 384 matrix of a constant, registered as `benchMatrix` and handed back the way `encodeText` hands back its
+/// result: the overhead benchmark's measure of what returning an embedding matrix costs.
+unsafe extern "C" fn bench_matrix(env: sys::napi_env, _info: sys::napi_callback_info) -> sys::napi_value {
+    let matrix = uform_core::F32Matrix { data: vec![0.5; 32 * 384], rows: 32, columns: 384 };
+    f32_matrix(env, matrix).unwrap_or(std::ptr::null_mut())
+}
+
 include!("../../../generated/node/glue.rs");
 
 /// The same no-op through napi-rs's `#[napi]` glue (registered as `noopNapiRs`): the benchmark prints it for context,
@@ -26,6 +33,7 @@ pub fn noop_napi_rs() {}
 #[napi(module_exports)]
 pub fn register(exports: napi::bindgen_prelude::Object, env: Env) -> napi::Result<()> {
     let exports = napi::JsValue::raw(&exports);
-    register_fast(env.raw(), exports, &[("noop", Some(noop))]).map_err(|e| napi::Error::from_reason(e.reason))?;
+    register_fast(env.raw(), exports, &[("noop", Some(noop)), ("benchMatrix", Some(bench_matrix))])
+        .map_err(|e| napi::Error::from_reason(e.reason))?;
     register_fast(env.raw(), exports, FAST).map_err(|e| napi::Error::from_reason(e.reason))
 }

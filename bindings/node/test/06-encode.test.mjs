@@ -1,7 +1,10 @@
 // encodeText scenarios 22–25 of SCENARIOS.md against the test model (all-MiniLM-L6-v2) and the committed reference
-// embeddings. `cargo xtask test node` sets UFORM_TEST_MODEL_DIR and UFORM_TEST_REFERENCE; without them these fail.
+// embeddings; 26–29 of issue 29: 20,000 texts under a 64 MiB scratch limit, a 10 MB text, the model file changed
+// after loading, a text without tokens. `cargo xtask test node` sets UFORM_TEST_MODEL_DIR and UFORM_TEST_REFERENCE; without them these fail.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Executor, Model } from 'uform';
 import { throwsUForm } from './helpers.mjs';
@@ -91,6 +94,109 @@ test('24: the Float32Array stays valid after the model and its executor are free
     closeTo(m, reference.embeddings.slice(0, 2));
     m.data[0] = 1.5; // the caller's to write
     assert.equal(m.data[0], 1.5);
+});
+
+function statusKib(key) {
+    const line = readFileSync('/proc/self/status', 'utf8').split('\n').find((l) => l.startsWith(key));
+    return Number(line.split(/\s+/)[1]);
+}
+
+function maxDifference(a, b) {
+    let worst = 0;
+    for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i] - b[i]));
+    return worst;
+}
+
+test('26: 20,000 texts in one call stay within a 64 MiB scratch limit and match 32-text calls', () => {
+    ready();
+    const limit = 64 * 1024 * 1024;
+    const small = Executor.forRam({ threads: 2, scratchLimit: limit });
+    const bounded = Model.loadRam(modelDir, { executor: small });
+    const words = ['alpha', 'beta', 'gamma', 'delta', 'epsilon'];
+    const texts = Array.from({ length: 20000 }, (_, i) => `${words.slice(0, 1 + (i % words.length)).join(' ')} ${i}`);
+    bounded.encodeText(texts.slice(0, 32)); // prepares the encoder
+    const before = statusKib('VmRSS:');
+    writeFileSync('/proc/self/clear_refs', '5'); // resets VmHWM, the peak resident size, to now
+    const started = Date.now();
+    const all = bounded.encodeText(texts);
+    const growth = statusKib('VmHWM:') - before;
+    const resultKib = all.data.byteLength / 1024;
+    console.log(`20,000 texts under a 64 MiB scratch limit: RSS +${growth} KiB at peak (result ${resultKib} KiB), ${(Date.now() - started) / 1000} s`);
+    assert.ok(growth <= limit / 1024 + resultKib + 16 * 1024, `RSS grew ${growth} KiB for a 64 MiB scratch limit`);
+    assert.equal(all.rows, 20000);
+    const starts = [];
+    for (let s = 0; s < texts.length; s += 32 * 31) starts.push(s);
+    starts.push(texts.length - 32);
+    for (const s of starts) {
+        const window = model.encodeText(texts.slice(s, s + 32));
+        const worst = maxDifference(window.data, all.data.subarray(s * 384, (s + 32) * 384));
+        assert.ok(worst <= 1e-6, `texts ${s}..${s + 32}: max abs difference ${worst}`);
+    }
+    const afterLarge = statusKib('VmRSS:');
+    bounded.encodeText(texts.slice(0, 3));
+    assert.ok(statusKib('VmRSS:') <= afterLarge + 1024, 'a small call after the large one grew the scratch');
+    bounded.free();
+    small.free();
+});
+
+test('26: a text that cannot fit the scratch limit is out of memory naming it', () => {
+    ready();
+    const tiny = Executor.forRam({ threads: 2, scratchLimit: 1024 * 1024 });
+    const m = Model.loadRam(modelDir, { executor: tiny });
+    const long = reference.texts[reference.long_text_index];
+    throwsUForm(() => m.encodeText(['short', long]), 'out_of_memory', '`texts[1]`', '`ExecutorForRamConfig.scratchLimit`');
+    assert.equal(m.encodeText(['short', long], { maxTokens: 64 }).rows, 2);
+    m.free();
+    tiny.free();
+    throwsUForm(() => Executor.forRam({ scratchLimit: 0 }), 'invalid_argument', '`config.scratchLimit`');
+});
+
+test('27: a 10 MB text embeds as its truncated prefix', () => {
+    ready();
+    const long = reference.texts[reference.long_text_index]; // 326 tokens: its first 256 are the huge text's
+    const huge = `${long} `.repeat(Math.ceil((10 << 20) / (long.length + 1)));
+    const m = model.encodeText([huge, long]);
+    assert.deepEqual(m.data.subarray(0, 384), m.data.subarray(384, 768));
+});
+
+test('28: the model file truncated or rewritten after loading changes nothing, before the first encode and after', () => {
+    ready();
+    const texts = reference.texts.slice(0, 4);
+    const want = model.encodeText(texts);
+    const ex = Executor.forRam({ threads: 2 });
+    for (const how of ['truncated', 'rewritten']) {
+        const folder = mkdtempSync(join(tmpdir(), `uform-node-${how}-`));
+        cpSync(modelDir, folder, { recursive: true });
+        const weights = join(folder, 'model.safetensors');
+        const size = statSync(weights).size;
+        const m = Model.loadRam(folder, { executor: ex });
+        for (let round = 0; round < 2; round++) {
+            if (how === 'truncated') truncateSync(weights, 0);
+            else writeFileSync(weights, Buffer.alloc(size, 0x3f));
+            assert.deepEqual(m.encodeText(texts).data, want.data, `${how}, round ${round}`);
+        }
+        m.free();
+        rmSync(folder, { recursive: true, force: true });
+    }
+    ex.free();
+});
+
+test('29: a text the tokenizer gives no tokens is a row of zeros', () => {
+    ready();
+    const folder = mkdtempSync(join(tmpdir(), 'uform-node-no-tokens-'));
+    for (const entry of readdirSync(modelDir)) symlinkSync(join(modelDir, entry), join(folder, entry));
+    const tokenizer = JSON.parse(readFileSync(join(modelDir, 'tokenizer.json'), 'utf8'));
+    tokenizer.post_processor = null; // no [CLS] and [SEP]: an empty text has no tokens at all
+    rmSync(join(folder, 'tokenizer.json'));
+    writeFileSync(join(folder, 'tokenizer.json'), JSON.stringify(tokenizer));
+    const ex = Executor.forRam({ threads: 2 });
+    const m = Model.loadRam(folder, { executor: ex });
+    const got = m.encodeText(['', 'hello world', '']);
+    assert.ok(got.data.subarray(0, 384).every((v) => v === 0) && got.data.subarray(768).every((v) => v === 0));
+    assert.deepEqual(got.data.subarray(384, 768), m.encodeText(['hello world']).data);
+    m.free();
+    ex.free();
+    rmSync(folder, { recursive: true, force: true });
 });
 
 test('25: encodeTextAsync returns the same numbers while the event loop keeps running', async () => {

@@ -6,12 +6,12 @@
 // Every group reports its count as a test diagnostic, and the last test prints the total.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as uform from 'uform';
-import { Executor, Mesh, Mood, UFormError } from 'uform';
+import { Executor, Mesh, Model, Mood, Trainer, UFormError } from 'uform';
 import { isGpuClass, scratch } from './helpers.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -671,6 +671,136 @@ test('bad input: constructors', (t) => {
     ];
     runTable(t, 'constructors', cases);
     mesh.free();
+    executor.free();
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// The Trainer (needs the test model: UFORM_TEST_MODEL_DIR, set by `cargo xtask test node`). Its config holds the
+// first floating-point inputs: NaN, the infinities, negatives and non-numbers for every rate, decay and norm.
+
+/** Floats no rate, decay, norm or probability may be. */
+const badFloats = [
+    ['NaN', NaN],
+    ['Infinity', Infinity],
+    ['-Infinity', -Infinity],
+    ['-1', -1],
+    ['-Number.MIN_VALUE', -Number.MIN_VALUE],
+    ['-Number.MAX_VALUE', -Number.MAX_VALUE],
+    ...notNumbers,
+];
+
+test('bad input: Trainer', (t) => {
+    const modelDir = process.env.UFORM_TEST_MODEL_DIR;
+    assert.ok(modelDir, 'UFORM_TEST_MODEL_DIR is not set: run the suite through `cargo xtask test node`');
+    const executor = Executor.forRam({ threads: 1 });
+    const model = Model.loadRam(modelDir, { executor });
+    const freedModel = Model.loadRam(modelDir, { executor });
+    freedModel.free();
+    const trainer = Trainer.contrastive(model);
+    const freedTrainer = Trainer.contrastive(model);
+    freedTrainer.free();
+    const directory = scratch('uform-node-bad-save');
+    const existing = join(directory, 'existing');
+    mkdirSync(existing);
+    const file = join(directory, 'a-file');
+    writeFileSync(file, 'not a directory');
+    const make = (config) => Trainer.contrastive(model, config);
+    const badTexts = [
+        ['[ok, 5]', ['ok', 5], 1],
+        ['[ok, null]', ['ok', null], 1],
+        ['[undefined]', [undefined], 0],
+        ['a sparse [, ]', [,], 0], // eslint-disable-line no-sparse-arrays
+        ['[{}]', [{}], 0],
+        ['[a boxed string]', [new String('x')], 0],
+        ['[symbol]', [symbol], 0],
+        ['[ok, a NUL byte]', ['ok', 'a\0b'], 1],
+        ['[a lone surrogate]', ['\uD800'], 0],
+        ['[ok, a reversed pair]', ['ok', '\uDC00\uD800'], 1],
+    ];
+    const step = (anchors, positives) => () => trainer.step(anchors, positives);
+    const cases = [
+        // Trainer.contrastive: the model.
+        ...[
+            ['undefined', undefined],
+            ['null', null],
+            ['a string', 'model'],
+            ['an object', {}],
+            ['an array', [model]],
+            ['its compiled handle', model.compiled],
+            ['an Executor', executor],
+            ['a Trainer', trainer],
+            ['the Model class', Model],
+            ['Model.prototype', Model.prototype],
+        ].map(([label, value]) => [`contrastive model: ${label}`, () => Trainer.contrastive(value), uf('invalid_argument', 'model')]),
+        ['contrastive model: a freed Model', () => Trainer.contrastive(freedModel), uf('freed_handle', 'Trainer.contrastive')],
+        // The config and each of its fields.
+        ...notObjects.map(([label, value]) => [`contrastive config: ${label}`, () => make(value), uf('invalid_argument', 'config')]),
+        ...fieldCases('contrastive', make, 'learningRate', badFloats),
+        ...fieldCases('contrastive', make, 'weightDecay', badFloats),
+        ...fieldCases('contrastive', make, 'maxGradNorm', badFloats),
+        ...fieldCases('contrastive', make, 'scale', [...badFloats, ['0', 0], ['-0', -0]]),
+        ...fieldCases('contrastive', make, 'dropout', [...badFloats, ['1', 1], ['1.5', 1.5], ['Number.MAX_VALUE', Number.MAX_VALUE]]),
+        ...fieldCases('contrastive', make, 'warmupSteps', badCounts),
+        ...fieldCases('contrastive', make, 'totalSteps', badCounts),
+        ...fieldCases('contrastive', make, 'maxTokens', [...badPositiveCounts, ['513', 513], ['2**32-1', 2 ** 32 - 1]]),
+        // A seed is exact up to 2^53 - 1, so 2^32 is no bad value for it.
+        ...fieldCases('contrastive', make, 'seed', badCounts.filter(([label]) => label !== '2**32')),
+        ...throwingConfigCases('contrastive', make, 'learningRate'),
+        ['contrastive config: every field at an edge', () => make({ learningRate: 0, weightDecay: 0, maxGradNorm: 0, dropout: 0, maxTokens: 512, warmupSteps: 2 ** 32 - 1, totalSteps: 2 ** 32 - 1, seed: 2 ** 53 - 1, scale: Number.MIN_VALUE }), ok],
+        ['contrastive config: a huge learning rate', () => make({ learningRate: Number.MAX_VALUE }), ok],
+        ['contrastive config: unknown keys', () => make({ learning_rate: NaN, lr: -1 }), ok],
+        ['contrastive extra arguments', () => Trainer.contrastive(model, undefined, 'extra', symbol), ok],
+        // Trainer.step: two arrays of texts of one length, at least one pair.
+        ...notArrays.map(([label, value]) => [`step anchors: ${label}`, step(value, ['p']), uf('invalid_argument', 'anchors')]),
+        ...notArrays.map(([label, value]) => [`step positives: ${label}`, step(['a'], value), uf('invalid_argument', 'positives')]),
+        // (Array.from, not map: map keeps a sparse array's holes.)
+        ...badTexts.map(([label, value, i]) => [`step anchors: ${label}`, step(value, Array.from(value, () => 'p')), uf('invalid_argument', `anchors[${i}]`)]),
+        ...badTexts.map(([label, value, i]) => [`step positives: ${label}`, step(Array.from(value, () => 'a'), value), uf('invalid_argument', `positives[${i}]`)]),
+        ['step anchors: undefined', step(undefined, ['p']), uf('invalid_argument', 'anchors')],
+        ['step positives: undefined', step(['a'], undefined), uf('invalid_argument', 'positives')],
+        ['step: one positive short', step(['a', 'b'], ['p']), uf('invalid_argument', 'positives')],
+        ['step: one positive too many', step(['a'], ['p', 'q']), uf('invalid_argument', 'positives')],
+        ['step: an empty batch', step([], []), uf('invalid_argument', 'anchors')],
+        // Trainer.save: a folder that does not exist yet, under one that does.
+        // (A NUL byte in a path is left to the file system: the contract names no kind for it.)
+        ...badStrings.filter(([label]) => label !== 'a NUL byte').map(([label, value]) => [`save directory: ${label}`, () => trainer.save(value), uf('invalid_argument', 'directory')]),
+        ['save directory: undefined', () => trainer.save(undefined), uf('invalid_argument', 'directory')],
+        ['save directory: an existing folder', () => trainer.save(existing), uf('invalid_argument', 'directory')],
+        ['save directory: an existing file', () => trainer.save(file), uf('invalid_argument', 'directory')],
+        ['save directory: the parent is missing', () => trainer.save(join(directory, 'missing', 'trained')), uf('io')],
+        ['save directory: the parent is a file', () => trainer.save(join(file, 'trained')), uf('io')],
+        // A freed trainer, and the model under a live one.
+        ['freed trainer: step', () => freedTrainer.step(['a'], ['p']), uf('freed_handle', 'step')],
+        ['freed trainer: save', () => freedTrainer.save(join(directory, 'never')), uf('freed_handle', 'save')],
+        ['freed trainer: compiled.step', () => freedTrainer.compiled.step(['a'], ['p']), raw('freed_handle', 'step')],
+        ['freed trainer: free() again', () => freedTrainer.free(), ok],
+        ['freed trainer: [Symbol.dispose]() again', () => freedTrainer[Symbol.dispose](), ok],
+        ['freed trainer: compiled.free() again', () => freedTrainer.compiled.free(), ok],
+        ['model.free() under a live trainer', () => model.free(), uf('in_use')],
+        // Wrong `this` (stepAsync rejects its promise instead: 07-train.test.mjs), and constructors that are not.
+        ...[
+            ['step', Trainer.prototype.step],
+            ['save', Trainer.prototype.save],
+            ['free', Trainer.prototype.free],
+            ['[Symbol.dispose]', Trainer.prototype[Symbol.dispose]],
+        ].flatMap(([name, method]) => [
+            [`Trainer.${name} with this undefined`, () => method.call(undefined, ['a'], ['p']), typeError],
+            [`Trainer.${name} with this a plain object`, () => method.call({}, ['a'], ['p']), typeError],
+            [`Trainer.${name} with this a Model`, () => method.call(model, ['a'], ['p']), typeError],
+            [`Trainer.${name} with this Trainer.prototype`, () => method.call(Trainer.prototype, ['a'], ['p']), typeError],
+        ]),
+        ['new Trainer()', () => new Trainer(), typeError],
+        ['Trainer() without new', () => Trainer(), typeError],
+        ['a subclass of Trainer', () => new (class extends Trainer {})(), typeError],
+        ['new Trainer.contrastive()', () => new Trainer.contrastive(model), typeError],
+        ['new CompiledTrainer()', () => new trainer.compiled.constructor(), napiNoConstructor],
+    ];
+    runTable(t, 'Trainer', cases);
+    assert.deepEqual(readdirSync(directory).sort(), ['a-file', 'existing'], 'a failed save left something behind');
+    assert.deepEqual(readdirSync(existing), []);
+    assert.equal(model.encodeText(['still usable']).rows, 1);
+    trainer.free();
+    model.free();
     executor.free();
 });
 

@@ -54,6 +54,14 @@ fn _core_ns(py: Python<'_>, which: &str, iterations: u32) -> PyResult<f64> {
     Ok(started.elapsed().as_nanos() as f64 / f64::from(iterations))
 }
 
+/// A `rows × columns` matrix of a constant handed back the way `encode_text` hands back its result: the overhead
+/// benchmark's measure of what returning an embedding matrix costs. Not part of the API.
+#[pyfunction]
+fn _matrix(py: Python<'_>, rows: u32, columns: u32) -> PyResult<Bound<'_, PyAny>> {
+    let data = vec![0.5f32; rows as usize * columns as usize];
+    f32_matrix_to_py(py, uform_core::F32Matrix { data, rows, columns })
+}
+
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -62,5 +70,6 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_noop, m)?)?;
     m.add_function(wrap_pyfunction!(_noop_with_argument, m)?)?;
     m.add_function(wrap_pyfunction!(_core_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(_matrix, m)?)?;
     Ok(())
 }

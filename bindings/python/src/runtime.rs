@@ -128,11 +128,26 @@ pub fn arg_enum_number(value: &Bound<'_, PyAny>, argument: &str, name: &str) -> 
     arg_i32(value, argument)
 }
 
+/// A float, or anything Python converts with `float()` (an int, a `Decimal`, numpy's scalars); a bool is a
+/// `TypeError`. An int too large for a double is an invalid argument, and an error the object's own `__float__`
+/// raises passes through; NaN and the infinities are the core's to judge.
 pub fn arg_f64(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<f64> {
     if value.is_instance_of::<PyBool>() {
         return Err(type_error(argument, "a float", value));
     }
-    value.extract().map_err(|_| type_error(argument, "a float", value))
+    value.extract().map_err(|error: PyErr| {
+        if value.is_instance_of::<PyInt>() {
+            invalid(
+                value.py(),
+                argument,
+                format!("must fit in a float (at most {:e} in magnitude), got {value}", f64::MAX),
+            )
+        } else if error.is_instance_of::<PyTypeError>(value.py()) {
+            type_error(argument, "a float", value)
+        } else {
+            error
+        }
+    })
 }
 
 pub fn arg_bool(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<bool> {
@@ -236,9 +251,8 @@ pub fn f32_matrix_to_py(py: Python<'_>, matrix: uform_core::F32Matrix) -> PyResu
     let (rows, columns) = (matrix.rows as usize, matrix.columns as usize);
     let values = &matrix.data[..rows * columns];
     let bytes = PyByteArray::new_with(py, values.len() * 4, |out| {
-        for (chunk, v) in out.chunks_exact_mut(4).zip(values) {
-            chunk.copy_from_slice(&v.to_ne_bytes());
-        }
+        // SAFETY: floats are plain bytes (no padding; any alignment for u8); numpy reads them in native order.
+        out.copy_from_slice(unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), values.len() * 4) });
         Ok(())
     })?;
     let numpy = py.import("numpy")?;

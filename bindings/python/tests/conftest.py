@@ -43,3 +43,11 @@ def reference() -> Dict[str, Any]:
     with open(_required_env("UFORM_TEST_REFERENCE"), encoding="utf-8") as f:
         loaded: Dict[str, Any] = json.load(f)
     return loaded
+
+
+@pytest.fixture(scope="session")
+def train_reference() -> Dict[str, Any]:
+    """tests/fixtures/train/reference.json: 20 steps of sentence-transformers' trainer on the test model."""
+    with open(_required_env("UFORM_TEST_TRAIN_REFERENCE"), encoding="utf-8") as f:
+        loaded: Dict[str, Any] = json.load(f)
+    return loaded

@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterator, List, NamedTuple, Optional, Sequence
 import pytest
 
 import uform
-from uform import Executor, Mesh, Mood
+from uform import Executor, Mesh, Model, Mood, Trainer
 
 NAN, INF = float("nan"), float("inf")
 SURROGATE_PATH = os.fsdecode(b"/tmp/uform-\xff")  # a non-UTF-8 file name as Python's os functions decode it
@@ -38,6 +38,10 @@ class World(NamedTuple):
     freed_mesh: Mesh
     directory: pathlib.Path
     a_file: pathlib.Path
+    model: Model
+    freed_model: Model
+    trainer: Trainer
+    freed_trainer: Trainer
 
 
 class Case(NamedTuple):
@@ -137,6 +141,31 @@ NOT_LISTS: List[Tuple[str, Callable[[], object]]] = [
     ("object", lambda: object()),
 ]
 
+NOT_FLOATS: List[Tuple[str, object]] = [
+    ("str", "1e-4"),
+    ("bytes", b"1"),
+    ("True", True),
+    ("False", False),
+    ("list", [1.0]),
+    ("tuple", (1.0,)),
+    ("dict", {"x": 1.0}),
+    ("object", object()),
+    ("complex", 1 + 0j),
+]
+
+# Floats no rate, decay or norm may be: not a number, not finite, negative (an int that is converted first).
+BAD_FLOATS: List[Tuple[str, float]] = [
+    ("nan", NAN),
+    ("-nan", -NAN),
+    ("inf", INF),
+    ("-inf", -INF),
+    ("-1", -1.0),
+    ("-tiny", -5e-324),
+    ("-int", -(2**1000)),
+    ("huge-int", 2**1024),  # no double holds it
+    ("-huge-int", -(2**1024)),
+]
+
 NOT_INT_ELEMENTS: List[Tuple[str, object]] = [
     ("None", None),
     ("str", "0"),
@@ -172,6 +201,25 @@ def str_rows(where: str, name: str, call: Callable[[World, object], Any], spelli
         yield Case(f"{where}-{name}={label}-str", lambda w, v=text: call(w, v), uform.InvalidArgumentError, (f"`{name}`",))
 
 
+def float_rows(where: str, name: str, call: Callable[[World, object], Any], extra: Sequence[Tuple[str, float]] = ()) -> Iterator[Case]:
+    """Every bad value of the float parameter `name`: wrong types are TypeErrors, bad numbers the core refuses."""
+    for label, value in NOT_FLOATS:
+        yield Case(f"{where}-{name}={label}", lambda w, v=value: call(w, v), TypeError, (f"`{name}`",))
+    for label, number in list(BAD_FLOATS) + list(extra):
+        yield Case(f"{where}-{name}={label}", lambda w, v=number: call(w, v), uform.InvalidArgumentError, (f"`{name}`",))
+    yield Case(f"{where}-{name}=float-raises", lambda w: call(w, RaisingFloat()), LookupError, ("from __float__",))
+
+
+def str_list_rows(where: str, name: str, call: Callable[[World, object], Any]) -> Iterator[Case]:
+    """A list of texts: not a list, a non-str element, a text UTF-8 or C cannot carry (the message names the element)."""
+    for label, make in NOT_LISTS:
+        yield Case(f"{where}-{name}={label}", lambda w, m=make: call(w, m()), TypeError, (f"`{name}`",))
+    for label, element in [("None", None), ("int", 7), ("bytes", b"text"), ("nan", NAN), ("list", ["text"])]:
+        yield Case(f"{where}-{name}=[ok,{label}]", lambda w, e=element: call(w, ["ok", e]), TypeError, (f"`{name}[1]`",))
+    for label, text in [("nul", "a\x00b"), ("trailing-nul", "text\x00"), ("surrogate", "\udcff")]:
+        yield Case(f"{where}-{name}=[ok,{label}]", lambda w, t=text: call(w, ["ok", t]), uform.InvalidArgumentError, (f"`{name}[1]`",))
+
+
 def list_rows(where: str, name: str, call: Callable[[World, object], Any], bits: int) -> Iterator[Case]:
     for label, make in NOT_LISTS:
         yield Case(f"{where}-{name}={label}", lambda w, m=make: call(w, m()), TypeError, (f"`{name}`",))
@@ -205,7 +253,68 @@ def with_peers(w: World, **kwargs: object) -> Any:
     return Mesh.bootstrap(w.executor, **options)  # type: ignore[arg-type]
 
 
+def contrastive(w: World, **kwargs: object) -> Any:
+    return Trainer.contrastive(w.model, **kwargs)  # type: ignore[arg-type]
+
+
+def trainer_rows() -> Iterator[Case]:
+    # Trainer.contrastive: the model, then every field of the config (f64 fields are new: NaN, inf, negatives).
+    yield Case("contrastive-model=None", lambda w: Trainer.contrastive(None), TypeError)  # type: ignore[arg-type]
+    yield Case("contrastive-model=str", lambda w: Trainer.contrastive("model"), TypeError)  # type: ignore[arg-type]
+    yield Case("contrastive-model=Executor", lambda w: Trainer.contrastive(w.executor), TypeError)  # type: ignore[arg-type]
+    yield Case("contrastive-model=Trainer", lambda w: Trainer.contrastive(w.trainer), TypeError)  # type: ignore[arg-type]
+    yield Case("contrastive-model=class", lambda w: Trainer.contrastive(Model), TypeError)  # type: ignore[arg-type]
+    yield Case("contrastive-model=freed", lambda w: Trainer.contrastive(w.freed_model), uform.FreedHandleError, ("Trainer.contrastive", "freed"))
+    for name in ("learning_rate", "weight_decay", "max_grad_norm"):
+        yield from float_rows("contrastive", name, lambda w, v, n=name: contrastive(w, **{n: v}))
+    yield from float_rows("contrastive", "scale", lambda w, v: contrastive(w, scale=v), [("0", 0.0), ("-0", -0.0)])
+    yield from float_rows("contrastive", "dropout", lambda w, v: contrastive(w, dropout=v), [("1", 1.0), ("1.5", 1.5), ("int-2", 2)])
+    yield from int_rows("contrastive", "warmup_steps", lambda w, v: contrastive(w, warmup_steps=v), 32, False)
+    yield from int_rows("contrastive", "total_steps", lambda w, v: contrastive(w, total_steps=v), 32, False)
+    yield from int_rows("contrastive", "max_tokens", lambda w, v: contrastive(w, max_tokens=v), 32, False)
+    yield from int_rows("contrastive", "seed", lambda w, v: contrastive(w, seed=v), 64, False)
+    yield Case("contrastive-max_tokens=0", lambda w: contrastive(w, max_tokens=0), uform.InvalidArgumentError, ("`max_tokens`",))
+    yield Case("contrastive-max_tokens=513", lambda w: contrastive(w, max_tokens=513), uform.InvalidArgumentError, ("`max_tokens`", "513"))
+    yield Case("contrastive-unknown-keyword", lambda w: contrastive(w, lr=1e-4), TypeError)
+    yield Case("contrastive-config-positional", lambda w: Trainer.contrastive(w.model, 1e-4), TypeError)  # type: ignore[misc]
+    yield Case("contrastive-missing-model", lambda w: Trainer.contrastive(), TypeError)  # type: ignore[call-arg]
+    yield Case("Trainer()", lambda w: Trainer(), TypeError)
+    yield Case("subclass-Trainer", lambda w: type("MyTrainer", (Trainer,), {}), TypeError)
+    yield Case("pickle-trainer", lambda w: pickle.dumps(w.trainer), TypeError)
+
+    # Trainer.step: two lists of texts of one length, at least one pair.
+    yield from str_list_rows("step", "anchors", lambda w, v: w.trainer.step(v, ["p", "q"]))  # type: ignore[arg-type]
+    yield from str_list_rows("step", "positives", lambda w, v: w.trainer.step(["a", "b"], v))  # type: ignore[arg-type]
+    yield Case("step-anchors=None", lambda w: w.trainer.step(None, ["p"]), TypeError, ("`anchors`",))  # type: ignore[arg-type]
+    yield Case("step-positives=None", lambda w: w.trainer.step(["a"], None), TypeError, ("`positives`",))  # type: ignore[arg-type]
+    yield Case("step-lengths-differ", lambda w: w.trainer.step(["a", "b"], ["p"]), uform.InvalidArgumentError, ("`positives`",))
+    yield Case("step-positives-longer", lambda w: w.trainer.step(["a"], ["p", "q"]), uform.InvalidArgumentError, ("`positives`",))
+    yield Case("step-empty", lambda w: w.trainer.step([], []), uform.InvalidArgumentError, ("`anchors`",))
+    yield Case("step-missing-positives", lambda w: w.trainer.step(["a"]), TypeError)  # type: ignore[call-arg]
+    yield Case("step-unknown-keyword", lambda w: w.trainer.step(["a"], ["p"], batch=1), TypeError)  # type: ignore[call-arg]
+
+    # Trainer.save: a folder that does not exist yet, whose parent does.
+    for label, value in NOT_PATHS:
+        yield Case(f"save-directory={label}", lambda w, v=value: w.trainer.save(v), TypeError, ("`directory`",))
+    yield Case("save-directory=None", lambda w: w.trainer.save(None), TypeError, ("`directory`",))  # type: ignore[arg-type]
+    yield Case("save-directory=surrogate-path", lambda w: w.trainer.save(SURROGATE_PATH), uform.InvalidArgumentError, ("`directory`", "\\udcff"))
+    yield Case("save-directory=existing", lambda w: w.trainer.save(w.directory), uform.InvalidArgumentError, ("`directory`", "already exists"))
+    yield Case("save-directory=a-file", lambda w: w.trainer.save(w.a_file), uform.InvalidArgumentError, ("`directory`", "already exists"))
+    yield Case("save-directory=missing-parent", lambda w: w.trainer.save(w.directory / "missing" / "trained"), uform.IoError, ("missing",))
+    yield Case("save-directory=below-a-file", lambda w: w.trainer.save(w.a_file / "trained"), uform.IoError, ("a-file",))
+    yield Case("save-directory=pathlike-raises", lambda w: w.trainer.save(RaisingPath()), LookupError, ("from __fspath__",))
+    yield Case("save-missing-directory", lambda w: w.trainer.save(), TypeError)  # type: ignore[call-arg]
+
+    # A freed trainer refuses every call but free().
+    yield Case("freed-step", lambda w: w.freed_trainer.step(["a"], ["p"]), uform.FreedHandleError, ("`step`", "freed"))
+    yield Case("freed-save", lambda w: w.freed_trainer.save(w.directory / "never"), uform.FreedHandleError, ("`save`", "freed"))
+    yield Case("freed-with-trainer", lambda w: w.freed_trainer.__enter__(), uform.FreedHandleError, ("`__enter__`", "freed"))
+    # Freeing the model under a live trainer is in use.
+    yield Case("model-free-under-trainer", lambda w: w.model.free(), uform.InUseError, ("1 trainer borrows it",))
+
+
 def rows() -> Iterator[Case]:
+    yield from trainer_rows()
     # Executor.for_ram
     yield from int_rows("for_ram", "threads", lambda w, v: for_ram(threads=v), 32, True)
     yield from int_rows("for_ram", "deferred_limit", lambda w, v: for_ram(deferred_limit=v), 32, True)
@@ -337,6 +446,13 @@ def rows() -> Iterator[Case]:
         yield Case(f"freed-{name}", call, uform.FreedHandleError, (method, "freed"))
 
 
+class RaisingFloat:
+    """A number whose `__float__` fails: its own error propagates."""
+
+    def __float__(self) -> float:
+        raise LookupError("from __float__")
+
+
 class RaisingPath:
     """A path-like whose `__fspath__` fails: its own error propagates, not a TypeError that hides it."""
 
@@ -353,7 +469,7 @@ def test_the_table_has_no_duplicate_ids() -> None:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+def world(tmp_path_factory: pytest.TempPathFactory, test_model_dir: pathlib.Path) -> Iterator[World]:
     directory = tmp_path_factory.mktemp("bad-input-mesh")
     a_file = tmp_path_factory.mktemp("bad-input-file") / "a-file"
     a_file.write_text("not a directory")
@@ -362,8 +478,17 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     freed_mesh = Mesh.bootstrap(freed_executor)
     freed_mesh.free()
     freed_executor.free()
-    yield World(executor, freed_executor, freed_mesh, directory, a_file)
+    model = Model.load_ram(test_model_dir, executor=executor)
+    freed_model = Model.load_ram(test_model_dir, executor=executor)
+    freed_model.free()
+    trainer = Trainer.contrastive(model)
+    freed_trainer = Trainer.contrastive(model)
+    freed_trainer.free()
+    yield World(executor, freed_executor, freed_mesh, directory, a_file, model, freed_model, trainer, freed_trainer)
     executor.drain()  # still usable after every bad call
+    assert model.encode_text(["still usable"]).shape == (1, 384)
+    trainer.free()
+    model.free()
     executor.free()
     assert os.listdir(directory) == []
 
@@ -426,6 +551,15 @@ def test_free_and_leaving_with_on_freed_handles_do_nothing(world: World) -> None
     assert world.freed_mesh.__exit__(None, None, None) is False
     assert world.freed_executor.compiled is world.freed_executor
     assert "Executor" in repr(world.freed_executor)
+
+
+def test_what_float_converts_is_a_float(world: World) -> None:
+    """Ints, Decimals, Fractions and numpy's scalars convert as `float()` converts them; none is refused by type."""
+    import numpy as np
+
+    for value in (1, 10**300, Decimal("1e-4"), Fraction(1, 10_000), np.float32(1e-4), np.float64(0.5), np.int64(2)):
+        Trainer.contrastive(world.model, learning_rate=value, max_grad_norm=value).free()  # type: ignore[arg-type]
+    Trainer.contrastive(world.model, dropout=np.float16(0.25), scale=Decimal(20)).free()  # type: ignore[arg-type]
 
 
 def test_largest_values_in_range_are_accepted(world: World) -> None:

@@ -1,11 +1,17 @@
 """encodeText scenarios 22–24 of SCENARIOS.md against the test model (all-MiniLM-L6-v2) and the committed
-reference embeddings, plus 10,000 encode calls with flat resident memory. Needs UFORM_TEST_MODEL_DIR and
-UFORM_TEST_REFERENCE, which `cargo xtask test python` sets."""
+reference embeddings, plus 10,000 encode calls with flat resident memory; 20,000 texts in one call under a 64 MiB
+scratch limit; a 10 MB text; the model file changed after loading; a text without tokens. Needs
+UFORM_TEST_MODEL_DIR and UFORM_TEST_REFERENCE, which `cargo xtask test python` sets."""
 
 from __future__ import annotations
 
+import json
+import os
 import pathlib
-from typing import Any, Dict, Iterator
+import shutil
+import threading
+import time
+from typing import Any, Dict, Iterator, List, Tuple
 
 import numpy as np
 import pytest
@@ -98,3 +104,120 @@ def test_25_ten_thousand_encodes_keep_memory_flat(model: Model) -> None:
         model.encode_text(["hi"])
     growth = rss_kib() - before
     assert growth < 20 * 1024, f"resident memory grew {growth} KiB over 10,000 encode calls"
+
+
+def peak_rss_kib(call: Any) -> Tuple[Any, int]:
+    """Runs `call()` while a thread samples VmRSS every millisecond (encode_text releases the GIL); returns its
+    result and the highest VmRSS seen."""
+    peak = [rss_kib()]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            peak[0] = max(peak[0], rss_kib())
+            time.sleep(0.001)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        result = call()
+    finally:
+        done.set()
+        sampler.join()
+    return result, max(peak[0], rss_kib())
+
+
+def many_texts(count: int) -> List[str]:
+    words = ["alpha", "beta", "gamma", "delta", "epsilon"]
+    return [" ".join(words[: 1 + i % len(words)]) + f" {i}" for i in range(count)]
+
+
+def test_26_twenty_thousand_texts_stay_within_a_64_mib_scratch_limit(test_model_dir: pathlib.Path) -> None:
+    limit = 64 << 20
+    executor = Executor.for_ram(threads=2, scratch_limit=limit)
+    model = Model.load_ram(test_model_dir, executor=executor)
+    texts = many_texts(20_000)
+    model.encode_text(texts[:32])  # prepares the encoder
+    before = rss_kib()
+    started = time.monotonic()
+    got, peak = peak_rss_kib(lambda: model.encode_text(texts))
+    result_kib = got.nbytes // 1024
+    growth = peak - before
+    print(f"20,000 texts under a 64 MiB scratch limit: RSS +{growth} KiB at peak (result {result_kib} KiB), "
+          f"{time.monotonic() - started:.1f} s")
+    # The slack: the result itself (and numpy's copy-free wrapping of it), the tokens of one batch, allocator slop.
+    assert growth <= limit // 1024 + result_kib + 16 * 1024, f"RSS grew {growth} KiB for a 64 MiB scratch limit"
+    assert got.shape == (20_000, 384)
+    plain = Executor.for_ram(threads=2)
+    reference = Model.load_ram(test_model_dir, executor=plain)
+    for start in list(range(0, len(texts), 32 * 31)) + [len(texts) - 32]:
+        window = reference.encode_text(texts[start : start + 32])
+        worst = float(np.max(np.abs(window - got[start : start + 32])))
+        assert worst <= 1e-6, f"texts {start}..{start + 32}: max abs difference {worst:.2e}"
+    after_large = rss_kib()
+    model.encode_text(texts[:3])
+    assert rss_kib() <= after_large + 1024, "a small call after the large one grew the scratch"
+    for m in (model, reference):
+        m.free()
+    executor.free()
+    plain.free()
+
+
+def test_26_a_text_that_cannot_fit_the_scratch_limit_is_out_of_memory(
+    test_model_dir: pathlib.Path, reference: Dict[str, Any]
+) -> None:
+    executor = Executor.for_ram(threads=2, scratch_limit=1 << 20)
+    model = Model.load_ram(test_model_dir, executor=executor)
+    long = reference["texts"][reference["long_text_index"]]
+    with pytest.raises(uform.OutOfMemoryError, match=r"texts\[1\].*scratch_limit"):
+        model.encode_text(["short", long])
+    assert model.encode_text(["short", long], max_tokens=64).shape == (2, 384)
+    model.free()
+    executor.free()
+    with pytest.raises(uform.InvalidArgumentError, match="scratch_limit"):
+        Executor.for_ram(scratch_limit=0)
+
+
+def test_27_a_ten_megabyte_text_embeds_as_its_truncated_prefix(model: Model, reference: Dict[str, Any]) -> None:
+    long = reference["texts"][reference["long_text_index"]]  # 326 tokens: its first 256 are the huge text's
+    huge = (long + " ") * ((10 << 20) // (len(long) + 1) + 1)
+    got = model.encode_text([huge, long])
+    np.testing.assert_array_equal(got[0], got[1])
+
+
+def test_28_the_model_file_truncated_or_rewritten_after_loading_changes_nothing(
+    tmp_path: pathlib.Path, test_model_dir: pathlib.Path, reference: Dict[str, Any]
+) -> None:
+    texts = reference["texts"][:4]
+    executor = Executor.for_ram(threads=2)
+    with Model.load_ram(test_model_dir, executor=executor) as intact:
+        want = intact.encode_text(texts)
+    for how in ("truncated", "rewritten"):
+        folder = tmp_path / how
+        shutil.copytree(test_model_dir, folder)
+        weights = folder / "model.safetensors"
+        model = Model.load_ram(folder, executor=executor)
+        size = weights.stat().st_size
+        for _ in range(2):  # before the first encode (which prepares the encoder), then between encodes
+            if how == "truncated":
+                os.truncate(weights, 0)
+            else:
+                weights.write_bytes(b"\x3f" * size)
+            np.testing.assert_array_equal(model.encode_text(texts), want)
+        model.free()
+    executor.free()
+
+
+def test_29_a_text_without_tokens_is_a_row_of_zeros(tmp_path: pathlib.Path, test_model_dir: pathlib.Path) -> None:
+    folder = tmp_path / "no-special-tokens"
+    shutil.copytree(test_model_dir, folder, copy_function=os.symlink)
+    tokenizer = json.loads((test_model_dir / "tokenizer.json").read_text())
+    tokenizer["post_processor"] = None  # no [CLS] and [SEP]: an empty text has no tokens at all
+    (folder / "tokenizer.json").unlink()
+    (folder / "tokenizer.json").write_text(json.dumps(tokenizer))
+    executor = Executor.for_ram(threads=2)
+    with Model.load_ram(folder, executor=executor) as model:
+        got = model.encode_text(["", "hello world", ""])
+        assert not got[0].any() and not got[2].any()
+        np.testing.assert_array_equal(got[1], model.encode_text(["hello world"])[0])
+    executor.free()

@@ -31,7 +31,7 @@ def discovery() -> None:
 
 def executors(directory: pathlib.Path) -> None:
     ram: Executor = Executor.for_ram()
-    ram = Executor.for_ram(memory_domains=[0], cpu_class="intel-haswell", threads=4, deferred_limit=64)
+    ram = Executor.for_ram(memory_domains=[0], cpu_class="intel-haswell", threads=4, deferred_limit=64, scratch_limit=1 << 26)
     ram.drain()
     ram.drain(Mood.SPINNING)
     ram.drain(mood=Mood.PARKED)
@@ -148,3 +148,30 @@ def models(directory: pathlib.Path) -> None:
         model.free()
         gpu: uform.Model = uform.Model.load_vram(directory, executor=ex, devices=[0])
         gpu.free()
+
+
+def trainers(directory: pathlib.Path) -> None:
+    with Executor.for_ram(threads=1) as ex, uform.Model.load_ram(directory, executor=ex) as model:
+        config: uform.TrainerContrastiveConfig = {"learning_rate": 1e-4, "warmup_steps": 2, "dropout": 0.0}
+        with uform.Trainer.contrastive(model, **config) as scoped:
+            first: uform.TrainStep = scoped.step(["anchor"], ("positive",))
+            print(first.step + 1, first.loss * 2.0, first.learning_rate, first.gradient_norm, first.seconds)
+        trainer: uform.Trainer = uform.Trainer.contrastive(
+            model,
+            learning_rate=5e-5,
+            weight_decay=0.01,
+            warmup_steps=None,
+            total_steps=20,
+            max_grad_norm=1.0,
+            scale=20.0,
+            max_tokens=128,
+            dropout=None,
+            seed=12345,
+        )
+        number: int = trainer.step(["a", "b"], ["c", "d"]).step
+        rate: float = trainer.step(["a"], ["b"]).learning_rate
+        print(number, rate, trainer.compiled)
+        trainer.save(directory / "trained")
+        trainer.save(os.fspath(directory / "again"))
+        trainer.free()
+        uform.Trainer.contrastive(model).free()

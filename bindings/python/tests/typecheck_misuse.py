@@ -4,7 +4,7 @@ every line marked with the expect-error comment and on no other line (never run)
 from __future__ import annotations
 
 import uform
-from uform import Executor, Mesh, Mood
+from uform import Executor, Mesh, Model, Mood, Trainer
 
 Executor.for_ram(4)  # expect-error: keyword-only
 Executor.for_ram(threads="4")  # expect-error: a count is an int
@@ -20,3 +20,7 @@ name: int = uform.capabilities_compiled()  # expect-error: returns str
 uform.gpu_devices()[0].memory_bytes = 1  # expect-error: records are frozen
 Mood.FAST  # expect-error: no such mood
 code: int = uform.UFormError("x").code  # expect-error: code is a str
+Trainer.contrastive(Model.load_ram("m", executor=Executor.for_ram()), 1e-4)  # expect-error: keyword-only
+Trainer.contrastive(Executor.for_ram())  # expect-error: a Model
+Trainer.contrastive(Model.load_ram("m", executor=Executor.for_ram()), learning_rate="1e-4")  # expect-error: a float
+loss: str = Trainer.contrastive(Model.load_ram("m", executor=Executor.for_ram())).step(["a"], ["b"]).loss  # expect-error: a float

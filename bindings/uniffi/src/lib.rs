@@ -183,6 +183,7 @@ mod tests {
             cpu_class: None,
             threads: Some(1),
             deferred_limit: None,
+            scratch_limit: None,
         }))
         .unwrap();
         let executor = std::sync::Arc::new(executor);

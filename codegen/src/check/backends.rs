@@ -2,7 +2,8 @@
 //! place in the file, naming the backend, instead of a `compile_error!` in generated glue.
 
 use super::Checker;
-use crate::lang::shapes::{Shape, BACKENDS};
+use crate::lang::shapes::Shape;
+use crate::lang::BACKENDS;
 use crate::model::*;
 use crate::raw::*;
 use serde_saphyr::Location;

@@ -27,6 +27,9 @@ pub(super) struct CallableSource<'a> {
     pub constant: Option<&'a S<bool>>,
     pub is_async: Option<&'a S<bool>>,
     pub only: Option<&'a Vec<S<String>>>,
+    /// The page it names, and its class's page, which a member without one is documented on.
+    pub page: Option<&'a S<String>>,
+    pub class_page: Option<Name>,
 }
 
 /// A [`CallableSource`] from a raw item or member (both spell the call's keys the same way).
@@ -48,6 +51,8 @@ macro_rules! source {
             constant: $raw.constant.as_ref(),
             is_async: $raw.is_async.as_ref(),
             only: $raw.only.as_ref(),
+            page: $raw.page.as_ref(),
+            class_page: None,
         }
     };
 }
@@ -72,6 +77,8 @@ impl Checker {
             constant,
             is_async,
             only,
+            page,
+            class_page,
         } = source;
         let id = id.as_str();
         if !is_snake(&name.value) {
@@ -126,6 +133,7 @@ impl Checker {
             self.problem(&name.referenced, id, "`returns_optional` without `returns`");
         }
         let only = self.only(only, id);
+        let page = self.page_of(page, class_page.as_ref(), &name.referenced, id);
         let callable = Callable {
             name: Name::parse(&name.value),
             c_name,
@@ -141,6 +149,7 @@ impl Checker {
             is_async: Self::flag(is_async, false),
             twin_of: None,
             only,
+            page,
         };
         if let Some(flag) = try_first.filter(|f| f.value) {
             if !callable.blocking {
@@ -184,6 +193,7 @@ impl Checker {
                 ("values", item.values.is_some()),
                 ("members", item.members.is_some()),
                 ("direction", item.direction.is_some()),
+                ("example", item.example.is_some()),
             ],
             &name.referenced,
             &id,

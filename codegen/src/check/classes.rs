@@ -44,6 +44,8 @@ impl Checker {
         };
         let compiled_doc =
             self.doc(item.compiled_doc.as_ref(), &name.referenced, &format!("{id}.compiled"), &empty, true);
+        let page = self.page_of(item.page.as_ref(), None, &name.referenced, &id);
+        let examples = self.examples(item.example.as_ref(), &id);
         let mut members = Vec::new();
         let mut seen = BTreeSet::new();
         let mut frees = 0;
@@ -66,7 +68,9 @@ impl Checker {
                 frees += 1;
             }
             let expected = format!("{PREFIX}{snake}_{}", Name::parse(&mname.value).snake());
-            let mut callable = self.callable(source!(m, mname, mid.clone(), kind, expected));
+            let mut source = source!(m, mname, mid.clone(), kind, expected);
+            source.class_page = Some(page.clone());
+            let mut callable = self.callable(source);
             if kind == CallableKind::Constructor {
                 if m.returns.is_some() {
                     self.problem(&mname.referenced, &mid, "a constructor returns its class; drop `returns`");
@@ -78,6 +82,17 @@ impl Checker {
         if frees != 1 {
             self.problem(&name.referenced, &id, format!("a class needs exactly one `free` member, found {frees}"));
         }
-        Class { name: Name::parse(&id), c_name, doc, details, thread_safety, compiled, compiled_doc, members }
+        Class {
+            name: Name::parse(&id),
+            c_name,
+            doc,
+            details,
+            thread_safety,
+            compiled,
+            compiled_doc,
+            members,
+            examples,
+            page,
+        }
     }
 }

@@ -11,6 +11,7 @@ mod diagnostics;
 mod docs;
 mod names;
 mod only;
+mod pages;
 mod records;
 mod types;
 
@@ -34,11 +35,15 @@ struct Declared {
 struct Checker {
     problems: Vec<Diagnostic>,
     declared: Declared,
+    /// The pages items may name, in order, and whether `pages:` declared them (else `title` names the one page).
+    pages: Vec<Name>,
+    pages_declared: bool,
 }
 
 /// Checks a parsed file; every problem found is returned at once.
 pub fn check(file: &RawFile) -> Result<Api, Vec<Diagnostic>> {
-    let mut c = Checker { problems: Vec::new(), declared: Declared::default() };
+    let mut c =
+        Checker { problems: Vec::new(), declared: Declared::default(), pages: Vec::new(), pages_declared: false };
     c.declare(file);
     let empty = Scope::EMPTY;
     if file.package.value != "uform" {
@@ -63,13 +68,14 @@ pub fn check(file: &RawFile) -> Result<Api, Vec<Diagnostic>> {
             &file.title.referenced,
             "",
             format!(
-                "title `{}` must be one PascalCase word: it names the reference pages, docs/<language>/<title>.md",
+                "title `{}` must be one PascalCase word: it heads the reference's index (and, without `pages`, names its one page, docs/<language>/<title>.md)",
                 file.title.value
             ),
         );
     }
     let doc = c.doc(file.doc.as_ref(), &file.package.referenced, "package", &empty, true);
     let intro = c.doc(file.intro.as_ref(), &file.package.referenced, "package", &empty, false);
+    let pages = c.pages(file, &doc, &intro);
 
     let mut errors = Vec::new();
     let mut seen = BTreeSet::new();
@@ -132,6 +138,7 @@ pub fn check(file: &RawFile) -> Result<Api, Vec<Diagnostic>> {
         });
     }
     c.unique_c_names(&items);
+    c.pages_used(file, &items);
     c.backends(file, &items);
     if c.problems.is_empty() {
         Ok(Api {
@@ -140,6 +147,7 @@ pub fn check(file: &RawFile) -> Result<Api, Vec<Diagnostic>> {
             title: file.title.value.clone(),
             doc,
             intro,
+            pages,
             errors,
             items,
         })

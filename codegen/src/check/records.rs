@@ -17,6 +17,7 @@ impl Checker {
                 ("members", item.members.is_some()),
                 ("params", item.params.is_some()),
                 ("returns", item.returns.is_some()),
+                ("example", item.example.is_some()),
             ],
             &name.referenced,
             &id,
@@ -105,7 +106,8 @@ impl Checker {
                 fields.push(Field { name: Name::parse(&f.name.value), ty, optional, default, since, doc });
             }
         }
-        Record { name: Name::parse(&id), c_name, direction, compiled, doc, fields }
+        let page = self.page_of(item.page.as_ref(), None, &name.referenced, &id);
+        Record { name: Name::parse(&id), c_name, direction, compiled, doc, fields, page }
     }
 
     /// A field's `since`: only on an optional field of an input record, appended after the fields of the first C
@@ -163,6 +165,7 @@ impl Checker {
                 ("members", item.members.is_some()),
                 ("params", item.params.is_some()),
                 ("direction", item.direction.is_some()),
+                ("example", item.example.is_some()),
             ],
             &name.referenced,
             &id,
@@ -212,6 +215,7 @@ impl Checker {
             let doc = self.doc(v.doc.as_ref(), &v.name.referenced, &vid, &Scope { members: &[] }, true);
             variants.push(Variant { name: Name::parse(&v.name.value), value, ordinal, doc });
         }
-        Enum { name: Name::parse(&id), c_name, doc, variants }
+        let page = self.page_of(item.page.as_ref(), None, &name.referenced, &id);
+        Enum { name: Name::parse(&id), c_name, doc, variants, page }
     }
 }

@@ -1,8 +1,13 @@
-//! The Markdown reference, one page set per language, from one set of templates (one per concept). Each language
-//! supplies a [`DocStyle`]: its names, its declaration blocks and its field lines; the page's shape is shared so
-//! every language's reference reads like the seed page.
+//! The Markdown reference, one folder per language: an `index.md` and one page per group of the IDL's `pages:`, from
+//! one set of templates (one per concept). Each language supplies a [`DocStyle`]: its names, its declaration blocks
+//! and its field lines; the pages' shape is shared, so every language's reference reads like the seed page.
+//!
+//! References in doc text (`[[Model.encode_text]]`) become links wherever their target is documented in that
+//! language, on the same page or another: every page renders with a placeholder per reference, then each target's
+//! anchor is read off the headings as GitHub spells them (lowercase, punctuation dropped, `-1` after a repeat).
 
 use crate::model::*;
+use crate::plan::CallPlan;
 use crate::render::{template, Named, Rendered};
 use crate::Output;
 
@@ -13,22 +18,31 @@ pub struct Entry {
     pub doc: String,
 }
 
-/// What a language decides about its reference page.
+/// What a language decides about its reference pages.
 pub trait DocStyle {
     /// The folder under `generated/docs/`, like "javascript".
     fn folder(&self) -> &'static str;
     /// The language as a reader names it, like "JavaScript".
     fn language(&self) -> &'static str;
+    /// The language whose callables (`only:`) and examples the pages show.
+    fn lang(&self) -> Language;
     /// The code fence's info string, like "typescript".
     fn fence(&self) -> &'static str;
-    fn offered(&self, callable: &Callable) -> bool;
-    /// Lines shown under the title, like import statements.
-    fn imports(&self, api: &Api) -> Vec<String>;
-    /// A reference inside doc text, as Markdown.
-    fn reference(&self, api: &Api, reference: &Reference) -> String;
+    fn offered(&self, callable: &Callable) -> bool {
+        callable.offered_in(self.lang())
+    }
+    /// Lines shown under a page's title, like import statements, for a page documenting `classes`.
+    fn imports(&self, api: &Api, classes: &[&Class]) -> Vec<String>;
+    /// A reference inside doc text as the language spells it, without backticks (a link is added where the target
+    /// is documented).
+    fn spell(&self, api: &Api, reference: &Reference) -> String;
     /// The heading (and anchor) of an item or member.
     fn heading(&self, item: &Item) -> String;
     fn member_heading(&self, class: &Class, member: &Callable) -> String;
+    /// The heading of a member documented on another page than its class: `Model.encodeText`.
+    fn qualified_member_heading(&self, class: &Class, member: &Callable) -> String {
+        format!("{}.{}", self.heading(&Item::Class(class.clone())), self.member_heading(class, member))
+    }
     fn record_declaration(&self, api: &Api, record: &Record) -> String;
     fn record_entries(&self, api: &Api, record: &Record) -> Vec<Entry>;
     /// Records the page shows beside this one (the JavaScript page's `Compiled*` twins), as full sections.
@@ -38,7 +52,8 @@ pub trait DocStyle {
     fn enum_declaration(&self, api: &Api, e: &Enum) -> String;
     fn enum_entries(&self, api: &Api, e: &Enum) -> Vec<Entry>;
     fn class_declaration(&self, api: &Api, class: &Class) -> String;
-    fn callable_declaration(&self, api: &Api, class: Option<&Class>, callable: &Callable) -> Rendered;
+    /// A callable's declaration; its result as the plan lowers it.
+    fn callable_declaration(&self, api: &Api, class: Option<&Class>, callable: &Callable, plan: &CallPlan) -> Rendered;
     fn param_name(&self, param: &Param) -> String;
     /// The `compiled` property's declaration, when the language shows one.
     fn compiled_declaration(&self, api: &Api, class: &Class) -> Option<String>;
@@ -61,18 +76,65 @@ pub trait DocStyle {
     }
 }
 
-/// Renders doc text with a style's references.
+/// Renders doc text with a style's references, each a link placeholder that [`render`] resolves once every page is
+/// laid out (a reference to a sibling field or parameter stays a code span).
 pub fn text(style: &dyn DocStyle, api: &Api, doc: &Doc) -> String {
-    doc.render(&|r| style.reference(api, r))
+    doc.render(&|r| {
+        let spelled = style.spell(api, r);
+        match target_key(r) {
+            Some(key) => format!("{LINK_OPEN}{key}{LINK_TEXT}{spelled}{LINK_CLOSE}"),
+            None => format!("`{spelled}`"),
+        }
+    })
+}
+
+/// Marks a reference in rendered text until its target's page and anchor are known: `OPEN key TEXT spelled CLOSE`.
+const LINK_OPEN: char = '\u{E010}';
+const LINK_TEXT: char = '\u{E011}';
+const LINK_CLOSE: char = '\u{E012}';
+
+/// What a reference points at, as the pages record their sections: `type:MeshOptions`, `fn:gpu_devices`,
+/// `member:Executor.free`. A sibling field or parameter has no section of its own.
+fn target_key(r: &Reference) -> Option<String> {
+    match r {
+        Reference::Member(_) => None,
+        Reference::Type(n) => Some(format!("type:{}", n.pascal())),
+        Reference::Function(n) => Some(format!("fn:{}", n.snake())),
+        Reference::Method { class, method } => Some(member_key(class, method)),
+    }
+}
+
+fn member_key(class: &Name, member: &Name) -> String {
+    format!("member:{}.{}", class.pascal(), member.snake())
 }
 
 template! {
     "docs/page.md"
-    struct Page {
+    struct PageMd {
         title: String,
         language: String,
         intro: String,
         imports: Vec<String>,
+        sections: Vec<String>,
+    }
+}
+
+/// One page's line in the index: its link and what it covers.
+pub struct PageLine {
+    pub name: String,
+    pub file: String,
+    pub doc: String,
+}
+
+template! {
+    "docs/index.md"
+    struct IndexMd {
+        title: String,
+        language: String,
+        doc: String,
+        intro: String,
+        imports: Vec<String>,
+        pages: Vec<PageLine>,
         sections: Vec<String>,
     }
 }
@@ -109,6 +171,9 @@ template! {
         declaration: String,
         details: String,
         thread_safety: String,
+        example: Option<String>,
+        /// Members documented on other pages, as links.
+        elsewhere: Vec<String>,
         members: Vec<String>,
         compiled: Option<(String, String)>,
     }
@@ -137,16 +202,19 @@ template! {
     }
 }
 
-fn callable(style: &dyn DocStyle, api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
-    let heading = match class {
-        Some(k) => style.member_heading(k, c),
-        None => style.heading(&Item::Function(c.clone())),
-    };
+/// One page as it renders: its sections, and the key and heading of each section a reference may point at, in order.
+#[derive(Default)]
+struct Sections {
+    texts: Vec<String>,
+    targets: Vec<(String, String)>,
+}
+
+fn callable(style: &dyn DocStyle, api: &Api, class: Option<&Class>, c: &Callable, heading: String) -> Rendered {
     CallableSection {
         heading,
         doc: text(style, api, &c.doc),
         fence: style.fence().into(),
-        declaration: style.callable_declaration(api, class, c)?,
+        declaration: style.callable_declaration(api, class, c, &CallPlan::of(api, class, c))?,
         calls: style.calls(c),
         entries: c
             .params
@@ -170,48 +238,123 @@ pub fn record_section(style: &dyn DocStyle, api: &Api, r: &Record) -> Rendered {
     .rendered(format!("record {}", r.name.pascal()))
 }
 
-/// Renders one language's reference pages.
-pub fn render(style: &dyn DocStyle, api: &Api) -> Rendered<Vec<Output>> {
-    let mut sections = Vec::new();
+fn class_section(style: &dyn DocStyle, api: &Api, k: &Class, out: &mut Sections) -> Rendered {
+    let offered: Vec<&Callable> = k.members.iter().filter(|m| style.offered(m)).collect();
+    let mut members = Vec::new();
+    let mut targets = Vec::new();
+    for m in offered.iter().filter(|m| m.page == k.page) {
+        let heading = style.member_heading(k, m);
+        targets.push((member_key(&k.name, &m.name), heading.clone()));
+        members.push(callable(style, api, Some(k), m, heading)?);
+    }
+    // A member documented on another page is named here, linked, so the class reads whole.
+    let elsewhere = offered
+        .iter()
+        .filter(|m| m.page != k.page && !m.is_twin())
+        .map(|m| {
+            let reference = Reference::Method { class: k.name.clone(), method: m.name.clone() };
+            text(style, api, &Doc { segments: vec![DocSegment::Ref(reference)] })
+        })
+        .collect();
+    let heading = style.heading(&Item::Class(k.clone()));
+    out.targets.push((format!("type:{}", k.name.pascal()), heading.clone()));
+    out.targets.extend(targets);
+    ClassSection {
+        heading,
+        doc: text(style, api, &k.doc),
+        fence: style.fence().into(),
+        declaration: style.class_declaration(api, k),
+        details: text(style, api, &k.details),
+        thread_safety: text(style, api, &k.thread_safety),
+        example: k.example(style.lang()).map(str::to_string),
+        elsewhere,
+        members,
+        compiled: style.compiled_declaration(api, k).map(|d| (text(style, api, &k.compiled_doc), d)),
+    }
+    .rendered(format!("class {}", k.name.pascal()))
+}
+
+/// The sections of one page: its items in IDL order (a class with the members on this page), and the members of
+/// classes on other pages that are documented here.
+fn page_sections(style: &dyn DocStyle, api: &Api, page: &Name) -> Rendered<Sections> {
+    let mut out = Sections::default();
     for item in &api.items {
         match item {
-            Item::Record(r) => {
-                sections.push(record_section(style, api, r)?);
-                sections.extend(style.companions(api, r)?);
+            Item::Record(r) if &r.page == page => {
+                out.targets.push((format!("type:{}", r.name.pascal()), style.heading(item)));
+                out.texts.push(record_section(style, api, r)?);
+                out.texts.extend(style.companions(api, r)?);
             }
-            Item::Enum(e) => sections.push(
-                EnumSection {
-                    heading: style.heading(item),
-                    doc: text(style, api, &e.doc),
-                    fence: style.fence().into(),
-                    declaration: style.enum_declaration(api, e),
-                    entries: style.enum_entries(api, e),
+            Item::Enum(e) if &e.page == page => {
+                out.targets.push((format!("type:{}", e.name.pascal()), style.heading(item)));
+                out.texts.push(
+                    EnumSection {
+                        heading: style.heading(item),
+                        doc: text(style, api, &e.doc),
+                        fence: style.fence().into(),
+                        declaration: style.enum_declaration(api, e),
+                        entries: style.enum_entries(api, e),
+                    }
+                    .rendered(format!("enum {}", e.name.pascal()))?,
+                );
+            }
+            Item::Class(k) if &k.page == page => {
+                let section = class_section(style, api, k, &mut out)?;
+                out.texts.push(section);
+            }
+            Item::Class(k) => {
+                for m in k.members.iter().filter(|m| &m.page == page && style.offered(m)) {
+                    let heading = style.qualified_member_heading(k, m);
+                    out.targets.push((member_key(&k.name, &m.name), heading.clone()));
+                    out.texts.push(callable(style, api, Some(k), m, heading)?);
                 }
-                .rendered(format!("enum {}", e.name.pascal()))?,
-            ),
-            Item::Class(k) => sections.push(
-                ClassSection {
-                    heading: style.heading(item),
-                    doc: text(style, api, &k.doc),
-                    fence: style.fence().into(),
-                    declaration: style.class_declaration(api, k),
-                    details: text(style, api, &k.details),
-                    thread_safety: text(style, api, &k.thread_safety),
-                    members: k
-                        .members
-                        .iter()
-                        .filter(|m| style.offered(m))
-                        .map(|m| callable(style, api, Some(k), m))
-                        .collect::<Rendered<_>>()?,
-                    compiled: style.compiled_declaration(api, k).map(|d| (text(style, api, &k.compiled_doc), d)),
-                }
-                .rendered(format!("class {}", k.name.pascal()))?,
-            ),
-            Item::Function(f) if style.offered(f) => sections.push(callable(style, api, None, f)?),
-            Item::Function(_) => {}
+            }
+            Item::Function(f) if &f.page == page && style.offered(f) => {
+                out.targets.push((format!("fn:{}", f.name.snake()), style.heading(item)));
+                out.texts.push(callable(style, api, None, f, style.heading(item))?);
+            }
+            _ => {}
         }
     }
-    sections.extend(style.notes());
+    Ok(out)
+}
+
+/// One rendered file of a language's reference, its links still placeholders, with the targets its sections hold.
+struct PageFile {
+    file: String,
+    md: String,
+    targets: Vec<(String, String)>,
+}
+
+/// The file of a page: `executors.md`.
+fn page_file(page: &Name) -> String {
+    format!("{}.md", page.snake())
+}
+
+/// Renders one language's reference: `index.md` (the pages, the language's notes and the errors) and one file per
+/// page that documents something in this language.
+pub fn render(style: &dyn DocStyle, api: &Api) -> Rendered<Vec<Output>> {
+    let mut files: Vec<PageFile> = Vec::new();
+    let mut lines = Vec::new();
+    for page in &api.pages {
+        let sections = page_sections(style, api, &page.name)?;
+        if sections.texts.is_empty() {
+            continue;
+        }
+        let classes: Vec<&Class> = api.classes().filter(|k| k.page == page.name).collect();
+        let md = PageMd {
+            title: page.name.pascal(),
+            language: style.language().into(),
+            intro: text(style, api, &page.intro),
+            imports: style.imports(api, &classes),
+            sections: sections.texts,
+        };
+        let file = page_file(&page.name);
+        lines.push(PageLine { name: page.name.pascal(), file: file.clone(), doc: text(style, api, &page.doc) });
+        let md = md.rendered(format!("{} page {}", style.language(), page.name.pascal()))?;
+        files.push(PageFile { file, md, targets: sections.targets });
+    }
+    let mut sections = style.notes();
     sections.push(
         ErrorsSection {
             heading: style.errors_heading(),
@@ -222,15 +365,113 @@ pub fn render(style: &dyn DocStyle, api: &Api) -> Rendered<Vec<Output>> {
         }
         .rendered("errors")?,
     );
-    let page = Page {
+    let index = IndexMd {
         title: api.title.clone(),
         language: style.language().into(),
-        intro: text(style, api, &api.intro),
-        imports: style.imports(api),
+        doc: text(style, api, &api.doc),
+        intro: if api.pages.len() > 1 { text(style, api, &api.intro) } else { String::new() },
+        imports: style.imports(api, &api.classes().collect::<Vec<_>>()),
+        pages: lines,
         sections,
     };
-    Ok(vec![Output {
-        path: format!("docs/{}/{}.md", style.folder(), api.title.to_lowercase()).into(),
-        contents: page.rendered(format!("{} reference", style.language()))?,
-    }])
+    let md = index.rendered(format!("{} index", style.language()))?;
+    files.push(PageFile { file: "index.md".into(), md, targets: Vec::new() });
+    let anchors = anchors(&files);
+    Ok(files
+        .iter()
+        .map(|f| Output {
+            path: format!("docs/{}/{}", style.folder(), f.file).into(),
+            contents: resolve_links(&f.md, &f.file, &anchors),
+        })
+        .collect())
+}
+
+/// Where each target is: its file and its anchor there, read off the rendered headings in order.
+fn anchors(files: &[PageFile]) -> std::collections::BTreeMap<String, (String, String)> {
+    let mut out = std::collections::BTreeMap::new();
+    for f in files {
+        let headings = headings(&f.md);
+        let mut next = 0;
+        for (key, heading) in &f.targets {
+            let Some(at) = headings[next..].iter().position(|(text, _)| text == heading) else { continue };
+            out.entry(key.clone()).or_insert_with(|| (f.file.clone(), headings[next + at].1.clone()));
+            next += at + 1;
+        }
+    }
+    out
+}
+
+/// The headings of a Markdown page outside code fences, each with the anchor GitHub gives it.
+pub fn headings(md: &str) -> Vec<(String, String)> {
+    let mut seen: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    let mut fenced = false;
+    for line in md.lines() {
+        if line.starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        let level = line.chars().take_while(|c| *c == '#').count();
+        if fenced || level == 0 || level > 6 || !line[level..].starts_with(' ') {
+            continue;
+        }
+        let text = line[level..].trim().to_string();
+        let base = slug(&text);
+        let mut anchor = base.clone();
+        let mut n = 0;
+        while seen.contains(&anchor) {
+            n += 1;
+            anchor = format!("{base}-{n}");
+        }
+        seen.push(anchor.clone());
+        out.push((text, anchor));
+    }
+    out
+}
+
+/// GitHub's anchor for a heading: lowercase, spaces as `-`, everything but letters, digits, `_` and `-` dropped.
+fn slug(heading: &str) -> String {
+    heading
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '_' || c == '-' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Turns every placeholder into a link to its target (`#anchor` on the same page, `file.md#anchor` on another), or
+/// into a code span where the target is not documented in this language.
+fn resolve_links(md: &str, file: &str, anchors: &std::collections::BTreeMap<String, (String, String)>) -> String {
+    let mut out = String::with_capacity(md.len());
+    let mut rest = md;
+    while let Some(open) = rest.find(LINK_OPEN) {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + LINK_OPEN.len_utf8()..];
+        let (Some(mid), Some(close)) = (after.find(LINK_TEXT), after.find(LINK_CLOSE)) else { break };
+        let (key, spelled) = (&after[..mid], &after[mid + LINK_TEXT.len_utf8()..close]);
+        match anchors.get(key) {
+            Some((target, anchor)) if target == file => out.push_str(&format!("[`{spelled}`](#{anchor})")),
+            Some((target, anchor)) => out.push_str(&format!("[`{spelled}`]({target}#{anchor})")),
+            None => out.push_str(&format!("`{spelled}`")),
+        }
+        rest = &after[close + LINK_CLOSE.len_utf8()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn anchors_follow_github_and_number_repeats() {
+        let md =
+            "# Executors\n\n## free\n\n```c\n#define X 1\n```\n\n## free\n\n## Model.encodeText\n\n## uform_model_t\n";
+        let anchors: Vec<String> = headings(md).into_iter().map(|(_, a)| a).collect();
+        assert_eq!(anchors, ["executors", "free", "free-1", "modelencodetext", "uform_model_t"]);
+    }
 }

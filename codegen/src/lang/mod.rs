@@ -1,9 +1,10 @@
 //! One module per target language: its formatter (every naming and type-spelling decision for that language)
 //! and the askama templates that use it, one per concept.
 
-use crate::model::Api;
+use crate::model::{Api, Callable, Class, Doc, Language};
 use crate::render::Rendered;
 use crate::Output;
+use shapes::Shapes;
 
 pub mod c;
 pub mod docs;
@@ -14,16 +15,63 @@ pub mod shapes;
 pub mod typescript;
 pub mod udl;
 
+/// A backend: its name in diagnostics, the languages it renders, what it can emit, and how it renders.
+pub struct Backend {
+    pub name: &'static str,
+    pub languages: &'static [Language],
+    pub supports: Shapes,
+    pub render: fn(&Api) -> Rendered<Vec<Output>>,
+}
+
+impl Backend {
+    /// Whether this backend renders `callable`.
+    pub fn renders(&self, callable: &Callable) -> bool {
+        self.languages.iter().any(|l| callable.offered_in(*l))
+    }
+}
+
+/// Every backend `cargo xtask codegen` runs: [`render_all`] renders each, and the checker refuses an IDL that uses a
+/// shape one of them cannot emit ([`crate::check`]).
+pub const BACKENDS: [Backend; 6] = [
+    Backend { name: "C", languages: &[Language::C], supports: c::SUPPORTS, render: c::render },
+    Backend {
+        name: "Node (TypeScript)",
+        languages: &[Language::TypeScript],
+        supports: typescript::SUPPORTS,
+        render: typescript::render,
+    },
+    Backend { name: "Python", languages: &[Language::Python], supports: python::SUPPORTS, render: python::render },
+    Backend {
+        name: "Kotlin (JNI)",
+        languages: &[Language::Kotlin],
+        supports: kotlin::SUPPORTS,
+        render: kotlin::render,
+    },
+    Backend { name: "uniffi (Swift)", languages: &[Language::Swift], supports: udl::SUPPORTS, render: udl::render },
+    // Core's own types: every record, enum and error kind, no callable.
+    Backend { name: "Rust (core's types)", languages: &[], supports: Shapes::ALL, render: rust::render },
+];
+
 /// Every backend's files; the first template or formatter that fails stops it, naming the template and the item.
 pub fn render_all(api: &Api) -> Rendered<Vec<Output>> {
     let mut out = Vec::new();
-    out.extend(c::render(api)?);
-    out.extend(typescript::render(api)?);
-    out.extend(python::render(api)?);
-    out.extend(kotlin::render(api)?);
-    out.extend(udl::render(api)?);
-    out.extend(rust::render(api)?);
+    for backend in &BACKENDS {
+        out.extend((backend.render)(api)?);
+    }
     Ok(out)
+}
+
+/// A class's comment in the source of a language: its doc, its details and its thread safety, each paragraph's
+/// references spelled by `text`.
+pub fn class_doc(class: &Class, text: &dyn Fn(&Doc) -> String) -> String {
+    let mut doc = text(&class.doc);
+    if !class.details.is_empty() {
+        doc.push_str(&format!("\n\n{}", text(&class.details)));
+    }
+    if !class.thread_safety.is_empty() {
+        doc.push_str(&format!("\n\nThread safety: {}", text(&class.thread_safety)));
+    }
+    doc
 }
 
 /// Greedy word wrap for comment blocks.

@@ -1,6 +1,7 @@
 //! What each backend can emit. A backend declares the shapes of the model it cannot render (`SUPPORTS` in its
-//! `mod.rs`); the checker ([`crate::check`]) rejects an IDL that uses one with `file:line:col` and the backend named,
-//! so no generated file ever carries a `compile_error!` or glue that does not build.
+//! `mod.rs`, listed in `lang::BACKENDS`); the checker ([`crate::check`]) rejects an IDL that uses one with
+//! `file:line:col` and the backend named, so no generated file ever carries a `compile_error!` or glue that does not
+//! build.
 //!
 //! A record shape concerns every backend (each renders every record); a callable shape concerns a backend only when
 //! the callable is offered in one of its languages (`only:`).
@@ -149,28 +150,5 @@ impl Shapes {
 
     pub fn supports(&self, shape: Shape) -> bool {
         !self.unsupported.contains(&shape)
-    }
-}
-
-/// A backend: its name in diagnostics, the languages it renders, and what it can emit.
-pub struct Backend {
-    pub name: &'static str,
-    pub languages: &'static [Language],
-    pub supports: Shapes,
-}
-
-/// Every backend `cargo xtask codegen` runs.
-pub const BACKENDS: [Backend; 5] = [
-    Backend { name: "C", languages: &[Language::C], supports: super::c::SUPPORTS },
-    Backend { name: "Node (TypeScript)", languages: &[Language::TypeScript], supports: super::typescript::SUPPORTS },
-    Backend { name: "Python", languages: &[Language::Python], supports: super::python::SUPPORTS },
-    Backend { name: "Kotlin (JNI)", languages: &[Language::Kotlin], supports: super::kotlin::SUPPORTS },
-    Backend { name: "uniffi (Swift)", languages: &[Language::Swift], supports: super::udl::SUPPORTS },
-];
-
-impl Backend {
-    /// Whether this backend renders `callable`.
-    pub fn renders(&self, callable: &Callable) -> bool {
-        self.languages.iter().any(|l| callable.offered_in(*l))
     }
 }

@@ -28,6 +28,9 @@ internal object UFormNative {
 
     /** The overhead benchmark's peer: a JNI function that does nothing (bindings/jni/src/lib.rs). */
     @JvmStatic external fun benchNoop()
+
+    /** The overhead benchmark's matrix: 32 × 384 floats encoded as `encodeText`'s result (bindings/jni/src/lib.rs). */
+    @JvmStatic external fun benchMatrix(): ByteArray
 }
 
 /**
@@ -148,7 +151,16 @@ internal class Reader(private val bytes: ByteArray) {
         val data = FloatArray(Math.multiplyExact(rows.toInt(), columns.toInt()))
         buffer.asFloatBuffer().get(data)
         buffer.position(buffer.position() + data.size * 4)
-        return F32Matrix(data.asList(), rows, columns)
+        return F32Matrix(data, rows, columns)
+    }
+{%- endif %}
+{%- if doubles %}
+
+    fun doubles(): DoubleArray {
+        val values = DoubleArray(u32().toInt())
+        buffer.asDoubleBuffer().get(values)
+        buffer.position(buffer.position() + values.size * 8)
+        return values
     }
 {%- endif %}
 }

@@ -3,7 +3,7 @@
 // The napi-rs glue of the `uform` npm package, included by `bindings/node/src/lib.rs`: one `#[napi]` class per
 // IDL class (the `Compiled*` handles), plain-object conversions for records and enums, and the raw napi callbacks
 // the wrapper calls (`FAST`): one per free function, and one per instance method taking the handle number first.
-// Arguments are read with the validating helpers of `bindings/node/src/runtime.rs`; every core error crosses as
+// Arguments are read with the validating helpers of `bindings/node/src/runtime/`; every core error crosses as
 // an error whose `code` is the error kind, which the generated `index.js` turns into `UFormError`.
 {%- for part in parts %}
 

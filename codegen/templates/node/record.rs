@@ -8,10 +8,12 @@ impl FromJs for {{ core }} {
 {%- else %}
         let Some(object) = record(value, argument)? else { return Ok(Default::default()) };
 {%- endif %}
-        Ok({{ core }} {
+        fields_of(argument, || {
+            Ok({{ core }} {
 {%- for f in fields %}
-            {{ f.rust }}: {{ f.read }},
+                {{ f.rust }}: {{ f.read }},
 {%- endfor %}
+            })
         })
     }
 }

@@ -1,39 +1,52 @@
 //! The BERT forward pass over a batch: every text's tokens side by side in one `[tokens × hidden]` matrix for the
 //! dense layers (no padding), attention per (text, head), then pooling and normalisation.
+//!
+//! A batch's scratch is [`scratch_lens`]: per token, the hidden state, the wider of the fused QKV and the
+//! intermediate activations, and the attention context; per attention slot (a thread doing attention), the scores
+//! and packed keys and values of the batch's longest text. `super::batch` sizes batches with it.
 
 use super::config::{Config, Pooling};
 use super::gemm::{self, dense, packed_len, Epilogue, Shared};
 use super::kernels::Kernels;
-use super::params::{decode, Params};
+use super::params::Params;
 use super::tokenize::Tokens;
 use crate::error::{Error, Result};
 use crate::executor::{Executor, Scratch};
-use crate::model::{TensorView, Weights};
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Row `row` of a `[rows × width]` table, decoded into `out`.
-fn table_row(view: &TensorView<'_>, row: usize, out: &mut [f32]) -> Result<()> {
-    let size = view.data.len() / view.shape.iter().product::<usize>().max(1);
-    let width = out.len();
-    let data = &view.data[row * width * size..(row + 1) * width * size];
-    decode(&TensorView { data, shape: &[], ..*view }, out)
+/// Floats of attention scratch one thread needs for a text of `len` tokens: its scores, packed keys and values.
+fn attention_floats(config: &Config, len: usize) -> usize {
+    let dh = config.head_dim();
+    len * len + packed_len(len, dh) + packed_len(dh, len)
 }
 
-/// Runs the encoder over `tokens` and writes one pooled (and, when asked, normalised) row per text into `pooled`.
+/// The floats of each scratch buffer a batch of `total` tokens takes whose longest text has `longest` tokens, with
+/// `slots` threads doing attention.
+pub fn scratch_lens(config: &Config, total: usize, longest: usize, slots: usize) -> [usize; 4] {
+    let (h, wide) = (config.hidden, (3 * config.hidden).max(config.intermediate));
+    let at = |n: usize, m: usize| n.saturating_mul(m);
+    [at(total, h), at(total, wide), at(total, h), at(slots, attention_floats(config, longest))]
+}
+
+/// Runs the encoder over `tokens` and writes one pooled (and, when asked, normalised) row per text into `pooled`:
+/// text `i`'s at row `rows[i]`. `slots` threads (at least 1) do attention, each with its own part of the scratch.
 #[allow(clippy::too_many_arguments)]
 pub fn forward(
     executor: &Executor,
     kernels: &Kernels,
     config: &Config,
     params: &Params,
-    weights: &dyn Weights,
     tokens: &[Tokens],
+    rows_out: &[usize],
+    slots: usize,
     normalize: bool,
     pooled: &mut [f32],
     scratch: &mut Scratch,
 ) -> Result<()> {
-    let (h, dh) = (config.hidden, config.head_dim());
+    let h = config.hidden;
+    assert_eq!(tokens.len(), rows_out.len(), "forward: one output row per text");
+    assert!(rows_out.iter().all(|r| (r + 1) * h <= pooled.len()), "forward: an output row past the matrix");
     let mut spans: Vec<Range<usize>> = Vec::with_capacity(tokens.len());
     let mut total = 0;
     for t in tokens {
@@ -42,6 +55,9 @@ pub fn forward(
     }
     let longest = tokens.iter().map(|t| t.ids.len()).max().unwrap_or(0);
     for (i, t) in tokens.iter().enumerate() {
+        if t.ids.is_empty() || t.ids.len() != t.type_ids.len() {
+            return Err(Error::internal(format!("texts[{}] reached the encoder with no tokens", rows_out[i])));
+        }
         if let Some(id) = t.ids.iter().find(|id| **id as usize >= config.vocab) {
             return Err(Error::unsupported(format!(
                 "the tokenizer gave `texts[{i}]` token {id}, past the {} word embeddings",
@@ -52,38 +68,22 @@ pub fn forward(
             return Err(Error::unsupported(format!("the tokenizer gave `texts[{i}]` token type {ty}")));
         }
     }
-    let per_thread = longest * longest + packed_len(longest, dh) + packed_len(dh, longest);
-    let wide = (3 * h).max(config.intermediate);
-    let [x, big, ctx, attn] = scratch.carve([total * h, total * wide, total * h, executor.threads() * per_thread]);
+    let slots = slots.clamp(1, executor.threads());
+    let per_thread = attention_floats(config, longest);
+    let [x, big, ctx, attn] = scratch.carve(scratch_lens(config, total, longest, slots));
 
     // Embeddings: word + position + token type, then LayerNorm.
-    let (word, position, token_type) =
-        (params.table(weights, "word")?, params.table(weights, "position")?, params.table(weights, "token_type")?);
     let rows = Shared(x.as_mut_ptr());
-    let failed = std::sync::Mutex::new(None);
     executor.for_n_dynamic(tokens.len(), |text| {
         #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
         let rows = rows;
-        let span = spans[text].clone();
-        let mut extra = vec![0.0f32; h];
-        for (p, t) in span.clone().enumerate() {
+        for (p, t) in spans[text].clone().enumerate() {
             // SAFETY: row `t` belongs to this text's span alone.
             let row = unsafe { std::slice::from_raw_parts_mut(rows.0.add(t * h), h) };
-            let step = table_row(&word, tokens[text].ids[p] as usize, row)
-                .and_then(|()| table_row(&position, p, &mut extra))
-                .map(|()| kernels.add(row, &extra))
-                .and_then(|()| table_row(&token_type, tokens[text].type_ids[p] as usize, &mut extra))
-                .map(|()| kernels.add(row, &extra));
-            if let Err(e) = step {
-                *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-                return;
-            }
+            params.embed(tokens[text].ids[p] as usize, p, tokens[text].type_ids[p] as usize, row);
             kernels.layer_norm(row, &params.embedding_ln.0, &params.embedding_ln.1, config.layer_norm_eps);
         }
     })?;
-    if let Some(e) = failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        return Err(e);
-    }
 
     let layer_norm = |x: &mut [f32], (gamma, beta): &(Vec<f32>, Vec<f32>)| {
         let rows = Shared(x.as_mut_ptr());
@@ -100,7 +100,7 @@ pub fn forward(
     for layer in &params.layers {
         let qkv = &mut big[..total * 3 * h];
         dense(executor, kernels, x, total, &layer.qkv, qkv, Epilogue::Bias(&layer.qkv_bias))?;
-        attention(executor, kernels, config, qkv, ctx, &spans, attn, per_thread)?;
+        attention(executor, kernels, config, qkv, ctx, &spans, attn, per_thread, slots)?;
         dense(executor, kernels, ctx, total, &layer.out, x, Epilogue::AddBias(&layer.out_bias))?;
         layer_norm(x, &layer.ln1)?;
         let up = &mut big[..total * config.intermediate];
@@ -114,8 +114,9 @@ pub fn forward(
     executor.for_n(tokens.len(), |text| {
         #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
         let out = out;
-        // SAFETY: row `text` of the output is this task's alone.
-        let row = unsafe { std::slice::from_raw_parts_mut(out.0.add(text * h), h) };
+        // SAFETY: row `rows_out[text]` is inside `pooled` (asserted above) and this task's alone: the batch names
+        // each output row once.
+        let row = unsafe { std::slice::from_raw_parts_mut(out.0.add(rows_out[text] * h), h) };
         let span = spans[text].clone();
         match config.pooling {
             Pooling::Cls => row.copy_from_slice(&x[span.start * h..span.start * h + h]),
@@ -135,8 +136,8 @@ pub fn forward(
     })
 }
 
-/// Self-attention of every (text, head) pair: `softmax(Q·Kᵀ/√d)·V` into `ctx`, claimed dynamically by the threads,
-/// each with its own part of `scratch` for the scores and the packed keys and values.
+/// Self-attention of every (text, head) pair: `softmax(Q·Kᵀ/√d)·V` into `ctx`, claimed dynamically by the first
+/// `slots` threads, each with its own part of `scratch` for the scores and the packed keys and values.
 #[allow(clippy::too_many_arguments)]
 fn attention(
     executor: &Executor,
@@ -147,6 +148,7 @@ fn attention(
     spans: &[Range<usize>],
     scratch: &mut [f32],
     per_thread: usize,
+    slots: usize,
 ) -> Result<()> {
     let (h, heads, dh) = (config.hidden, config.heads, config.head_dim());
     let ld = 3 * h;
@@ -156,7 +158,10 @@ fn attention(
     let (out, space) = (Shared(ctx.as_mut_ptr()), Shared(scratch.as_mut_ptr()));
     executor.for_threads(|thread| {
         let (out, space) = (out, space);
-        // SAFETY: each thread index owns its `per_thread` floats of scratch.
+        if thread >= slots {
+            return; // the scratch holds `slots` threads' worth
+        }
+        // SAFETY: each thread index below `slots` owns its `per_thread` floats of scratch.
         let mine = unsafe { std::slice::from_raw_parts_mut(space.0.add(thread * per_thread), per_thread) };
         loop {
             let task = next.fetch_add(1, Ordering::Relaxed);

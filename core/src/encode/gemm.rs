@@ -63,6 +63,35 @@ impl Packed {
         pack_rows(w, k, n, k, &mut data);
         Packed { n, k, data }
     }
+
+    /// Packs `B` given as `k` rows of `n` at stride `ld` (`B[p][j] = src[p·ld + j]`) into `self`, reusing its
+    /// buffer, one panel per task on `executor`'s threads: the right-hand side of `dY·W` (B = W) and `dYᵀ·X`
+    /// (B = X) in a backward pass.
+    pub fn columns_from(&mut self, executor: &Executor, src: &[f32], ld: usize, k: usize, n: usize) -> Result<()> {
+        assert!(k == 0 || src.len() >= (k - 1) * ld + n, "pack: source too small for {k} × {n}");
+        self.n = n;
+        self.k = k;
+        self.data.resize(packed_len(n, k), 0.0);
+        let out = Shared(self.data.as_mut_ptr());
+        executor.for_n_dynamic(n.div_ceil(NR), |q| {
+            #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
+            let out = out;
+            let (j0, width) = (q * NR, NR.min(n - q * NR));
+            // SAFETY: panel `q` is the `k·NR` floats at `q·k·NR`, inside the buffer sized above, written by this
+            // task alone.
+            let panel = unsafe { std::slice::from_raw_parts_mut(out.0.add(q * k * NR), k * NR) };
+            for p in 0..k {
+                let dst = &mut panel[p * NR..p * NR + NR];
+                dst[..width].copy_from_slice(&src[p * ld + j0..p * ld + j0 + width]);
+                dst[width..].fill(0.0);
+            }
+        })
+    }
+
+    /// An empty packing to fill with [`Packed::columns_from`].
+    pub fn empty() -> Packed {
+        Packed { n: 0, k: 0, data: Vec::new() }
+    }
 }
 
 /// `C[rows × n] (+)= A[rows × k] · B` on the calling thread: every panel of `b`, `kernels.mr` rows at a time.
@@ -106,6 +135,10 @@ pub enum Epilogue<'a> {
     BiasGelu(&'a [f32]),
     /// `C += A·Bᵀ + bias`: the residual connection, C holding the layer's input.
     AddBias(&'a [f32]),
+    /// `C = A·Bᵀ`.
+    Plain,
+    /// `C += A·Bᵀ`.
+    Accumulate,
 }
 
 /// A pointer the tiles of one product share; each tile writes its own outputs only.
@@ -113,6 +146,7 @@ pub enum Epilogue<'a> {
 pub struct Shared(pub *mut f32);
 // SAFETY: the tiles write disjoint parts of what it points to, and the dispatch ends before the borrow does.
 unsafe impl Send for Shared {}
+// SAFETY: as for `Send`: shared by reference, the pointer is only read; what it points to is written in disjoint parts.
 unsafe impl Sync for Shared {}
 
 /// The tile of a product of `m` rows: tall tiles for tall products, narrow ones when few rows must still
@@ -133,8 +167,27 @@ pub fn dense(
     c: &mut [f32],
     epilogue: Epilogue<'_>,
 ) -> Result<()> {
+    dense_strided(executor, kernels, a, w.k, m, w, c, epilogue)
+}
+
+/// [`dense`] with A's rows `lda` apart (`lda ≥ w.k`), like one head's columns of a wider matrix.
+#[allow(clippy::too_many_arguments)]
+pub fn dense_strided(
+    executor: &Executor,
+    kernels: &Kernels,
+    a: &[f32],
+    lda: usize,
+    m: usize,
+    w: &Packed,
+    c: &mut [f32],
+    epilogue: Epilogue<'_>,
+) -> Result<()> {
     let (n, k) = (w.n, w.k);
-    assert!(a.len() >= m * k && c.len() >= m * n, "dense: buffers too small for {m} × {n} × {k}");
+    assert!(lda >= k, "dense: a stride of {lda} under {k} columns");
+    assert!(
+        (m == 0 || a.len() >= (m - 1) * lda + k) && c.len() >= m * n,
+        "dense: buffers too small for {m} × {n} × {k}"
+    );
     if m == 0 {
         return Ok(());
     }
@@ -147,18 +200,19 @@ pub fn dense(
         let out = out;
         let (i0, j0) = ((t / col_tiles) * mc, (t % col_tiles) * nc);
         let (rows, cols) = (mc.min(m - i0), nc.min(n - j0));
-        let accumulate = matches!(epilogue, Epilogue::AddBias(_));
+        let accumulate = matches!(epilogue, Epilogue::AddBias(_) | Epilogue::Accumulate);
         // SAFETY: rows `i0..i0+rows` of A are in bounds (checked above); this tile alone writes C's rows
         // `i0..i0+rows`, columns `j0..j0+cols`; the panels of columns `j0..` are in `w.data`.
         unsafe {
-            let a = (a as *const f32).add(i0 * k);
+            let a = (a as *const f32).add(i0 * lda);
             let c = out.0.add(i0 * n + j0);
-            serial(kernels, a, k, rows, &w.data[j0 * k..], cols, k, c, n, accumulate);
+            serial(kernels, a, lda, rows, &w.data[j0 * k..], cols, k, c, n, accumulate);
             for i in 0..rows {
                 let row = std::slice::from_raw_parts_mut(c.add(i * n), cols);
                 match epilogue {
                     Epilogue::Bias(bias) | Epilogue::AddBias(bias) => kernels.add(row, &bias[j0..j0 + cols]),
                     Epilogue::BiasGelu(bias) => kernels.bias_gelu(row, &bias[j0..j0 + cols]),
+                    Epilogue::Plain | Epilogue::Accumulate => {}
                 }
             }
         }

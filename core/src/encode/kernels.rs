@@ -229,7 +229,7 @@ mod x86 {
         accumulate: bool,
     ) {
         const MR: usize = AVX512_MR;
-        // SAFETY (whole body): the caller's contract in `Kernels::micro`.
+        // SAFETY: (whole body) the caller's contract in `Kernels::micro`.
         unsafe {
             let rp: [*const f32; MR] = std::array::from_fn(|i| a.add(i.min(rows - 1) * lda));
             let mut acc = [[_mm512_setzero_ps(); 2]; MR];
@@ -279,7 +279,7 @@ mod x86 {
         accumulate: bool,
     ) {
         const MR: usize = AVX2_MR;
-        // SAFETY (whole body): the caller's contract in `Kernels::micro`.
+        // SAFETY: (whole body) the caller's contract in `Kernels::micro`.
         unsafe {
             let rp: [*const f32; MR] = std::array::from_fn(|i| a.add(i.min(rows - 1) * lda));
             let mut acc = [[_mm256_setzero_ps(); 4]; MR];

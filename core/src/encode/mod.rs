@@ -7,23 +7,34 @@
 //! need from the weights. [`Encoder::encode`] then tokenises (on the executor's threads), runs the layers with
 //! the kernels of the executor's CPU class in the executor's scratch, pools and normalises:
 //!
+//! - Memory: a call of any size is cut into batches whose scratch fits the executor's `scratchLimit` (see
+//!   `batch.rs`: longest texts first, rows back in input order, results identical to smaller calls); a text that
+//!   alone cannot fit is an out-of-memory error naming it. Beyond the scratch, a call holds its result (4 bytes per
+//!   text per dimension) and the tokens of about one batch; a result that cannot be allocated is out of memory too.
+//! - Long texts are tokenised from a prefix of a few bytes per kept token, not whole (see `tokenize.rs`).
 //! - Tokens per text: `options.max_tokens`, else `max_seq_length` from `sentence_bert_config.json`, else the
 //!   position embeddings, special tokens included, as sentence-transformers truncates. Below the special tokens'
 //!   count (2 for BERT), the first `max_tokens` of `[CLS] [SEP]` are kept.
 //! - Pooling from `1_Pooling/config.json` (mean or CLS; no `modules.json` means mean); normalisation when
-//!   `options.normalize` says so, else when `modules.json` lists a `Normalize` module.
+//!   `options.normalize` says so, else when `modules.json` lists a `Normalize` module. The files are found and
+//!   checked as `config.rs` says (the Transformer module's `path` honoured, every side file a regular file under
+//!   a size cap, module paths inside the folder).
+//! - A text the tokenizer gives no tokens (only a tokenizer without special tokens does, for an empty text) is a
+//!   row of zeros: it never reaches the forward pass.
 //! - Errors: a model that is not BERT, other pooling modes or modules: unsupported, naming what was found; a text
 //!   with a NUL character or a `max_tokens` outside `1..=max_position_embeddings`: invalid argument.
 
+mod batch;
 mod config;
 mod forward;
-mod gemm;
-mod kernels;
-mod math;
-mod params;
-mod tokenize;
+pub(crate) mod gemm;
+pub(crate) mod kernels;
+pub(crate) mod math;
+pub(crate) mod params;
+pub(crate) mod tokenize;
 
-pub use config::{Config, Pooling};
+pub(crate) use config::transformer_folder;
+pub use config::{Config, Layout, Pooling};
 
 use crate::error::{Error, Result};
 use crate::executor::Executor;
@@ -32,12 +43,12 @@ use crate::types::{EncodeTextOptions, F32Matrix};
 use kernels::Kernels;
 use params::Params;
 use std::sync::{Arc, Mutex};
-use tokenize::Tokenizers;
+use tokenize::{Tokenizers, Tokens};
 
 /// A BERT encoder prepared from a model's weights: its configuration, tokenizer and packed layer weights.
 pub struct Encoder {
     config: Config,
-    tokenizers: Tokenizers,
+    tokenizers: Arc<Tokenizers>,
     params: Params,
 }
 
@@ -61,24 +72,32 @@ impl Encoder {
                 verb()
             ))
         })?;
-        let config = Config::read(dir)?;
-        let tokenizers = Tokenizers::read(dir, config.max_tokens)?;
+        let layout = Layout::around(dir)?;
+        let config = Config::read(&layout)?;
+        let tokenizers = Arc::new(Tokenizers::read(&layout.transformer, config.max_tokens)?);
         let params = Params::read(weights, &config)?;
         Ok(Encoder { config, tokenizers, params })
+    }
+
+    /// The same model with other weights: what a trainer publishes after a step.
+    pub(crate) fn with_params(&self, params: Params) -> Encoder {
+        Encoder { config: self.config.clone(), tokenizers: self.tokenizers.clone(), params }
     }
 
     pub fn config(&self) -> &Config {
         &self.config
     }
 
+    pub(crate) fn params(&self) -> &Params {
+        &self.params
+    }
+
+    pub(crate) fn tokenizers(&self) -> &Tokenizers {
+        &self.tokenizers
+    }
+
     /// Embeds `texts` with the same `weights` it was prepared from, on `executor`'s threads.
-    pub fn encode(
-        &self,
-        weights: &dyn Weights,
-        executor: &Executor,
-        texts: &[String],
-        options: &EncodeTextOptions,
-    ) -> Result<F32Matrix> {
+    pub fn encode(&self, executor: &Executor, texts: &[String], options: &EncodeTextOptions) -> Result<F32Matrix> {
         let max_tokens = match options.max_tokens {
             None => self.config.max_tokens,
             Some(m) if m >= 1 && m as usize <= self.config.positions => m as usize,
@@ -103,22 +122,53 @@ impl Encoder {
         if texts.is_empty() {
             return Ok(F32Matrix { data: Vec::new(), rows: 0, columns: h as u32 });
         }
-        let tokens = self.tokenizers.encode(executor, texts, max_tokens)?;
-        let mut data = vec![0.0f32; texts.len() * h];
+        let rows = u32::try_from(texts.len())
+            .map_err(|_| Error::invalid_argument("texts", format!("holds {} texts, over 2^32 - 1", texts.len())))?;
+        let mut data = batch::output(texts.len(), h)?;
         let normalize = options.normalize.unwrap_or(self.config.normalize);
         let mut scratch = executor.host_scratch()?;
-        forward::forward(
-            executor,
-            &kernels,
-            &self.config,
-            &self.params,
-            weights,
-            &tokens,
-            normalize,
-            &mut data,
-            &mut scratch,
-        )?;
-        Ok(F32Matrix { data, rows: texts.len() as u32, columns: h as u32 })
+        let planner = batch::Planner::new(&self.config, executor.threads(), scratch.limit());
+
+        // Longest first by bytes; tokenised a chunk at a time into `pending`, which holds about one batch.
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(texts[i].len()));
+        let chunk = (8 * executor.threads()).max(64);
+        let (mut next, mut pending, mut pending_tokens) = (0, Vec::<(usize, Tokens)>::new(), 0);
+        while next < order.len() || !pending.is_empty() {
+            while next < order.len() && pending_tokens < planner.capacity() {
+                let which = &order[next..(next + chunk).min(order.len())];
+                let tokens = self.tokenizers.encode(executor, texts, which, max_tokens)?;
+                next += which.len();
+                // A text without tokens (a tokenizer that adds no special tokens, given an empty text) keeps its
+                // row of zeros: there is nothing to pool.
+                for (i, t) in which.iter().zip(tokens).filter(|(_, t)| !t.ids.is_empty()) {
+                    pending_tokens += t.ids.len();
+                    pending.push((*i, t));
+                }
+            }
+            pending.sort_by(|a, b| b.1.ids.len().cmp(&a.1.ids.len()).then(a.0.cmp(&b.0)));
+            let lens: Vec<usize> = pending.iter().map(|(_, t)| t.ids.len()).collect();
+            let plan = match planner.next(&lens) {
+                Ok(Some(plan)) => plan,
+                Ok(None) => break,
+                Err(bytes) => return Err(planner.too_long(pending[0].0, lens[0], bytes)),
+            };
+            let (rows_out, tokens): (Vec<usize>, Vec<Tokens>) = pending.drain(..plan.texts).unzip();
+            pending_tokens -= tokens.iter().map(|t| t.ids.len()).sum::<usize>();
+            forward::forward(
+                executor,
+                &kernels,
+                &self.config,
+                &self.params,
+                &tokens,
+                &rows_out,
+                plan.slots,
+                normalize,
+                &mut data,
+                &mut scratch,
+            )?;
+        }
+        Ok(F32Matrix { data, rows, columns: h as u32 })
     }
 }
 
@@ -150,6 +200,11 @@ impl EncoderSlot {
         Ok(encoder)
     }
 
+    /// Replaces the prepared encoder: a trainer's new weights. Encodes already running keep the one they took.
+    pub(crate) fn publish(&self, encoder: Arc<Encoder>) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(encoder);
+    }
+
     /// Drops the prepared encoder (when the model frees its weights).
     pub fn clear(&self) {
         *self.0.lock().unwrap_or_else(|p| p.into_inner()) = None;
@@ -164,5 +219,5 @@ pub fn encode_text(
     texts: &[String],
     options: &EncodeTextOptions,
 ) -> Result<F32Matrix> {
-    slot.get_or_prepare(weights)?.encode(weights, executor, texts, options)
+    slot.get_or_prepare(weights)?.encode(executor, texts, options)
 }

@@ -1,6 +1,6 @@
 //! The BERT weights, read through [`Weights`] and converted once: the layers' matrices to f32 packed panels (query,
-//! key and value fused into one), vectors to f32. The embedding tables stay where the weights are and are read
-//! row by row per token (converted as they are read), so a model's largest tensor is never copied.
+//! key and value fused into one), vectors and the embedding tables to f32. The encoder then owns every value it
+//! reads per call, so nothing it computes with can change under it, and a trainer can publish new values.
 
 use super::config::Config;
 use super::gemm::Packed;
@@ -21,10 +21,14 @@ pub struct Layer {
     pub ln2: (Vec<f32>, Vec<f32>),
 }
 
-/// Every prepared weight, and the names of the embedding tables to read per call.
+/// Every prepared weight, the embedding tables included, in memory the encoder owns.
 pub struct Params {
     /// `""` or `"bert."`: the prefix the checkpoint's tensor names carry.
     pub prefix: &'static str,
+    /// `[vocab × hidden]`, `[positions × hidden]` and `[type_vocab × hidden]`.
+    pub word: Vec<f32>,
+    pub position: Vec<f32>,
+    pub token_type: Vec<f32>,
     pub embedding_ln: (Vec<f32>, Vec<f32>),
     pub layers: Vec<Layer>,
 }
@@ -114,15 +118,9 @@ impl Params {
         let norm = |name: String| -> Result<(Vec<f32>, Vec<f32>)> {
             Ok((vector(format!("{name}.weight"), h)?, vector(format!("{name}.bias"), h)?))
         };
-        // The tables are read per call; check them now so a bad file fails at preparation.
-        view(weights, &format!("{prefix}embeddings.word_embeddings.weight"), &[config.vocab, h])?;
-        view(weights, &format!("{prefix}embeddings.position_embeddings.weight"), &[config.positions, h])?;
-        view(weights, &format!("{prefix}embeddings.token_type_embeddings.weight"), &[config.type_vocab, h])?;
-        for table in ["word", "position", "token_type"] {
-            let name = format!("{prefix}embeddings.{table}_embeddings.weight");
-            let view = weights.tensor(&name).expect("checked above");
-            decode(&TensorView { data: &view.data[..0], ..view }, &mut [])?; // the element type alone
-        }
+        let word = matrix("embeddings.word_embeddings.weight".into(), config.vocab, h)?;
+        let position = matrix("embeddings.position_embeddings.weight".into(), config.positions, h)?;
+        let token_type = matrix("embeddings.token_type_embeddings.weight".into(), config.type_vocab, h)?;
         let mut layers = Vec::with_capacity(config.layers);
         for l in 0..config.layers {
             let at = |rest: &str| format!("encoder.layer.{l}.{rest}");
@@ -145,13 +143,23 @@ impl Params {
                 ln2: norm(at("output.LayerNorm"))?,
             });
         }
-        Ok(Params { prefix, embedding_ln: norm("embeddings.LayerNorm".into())?, layers })
+        Ok(Params { prefix, word, position, token_type, embedding_ln: norm("embeddings.LayerNorm".into())?, layers })
     }
+}
 
-    /// The embedding table `word`, `position` or `token_type`.
-    pub fn table<'w>(&self, weights: &'w dyn Weights, table: &str) -> Result<TensorView<'w>> {
-        let name = format!("{}embeddings.{table}_embeddings.weight", self.prefix);
-        weights.tensor(&name).ok_or_else(|| Error::internal(format!("tensor `{name}` vanished from the weights")))
+impl Params {
+    /// Writes token `id`'s embedding at position `position` with token type `token_type` into `row`: the word,
+    /// position and type rows added in that order.
+    #[inline]
+    pub fn embed(&self, id: usize, position: usize, token_type: usize, row: &mut [f32]) {
+        let h = row.len();
+        row.copy_from_slice(&self.word[id * h..(id + 1) * h]);
+        for (v, p) in row.iter_mut().zip(&self.position[position * h..(position + 1) * h]) {
+            *v += *p;
+        }
+        for (v, t) in row.iter_mut().zip(&self.token_type[token_type * h..(token_type + 1) * h]) {
+            *v += *t;
+        }
     }
 }
 

@@ -1,6 +1,13 @@
 //! Tokenisation with Hugging Face's `tokenizers` from the model's `tokenizer.json`, truncating as
 //! sentence-transformers does: at most `max_tokens` tokens per text, special tokens included, no padding (the
 //! file's own truncation and fixed padding are replaced).
+//!
+//! A long text is not tokenised whole: a prefix of it is, cut at a whitespace, starting at [`WINDOW_PER_TOKEN`]
+//! bytes per kept token and growing fourfold while the prefix yields fewer than the kept tokens plus [`MARGIN`],
+//! up to [`CAP_PER_TOKEN`] bytes per kept token. The kept tokens of such a prefix are the whole text's (the words
+//! before the cut tokenise as they would in the whole text), so a 100 MB text costs about what its first kilobytes
+//! cost and embeds as its truncated prefix does. Only a text whose kept tokens average over 1 KiB each (words of
+//! hundreds of characters, each one `[UNK]`) is tokenised from its first `max_tokens` KiB alone.
 
 use crate::error::{Error, Result};
 use crate::executor::Executor;
@@ -14,8 +21,17 @@ pub struct Tokens {
     pub type_ids: Vec<u32>,
 }
 
+/// Bytes of a text first tokenised per kept token.
+pub const WINDOW_PER_TOKEN: usize = 16;
+/// Bytes of a text tokenised at most per kept token.
+pub const CAP_PER_TOKEN: usize = 1024;
+/// Tokens past the kept ones a prefix must yield for its cut not to matter.
+pub const MARGIN: usize = 16;
+
 /// The tokenizer at the model's own maximum, and the last other maximum a call asked for.
 pub struct Tokenizers {
+    /// The file's tokenizer with neither truncation nor padding: a prefix's tokens, before special tokens.
+    raw: Arc<Tokenizer>,
     default: Arc<Tokenizer>,
     default_max: usize,
     /// Special tokens the post-processor adds to one text (`[CLS]` and `[SEP]`: 2).
@@ -42,18 +58,22 @@ fn configured(base: &Tokenizer, max_tokens: usize, added: usize) -> Result<Token
 impl Tokenizers {
     pub fn read(dir: &Path, default_max: usize) -> Result<Tokenizers> {
         let path = dir.join("tokenizer.json");
-        if !path.is_file() {
+        let Some(bytes) = super::config::read_side(&path, super::config::MAX_TOKENIZER_BYTES)? else {
             return Err(Error::unsupported(format!(
                 "{} needs a `tokenizer.json` beside the weights; `{}` has none",
                 crate::encode::verb(),
                 dir.display()
             )));
-        }
-        let base = Tokenizer::from_file(&path)
+        };
+        let base = Tokenizer::from_bytes(&bytes)
             .map_err(|e| Error::unsupported(format!("`{}` could not be read as a tokenizer: {e}", path.display())))?;
         let added = base.get_post_processor().map_or(0, |p| p.added_tokens(false));
         let default = Arc::new(configured(&base, default_max, added)?);
-        Ok(Tokenizers { default, default_max, added, other: Mutex::new(None) })
+        let mut raw = base;
+        raw.with_padding(None);
+        raw.with_truncation(None)
+            .map_err(|e| Error::internal(format!("turning the tokenizer's truncation off failed: {e}")))?;
+        Ok(Tokenizers { raw: Arc::new(raw), default, default_max, added, other: Mutex::new(None) })
     }
 
     fn for_max(&self, max_tokens: usize) -> Result<Arc<Tokenizer>> {
@@ -71,13 +91,20 @@ impl Tokenizers {
         }
     }
 
-    /// Tokenises every text on the executor's threads, in input order.
-    pub fn encode(&self, executor: &Executor, texts: &[String], max_tokens: usize) -> Result<Vec<Tokens>> {
+    /// Tokenises `texts[i]` for every `i` of `which` on the executor's threads, in `which`'s order.
+    pub fn encode(
+        &self,
+        executor: &Executor,
+        texts: &[String],
+        which: &[usize],
+        max_tokens: usize,
+    ) -> Result<Vec<Tokens>> {
         let tokenizer = self.for_max(max_tokens)?;
-        let slots: Vec<OnceLock<Result<Tokens>>> = texts.iter().map(|_| OnceLock::new()).collect();
-        executor.for_n_dynamic(texts.len(), |i| {
-            let result = tokenizer
-                .encode_fast(texts[i].as_str(), true)
+        let slots: Vec<OnceLock<Result<Tokens>>> = which.iter().map(|_| OnceLock::new()).collect();
+        executor.for_n_dynamic(which.len(), |j| {
+            let i = which[j];
+            let result = self
+                .one(&tokenizer, &texts[i], max_tokens)
                 .map(|encoding| {
                     let keep = encoding.len().min(max_tokens);
                     Tokens {
@@ -86,11 +113,60 @@ impl Tokenizers {
                     }
                 })
                 .map_err(|e| Error::internal(format!("tokenising `texts[{i}]` failed: {e}")));
-            let _ = slots[i].set(result);
+            let _ = slots[j].set(result);
         })?;
         slots
             .into_iter()
             .map(|slot| slot.into_inner().unwrap_or_else(|| Err(Error::internal("a text was not tokenised"))))
             .collect()
+    }
+
+    /// `text`'s encoding by `tokenizer` (truncated, special tokens added), from a prefix of it (module docs).
+    fn one(&self, tokenizer: &Tokenizer, text: &str, max_tokens: usize) -> tokenizers::Result<tokenizers::Encoding> {
+        let wanted = max_tokens.saturating_sub(self.added) + MARGIN;
+        let cap = max_tokens.saturating_mul(CAP_PER_TOKEN).max(64 << 10);
+        let mut window = max_tokens.saturating_mul(WINDOW_PER_TOKEN).max(1024).min(cap);
+        loop {
+            let whole = text.len() <= window;
+            let prefix = if whole { text } else { prefix(text, window) };
+            let encoding = self.raw.encode_fast(prefix, false)?;
+            if whole || encoding.len() >= wanted || window >= cap {
+                return tokenizer.post_process(encoding, None, true);
+            }
+            window = window.saturating_mul(4).min(cap);
+        }
+    }
+}
+
+/// The first at most `bytes` bytes of `text`, ending before its last whitespace in that span (or, without one in
+/// its second half, at the last character boundary).
+pub fn prefix(text: &str, bytes: usize) -> &str {
+    if text.len() <= bytes {
+        return text;
+    }
+    let mut end = bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let head = &text[..end];
+    match head.char_indices().rev().take_while(|(at, _)| *at >= end / 2).find(|(_, c)| c.is_whitespace()) {
+        Some((at, _)) => &text[..at],
+        None => head,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prefix;
+
+    #[test]
+    fn prefixes_end_before_a_whitespace_or_on_a_character_boundary() {
+        assert_eq!(prefix("one two three", 100), "one two three");
+        assert_eq!(prefix("one two three", 9), "one two");
+        assert_eq!(prefix("one two three", 8), "one two");
+        assert_eq!(prefix("onetwothree", 5), "onetw");
+        assert_eq!(prefix("ééé", 3), "é");
+        assert_eq!(prefix("a b\u{3000}c", 6), "a b");
+        assert_eq!(prefix("x bbbbbbbbbbbbbbbb", 10), "x bbbbbbbb", "no whitespace in the second half");
     }
 }

@@ -36,6 +36,13 @@
 //! its worker down: it is recorded, and the next [`Executor::drain`] (or [`Executor::free`]) reports it as an
 //! internal error after waiting for everything else.
 //!
+//! # Scratch
+//!
+//! Verbs carve their activations from one host arena the executor owns ([`Executor::host_scratch`]), held for the
+//! length of a call and reused by the next. `scratchLimit` (default [`DEFAULT_SCRATCH_LIMIT`], 256 MiB; RAM
+//! executors set it, others take the default) caps it: a verb plans its work to fit ([`crate::encode`] splits a
+//! call into batches by their token count) and the arena is trimmed back under it when a call ends.
+//!
 //! # Life cycle
 //!
 //! [`Executor::free`] runs what is pending, stops and joins the workers; a second `free` does nothing; any other
@@ -43,6 +50,7 @@
 //! of the executor's own threads would wait for itself, so it is an in-use error instead.
 
 mod deferred;
+mod fork_join;
 pub(crate) mod placement;
 mod pool;
 mod scratch;
@@ -53,23 +61,22 @@ mod vram_rules;
 
 pub use placement::current_affinity;
 pub use pool::PARK_AFTER;
-pub use scratch::Scratch;
+pub use scratch::{Scratch, ScratchGuard};
 pub(crate) use vram::{Bound, Primary};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::handle::Lifecycle;
 use crate::types::*;
 use deferred::Deferred;
-use pool::{Engine, Padded};
-use std::cell::Cell;
-use std::ops::Range;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use pool::Engine;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 /// Deferred calls an executor tracks at once when `deferredLimit` is absent (the IDL's default).
 pub const DEFAULT_DEFERRED_LIMIT: u32 = crate::ExecutorForRamConfig::DEFAULT_DEFERRED_LIMIT;
+/// Host scratch bytes a RAM executor's verbs hold at most when `scratchLimit` is absent (256 MiB).
+pub const DEFAULT_SCRATCH_LIMIT: u64 = crate::ExecutorForRamConfig::DEFAULT_SCRATCH_LIMIT;
 
 /// The most threads one RAM executor spawns: a larger `threads` is an invalid argument, checked before anything is
 /// allocated per thread (4294967295 threads would otherwise ask for half a terabyte of per-thread state at once).
@@ -167,6 +174,8 @@ struct Inner {
     gpu: vram::Gpu,
     /// Activation scratch the verbs reuse across calls (see [`Executor::host_scratch`]).
     scratch: Mutex<Scratch>,
+    /// `scratchLimit`: bytes of host scratch the verbs plan their calls to fit.
+    scratch_limit: usize,
 }
 
 fn positive(argument: &str, value: Option<u32>) -> Result<()> {
@@ -185,6 +194,7 @@ struct HostPlan {
     plan: placement::Plan,
     threads: usize,
     deferred_limit: usize,
+    scratch_limit: usize,
     cpu_class: Option<&'static str>,
     memory_domains: Option<Vec<u32>>,
 }
@@ -194,9 +204,13 @@ fn host_plan(
     cpu: Option<&str>,
     threads: Option<u32>,
     deferred_limit: Option<u32>,
+    scratch_limit: Option<u64>,
 ) -> Result<HostPlan> {
     positive("config.threads", threads)?;
     positive("config.deferred_limit", deferred_limit)?;
+    if scratch_limit == Some(0) {
+        return Err(Error::invalid_argument("config.scratch_limit", "must be at least 1 byte, got 0"));
+    }
     if let Some(t) = threads.filter(|t| *t > MAX_THREADS) {
         return Err(Error::invalid_argument("config.threads", format!("must be at most {MAX_THREADS}, got {t}")));
     }
@@ -212,39 +226,11 @@ fn host_plan(
         plan,
         threads,
         deferred_limit: deferred_limit.unwrap_or(DEFAULT_DEFERRED_LIMIT) as usize,
+        // A limit past the address space cannot bind: saturate it.
+        scratch_limit: usize::try_from(scratch_limit.unwrap_or(DEFAULT_SCRATCH_LIMIT)).unwrap_or(usize::MAX),
         cpu_class,
         memory_domains: memory_domains.map(<[u32]>::to_vec),
     })
-}
-
-/// Collects the first panic of a dispatch.
-#[derive(Default)]
-struct PanicSlot(Mutex<Option<Error>>);
-
-impl PanicSlot {
-    #[inline]
-    fn guard(&self, f: impl FnOnce()) {
-        if let Err(payload) = catch_unwind(AssertUnwindSafe(f)) {
-            let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
-            if slot.is_none() {
-                *slot = Some(Error::from_panic(payload));
-            }
-        }
-    }
-    fn into_result(self) -> Result<()> {
-        match self.0.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
-    }
-}
-
-/// The bounds of static slice `slice` of `0..n` split `parts` ways (the first `n % parts` slices are one longer).
-#[inline]
-fn slice_bounds(n: usize, parts: usize, slice: usize) -> Range<usize> {
-    let (base, extra) = (n / parts, n % parts);
-    let start = slice * base + slice.min(extra);
-    start..start + base + usize::from(slice < extra)
 }
 
 impl Executor {
@@ -300,6 +286,7 @@ impl Executor {
             memory_domains: host.memory_domains,
             gpu,
             scratch: Mutex::new(Scratch::default()),
+            scratch_limit: host.scratch_limit,
         };
         if let Some(e) = spawn_error {
             drop(inner); // stops and joins what was spawned
@@ -319,6 +306,7 @@ impl Executor {
             config.cpu_class.as_deref(),
             config.threads,
             config.deferred_limit,
+            config.scratch_limit,
         )?;
         Executor::spawn(host, vram::Gpu::default())
     }
@@ -342,8 +330,13 @@ impl Executor {
             return Err(Error::invalid_argument("config.scratch_limit", "must be at least 1 byte, got 0"));
         }
         vram::check_shape(&config)?;
-        let host =
-            host_plan(config.memory_domains.as_deref(), config.cpu_class.as_deref(), None, config.deferred_limit)?;
+        let host = host_plan(
+            config.memory_domains.as_deref(),
+            config.cpu_class.as_deref(),
+            None,
+            config.deferred_limit,
+            None,
+        )?;
         let gpu = vram::open(&config)?;
         Executor::spawn(host, gpu)
     }
@@ -521,10 +514,23 @@ impl Executor {
     }
 
     /// The host activation scratch, held for the length of a verb's call: concurrent verbs on one executor take
-    /// turns (their dispatches would take turns anyway). The arena grows to the largest call and is kept.
-    pub fn host_scratch(&self) -> Result<MutexGuard<'_, Scratch>> {
+    /// turns (their dispatches would take turns anyway). The arena grows to the largest call and is kept, up to
+    /// [`Executor::host_scratch_limit`]: when the guard drops, an arena past the limit is given back.
+    pub fn host_scratch(&self) -> Result<ScratchGuard<'_>> {
         self.check("host_scratch")?;
-        Ok(self.inner.scratch.lock().unwrap_or_else(|p| p.into_inner()))
+        let guard = self.inner.scratch.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(ScratchGuard { guard, limit: self.inner.scratch_limit })
+    }
+
+    /// A RAM executor's `scratchLimit` in bytes (the default for others): what a verb plans its call's host scratch
+    /// to fit.
+    pub fn host_scratch_limit(&self) -> usize {
+        self.inner.scratch_limit
+    }
+
+    /// Bytes of host scratch the executor holds between calls (waits for a call holding it to end).
+    pub fn host_scratch_bytes(&self) -> usize {
+        self.inner.scratch.lock().unwrap_or_else(|p| p.into_inner()).bytes()
     }
 
     /// Per thread index, the CPUs the OS reported (`sched_getaffinity`, read by the worker itself right after
@@ -542,121 +548,6 @@ impl Executor {
     /// The mood idle workers are in.
     pub fn mood(&self) -> Mood {
         self.inner.shared.engine.mood()
-    }
-
-    /// Takes the dispatch lock, or says the dispatch must run inline (no workers, or a nested call).
-    fn begin(&self, method: &str) -> Result<Option<MutexGuard<'_, ()>>> {
-        let engine = &self.inner.shared.engine;
-        if self.inner.threads == 1 || engine.is_own_thread() {
-            self.check(method)?;
-            return Ok(None);
-        }
-        let guard = engine.dispatch.lock().unwrap_or_else(|p| p.into_inner());
-        self.check(method)?;
-        Ok(Some(guard))
-    }
-
-    fn inline(&self, f: impl FnOnce()) -> Result<()> {
-        let slot = PanicSlot::default();
-        self.inner.shared.engine.inline(|| slot.guard(f));
-        slot.into_result()
-    }
-
-    /// Calls `f(i)` for every `i` in `0..n`, each thread taking one contiguous slice (static split).
-    pub fn for_n(&self, n: usize, f: impl Fn(usize) + Sync) -> Result<()> {
-        self.for_slices_named("for_n", n, true, |range, tick| {
-            for i in range {
-                f(i);
-                tick();
-            }
-        })
-    }
-
-    /// Calls `f(range)` once per non-empty static slice of `0..n`, at most one slice per thread.
-    pub fn for_slices(&self, n: usize, f: impl Fn(Range<usize>) + Sync) -> Result<()> {
-        self.for_slices_named("for_slices", n, false, |range, _tick| f(range))
-    }
-
-    /// The static split behind `for_n` and `for_slices`. `f(range, tick)` calls `tick()` after each task when
-    /// `lazy`, so a dispatch to parked workers can finish tiny work on the caller without waking them.
-    fn for_slices_named(
-        &self,
-        method: &str,
-        n: usize,
-        lazy: bool,
-        f: impl Fn(Range<usize>, &dyn Fn()) + Sync,
-    ) -> Result<()> {
-        let Some(_guard) = self.begin(method)? else {
-            return self.inline(|| {
-                let parts = self.inner.threads.min(n.max(1));
-                (0..parts).map(|s| slice_bounds(n, parts, s)).filter(|r| !r.is_empty()).for_each(|r| f(r, &|| {}))
-            });
-        };
-        if n == 0 {
-            return Ok(());
-        }
-        let engine = &self.inner.shared.engine;
-        let threads = engine.threads;
-        let generation = engine.next_generation();
-        let slot = PanicSlot::default();
-        let job = |thread: usize| {
-            let done = Cell::new(0usize);
-            let tick = || {
-                done.set(done.get() + 1);
-                engine.after_task(thread, done.get());
-            };
-            for k in 0..threads {
-                let slice = (thread + k) % threads;
-                if k > 0 {
-                    engine.before_stealing(thread, slice, generation);
-                }
-                let range = slice_bounds(n, threads, slice);
-                if !range.is_empty() && engine.claim(slice, generation) {
-                    slot.guard(|| f(range, &tick));
-                }
-            }
-        };
-        engine.broadcast(&job, false, lazy);
-        slot.into_result()
-    }
-
-    /// Calls `f(i)` for every `i` in `0..n`, threads claiming one index at a time from a shared counter.
-    pub fn for_n_dynamic(&self, n: usize, f: impl Fn(usize) + Sync) -> Result<()> {
-        let Some(_guard) = self.begin("for_n_dynamic")? else {
-            return self.inline(|| (0..n).for_each(&f));
-        };
-        if n == 0 {
-            return Ok(());
-        }
-        let next = Padded(AtomicUsize::new(0));
-        let slot = PanicSlot::default();
-        let engine = &self.inner.shared.engine;
-        let job = |thread: usize| {
-            let mut done = 0usize;
-            loop {
-                let i = next.0.fetch_add(1, Ordering::Relaxed);
-                if i >= n {
-                    break;
-                }
-                slot.guard(|| f(i));
-                done += 1;
-                engine.after_task(thread, done);
-            }
-        };
-        engine.broadcast(&job, false, true);
-        slot.into_result()
-    }
-
-    /// Calls `f(thread_index)` once for every thread index, each on its own thread (index 0 on the caller).
-    /// Nested inside a task of this executor, it calls every index inline on the calling thread instead.
-    pub fn for_threads(&self, f: impl Fn(usize) + Sync) -> Result<()> {
-        let Some(_guard) = self.begin("for_threads")? else {
-            return self.inline(|| (0..self.inner.threads).for_each(&f));
-        };
-        let slot = PanicSlot::default();
-        let job = |thread: usize| slot.guard(|| f(thread));
-        self.inner.shared.engine.broadcast(&job, true, false);
-        slot.into_result()
     }
 }
 

@@ -92,6 +92,8 @@ pub(crate) struct Engine {
 // SAFETY: `job` and `generation` are written only by the holder of `dispatch` while no worker is inside a
 // generation (see the protocol above); everything else is atomic.
 unsafe impl Sync for Engine {}
+// SAFETY: the one field that is not `Send` is the job pointer, to a `Sync` closure, dereferenced only inside the
+// generation of the dispatch that owns the closure (see `Sync`).
 unsafe impl Send for Engine {}
 
 thread_local! {
@@ -206,6 +208,7 @@ impl Engine {
                     // SAFETY: the job was written before the generation opened and stays valid until every
                     // thread that entered has exited.
                     let job = unsafe { (*self.job.0.get()).unwrap_unchecked() };
+                    // SAFETY: as above: the job lives until this thread exits the generation, below.
                     unsafe { (*job)(index) };
                     self.exit();
                     idle_since = Instant::now();

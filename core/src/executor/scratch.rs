@@ -1,8 +1,11 @@
 //! Host scratch an executor owns: one arena of `f32` that verbs carve into buffers and reuse across calls.
 //!
 //! A verb takes the arena for the length of its call ([`super::Executor::host_scratch`]), carves the buffers it
-//! needs ([`Scratch::carve`]) and hands them to its tasks. The arena only grows: after the first call of a given
-//! size, later calls of that size allocate nothing, so a model encoding in a loop keeps a flat resident size.
+//! needs ([`Scratch::carve`]) and hands them to its tasks. Within a call the arena only grows: after the first call
+//! of a given size, later calls of that size allocate nothing, so a model encoding in a loop keeps a flat resident
+//! size. When the call's [`ScratchGuard`] drops, an arena past the executor's `scratchLimit` is given back.
+
+use std::sync::MutexGuard;
 
 /// 64 bytes of `f32`: the arena's unit, so every carved buffer starts on a cache line (and a full AVX-512 vector).
 #[derive(Clone, Copy)]
@@ -42,6 +45,50 @@ impl Scratch {
     pub fn bytes(&self) -> usize {
         self.lines.len() * std::mem::size_of::<Line>()
     }
+
+    /// Bytes an arena carved into buffers of `lens` floats takes (each buffer rounded up to a cache line).
+    pub fn bytes_for(lens: &[usize]) -> usize {
+        lens.iter().map(|len| len.div_ceil(LINE)).sum::<usize>() * std::mem::size_of::<Line>()
+    }
+
+    /// Gives the arena back to the allocator when it holds more than `limit` bytes.
+    pub fn trim(&mut self, limit: usize) {
+        if self.bytes() > limit {
+            self.lines = Vec::new();
+        }
+    }
+}
+
+/// The executor's arena, held for one call; dropping it trims the arena to the executor's `scratchLimit`.
+pub struct ScratchGuard<'a> {
+    pub(super) guard: MutexGuard<'a, Scratch>,
+    pub(super) limit: usize,
+}
+
+impl ScratchGuard<'_> {
+    /// The executor's `scratchLimit` in bytes.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+}
+
+impl std::ops::Deref for ScratchGuard<'_> {
+    type Target = Scratch;
+    fn deref(&self) -> &Scratch {
+        &self.guard
+    }
+}
+
+impl std::ops::DerefMut for ScratchGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Scratch {
+        &mut self.guard
+    }
+}
+
+impl Drop for ScratchGuard<'_> {
+    fn drop(&mut self) {
+        self.guard.trim(self.limit);
+    }
 }
 
 #[cfg(test)]
@@ -66,5 +113,11 @@ mod tests {
         let [e] = scratch.carve([100]);
         assert_eq!(e.len(), 100);
         assert_eq!(scratch.bytes(), 64 * 7);
+        assert_eq!(Scratch::bytes_for(&[100]), 64 * 7);
+        assert_eq!(Scratch::bytes_for(&[3, 17, 0]), 64 * 3);
+        scratch.trim(64 * 7);
+        assert_eq!(scratch.bytes(), 64 * 7, "an arena at the limit is kept");
+        scratch.trim(64 * 6);
+        assert_eq!(scratch.bytes(), 0, "an arena past the limit is given back");
     }
 }

@@ -83,6 +83,7 @@ fn passwd_entry(uid: u32) -> Option<(String, u32)> {
         }
         // SAFETY: getpwuid_r filled the entry, whose strings live in `buffer`.
         let entry = unsafe { entry.assume_init() };
+        // SAFETY: `pw_name` is a NUL-terminated string in `buffer`, which outlives this line.
         let name = unsafe { CStr::from_ptr(entry.pw_name) }.to_string_lossy().into_owned();
         return Some((name, entry.pw_gid));
     }

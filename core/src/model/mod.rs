@@ -8,12 +8,14 @@
 //!
 //! `path` names a `.safetensors` file, a sharded model's `model.safetensors.index.json`, or a directory holding
 //! either (the Hugging Face layout: the index wins, then `model.safetensors`, then the directory's only
-//! `.safetensors` file). The architecture is the `model_type` of a `config.json` beside the weights.
+//! `.safetensors` file; a directory with none of them whose `modules.json` puts the Transformer module in a folder
+//! of its own, like `0_Transformer/`, is looked in there). The architecture is the `model_type` of a `config.json`
+//! beside the weights.
 //!
 //! # Checks
 //!
 //! Every file is checked to be a regular file before it is opened (a FIFO or a device is an invalid argument and
-//! never blocks), mapped read-only, and its header checked before a byte of tensor data is touched (see
+//! never blocks), read into memory the process owns, and its header checked before a byte of tensor data is touched (see
 //! `header.rs`): a header length past the file or over 100 MB, malformed JSON, an unknown dtype, a shape whose
 //! size disagrees with its offsets, offsets outside the data, overlapping or leaving holes, an index naming a
 //! missing shard or a tensor its shard lacks, a directory without weights, an empty file. Each is an
@@ -22,19 +24,22 @@
 //!
 //! # Residency
 //!
-//! RAM: the shards stay mapped (nothing is copied) and are bound through hwloc to `memoryDomains`, or the
-//! executor's own NUMA nodes when absent; `describe().memoryDomains` says where they were bound (a one-node
-//! machine needs no binding and reports its node; when the OS refuses, the list is empty and
-//! [`Model::placement_fallback`] says why). Freeing the model unmaps the shards. The file must not be truncated by
-//! another process while it is mapped (reads would fault, as with any memory-mapped loader).
+//! RAM: each shard is read once, at load, into anonymous memory bound through hwloc to `memoryDomains` (or the
+//! executor's own NUMA nodes when absent) before it is filled, then made read-only; `describe().memoryDomains`
+//! says where it was bound (a one-node machine needs no binding and reports its node; when the OS refuses, the
+//! list is empty and [`Model::placement_fallback`] says why). The file is never mapped: truncating, rewriting or
+//! deleting it after `load_ram` returns changes nothing the model reads (the encoder, prepared lazily by the first
+//! encode, reads this memory too). The cost is the file's size in anonymous resident memory from the load on,
+//! where a mapping would have held the same pages as page cache once the first encode read them. Freeing the
+//! model frees the shards.
 //!
 //! VRAM: each tensor is copied to every listed device on the executor's stream for that device, into one buffer per
-//! shard; the host mapping is released once the copies finish. Without a GPU driver the call is unavailable; a RAM
+//! shard; the host copy is freed once the copies finish. Without a GPU driver the call is unavailable; a RAM
 //! executor or an ordinal the executor does not drive is an invalid argument.
 
 pub mod header;
 mod ram;
-mod source;
+pub(crate) mod source;
 mod vram;
 mod weights;
 pub use ram::RamWeights;
@@ -72,7 +77,7 @@ impl std::fmt::Debug for Inner {
     }
 }
 
-/// Fields drop in order: the weights (unmapped or freed on the device), then the executor and its borrow.
+/// Fields drop in order: the weights (freed in RAM or on the device), then the executor and its borrow.
 struct Loaded {
     weights: Placed,
     executor: Executor,
@@ -181,21 +186,27 @@ impl Model {
         }
     }
 
-    /// Memory-maps safetensors weights read-only and binds them to NUMA nodes for `config.executor`'s threads. See the
+    /// Reads safetensors weights into memory bound to NUMA nodes for `config.executor`'s threads. See the
     /// module documentation for paths, checks and placement.
     pub fn load_ram(path: impl AsRef<str>, config: ModelLoadRamConfig) -> Result<Model> {
         let path = path.as_ref();
         let lease = Lease::take(config.executor.lifecycle(), "Executor", "Model.load_ram")?;
         let nodes = memory_nodes(config.memory_domains.as_deref(), &config.executor)?;
-        let source = source::open(path)?;
+        let mut refused = None;
+        let mut place = |region: &[u8]| {
+            if refused.is_none() {
+                refused = ram::bind(region, &nodes).err();
+            }
+        };
+        let source = source::open(path, &mut place)?;
         let mut description = describe_source(path, &source, Residency::Ram);
         let weights = RamWeights::new(source)?;
-        let fallback = match weights.bind(&nodes) {
-            Ok(()) => {
+        let fallback = match refused {
+            None => {
                 description.memory_domains = nodes;
                 None
             }
-            Err(why) => Some(format!("the weights are not bound to NUMA nodes {nodes:?}: {why}")),
+            Some(why) => Some(format!("the weights are not bound to NUMA nodes {nodes:?}: {why}")),
         };
         let loaded = Loaded {
             weights: Placed::Ram(Arc::new(weights)),
@@ -213,10 +224,10 @@ impl Model {
         let lease = Lease::take(config.executor.lifecycle(), "Executor", "Model.load_vram")?;
         let ordinals = vram::executor_ordinals(&config.executor.devices()?);
         let positions = vram::plan_devices(vram::driver_present(), &ordinals, config.devices.as_deref())?;
-        let source = source::open(path)?;
+        let source = source::open(path, &mut |_| {})?;
         let mut description = describe_source(path, &source, Residency::Vram);
         let weights = vram::VramWeights::upload(&source, &config.executor, &positions, &ordinals)?;
-        drop(source); // unmaps the host copy
+        drop(source); // frees the host copy
         description.devices = positions.iter().map(|&p| ordinals[p]).collect();
         let loaded = Loaded {
             weights: Placed::Vram(weights),
@@ -233,8 +244,8 @@ impl Model {
         Ok(self.inner.description.clone())
     }
 
-    /// The host view of a RAM model's weights, which the verbs read tensors through. The view keeps the mappings
-    /// alive while it lives, so a `free` racing with a verb unmaps when the verb lets go. A VRAM model has no host
+    /// The host view of a RAM model's weights, which the verbs read tensors through. The view keeps the weights
+    /// alive while it lives, so a `free` racing with a verb frees them when the verb lets go. A VRAM model has no host
     /// view: unsupported.
     pub fn weights(&self) -> Result<Arc<dyn Weights>> {
         self.inner.lifecycle.check("Model", "weights")?;
@@ -276,22 +287,31 @@ impl Model {
     /// While it runs it is a [`ModelCall`]: a `free` meanwhile is in use, a `drain` of the executor waits for it.
     pub fn encode_text(&self, texts: &[String], options: EncodeTextOptions) -> Result<F32Matrix> {
         let _call = self.begin_call("encode_text")?;
-        let (weights, executor, encoder) = {
-            let loaded = self.inner.loaded.lock().unwrap_or_else(|p| p.into_inner());
-            match loaded.as_ref() {
-                Some(Loaded { weights: Placed::Ram(w), executor, encoder, .. }) => {
-                    (w.clone(), executor.clone(), encoder.clone())
-                }
-                Some(_) => {
-                    return Err(Error::unsupported(format!(
-                        "{} runs on RAM models only for now; this model lives in VRAM",
-                        crate::path::name("Model.encode_text")
-                    )))
-                }
-                None => return Err(Error::freed("Model", "encode_text")),
-            }
-        };
+        let (weights, executor, encoder) = self.ram_parts("encode_text", "Model.encode_text runs")?;
         crate::encode::encode_text(&encoder, weights.as_ref(), &executor, texts, &options)
+    }
+
+    /// A RAM model's weights, executor and encoder slot, for a verb `method` (`what` says who needs RAM, like
+    /// `Model.encode_text runs`); a VRAM model is unsupported.
+    pub(crate) fn ram_parts(
+        &self,
+        method: &str,
+        what: &str,
+    ) -> Result<(Arc<RamWeights>, Executor, Arc<crate::encode::EncoderSlot>)> {
+        let loaded = self.inner.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        match loaded.as_ref() {
+            Some(Loaded { weights: Placed::Ram(w), executor, encoder, .. }) => {
+                Ok((w.clone(), executor.clone(), encoder.clone()))
+            }
+            Some(_) => {
+                let (who, rest) = what.split_once(' ').unwrap_or((what, ""));
+                Err(Error::unsupported(format!(
+                    "{} {rest} on RAM models only for now; this model lives in VRAM",
+                    crate::path::name(who)
+                )))
+            }
+            None => Err(Error::freed("Model", method)),
+        }
     }
 
     /// Counts a call of `method` as in flight until the returned [`ModelCall`] drops. Verbs take one for their run;
@@ -322,14 +342,15 @@ impl Model {
         self.inner.lifecycle.is_freed()
     }
 
-    /// Releases the weights (RAM: unmaps them once no verb holds their view; VRAM: frees the device buffers) and
+    /// Releases the weights (RAM: frees them once no verb holds their view; VRAM: frees the device buffers) and
     /// returns the executor's borrow; a second call does nothing. Dropping the last clone does the same.
     pub fn free(&self) -> Result<()> {
         // Only verbs borrow a model, and they end on their own: the message says to wait, not to free them.
         let begun = self.inner.lifecycle.begin_free("Model", ("verb", "verbs")).map_err(|_| {
             let trainers = self.inner.trainers.load(std::sync::atomic::Ordering::Acquire);
             if trainers > 0 {
-                let (whom, pronoun) = if trainers == 1 { ("trainer borrows", "it") } else { ("trainers borrow", "them") };
+                let (whom, pronoun) =
+                    if trainers == 1 { ("trainer borrows", "it") } else { ("trainers borrow", "them") };
                 return Error::in_use(format!(
                     "`free` cannot free this Model yet: {trainers} {whom} it; free {pronoun} first"
                 ));

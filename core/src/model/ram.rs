@@ -1,5 +1,7 @@
-//! RAM residency: the shards stay memory-mapped read-only (nothing is copied), bound to NUMA nodes through hwloc, and
-//! read through the [`Weights`] view. Dropping the last [`RamWeights`] unmaps every shard.
+//! RAM residency: each shard is read once into memory the process owns (an anonymous mapping bound to NUMA nodes
+//! through hwloc before it is filled, then read-only), and read through the [`Weights`] view; the file is never
+//! mapped, so nothing a later change to it does reaches the model. Dropping the last [`RamWeights`] frees every
+//! shard.
 
 use super::source::Source;
 use super::weights::{TensorView, Weights};
@@ -21,7 +23,7 @@ struct Place {
     end: usize,
 }
 
-/// Memory-mapped weights. The encoder reads tensors through its [`Weights`] implementation.
+/// Weights read into host memory. The encoder reads tensors through its [`Weights`] implementation.
 #[derive(Debug)]
 pub struct RamWeights {
     source: Source,
@@ -56,31 +58,27 @@ impl RamWeights {
         Ok(RamWeights { source, places, by_name })
     }
 
-    /// Every mapping, for binding and for the tests that look for them in `/proc/self/maps`.
+    /// Every shard's memory, for the tests that look for it in `/proc/self/maps`.
     pub fn mappings(&self) -> impl Iterator<Item = &[u8]> {
         self.source.shards.iter().map(|s| &s.map[..])
     }
+}
 
-    /// Binds every mapping to `nodes`. On a machine with one NUMA node there is nothing to bind and `Ok` comes back;
-    /// otherwise the OS's refusal (containers often refuse) comes back as the reason, and the pages stay where the
-    /// kernel's default policy puts them.
-    pub fn bind(&self, nodes: &[u32]) -> std::result::Result<(), String> {
-        if placement::machine().nodes.len() <= 1 {
-            return Ok(());
-        }
-        let topology = placement::hwloc().ok_or("hwloc could not load the topology")?;
-        if !topology.feature_support().memory_binding().is_some_and(|m| m.set_area()) {
-            return Err("this OS does not support binding a memory area to NUMA nodes".into());
-        }
-        let set: NodeSet =
-            nodes.iter().map(|&n| hwlocality::bitmap::BitmapIndex::try_from(n as usize).unwrap()).collect();
-        for map in self.mappings() {
-            topology
-                .bind_memory_area(map, &set, MemoryBindingPolicy::Bind, MemoryBindingFlags::empty())
-                .map_err(|e| e.to_string())?;
-        }
-        Ok(())
+/// Binds `region` (memory not yet touched, so its pages are allocated there) to `nodes`. On a machine with one NUMA
+/// node there is nothing to bind and `Ok` comes back; otherwise the OS's refusal (containers often refuse) comes
+/// back as the reason, and the pages go where the kernel's default policy puts them.
+pub fn bind(region: &[u8], nodes: &[u32]) -> std::result::Result<(), String> {
+    if placement::machine().nodes.len() <= 1 {
+        return Ok(());
     }
+    let topology = placement::hwloc().ok_or("hwloc could not load the topology")?;
+    if !topology.feature_support().memory_binding().is_some_and(|m| m.set_area()) {
+        return Err("this OS does not support binding a memory area to NUMA nodes".into());
+    }
+    let set: NodeSet = nodes.iter().map(|&n| hwlocality::bitmap::BitmapIndex::try_from(n as usize).unwrap()).collect();
+    topology
+        .bind_memory_area(region, &set, MemoryBindingPolicy::Bind, MemoryBindingFlags::empty())
+        .map_err(|e| e.to_string())
 }
 
 impl Weights for RamWeights {

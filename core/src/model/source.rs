@@ -1,10 +1,13 @@
-//! From a `path` to mapped, checked safetensors shards: a `.safetensors` file, a `model.safetensors.index.json`, or
-//! a directory holding either (the Hugging Face layout).
+//! From a `path` to checked safetensors shards in memory the process owns: a `.safetensors` file, a
+//! `model.safetensors.index.json`, or a directory holding either (the Hugging Face layout).
 //!
 //! Every file is checked to be a regular file before it is opened (a FIFO would block `open`, a device would
 //! stream forever), opened with `O_NONBLOCK` and checked again through the open descriptor, so a file swapped for
-//! a FIFO in between cannot block either. Files are mapped read-only and their headers checked before any tensor
-//! is read; nothing reads outside a mapping.
+//! a FIFO in between cannot block either. Each file is read whole, with `read`, into an anonymous mapping (placed
+//! first, so its pages land where the caller binds them), which is then made read-only; its header is checked
+//! before any tensor is read, and nothing reads outside it. The file is never mapped: once `open` returns, the
+//! file may be truncated, rewritten or deleted and nothing read from it changes or faults. A file that shrinks
+//! while it is read is an I/O error naming it.
 
 use super::header::{self, shown, Entry};
 use crate::error::{Error, ErrorKind, Result};
@@ -21,7 +24,7 @@ pub const WEIGHTS_NAME: &str = "model.safetensors";
 /// The largest index or `config.json` read.
 const MAX_JSON_BYTES: u64 = 100_000_000;
 
-/// One mapped and checked safetensors file.
+/// One safetensors file, read into memory and checked.
 pub struct Shard {
     pub path: PathBuf,
     pub map: Mmap,
@@ -71,51 +74,123 @@ fn stat(path: &Path) -> Result<Metadata> {
     std::fs::metadata(path).map_err(|e| Error::io("reading", path, &e))
 }
 
+/// Why a file was not opened or read.
+#[derive(Debug)]
+pub enum FileProblem {
+    /// The error that said so.
+    NotFound(std::io::Error),
+    /// What it is instead of a regular file: "a FIFO", "a directory", …
+    NotRegular(&'static str),
+    /// Its size, over the limit.
+    TooLarge(u64),
+    /// What was being done ("opening", "reading") and the error.
+    Io(&'static str, std::io::Error),
+}
+
 /// Opens a regular file without ever blocking: the type is checked before and after `open`.
-fn open_regular(path: &Path) -> Result<(File, u64)> {
-    let before = stat(path)?;
+pub fn open_regular_file(path: &Path) -> std::result::Result<(File, u64), FileProblem> {
+    let io = |action| {
+        move |e: std::io::Error| match e.kind() {
+            std::io::ErrorKind::NotFound => FileProblem::NotFound(e),
+            _ => FileProblem::Io(action, e),
+        }
+    };
+    let before = std::fs::metadata(path).map_err(io("reading"))?;
     if !before.is_file() {
-        return Err(bad(path, format!("is {}, not a regular file", kind_of(&before))));
+        return Err(FileProblem::NotRegular(kind_of(&before)));
     }
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
-        .map_err(|e| Error::io("opening", path, &e))?;
-    let meta = file.metadata().map_err(|e| Error::io("reading", path, &e))?;
+        .map_err(io("opening"))?;
+    let meta = file.metadata().map_err(io("reading"))?;
     if !meta.is_file() {
-        return Err(bad(path, format!("is {}, not a regular file", kind_of(&meta))));
+        return Err(FileProblem::NotRegular(kind_of(&meta)));
     }
     Ok((file, meta.len()))
 }
 
+/// Reads a regular file of at most `limit` bytes whole (a side file: JSON, a tokenizer), never blocking.
+pub fn read_regular(path: &Path, limit: u64) -> std::result::Result<Vec<u8>, FileProblem> {
+    let (file, len) = open_regular_file(path)?;
+    if len > limit {
+        return Err(FileProblem::TooLarge(len));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    std::io::Read::read_to_end(&mut std::io::Read::take(&file, limit + 1), &mut bytes)
+        .map_err(|e| FileProblem::Io("reading", e))?;
+    if bytes.len() as u64 > limit {
+        return Err(FileProblem::TooLarge(bytes.len() as u64)); // it grew since the check
+    }
+    Ok(bytes)
+}
+
+/// The error for a weights file or an index that could not be opened or read.
+fn failed(path: &Path, problem: FileProblem) -> Error {
+    match problem {
+        FileProblem::NotFound(e) => Error::io("reading", path, &e),
+        FileProblem::NotRegular(kind) => bad(path, format!("is {kind}, not a regular file")),
+        FileProblem::TooLarge(len) => {
+            bad(path, format!("is {len} bytes, over the {MAX_JSON_BYTES}-byte limit for a JSON file"))
+        }
+        FileProblem::Io(action, e) => Error::io(action, path, &e),
+    }
+}
+
+fn open_regular(path: &Path) -> Result<(File, u64)> {
+    open_regular_file(path).map_err(|problem| failed(path, problem))
+}
+
 /// Reads a small JSON file whole (an index or `config.json`).
 fn read_json(path: &Path) -> Result<serde_json::Value> {
-    let (file, len) = open_regular(path)?;
-    if len > MAX_JSON_BYTES {
-        return Err(bad(path, format!("is {len} bytes, over the {MAX_JSON_BYTES}-byte limit for a JSON file")));
-    }
-    let mut text = Vec::with_capacity(len as usize);
-    std::io::Read::read_to_end(&mut std::io::Read::take(&file, MAX_JSON_BYTES + 1), &mut text)
-        .map_err(|e| Error::io("reading", path, &e))?;
+    let text = read_regular(path, MAX_JSON_BYTES).map_err(|problem| failed(path, problem))?;
     serde_json::from_slice(&text).map_err(|e| bad(path, format!("is not valid JSON: {e}")))
 }
 
-/// Maps one safetensors file read-only and checks its header.
-pub fn map_shard(path: &Path) -> Result<Shard> {
-    let (file, len) = open_regular(path)?;
+/// What places a shard's memory before it is filled (binding it to NUMA nodes); it records its own failures.
+pub type Place<'a> = &'a mut dyn FnMut(&[u8]);
+
+/// Reads one safetensors file into memory the process owns, placed by `place` before a byte is written, made
+/// read-only, and checks its header.
+pub fn read_shard(path: &Path, place: Place<'_>) -> Result<Shard> {
+    let (mut file, len) = open_regular(path)?;
     if len == 0 {
         return Err(bad(path, "is empty, not a safetensors file (it has no 8-byte header length)"));
     }
-    // SAFETY: the mapping is read-only and private to this process. Another process truncating the file while it is
-    // mapped would make reads fault (SIGBUS), as with every memory-mapped loader; the description documents it.
-    let map = unsafe { memmap2::MmapOptions::new().map(&file) }.map_err(|e| Error::io("mapping", path, &e))?;
+    let len =
+        usize::try_from(len).map_err(|_| bad(path, format!("is {len} bytes, past this machine's address space")))?;
+    let mut memory = memmap2::MmapMut::map_anon(len).map_err(|e| {
+        let kind = if e.raw_os_error() == Some(libc::ENOMEM) { ErrorKind::OutOfMemory } else { ErrorKind::Io };
+        Error::new(kind, format!("`path` {}: {len} bytes of memory for its contents: {e}", path.display()))
+    })?;
+    place(&memory);
+    // Fault every page in with one call (Linux 5.14+; elsewhere the read faults them in one by one): placed by the
+    // binding above, and several times faster than a fault per 4 KiB page during the read.
+    #[cfg(target_os = "linux")]
+    let _ = memory.advise(memmap2::Advice::PopulateWrite);
+    let mut filled = 0;
+    while filled < len {
+        match std::io::Read::read(&mut file, &mut memory[filled..]) {
+            Ok(0) => {
+                return Err(Error::new(
+                    ErrorKind::Io,
+                    format!("reading {}: the file shrank to {filled} of {len} bytes while it was read", path.display()),
+                ))
+            }
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io("reading", path, &e)),
+        }
+    }
+    drop(file);
+    let map = memory.make_read_only().map_err(|e| Error::io("protecting the contents of", path, &e))?;
     let header = header::parse(&map).map_err(|e| bad(path, format!("is not a valid safetensors file: {e}")))?;
     Ok(Shard { path: path.to_path_buf(), map, data_start: header.data_start as usize, tensors: header.tensors })
 }
 
-/// Resolves `path` (see the module documentation), maps every shard and reads the architecture.
-pub fn open(path: &str) -> Result<Source> {
+/// Resolves `path` (see the module documentation), reads every shard (each placed by `place`) and the architecture.
+pub fn open(path: &str, place: Place<'_>) -> Result<Source> {
     if path.is_empty() {
         return Err(Error::invalid_argument(
             "path",
@@ -130,13 +205,23 @@ pub fn open(path: &str) -> Result<Source> {
         _ => PathBuf::from("."),
     };
     let is_index = file.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(".json"));
-    let shards = if is_index { sharded(&file, &directory)? } else { vec![map_shard(&file)?] };
+    let shards = if is_index { sharded(&file, &directory, place)? } else { vec![read_shard(&file, place)?] };
     let architecture = architecture(&directory)?;
     Ok(Source { shards, directory, architecture })
 }
 
-/// The weights file of a model directory: the index, else `model.safetensors`, else its only `.safetensors` file.
+/// The weights file of a model directory: the index, else `model.safetensors`, else its only `.safetensors` file;
+/// without any, the same in the folder its `modules.json` puts the Transformer module in, when that is another
+/// (an older sentence-transformers layout, `0_Transformer/`).
 fn weights_in(dir: &Path) -> Result<PathBuf> {
+    let here = weights_here(dir);
+    match (&here, crate::encode::transformer_folder(dir)) {
+        (Err(_), Ok(Some(folder))) if folder.is_dir() => weights_here(&folder),
+        _ => here,
+    }
+}
+
+fn weights_here(dir: &Path) -> Result<PathBuf> {
     for name in [INDEX_NAME, WEIGHTS_NAME] {
         let candidate = dir.join(name);
         if std::fs::symlink_metadata(&candidate).is_ok() {
@@ -172,7 +257,7 @@ fn weights_in(dir: &Path) -> Result<PathBuf> {
 }
 
 /// The shards an index names, in name order, each checked against the index's `weight_map`.
-fn sharded(index: &Path, directory: &Path) -> Result<Vec<Shard>> {
+fn sharded(index: &Path, directory: &Path, place: Place<'_>) -> Result<Vec<Shard>> {
     let json = read_json(index)?;
     let Some(map) = json.get("weight_map").and_then(|m| m.as_object()) else {
         return Err(bad(index, "is not a sharded model index: it has no `weight_map` object"));
@@ -220,7 +305,7 @@ fn sharded(index: &Path, directory: &Path) -> Result<Vec<Shard>> {
             }
             _ => {}
         }
-        let shard = map_shard(&path)?;
+        let shard = read_shard(&path, &mut *place)?;
         for t in &shard.tensors {
             if let Some(&other) = owner.get(&t.name) {
                 let other: &Shard = &shards[other];

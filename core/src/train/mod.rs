@@ -2,16 +2,34 @@
 //! `Trainer.contrastive`, `step`, `save`).
 //!
 //! A trainer borrows its model from [`Trainer::contrastive`] until [`Trainer::free`] (so `Model::free` meanwhile is
-//! in use). It copies the encoder's weights into fp32 master weights of its own, with AdamW's two moments beside
-//! them; every step runs the forward pass keeping what the backward pass reads, the loss, the backward pass, clips
-//! the gradients and updates the weights, then publishes a freshly packed encoder to the model, so the model's next
-//! `encode_text` embeds with the new weights. An encode that overlaps a step keeps the encoder it started with.
+//! in use). It copies the encoder's weights into fp32 master weights of its own ([`weights::Master`]), with AdamW's
+//! two moments beside them. Every step tokenises the anchors and positives as the encoder does, runs the forward
+//! pass keeping what the backward pass reads ([`bert::Tape`]), the loss ([`loss::contrastive`]), the backward
+//! pass, clips the gradients' global norm, updates the weights with AdamW as `torch.optim.AdamW` does, then
+//! publishes a freshly packed encoder to the model, so the model's next `encode_text` embeds with the new weights
+//! (an encode already running keeps the encoder it started with).
+//!
+//! The defaults and the schedule are sentence-transformers' trainer's (Hugging Face's `Trainer` under it): AdamW
+//! with betas (0.9, 0.999) and eps 1e-8, learning rate 5e-5, no weight decay, gradients clipped to norm 1, and
+//! the linear schedule: step `k` (from 1) uses `lr · k−1 / warmup` during warm-up, then
+//! `lr · (total − (k−1)) / (total − warmup)` (never below 0), or `lr` when no total is given.
 
+mod bert;
+mod loss;
+mod ops;
+mod save;
+mod weights;
+
+use crate::encode::kernels::Kernels;
+use crate::encode::{Encoder, EncoderSlot};
 use crate::error::{Error, Result};
+use crate::executor::Executor;
 use crate::handle::Lifecycle;
-use crate::model::{Model, ModelLoan};
+use crate::model::{Model, ModelLoan, RamWeights, Weights};
 use crate::types::{TrainStep, TrainerContrastiveConfig};
+use ops::Dropout;
 use std::sync::{Arc, Mutex};
+use weights::Master;
 
 /// A trainer for one model. Cloning shares the same trainer.
 #[derive(Clone, Debug)]
@@ -31,13 +49,114 @@ impl std::fmt::Debug for Inner {
     }
 }
 
-struct State {
-    loan: ModelLoan,
-    config: TrainerContrastiveConfig,
-    steps: u64,
+/// The configuration, checked, with every default applied.
+#[derive(Clone, Copy, Debug)]
+struct Settings {
+    learning_rate: f64,
+    weight_decay: f64,
+    warmup_steps: u64,
+    total_steps: Option<u64>,
+    max_grad_norm: f64,
+    scale: f64,
+    max_tokens: usize,
+    hidden_dropout: f32,
+    attention_dropout: f32,
+    seed: u64,
 }
 
-/// A step in flight on a trainer, from [`Trainer::begin_call`] until dropped: a `free` meanwhile is in use.
+const BETA1: f64 = 0.9;
+const BETA2: f64 = 0.999;
+const EPSILON: f64 = 1e-8;
+
+impl Settings {
+    fn check(config: &TrainerContrastiveConfig, encoder: &Encoder) -> Result<Settings> {
+        let model = encoder.config();
+        let non_negative = |name: &str, value: Option<f64>, default: f64| -> Result<f64> {
+            match value {
+                None => Ok(default),
+                Some(v) if v.is_finite() && v >= 0.0 => Ok(v),
+                Some(v) => Err(Error::invalid_argument(
+                    &format!("config.{name}"),
+                    format!("must be a finite number of at least 0, got {v}"),
+                )),
+            }
+        };
+        let scale = match config.scale {
+            None => 20.0,
+            Some(v) if v.is_finite() && v > 0.0 => v,
+            Some(v) => {
+                return Err(Error::invalid_argument(
+                    "config.scale",
+                    format!("must be a finite number above 0, got {v}"),
+                ))
+            }
+        };
+        let dropout = match config.dropout {
+            None => None,
+            Some(v) if (0.0..1.0).contains(&v) => Some(v as f32),
+            Some(v) => {
+                return Err(Error::invalid_argument(
+                    "config.dropout",
+                    format!("must be at least 0 and below 1, got {v}"),
+                ))
+            }
+        };
+        let max_tokens = match config.max_tokens {
+            None => model.max_tokens,
+            Some(m) if m >= 1 && m as usize <= model.positions => m as usize,
+            Some(m) => {
+                return Err(Error::invalid_argument(
+                    "config.max_tokens",
+                    format!("must be between 1 and {} (the model's position embeddings), got {m}", model.positions),
+                ))
+            }
+        };
+        Ok(Settings {
+            learning_rate: non_negative("learning_rate", config.learning_rate, 5e-5)?,
+            weight_decay: non_negative("weight_decay", config.weight_decay, 0.0)?,
+            warmup_steps: config.warmup_steps.unwrap_or(0) as u64,
+            total_steps: config.total_steps.map(u64::from),
+            max_grad_norm: non_negative("max_grad_norm", config.max_grad_norm, 1.0)?,
+            scale,
+            max_tokens,
+            hidden_dropout: dropout.unwrap_or(model.hidden_dropout),
+            attention_dropout: dropout.unwrap_or(model.attention_dropout),
+            seed: config.seed.unwrap_or(0),
+        })
+    }
+
+    /// The learning rate step `step` (from 1) uses.
+    fn learning_rate(&self, step: u64) -> f64 {
+        let done = (step - 1) as f64;
+        let warmup = self.warmup_steps as f64;
+        let factor = if done < warmup {
+            done / warmup.max(1.0)
+        } else {
+            match self.total_steps {
+                Some(total) => ((total as f64 - done) / (total as f64 - warmup).max(1.0)).max(0.0),
+                None => 1.0,
+            }
+        };
+        self.learning_rate * factor
+    }
+}
+
+struct State {
+    loan: ModelLoan,
+    settings: Settings,
+    steps: u64,
+    executor: Executor,
+    weights: Arc<RamWeights>,
+    slot: Arc<EncoderSlot>,
+    /// The encoder published last, whose packed weights the next forward pass multiplies by.
+    encoder: Arc<Encoder>,
+    master: Master,
+    tape: bert::Tape,
+    pooled: Vec<f32>,
+    dpooled: Vec<f32>,
+}
+
+/// A call in flight on a trainer, from [`Trainer::begin_call`] until dropped: a `free` meanwhile is in use.
 #[must_use = "the call counts as in flight only while this lives"]
 pub struct TrainerCall {
     trainer: Trainer,
@@ -49,33 +168,135 @@ impl Drop for TrainerCall {
     }
 }
 
+/// The `i`th text of the batch as its parameter names it (`anchors[3]`, `positives[0]`).
+fn text_path(i: usize, pairs: usize) -> String {
+    if i < pairs {
+        format!("anchors[{i}]")
+    } else {
+        format!("positives[{}]", i - pairs)
+    }
+}
+
 impl Trainer {
     /// Makes a trainer for `model`'s encoder with the in-batch-negatives contrastive loss.
     pub fn contrastive(model: &Model, config: TrainerContrastiveConfig) -> Result<Trainer> {
-        let lease = model.lend("Trainer.contrastive")?;
-        Ok(Trainer {
-            inner: Arc::new(Inner {
-                lifecycle: Lifecycle::new(),
-                state: Mutex::new(Some(State { loan: lease, config, steps: 0 })),
-            }),
-        })
+        let (weights, executor, slot) = model.ram_parts("Trainer.contrastive", "Trainer.contrastive trains")?;
+        let encoder = slot.get_or_prepare(weights.as_ref())?;
+        let settings = Settings::check(&config, &encoder)?;
+        Kernels::for_class(executor.cpu_class())?;
+        let master = Master::read(weights.as_ref(), encoder.config(), encoder.params().prefix)?;
+        let loan = model.lend("Trainer.contrastive")?;
+        let state = State {
+            loan,
+            settings,
+            steps: 0,
+            executor,
+            weights,
+            slot,
+            encoder,
+            master,
+            tape: bert::Tape::default(),
+            pooled: Vec::new(),
+            dpooled: Vec::new(),
+        };
+        Ok(Trainer { inner: Arc::new(Inner { lifecycle: Lifecycle::new(), state: Mutex::new(Some(state)) }) })
     }
 
-    /// Runs one optimisation step on `anchors` and their `positives`.
+    /// Runs one optimisation step on `anchors` and their `positives`. A failed step changes no weight.
     pub fn step(&self, anchors: &[String], positives: &[String]) -> Result<TrainStep> {
+        let started = std::time::Instant::now();
         let _call = self.begin_call("step")?;
-        let mut state = self.inner.state.lock().unwrap_or_else(|p| p.into_inner());
-        let state = state.as_mut().ok_or_else(|| Error::freed("Trainer", "step"))?;
-        let _ = (anchors, positives, state.loan.model(), &state.config);
-        state.steps += 1;
-        Err(Error::unsupported("`step` is not implemented yet"))
+        if anchors.len() != positives.len() {
+            return Err(Error::invalid_argument(
+                "positives",
+                format!(
+                    "has {} texts but {} has {}; pass one positive per anchor",
+                    positives.len(),
+                    crate::path::name("anchors"),
+                    anchors.len()
+                ),
+            ));
+        }
+        if anchors.is_empty() {
+            return Err(Error::invalid_argument("anchors", "must hold at least one pair, got an empty list"));
+        }
+        let pairs = anchors.len();
+        let texts: Vec<String> = anchors.iter().chain(positives).cloned().collect();
+        if let Some((i, at)) = texts.iter().enumerate().find_map(|(i, t)| t.find('\0').map(|at| (i, at))) {
+            return Err(Error::invalid_argument(
+                &text_path(i, pairs),
+                format!("contains a NUL character at byte {at}"),
+            ));
+        }
+        let mut guard = self.inner.state.lock().unwrap_or_else(|p| p.into_inner());
+        let state = guard.as_mut().ok_or_else(|| Error::freed("Trainer", "step"))?;
+        let _model_call = state.loan.model().begin_call("step")?;
+        let executor = state.executor.clone();
+        let kernels = Kernels::for_class(executor.cpu_class())?;
+        let encoder = state.encoder.clone();
+        let config = encoder.config();
+        let every: Vec<usize> = (0..texts.len()).collect();
+        let tokens = encoder.tokenizers().encode(&executor, &texts, &every, state.settings.max_tokens)?;
+        for (i, t) in tokens.iter().enumerate() {
+            if t.ids.is_empty() {
+                return Err(Error::invalid_argument(
+                    &text_path(i, pairs),
+                    "gives no tokens, so it has no embedding to train",
+                ));
+            }
+            if let Some(id) = t.ids.iter().find(|id| **id as usize >= config.vocab) {
+                return Err(Error::unsupported(format!(
+                    "the tokenizer gave `{}` token {id}, past the {} word embeddings",
+                    text_path(i, pairs),
+                    config.vocab
+                )));
+            }
+            if let Some(ty) = t.type_ids.iter().find(|ty| **ty as usize >= config.type_vocab) {
+                return Err(Error::unsupported(format!(
+                    "the tokenizer gave `{}` token type {ty}",
+                    text_path(i, pairs)
+                )));
+            }
+        }
+
+        let step = state.steps + 1;
+        let s = state.settings;
+        let dropout = (
+            Dropout { p: s.hidden_dropout, seed: s.seed, step },
+            Dropout { p: s.attention_dropout, seed: s.seed, step },
+        );
+        let h = config.hidden;
+        state.pooled.resize(texts.len() * h, 0.0);
+        state.dpooled.resize(texts.len() * h, 0.0);
+        let model = bert::Model { config, params: encoder.params(), master: &state.master };
+        state.tape.forward(&executor, &kernels, &model, &tokens, dropout, &mut state.pooled)?;
+        let loss = loss::contrastive(&state.pooled, pairs, h, s.scale, &mut state.dpooled);
+        let mut grads = std::mem::take(&mut state.master.grads);
+        let model = bert::Model { config, params: encoder.params(), master: &state.master };
+        let backward = state.tape.backward(&executor, &kernels, &model, dropout, &state.dpooled, &mut grads);
+        state.master.grads = grads;
+        backward?;
+
+        // Nothing below fails: the weights change only now.
+        let norm = state.master.grads.iter().map(|g| (*g as f64) * (*g as f64)).sum::<f64>().sqrt();
+        let clip = if s.max_grad_norm > 0.0 { (s.max_grad_norm / (norm + 1e-6)).min(1.0) } else { 1.0 };
+        let learning_rate = s.learning_rate(step);
+        adamw(&executor, &mut state.master, step, learning_rate, s.weight_decay, clip as f32)?;
+        let params = state.master.params(encoder.params().prefix, config);
+        let published = Arc::new(encoder.with_params(params));
+        state.slot.publish(published.clone());
+        state.encoder = published;
+        state.steps = step;
+        Ok(TrainStep { step, loss, learning_rate, gradient_norm: norm, seconds: started.elapsed().as_secs_f64() })
     }
 
-    /// Writes the trained model as a sentence-transformers folder at `directory`.
+    /// Writes the trained model as a sentence-transformers folder at `directory` (see [`save::folder`]).
     pub fn save(&self, directory: impl AsRef<str>) -> Result<()> {
         let _call = self.begin_call("save")?;
-        let _ = directory.as_ref();
-        Err(Error::unsupported("`save` is not implemented yet"))
+        let guard = self.inner.state.lock().unwrap_or_else(|p| p.into_inner());
+        let state = guard.as_ref().ok_or_else(|| Error::freed("Trainer", "save"))?;
+        let names: Vec<String> = state.weights.names().into_iter().map(String::from).collect();
+        save::folder(directory.as_ref(), state.weights.as_ref(), &names, &state.master)
     }
 
     /// Counts a call of `method` as in flight until the returned guard drops.
@@ -89,12 +310,14 @@ impl Trainer {
         self.inner.lifecycle.is_freed()
     }
 
-    /// Drops the master weights and returns the model's borrow; a second call does nothing.
+    /// Drops the master weights and returns the model's borrow (the model keeps the last weights); a second call
+    /// does nothing.
     pub fn free(&self) -> Result<()> {
         let begun = self.inner.lifecycle.begin_free("Trainer", ("step", "steps")).map_err(|_| {
             Error::in_use(format!(
-                "`free` cannot free this Trainer yet: a {} is in flight on it; wait for it to finish first",
-                crate::path::name("step")
+                "`free` cannot free this Trainer yet: a {} or {} is in flight on it; wait for it to finish first",
+                crate::path::name("step"),
+                crate::path::name("save")
             ))
         })?;
         if begun {
@@ -103,3 +326,41 @@ impl Trainer {
         Ok(())
     }
 }
+
+/// One AdamW update of every master weight, as `torch.optim.AdamW` computes it: decay `p ← p·(1 − lr·wd)` for the
+/// tensors that decay, then `m ← m + (1−β₁)(g − m)`, `v ← β₂v + (1−β₂)g²`, `p ← p − lr/(1−β₁ᵗ) · m / (√v/√(1−β₂ᵗ) + ε)`,
+/// with the gradients first multiplied by `clip`.
+fn adamw(executor: &Executor, master: &mut Master, step: u64, lr: f64, weight_decay: f64, clip: f32) -> Result<()> {
+    let t = step as i32;
+    let step_size = (lr / (1.0 - BETA1.powi(t))) as f32;
+    let bias2_sqrt = (1.0 - BETA2.powi(t)).sqrt() as f32;
+    let (b1, b2, eps) = (BETA1 as f32, BETA2 as f32, EPSILON as f32);
+    let Master { tensors, values, grads, m, v, .. } = master;
+    let shared = [values, grads, m, v].map(|b| crate::encode::gemm::Shared(b.as_mut_ptr()));
+    for tensor in tensors.iter() {
+        let decay = if tensor.decay { (1.0 - lr * weight_decay) as f32 } else { 1.0 };
+        let base = tensor.range.start;
+        executor.for_slices(tensor.range.len(), |range| {
+            #[allow(clippy::redundant_locals)] // captures the Send wrappers whole, not their raw pointer fields
+            let shared = shared;
+            let (start, len) = (base + range.start, range.len());
+            // SAFETY: the four buffers have the master's length, which holds `tensor.range`; each slice of the
+            // range is this task's alone.
+            let [p, g, m, v] = shared.map(|s| unsafe { std::slice::from_raw_parts_mut(s.0.add(start), len) });
+            for i in 0..len {
+                let grad = g[i] * clip;
+                if decay != 1.0 {
+                    p[i] *= decay;
+                }
+                m[i] += (grad - m[i]) * (1.0 - b1);
+                v[i] = v[i] * b2 + (1.0 - b2) * grad * grad;
+                let denom = v[i].sqrt() / bias2_sqrt + eps;
+                p[i] -= step_size * (m[i] / denom);
+            }
+        })?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

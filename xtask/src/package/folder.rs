@@ -5,7 +5,8 @@
 //! DIR/UFormNative.artifactbundle  DIR/UFormNative.artifactbundle.zip{,.sha256}
 //! DIR/Sources/UForm/*.swift       DIR/Sources/UFormBench/main.swift   DIR/Tests/UFormTests/*.swift
 //! DIR/Consumer/                   a user's package depending on DIR through `file://DIR`, from the version
-//! DIR/TestModel/                  the test model and the reference embeddings (untracked) for the encode tests
+//! DIR/TestModel/                  the test model, the reference embeddings and the training fixture (untracked) for
+//!                                 the encode and trainer tests
 //! ```
 //!
 //! DIR becomes a git repository whose one commit is tagged with the IDL's version, so the consumer's dependency is
@@ -43,6 +44,7 @@ pub fn write_folder(out: &Path, packaged: &Packaged) -> Result<(), String> {
     // the package, untracked (88 MB of weights stay out of the tagged commit the consumer clones).
     copy_tree(&crate::util::test_model_dir()?, &out.join("TestModel/model"))?;
     copy(&root.join("tests/fixtures/encode/reference.json"), &out.join("TestModel/reference.json"))?;
+    copy(&root.join("tests/fixtures/train/reference.json"), &out.join("TestModel/train-reference.json"))?;
     let url = format!("file://{}", out.display());
     let identity = out.file_name().map(|n| n.to_string_lossy().to_lowercase()).ok_or("--out names no folder")?;
     write(&out.join("Consumer/Package.swift"), &manifests::consumer(&url, &identity, &packaged.version))?;

@@ -1,6 +1,8 @@
 //! `cargo xtask test c`: the C scenario suite (tests/c/test_uform.c), the Model and encodeText scenarios
 //! (tests/c/test_model.c, against the test model in `UFORM_TEST_MODEL_DIR` and the reference embeddings flattened by
-//! tests/c/flatten_reference.py into `UFORM_TEST_REFERENCE`) and the bad-input table (tests/c/test_bad_input.c)
+//! tests/c/flatten_reference.py into `UFORM_TEST_REFERENCE`), the Trainer scenarios (tests/c/test_train.c, against
+//! the training fixture flattened by tests/c/flatten_train_reference.py into `UFORM_TEST_TRAIN_REFERENCE`) and the
+//! bad-input table (tests/c/test_bad_input.c)
 //! compiled with gcc against the generated header and linked with libuform, the C ABI tests (tests/c/abi: a program
 //! built against an older header, and structs newer than the library), each run natively and under valgrind
 //! (zero errors, zero leaks), then a CMake consumer and a pkg-config consumer built against an installed prefix —
@@ -30,12 +32,20 @@ pub fn run() -> Result<(), String> {
         .arg(root.join("tests/fixtures/encode/reference.json"))
         .arg(&reference);
     status(flatten, "flattening the reference embeddings")?;
+    let train_reference = out.join("train-reference.txt");
+    let mut flatten = Command::new("python3");
+    flatten
+        .arg(root.join("tests/c/flatten_train_reference.py"))
+        .arg(root.join("tests/fixtures/train/reference.json"))
+        .arg(&train_reference);
+    status(flatten, "flattening the training fixture")?;
     // The ABI tests: a program built against an older header (tests/c/abi/older/uform.h), and one whose structs
     // are newer than the library, each against today's libuform.
     let older = root.join("tests/c/abi/older");
     let suites = [
         ("test_uform", "the C suite", &header),
         ("test_model", "the C Model and encodeText scenarios", &header),
+        ("test_train", "the C Trainer scenarios", &header),
         ("test_bad_input", "the C bad-input table", &header),
         ("abi/test_older_header", "the C ABI: a program built against an older header", &older),
         ("abi/test_newer_header", "the C ABI: structs newer than the library", &header),
@@ -48,7 +58,8 @@ pub fn run() -> Result<(), String> {
             cmd.env("LD_LIBRARY_PATH", &lib)
                 .env("UFORM_TEST_DIR", &scratch)
                 .env("UFORM_TEST_MODEL_DIR", &model_dir)
-                .env("UFORM_TEST_REFERENCE", &reference);
+                .env("UFORM_TEST_REFERENCE", &reference)
+                .env("UFORM_TEST_TRAIN_REFERENCE", &train_reference);
         };
         let mut native = Command::new(&binary);
         env(&mut native);
@@ -65,7 +76,8 @@ pub fn run() -> Result<(), String> {
             .arg(format!("--suppressions={}", root.join("tests/c/valgrind.supp").display()))
             .arg(&binary)
             .env("UFORM_TEST_NO_PROCESSES", "1")
-            .env("UFORM_TEST_ENCODE_ROWS", "3"); // a few reference texts: valgrind runs the encoder ~50x slower
+            .env("UFORM_TEST_ENCODE_ROWS", "3") // a few reference texts: valgrind runs the encoder ~50x slower
+            .env("UFORM_TEST_TRAIN_STEPS", "1"); // and the trainer: the fixture's first step, two pairs to save
         env(&mut grind);
         status(grind, &format!("{what} under valgrind"))?;
     }

@@ -31,7 +31,8 @@ pub fn run() -> Result<(), String> {
     let mut verify = mvn(&kotlin, &["verify"]);
     verify
         .env("UFORM_TEST_MODEL_DIR", crate::util::test_model_dir()?)
-        .env("UFORM_TEST_REFERENCE", root().join("tests/fixtures/encode/reference.json"));
+        .env("UFORM_TEST_REFERENCE", root().join("tests/fixtures/encode/reference.json"))
+        .env("UFORM_TEST_TRAIN_REFERENCE", root().join("tests/fixtures/train/reference.json"));
     status(verify, "the Kotlin scenario suite")?;
     let repo = kotlin.join("target/local-repo");
     let repo_arg = format!("-DlocalRepositoryPath={}", repo.display());

@@ -82,7 +82,8 @@ pub(super) fn suite(consumer: &Path) -> Result<(), String> {
         .current_dir(consumer)
         .env("UFORM_TEST_DIR", &scratch)
         .env("UFORM_TEST_MODEL_DIR", crate::util::test_model_dir()?)
-        .env("UFORM_TEST_REFERENCE", root().join("tests/fixtures/encode/reference.json"));
+        .env("UFORM_TEST_REFERENCE", root().join("tests/fixtures/encode/reference.json"))
+        .env("UFORM_TEST_TRAIN_REFERENCE", root().join("tests/fixtures/train/reference.json"));
     status(cmd, "the Node scenario suite")
 }
 
@@ -121,7 +122,7 @@ fn typescript(consumer: &Path) -> Result<(), String> {
     )?;
     run_in(&dir, &tsc, &["-p", "tsconfig.json"])?;
     let mut cmd = Command::new("node");
-    cmd.arg("out/package-consumer.mjs").current_dir(&dir);
+    cmd.arg("out/package-consumer.mjs").current_dir(&dir).env("UFORM_TEST_MODEL_DIR", crate::util::test_model_dir()?);
     status(cmd, "the compiled TypeScript consumer")
 }
 

@@ -315,6 +315,7 @@ fn pip(work: &Path) -> Result<(), String> {
         .arg(root.join("bindings/python/tests"))
         .env("UFORM_TEST_MODEL_DIR", crate::util::test_model_dir()?)
         .env("UFORM_TEST_REFERENCE", root.join("tests/fixtures/encode/reference.json"))
+        .env("UFORM_TEST_TRAIN_REFERENCE", root.join("tests/fixtures/train/reference.json"))
         .current_dir(&venv);
     status(pytest, "the Python suite against the wheel from the index")?;
 

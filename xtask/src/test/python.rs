@@ -23,6 +23,7 @@ pub fn run() -> Result<(), String> {
         .arg(root.join("bindings/python/tests"))
         .env("UFORM_TEST_MODEL_DIR", test_model_dir()?)
         .env("UFORM_TEST_REFERENCE", root.join("tests/fixtures/encode/reference.json"))
+        .env("UFORM_TEST_TRAIN_REFERENCE", root.join("tests/fixtures/train/reference.json"))
         .current_dir(&root);
     status(pytest, "the Python test suite")?;
     let mut mypy = Command::new(&python);

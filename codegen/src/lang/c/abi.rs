@@ -2,6 +2,7 @@
 //! header spells this plan in C and the C library's generated Rust glue spells it in Rust, so the two always agree.
 
 use crate::model::*;
+use crate::plan::{CallPlan, Lowering, Passing, Receiver};
 
 /// One value crossing the C boundary (a list crosses as a pointer and a count).
 #[derive(Clone, Debug, PartialEq)]
@@ -45,6 +46,23 @@ impl Slot {
     }
 }
 
+/// Whether a record's C struct holds only values (numbers, flags, enums, records of those): nothing it points to
+/// needs an owner, so a call writes it whole each time instead of keeping it per handle. A method's result that
+/// points into memory (a description's strings and lists) is computed once and kept until the handle's free.
+pub fn is_flat(api: &Api, record: &Name) -> bool {
+    fn flat(api: &Api, ty: &Type, depth: usize) -> bool {
+        match ty {
+            Type::U32 | Type::U64 | Type::I32 | Type::F64 | Type::Bool | Type::Address | Type::Enum(_) => true,
+            Type::GpuClass => true, // an id
+            Type::Record(n) => {
+                depth < 16 && api.record(n).is_some_and(|r| r.fields.iter().all(|f| flat(api, &f.ty, depth + 1)))
+            }
+            Type::String | Type::Path | Type::List(_) | Type::Class(_) | Type::F32Matrix => false,
+        }
+    }
+    flat(api, &Type::Record(record.clone()), 0)
+}
+
 /// What the C function returns.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Return {
@@ -70,41 +88,43 @@ fn infallible(slot: &Slot) -> bool {
     matches!(slot, Slot::Value { ty: Type::U32 | Type::U64 | Type::I32 | Type::F64 | Type::Bool, .. })
 }
 
-pub fn lower(class: Option<&Class>, callable: &Callable) -> Lowered {
+/// The C lowering of a callable's plan.
+pub fn lower(plan: &CallPlan) -> Lowered {
     let mut slots = Vec::new();
-    if let (Some(k), CallableKind::Method | CallableKind::Free) = (class, callable.kind) {
-        slots.push(Slot::Handle { name: k.name.snake(), class: k.name.clone() });
+    if let Receiver::Handle { class } = &plan.receiver {
+        slots.push(Slot::Handle { name: class.snake(), class: class.clone() });
     }
-    for p in &callable.params {
-        let name = p.name.snake();
-        slots.push(match &p.ty {
-            Type::Class(c) => Slot::Handle { name, class: c.clone() },
-            Type::Record(r) => Slot::Record { name, record: r.clone() },
-            Type::List(e) => Slot::List { name, element: (**e).clone() },
-            ty => Slot::Value { name, ty: ty.clone() },
+    for a in &plan.arguments {
+        let name = a.name.snake();
+        slots.push(match &a.passing {
+            Passing::Handle { class } => Slot::Handle { name, class: class.clone() },
+            Passing::Record { record, .. } => Slot::Record { name, record: record.clone() },
+            Passing::List { element } => Slot::List { name, element: element.clone() },
+            Passing::Scalar | Passing::String | Passing::Path => Slot::Value { name, ty: a.ty.clone() },
         });
     }
-    let mut returns = Return::Status;
-    match &callable.returns {
-        None => {}
-        Some(Type::Class(c)) => slots.push(Slot::OutHandle { name: c.snake(), class: c.clone() }),
-        Some(Type::Record(r)) => {
-            slots.push(Slot::OutRecord { name: last_word(r), record: r.clone(), found: callable.returns_optional })
+    // A scalar, string, path or GPU class keeps its IDL type, which the header spells.
+    let Some(ty) = plan.outcome.lowering.ty() else { return Lowered { slots, returns: Return::Status } };
+    let optional = plan.outcome.optional;
+    match &plan.outcome.lowering {
+        Lowering::Handle { class } => slots.push(Slot::OutHandle { name: class.snake(), class: class.clone() }),
+        Lowering::Record { record } => {
+            slots.push(Slot::OutRecord { name: last_word(record), record: record.clone(), found: optional })
         }
-        Some(Type::List(e)) => {
-            let name = match &**e {
+        Lowering::List { element } => {
+            let name = match element {
                 Type::Record(r) | Type::Enum(r) => format!("{}s", last_word(r)),
                 _ => "items".into(),
             };
-            slots.push(Slot::OutList { name, element: (**e).clone() });
+            slots.push(Slot::OutList { name, element: element.clone() });
         }
-        Some(Type::F32Matrix) => slots.push(Slot::OutValue { name: "matrix".into(), ty: Type::F32Matrix }),
+        Lowering::Matrix => slots.push(Slot::OutValue { name: "matrix".into(), ty }),
         // Only a call that cannot fail returns its value: it does not throw, has no handle to look up, and takes only
         // numbers and bools, which no reader rejects.
-        Some(ty) if !callable.throws && slots.iter().all(infallible) => {
-            returns = Return::Value { ty: ty.clone(), optional: callable.returns_optional }
+        _ if !plan.throws && slots.iter().all(infallible) => {
+            return Lowered { slots, returns: Return::Value { ty, optional } }
         }
-        Some(ty) => slots.push(Slot::OutValue { name: "value".into(), ty: ty.clone() }),
+        _ => slots.push(Slot::OutValue { name: "value".into(), ty }),
     }
-    Lowered { slots, returns }
+    Lowered { slots, returns: Return::Status }
 }

@@ -4,6 +4,7 @@ use super::format::C;
 use super::{abi::lower, function_decl};
 use crate::lang::docs::{text, DocStyle, Entry};
 use crate::model::*;
+use crate::plan::CallPlan;
 use crate::render::Rendered;
 
 pub struct CDocs;
@@ -20,18 +21,14 @@ impl DocStyle for CDocs {
     fn fence(&self) -> &'static str {
         "c"
     }
-    fn offered(&self, callable: &Callable) -> bool {
-        callable.offered_in(Language::C)
+    fn lang(&self) -> Language {
+        Language::C
     }
-    fn imports(&self, _api: &Api) -> Vec<String> {
+    fn imports(&self, _api: &Api, _classes: &[&Class]) -> Vec<String> {
         vec!["#include <uform.h>".into()]
     }
-    fn reference(&self, api: &Api, r: &Reference) -> String {
-        let spelled = FMT.reference(api, r);
-        match r {
-            Reference::Member(_) => format!("`{spelled}`"),
-            _ => format!("[`{spelled}`](#{spelled})"),
-        }
+    fn spell(&self, api: &Api, r: &Reference) -> String {
+        FMT.reference(api, r)
     }
     fn heading(&self, item: &Item) -> String {
         match item {
@@ -43,6 +40,10 @@ impl DocStyle for CDocs {
     }
     fn member_heading(&self, _class: &Class, member: &Callable) -> String {
         member.c_name.clone()
+    }
+    /// A C function's name names its class already.
+    fn qualified_member_heading(&self, class: &Class, member: &Callable) -> String {
+        self.member_heading(class, member)
     }
     fn record_declaration(&self, _api: &Api, record: &Record) -> String {
         let mut decl = format!("typedef struct {0} {0};", record.c_name);
@@ -108,12 +109,12 @@ impl DocStyle for CDocs {
     fn class_declaration(&self, _api: &Api, class: &Class) -> String {
         format!("typedef struct {0} {0};", class.c_name)
     }
-    fn callable_declaration(&self, api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
+    fn callable_declaration(&self, api: &Api, class: Option<&Class>, c: &Callable, plan: &CallPlan) -> Rendered {
         Ok({
             let decl = function_decl(&FMT, api, class, c)?;
             let prototype =
                 decl.lines().filter(|l| !l.starts_with("/*") && !l.starts_with(" *")).collect::<Vec<_>>().join("\n");
-            let lowered = lower(class, c);
+            let lowered = lower(plan);
             let params: Vec<String> = lowered.slots.iter().flat_map(|s| FMT.slot(api, s)).collect();
             if params.len() > 1 {
                 let open = prototype.find('(').unwrap_or(0);

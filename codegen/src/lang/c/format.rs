@@ -123,6 +123,7 @@ impl C {
             (Direction::Output, Type::String, true) => {
                 Some("NULL when absent; else NUL-terminated, owned by UForm, like the record holding it.".into())
             }
+            (Direction::Input, Type::F64, true) => Some("Zero means absent; `-0.0` passes zero itself.".into()),
             (Direction::Input, _, true) => Some("Zero means absent.".into()),
             (Direction::Output, Type::GpuClass, _) => {
                 Some("A class id for `uform_gpu_class_name`, negative when the tables do not know the device.".into())

@@ -4,10 +4,12 @@
 pub mod abi;
 pub mod docs;
 pub mod format;
+mod mirror;
 pub mod rust;
 
 use crate::lang::banner;
 use crate::model::*;
+use crate::plan::CallPlan;
 use crate::render::{template, Named, Rendered};
 use crate::Output;
 use abi::{lower, Return, Slot};
@@ -150,7 +152,7 @@ fn ownership(class: Option<&Class>) -> String {
 }
 
 pub fn function_doc(fmt: &C, api: &Api, class: Option<&Class>, c: &Callable) -> String {
-    let lowered = lower(class, c);
+    let lowered = lower(&CallPlan::of(api, class, c));
     let mut text = fmt.doc(api, &c.doc);
     for slot in &lowered.slots {
         let line = match slot {
@@ -186,12 +188,16 @@ pub fn function_doc(fmt: &C, api: &Api, class: Option<&Class>, c: &Callable) -> 
                     .map_or_else(String::new, |m| m.c_name.clone());
                 format!("@param {name} Receives the new {}; release it with `{free}`.", k.snake().replace('_', " "))
             }
-            Slot::OutRecord { name, found, .. } => {
+            Slot::OutRecord { name, found, record } => {
                 let owner = match class {
                     Some(_) => ownership(class),
                     None => "owned by UForm and valid until this thread calls it again".into(),
                 };
-                let mut s = format!("@param {name} Receives the result; what it points to is {owner}.");
+                let mut s = if abi::is_flat(api, record) {
+                    format!("@param {name} Receives the result.")
+                } else {
+                    format!("@param {name} Receives the result; what it points to is {owner}.")
+                };
                 if *found {
                     s.push_str(
                         "\n@param found Receives whether there was a result; without one the record is left untouched.",
@@ -221,7 +227,7 @@ pub fn function_doc(fmt: &C, api: &Api, class: Option<&Class>, c: &Callable) -> 
 }
 
 pub fn function_decl(fmt: &C, api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
-    let lowered = lower(class, c);
+    let lowered = lower(&CallPlan::of(api, class, c));
     let params: Vec<String> = lowered.slots.iter().flat_map(|s| fmt.slot(api, s)).collect();
     let returns = fmt.returns(api, &lowered.returns);
     let returns = if returns.ends_with('*') { returns } else { format!("{returns} ") };
@@ -295,13 +301,7 @@ fn enumeration(fmt: &C, api: &Api, e: &Enum) -> Rendered {
 }
 
 fn class(fmt: &C, api: &Api, k: &Class) -> Rendered {
-    let mut doc = fmt.doc(api, &k.doc);
-    if !k.details.is_empty() {
-        doc.push_str(&format!("\n\n{}", fmt.doc(api, &k.details)));
-    }
-    if !k.thread_safety.is_empty() {
-        doc.push_str(&format!("\n\nThread safety: {}", fmt.doc(api, &k.thread_safety)));
-    }
+    let mut doc = crate::lang::class_doc(k, &|d| fmt.doc(api, d));
     doc.push_str("\n\nAn opaque handle; a handle already freed, or never made by UForm, is reported as `UFORM_STATUS_FREED_HANDLE`.");
     ClassH { doc: comment(&doc, ""), name: k.c_name.clone() }.rendered(format!("class {}", k.name.pascal()))
 }
@@ -350,7 +350,7 @@ pub fn render(api: &Api) -> Rendered<Vec<Output>> {
     for f in api.functions().filter(|f| f.offered_in(Language::C)) {
         parts.push(function_decl(&fmt, api, None, f)?);
     }
-    let doc = comment(&format!("@file uform.h\n{}: {}\n\n{GROWTH}", api.title, fmt.doc(api, &api.doc)), "");
+    let doc = comment(&format!("@file uform.h\n{}\n\n{GROWTH}", fmt.doc(api, &api.doc)), "");
     let header = HeaderH {
         banner: format!("/* {} */", banner("").trim()),
         doc: doc.trim_end().into(),

@@ -1,125 +1,15 @@
 //! The Rust side of the C ABI (`generated/c/ffi.rs`, included by `bindings/c`): `#[repr(C)]` mirrors of the
-//! header's types, conversions between them and the core's types, and one `extern "C"` function per callable,
-//! all from the same lowering plan as the header. The hand-written runtime it calls (handle registry, last error,
-//! panic guard, C string and array readers) lives in `bindings/c/src/runtime.rs`.
+//! header's types and their conversions ([`mirror`]), and one `extern "C"` function per callable, from the same
+//! lowering plan as the header. The hand-written runtime it calls lives in `bindings/c/src/`: `handles.rs` (the handle
+//! registries), `runtime.rs` (last error, panic guard, arenas, C string and array readers), `versioned.rs`.
 
-use super::abi::{lower, Return, Slot};
+use super::abi::{is_flat, lower, Return, Slot};
+use super::mirror::{self, enum_from_c, enum_to_c, registry, RustC};
 use crate::lang::banner;
 use crate::model::*;
 use crate::plan::{CallPlan, Callee, Passing, Receiver};
 use crate::render::{template, Named, Rendered};
 use crate::Output;
-
-/// The Rust spelling of C-facing types.
-struct RustC;
-
-impl RustC {
-    /// The `#[repr(C)]` field type mirroring the C field.
-    fn c_field(&self, api: &Api, ty: &Type) -> String {
-        match ty {
-            Type::U32 => "u32".into(),
-            Type::U64 => "u64".into(),
-            Type::I32 | Type::GpuClass => "i32".into(),
-            Type::F64 => "f64".into(),
-            Type::Bool => "bool".into(),
-            Type::String | Type::Path => "*const c_char".into(),
-            Type::Address => "usize".into(),
-            Type::F32Matrix => "uform_f32_matrix_t".into(),
-            Type::Enum(_) => "i32".into(),
-            Type::Record(n) => api.record(n).map_or_else(String::new, |r| r.c_name.clone()),
-            Type::Class(n) => format!("*mut {}", api.class(n).map_or_else(String::new, |c| c.c_name.clone())),
-            Type::List(e) => format!("*const {}", self.c_field(api, e)),
-        }
-    }
-
-    /// Rust expression turning C field `raw.name` of an input record into the core's `Option<T>`.
-    fn read_input(&self, field: &Field, record: &Record) -> String {
-        let name = field.name.snake();
-        let arg = format!("\"{}.{}\"", record.name.pascal(), name);
-        match &field.ty {
-            Type::U32 | Type::U64 | Type::I32 => format!("nonzero(raw.{name})"),
-            Type::Address => format!("nonzero(raw.{name}).map(|x| x as u64)"),
-            // Rejected by the checker (`Shape::GpuClassInInputRecord`): zero, C's "absent", is a class id.
-            Type::GpuClass => format!("compile_error!(\"unsupported input field {name}\")"),
-            Type::F64 => format!("(raw.{name} != 0.0).then_some(raw.{name})"),
-            Type::Bool => format!("raw.{name}.then_some(true)"),
-            Type::String | Type::Path => format!("read_str(raw.{name}, {arg})?"),
-            Type::Enum(e) => {
-                format!("if raw.{name} == 0 {{ None }} else {{ Some({}(raw.{name}, {arg})?) }}", enum_from_c(e))
-            }
-            Type::List(e) => {
-                let convert = match &**e {
-                    Type::Address => ".map(|v| v.into_iter().map(|x| x as u64).collect())",
-                    _ => "",
-                };
-                format!("read_list(raw.{name}, raw.{name}_count, {arg})?{convert}")
-            }
-            // A required handle: NULL (a zero-initialised struct) is a missing argument; the core value is shared.
-            Type::Class(k) => {
-                format!("{}.get(raw.{name} as usize, {arg}, {:?})?.value.clone()", registry(k), k.pascal())
-            }
-            Type::Record(_) | Type::F32Matrix => format!("compile_error!(\"unsupported input field {name}\")"),
-        }
-    }
-
-    /// Rust expression turning core value `v.name` of an output record into its C field.
-    fn write_output(&self, api: &Api, field: &Field) -> String {
-        let name = field.name.snake();
-        match &field.ty {
-            Type::U32 | Type::U64 | Type::I32 | Type::F64 | Type::Bool => format!("v.{name}"),
-            Type::Address => format!("v.{name} as usize"),
-            Type::GpuClass if field.optional => {
-                format!("v.{name}.as_deref().and_then(uform_core::devices::gpu_class_id).unwrap_or(-1)")
-            }
-            Type::GpuClass => format!("uform_core::devices::gpu_class_id(&v.{name}).unwrap_or(-1)"),
-            Type::String | Type::Path if field.optional => {
-                format!("v.{name}.as_deref().map_or(std::ptr::null(), |s| arena.string(s))")
-            }
-            Type::String | Type::Path => format!("arena.string(&v.{name})"),
-            Type::Enum(e) => format!("{}(v.{name})", enum_to_c(e)),
-            Type::List(e) => match &**e {
-                Type::Record(r) => {
-                    let rec = api.record(r).map_or_else(String::new, |r| r.name.snake());
-                    format!("{{ let items: Vec<_> = v.{name}.iter().map(|x| {rec}_to_c(x, arena)).collect(); arena.list(items) }}")
-                }
-                _ => format!("arena.list(v.{name}.clone())"),
-            },
-            Type::Record(r) => format!("{}_to_c(&v.{name}, arena)", r.snake()),
-            Type::Class(_) | Type::F32Matrix => format!("compile_error!(\"unsupported output field {name}\")"),
-        }
-    }
-}
-
-fn enum_from_c(e: &Name) -> String {
-    format!("{}_from_c", e.snake())
-}
-fn enum_to_c(e: &Name) -> String {
-    format!("{}_to_c", e.snake())
-}
-
-template! {
-    "c/ffi_record.rs"
-    struct RecordRs {
-        c_name: String,
-        core: String,
-        snake: String,
-        input: bool,
-        fields: Vec<(String, String)>,
-        conversions: Vec<(String, String)>,
-        counts: Vec<(String, String)>,
-    }
-}
-
-template! {
-    "c/ffi_enum.rs"
-    struct EnumRs {
-        c_name: String,
-        core: String,
-        snake: String,
-        variants: Vec<(String, i64)>,
-        accepted: String,
-    }
-}
 
 template! {
     "c/ffi_function.rs"
@@ -176,9 +66,6 @@ fn class_c(api: &Api, n: &Name) -> String {
 }
 fn record_c(api: &Api, n: &Name) -> String {
     api.record(n).map_or_else(String::new, |r| r.c_name.clone())
-}
-fn registry(n: &Name) -> String {
-    format!("{}_HANDLES", n.screaming())
 }
 
 /// The core call of a plan, its arguments spelled by `arg` (the C parameter read into the core's value) and a
@@ -300,34 +187,61 @@ fn body(api: &Api, plan: &CallPlan, c_name: &str, slots: &[Slot]) -> Vec<String>
         None => lines.push(format!("{call}{fallible};")),
         Some(Slot::OutHandle { name, class: k }) => {
             lines.push(format!("let value = {call}{fallible};"));
+            lines.push(OUT_SAFETY.into());
             lines.push(format!("unsafe {{ *{name} = {}.insert(value) as *mut {} }};", registry(k), class_c(api, k)));
         }
         Some(Slot::OutRecord { name, record, found }) => {
             let convert = format!("{}_to_c", record.snake());
             // An input record written out grows like one read in: only the bytes the caller's struct_size declares.
             let store = if api.record(record).is_some_and(|r| r.direction == Direction::Input) {
-                format!("write_versioned({name}, c, {name:?})?; unsafe {{ *found = true }}")
+                vec![
+                    format!("write_versioned({name}, c, {name:?})?;"),
+                    OUT_SAFETY.into(),
+                    "unsafe { *found = true };".into(),
+                ]
             } else {
-                format!("unsafe {{ *{name} = c; *found = true; }}")
+                vec![OUT_SAFETY.into(), format!("unsafe {{ *{name} = c; *found = true }};")]
             };
             if *found {
+                let c = if is_flat(api, record) {
+                    format!("{convert}(&v, &mut Arena::default())")
+                } else {
+                    format!("thread_arena(|arena| {convert}(&v, arena))")
+                };
                 lines.push(format!("match {call}{fallible} {{"));
-                lines.push(format!("    Some(v) => {{ let c = thread_arena(|arena| {convert}(&v, arena)); {store} }}"));
-                lines.push("    None => unsafe { *found = false },".into());
+                lines.push("    Some(v) => {".into());
+                lines.push(format!("        let c = {c};"));
+                lines.extend(store.into_iter().map(|line| format!("        {line}")));
+                lines.push("    }".into());
+                lines.push("    None => {".into());
+                lines.push(format!("        {OUT_SAFETY}"));
+                lines.push("        unsafe { *found = false };".into());
+                lines.push("    }".into());
                 lines.push("}".into());
+            } else if is_flat(api, record) {
+                // Nothing to own: every call writes its own result (a step's numbers differ from the last step's),
+                // through an arena of its own that stays empty, so no earlier result on this thread is disturbed.
+                lines.push(format!("let v = {call}{fallible};"));
+                lines.push(format!("let c = {convert}(&v, &mut Arena::default());"));
+                lines.push(OUT_SAFETY.into());
+                lines.push(format!("unsafe {{ *{name} = c }};"));
             } else if let Some(recv) = receiver {
-                // What a method returns lives as long as its handle (see the header's ownership notes).
+                // What a method returns lives as long as its handle (see the header's ownership notes): computed
+                // once, on the first call, like a description.
                 let cached = format!("{recv}.cached({c_name:?}, |arena| Ok({convert}(&{call}{fallible}, arena)))?");
+                lines.push(OUT_SAFETY.into());
                 lines.push(format!("unsafe {{ *{name} = *{cached} }};"));
             } else {
                 // The call's `?` belongs to the glue's closure, not the arena's.
                 lines.push(format!("let v = {call}{fallible};"));
                 lines.push(format!("let c = thread_arena(|arena| {convert}(&v, arena));"));
+                lines.push(OUT_SAFETY.into());
                 lines.push(format!("unsafe {{ *{name} = c }};"));
             }
         }
         Some(Slot::OutValue { name, ty: Type::F32Matrix }) => {
             lines.push(format!("let value = {call}{fallible};"));
+            lines.push(OUT_SAFETY.into());
             lines.push(format!("unsafe {{ *{name} = f32_matrix_to_c(value) }};"));
         }
         Some(Slot::OutValue { name, ty }) => {
@@ -341,6 +255,7 @@ fn body(api: &Api, plan: &CallPlan, c_name: &str, slots: &[Slot]) -> Vec<String>
                 Type::Address => format!("{call}{fallible} as usize"),
                 _ => format!("{call}{fallible}"),
             };
+            lines.push(OUT_SAFETY.into());
             lines.push(format!("unsafe {{ *{name} = {value} }};"));
         }
         Some(Slot::OutList { name, element }) => {
@@ -351,6 +266,7 @@ fn body(api: &Api, plan: &CallPlan, c_name: &str, slots: &[Slot]) -> Vec<String>
                 _ => "let items = v; ".into(),
             };
             lines.push(format!("let (ptr, len) = process_cached({c_name:?}, |arena| {{ let v = {call}{fallible}; {convert}Ok(arena.list_parts(items)) }})?;"));
+            lines.push(OUT_SAFETY.into());
             lines.push(format!("unsafe {{ *{name} = ptr; *{name}_count = len }};"));
         }
         Some(_) => {}
@@ -358,6 +274,10 @@ fn body(api: &Api, plan: &CallPlan, c_name: &str, slots: &[Slot]) -> Vec<String>
     lines.push("Ok(())".into());
     lines
 }
+
+/// What makes writing a result through the caller's out-parameters sound.
+const OUT_SAFETY: &str =
+    "// SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).";
 
 /// Rust's keywords that are not C's: a C parameter so named (`uform_match_t *match`) is a raw identifier in Rust.
 const RUST_KEYWORDS: &[&str] = &[
@@ -385,7 +305,7 @@ fn escape_keyword(slot: &mut Slot) {
 /// One `extern "C"` function, from the callable's plan and its C lowering.
 fn function(api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
     let plan = CallPlan::of(api, class, c);
-    let mut lowered = lower(class, c);
+    let mut lowered = lower(&plan);
     for slot in &mut lowered.slots {
         escape_keyword(slot);
     }
@@ -410,124 +330,8 @@ fn function(api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
         .rendered(crate::render::callable_item(class, c))
 }
 
-/// How an input record's struct grows: its first layout's size (the fields without `since`, mirrored when some
-/// field has one), and a compile-time check that no appended field lies in the first layout's trailing padding,
-/// where an older caller's struct has bytes nobody set.
-fn versioned(r: &Record, fields: &[(String, String)]) -> String {
-    let c = &r.c_name;
-    let appended: Vec<String> = r.fields.iter().filter(|f| f.since.is_some()).map(|f| f.name.snake()).collect();
-    if appended.is_empty() {
-        return format!(
-            "unsafe impl Versioned for {c} {{\n    const FIRST_SIZE: usize = std::mem::size_of::<{c}>();\n}}"
-        );
-    }
-    let first: Vec<&(String, String)> = fields
-        .iter()
-        .filter(|(name, _)| !appended.iter().any(|a| name == a || *name == format!("{a}_count")))
-        .collect();
-    let mut s =
-        format!("/// `{c}` as its first layout declared it.\n#[repr(C)]\n#[allow(dead_code)]\nstruct {c}_first {{\n");
-    for (name, ty) in first {
-        s.push_str(&format!("    {name}: {ty},\n"));
-    }
-    s.push_str(&format!(
-        "}}\n\nunsafe impl Versioned for {c} {{\n    const FIRST_SIZE: usize = std::mem::size_of::<{c}_first>();\n}}\n"
-    ));
-    for a in appended {
-        s.push_str(&format!(
-            "const _: () = assert!(\n    std::mem::offset_of!({c}, {a}) >= std::mem::size_of::<{c}_first>(),\n    \"{c}.{a} lies in the first layout's trailing padding: append a field that fills it first\"\n);\n"
-        ));
-    }
-    s
-}
-
 pub fn render(api: &Api) -> Rendered<Vec<Output>> {
-    let rc = RustC;
-    let mut parts = Vec::new();
-    for e in api.enums() {
-        parts.push(
-            EnumRs {
-                c_name: e.c_name.clone(),
-                core: e.name.pascal(),
-                snake: e.name.snake(),
-                variants: e.variants.iter().map(|v| (v.name.pascal(), e.number(v))).collect(),
-                accepted: e.variants.iter().map(|v| e.number(v).to_string()).collect::<Vec<_>>().join(", "),
-            }
-            .rendered(format!("enum {}", e.name.pascal()))?,
-        );
-    }
-    for r in api.records() {
-        let input = r.direction == Direction::Input;
-        let mut fields = Vec::new();
-        if input {
-            fields.push(("struct_size".to_string(), "u32".to_string()));
-        }
-        for f in &r.fields {
-            fields.push((f.name.snake(), rc.c_field(api, &f.ty)));
-            if matches!(f.ty, Type::List(_)) {
-                fields.push((format!("{}_count", f.name.snake()), "usize".into()));
-            }
-        }
-        let conversions = r
-            .fields
-            .iter()
-            .map(|f| (f.name.snake(), if input { rc.read_input(f, r) } else { rc.write_output(api, f) }))
-            .collect();
-        parts.push(
-            RecordRs {
-                c_name: r.c_name.clone(),
-                core: r.name.pascal(),
-                snake: r.name.snake(),
-                input,
-                fields: fields.clone(),
-                conversions,
-                counts: r
-                    .fields
-                    .iter()
-                    .filter(|f| matches!(f.ty, Type::List(_)))
-                    .map(|f| (format!("{}_count", f.name.snake()), f.name.snake()))
-                    .collect(),
-            }
-            .rendered(format!("record {}", r.name.pascal()))?,
-        );
-        if input {
-            parts.push(versioned(r, &fields));
-            // Functions may return input records (options from the environment): the C view of a core value.
-            let out_fields: Vec<(String, String)> = r
-                .fields
-                .iter()
-                .map(|f| {
-                    let name = f.name.snake();
-                    let expr = match &f.ty {
-                        Type::String | Type::Path => {
-                            format!("v.{name}.as_deref().map_or(std::ptr::null(), |s| arena.string(s))")
-                        }
-                        Type::List(_) => {
-                            format!("compile_error!(\"list field {name} in an output of an input record\")")
-                        }
-                        _ => format!("v.{name}.unwrap_or_default()"),
-                    };
-                    (name, expr)
-                })
-                .collect();
-            let returned = api.callables().any(|c| c.returns.as_ref() == Some(&Type::Record(r.name.clone())));
-            if returned {
-                let mut s = format!(
-                    "\n#[allow(dead_code)]\nfn {}_to_c(v: &uform_core::{}, arena: &mut Arena) -> {} {{\n    {} {{\n",
-                    r.name.snake(),
-                    r.name.pascal(),
-                    r.c_name,
-                    r.c_name
-                );
-                s.push_str(&format!("        struct_size: std::mem::size_of::<{}>() as u32,\n", r.c_name));
-                for (name, expr) in out_fields {
-                    s.push_str(&format!("        {name}: {expr},\n"));
-                }
-                s.push_str("    }\n}");
-                parts.push(s);
-            }
-        }
-    }
+    let mut parts = mirror::parts(api)?;
     for k in api.classes() {
         parts.push(format!("#[repr(C)]\npub struct {} {{\n    _opaque: [u8; 0],\n}}", k.c_name));
         for m in k.members.iter().filter(|m| m.offered_in(Language::C)) {
@@ -620,6 +424,62 @@ mod tests {
         let f = function(&glue, "uform_twice");
         assert!(f.contains("-> u32"), "{f}");
         assert!(f.contains("guard_scalar(") && f.contains("uform_core::twice(n)"), "{f}");
+    }
+
+    /// A class with a method returning a record of numbers (a training step) and one returning a record that
+    /// points into memory (a description).
+    const METHODS: &str = r#"
+  - record: Tally
+    c: uform_tally_t
+    direction: output
+    doc: Counts.
+    fields:
+      - name: count
+        type: u64
+        doc: How many.
+      - name: rate
+        type: f64
+        doc: How fast.
+  - record: Summary
+    c: uform_summary_t
+    direction: output
+    doc: A summary.
+    fields:
+      - name: name
+        type: string
+        doc: Its name.
+  - class: Counter
+    c: uform_counter_t
+    doc: Counts.
+    thread_safety: Safe.
+    compiled: CompiledCounter
+    compiled_doc: The handle.
+    members:
+      - constructor: create
+        c: uform_counter_create
+        doc: Makes one.
+      - method: tick
+        c: uform_counter_tick
+        returns: Tally
+        doc: Counts one more.
+      - method: describe
+        c: uform_counter_describe
+        returns: Summary
+        doc: Describes it.
+      - free: free
+        c: uform_counter_free
+        doc: Frees it.
+"#;
+
+    #[test]
+    fn a_method_returning_a_record_of_numbers_runs_every_call() {
+        let glue = glue(METHODS);
+        let tick = function(&glue, "uform_counter_tick");
+        assert!(tick.contains("let v = counter.value.tick()?;"), "{tick}");
+        assert!(!tick.contains(".cached(") && !tick.contains("thread_arena"), "{tick}");
+        // A record that points into memory is kept per handle, computed on the first call.
+        let describe = function(&glue, "uform_counter_describe");
+        assert!(describe.contains("counter.cached(\"uform_counter_describe\""), "{describe}");
     }
 
     #[test]

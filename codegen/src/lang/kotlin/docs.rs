@@ -4,13 +4,10 @@
 use super::KT;
 use crate::lang::docs::{text, DocStyle, Entry};
 use crate::model::*;
+use crate::plan::CallPlan;
 use crate::render::Rendered;
 
 pub struct KotlinDocs;
-
-fn anchor(name: &Name) -> String {
-    name.camel().to_lowercase()
-}
 
 impl DocStyle for KotlinDocs {
     fn folder(&self) -> &'static str {
@@ -22,23 +19,17 @@ impl DocStyle for KotlinDocs {
     fn fence(&self) -> &'static str {
         "kotlin"
     }
-    fn offered(&self, callable: &Callable) -> bool {
-        callable.offered_in(Language::Kotlin)
+    fn lang(&self) -> Language {
+        Language::Kotlin
     }
-    fn imports(&self, _api: &Api) -> Vec<String> {
+    fn imports(&self, _api: &Api, _classes: &[&Class]) -> Vec<String> {
         vec![format!("import {}.*", super::PACKAGE)]
     }
-    fn reference(&self, api: &Api, r: &Reference) -> String {
+    fn spell(&self, _api: &Api, r: &Reference) -> String {
         match r {
-            Reference::Member(n) => format!("`{}`", n.camel()),
-            Reference::Type(n) => format!("`{}`", KT.type_name(n)),
-            Reference::Function(n) if api.functions().any(|f| &f.name == n && self.offered(f)) => {
-                format!("[`{}`](#{})", n.camel(), anchor(n))
-            }
-            Reference::Function(n) => format!("`{}`", n.camel()),
-            Reference::Method { class, method } => {
-                format!("[`{}.{}`](#{})", KT.type_name(class), method.camel(), anchor(method))
-            }
+            Reference::Member(n) | Reference::Function(n) => n.camel(),
+            Reference::Type(n) => KT.type_name(n),
+            Reference::Method { class, method } => format!("{}.{}", KT.type_name(class), method.camel()),
         }
     }
     fn heading(&self, item: &Item) -> String {
@@ -57,7 +48,7 @@ impl DocStyle for KotlinDocs {
         record
             .fields
             .iter()
-            .map(|f| Entry { name: KT.member(&f.name), ty: Some(KT.field_ty(f)), doc: text(self, api, &f.doc) })
+            .map(|f| Entry { name: KT.member(&f.name), ty: Some(KT.field_ty(record, f)), doc: text(self, api, &f.doc) })
             .collect()
     }
     fn enum_declaration(&self, _api: &Api, e: &Enum) -> String {
@@ -79,14 +70,14 @@ impl DocStyle for KotlinDocs {
     fn class_declaration(&self, _api: &Api, class: &Class) -> String {
         format!("class {} : AutoCloseable", KT.type_name(&class.name))
     }
-    fn callable_declaration(&self, _api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
+    fn callable_declaration(&self, _api: &Api, class: Option<&Class>, c: &Callable, plan: &CallPlan) -> Rendered {
         let params: Vec<String> = c.params.iter().map(|p| KT.param(p)).collect();
         let params = if params.len() > 1 {
             format!("\n{}", params.iter().map(|p| format!("    {p},\n")).collect::<String>())
         } else {
             params.join("")
         };
-        let returns = KT.returns(class, c).map(|r| format!(": {r}")).unwrap_or_default();
+        let returns = KT.returns(&plan.outcome).map(|r| format!(": {r}")).unwrap_or_default();
         let throws = if c.throws { "@Throws(UFormException::class)\n" } else { "" };
         let scope = match (class, c.kind) {
             (Some(k), CallableKind::Constructor) => format!("{}.Companion.", KT.type_name(&k.name)),

@@ -13,6 +13,7 @@
 //!   `ByteArray` that `Reader` decodes.
 
 use crate::model::*;
+use crate::plan::{Lowering, Outcome, Scalar};
 
 pub struct Kt;
 
@@ -65,24 +66,53 @@ pub struct Value<'a> {
 }
 
 /// What lowering a value makes: its JNI slots, the handles Kotlin must hold for the call (the object expression and
-/// the name its pointer is bound to), and the Rust expression lifting the slots back into the core value.
+/// the name its pointer is bound to), and the Rust expression lifting the slots back into the core value, with the
+/// `// SAFETY:` line the statement or field holding it needs when the lift borrows a handle.
 #[derive(Default)]
 pub struct Lowered {
     pub slots: Vec<Slot>,
     pub handles: Vec<(String, String)>,
     pub lift: String,
+    pub safety: Option<String>,
 }
 
-/// How a result crosses back.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How a result crosses back, with what each side needs to spell it.
+#[derive(Clone, Debug, PartialEq)]
 pub enum Crossing {
     Unit,
     /// A JNI scalar (integer, float, bool, enum ordinal).
-    Scalar,
-    String,
-    Handle,
-    /// A `byte[]` the Kotlin `Reader` decodes.
-    Bytes,
+    Scalar(Scalar),
+    /// A `String`; `null` for an absent optional one.
+    String {
+        optional: bool,
+    },
+    /// A new handle's pointer, which Kotlin wraps in its class.
+    Handle {
+        class: Name,
+    },
+    /// A `byte[]` the Kotlin `Reader` decodes as `ty`; `null` for an absent optional value.
+    Bytes {
+        ty: Type,
+        optional: bool,
+    },
+}
+
+impl Crossing {
+    /// How a result the plan lowers so crosses back: text as a `String`, a non-optional scalar as itself, everything
+    /// else (a list, record, matrix or optional scalar) as bytes.
+    pub fn of(outcome: &Outcome) -> Crossing {
+        let optional = outcome.optional;
+        match &outcome.lowering {
+            Lowering::Unit => Crossing::Unit,
+            Lowering::Handle { class } => Crossing::Handle { class: class.clone() },
+            Lowering::String | Lowering::Path | Lowering::GpuClass => Crossing::String { optional },
+            Lowering::Scalar(s) if !optional => Crossing::Scalar(s.clone()),
+            Lowering::Scalar(s) => Crossing::Bytes { ty: s.ty(), optional },
+            Lowering::List { element } => Crossing::Bytes { ty: Type::List(Box::new(element.clone())), optional },
+            Lowering::Record { record } => Crossing::Bytes { ty: Type::Record(record.clone()), optional },
+            Lowering::Matrix => Crossing::Bytes { ty: Type::F32Matrix, optional },
+        }
+    }
 }
 
 impl Kt {
@@ -123,6 +153,15 @@ impl Kt {
         }
     }
 
+    /// A type as Kotlin spells a value it is handed back (a result, a field of an output record): a list of floats
+    /// is a primitive `DoubleArray`, read in one bulk copy, not a `List` of boxed values.
+    pub fn returned(&self, ty: &Type) -> String {
+        match ty {
+            Type::List(inner) if **inner == Type::F64 => "DoubleArray".into(),
+            other => self.ty(other),
+        }
+    }
+
     /// A literal as a Kotlin default of type `ty`.
     pub fn literal(&self, literal: &Literal, ty: &Type) -> String {
         match (literal, ty) {
@@ -149,19 +188,18 @@ impl Kt {
         }
     }
 
-    /// What an API function returns (a constructor its class), `None` for `Unit`.
-    pub fn returns(&self, class: Option<&Class>, c: &Callable) -> Option<String> {
-        match (c.kind, &c.returns, class) {
-            (CallableKind::Constructor, _, Some(k)) => Some(self.type_name(&k.name)),
-            (_, Some(t), _) if c.returns_optional => Some(format!("{}?", self.ty(t))),
-            (_, Some(t), _) => Some(self.ty(t)),
-            _ => None,
-        }
+    /// What an API function returns, as its plan lowers it (a constructor its class) and as [`Kt::returned`] spells it, `None` for `Unit`.
+    pub fn returns(&self, outcome: &Outcome) -> Option<String> {
+        let ty = self.returned(&outcome.lowering.ty()?);
+        Some(if outcome.optional { format!("{ty}?") } else { ty })
     }
 
-    /// A record field's type: `T?` when optional.
-    pub fn field_ty(&self, field: &Field) -> String {
-        let ty = self.ty(&field.ty);
+    /// A record field's type: `T?` when optional; as [`Kt::returned`] spells it in an output record.
+    pub fn field_ty(&self, record: &Record, field: &Field) -> String {
+        let ty = match record.direction {
+            Direction::Output => self.returned(&field.ty),
+            Direction::Input => self.ty(&field.ty),
+        };
         if field.optional {
             format!("{ty}?")
         } else {
@@ -194,53 +232,107 @@ impl Kt {
 
     // ---- crossing JNI ----
 
-    /// The JNI type of one slot carrying a non-list scalar of `ty`: (Kotlin, Rust, Kotlin expression of `e`).
-    fn scalar_slot(&self, ty: &Type, e: &str) -> (&'static str, &'static str, String) {
-        match ty {
-            Type::U32 => ("Int", "jint", format!("{e}.toInt()")),
-            Type::I32 => ("Int", "jint", e.to_string()),
-            Type::U64 | Type::Address => ("Long", "jlong", format!("{e}.toLong()")),
-            Type::F64 => ("Double", "jdouble", e.to_string()),
-            Type::Bool => ("Boolean", "jboolean", e.to_string()),
-            Type::Enum(_) => ("Int", "jint", format!("{e}.ordinal")),
-            _ => unreachable!("not a scalar: {ty}"),
+    /// The JNI type of one slot carrying a scalar: (Kotlin, Rust, Kotlin expression of `e`).
+    fn scalar_slot(&self, scalar: &Scalar, e: &str) -> (&'static str, &'static str, String) {
+        match scalar {
+            Scalar::U32 => ("Int", "jint", format!("{e}.toInt()")),
+            Scalar::I32 => ("Int", "jint", e.to_string()),
+            Scalar::U64 | Scalar::Address => ("Long", "jlong", format!("{e}.toLong()")),
+            Scalar::F64 => ("Double", "jdouble", e.to_string()),
+            Scalar::Bool => ("Boolean", "jboolean", e.to_string()),
+            Scalar::Enum(_) => ("Int", "jint", format!("{e}.ordinal")),
         }
     }
 
-    /// The Rust lifting a JNI scalar `n` of `ty` into the core's value.
-    fn scalar_lift(&self, ty: &Type, n: &str) -> String {
-        match ty {
-            Type::U32 => format!("{n} as u32"),
-            Type::U64 | Type::Address => format!("{n} as u64"),
-            Type::Bool => format!("{n} != 0"),
-            Type::Enum(e) => format!("runtime::variant(&uform_core::{}::ALL, {n})?", self.type_name(e)),
-            _ => n.to_string(),
+    /// The Rust lifting a JNI scalar `n` into the core's value.
+    fn scalar_lift(&self, scalar: &Scalar, n: &str) -> String {
+        match scalar {
+            Scalar::U32 => format!("{n} as u32"),
+            Scalar::U64 | Scalar::Address => format!("{n} as u64"),
+            Scalar::Bool => format!("{n} != 0"),
+            Scalar::Enum(e) => format!("runtime::variant(&uform_core::{}::ALL, {n})?", self.type_name(e)),
+            Scalar::I32 | Scalar::F64 => n.to_string(),
         }
     }
 
-    /// A reference-typed value (string or list): (Kotlin type, Rust type, Kotlin conversion of `e`, Rust lift of `n`).
-    fn reference(&self, ty: &Type, e: &str, n: &str) -> (String, String, String, String) {
-        match ty {
-            Type::String | Type::Path | Type::GpuClass => {
-                ("String".into(), "JString<'l>".into(), e.into(), format!("runtime::string(env, &{n})?"))
+    /// A string, path or GPU class: (Kotlin type, Rust type, Kotlin conversion of `e`, Rust lift of `n`).
+    fn string_reference(&self, e: &str, n: &str) -> (String, String, String, String) {
+        ("String".into(), "JString<'l>".into(), e.into(), format!("runtime::string(env, &{n})?"))
+    }
+
+    /// A list of `element`: (Kotlin type, Rust type, Kotlin conversion of `e`, Rust lift of `n`).
+    fn list_reference(&self, element: &Type, e: &str, n: &str) -> (String, String, String, String) {
+        let (kt, rs, arg, helper) = match element {
+            Type::U32 => ("IntArray", "JIntArray<'l>", format!("uints({e})"), "u32s"),
+            Type::I32 => ("IntArray", "JIntArray<'l>", format!("{e}.toIntArray()"), "i32s"),
+            Type::U64 | Type::Address => ("LongArray", "JLongArray<'l>", format!("ulongs({e})"), "u64s"),
+            Type::F64 => ("DoubleArray", "JDoubleArray<'l>", format!("{e}.toDoubleArray()"), "f64s"),
+            Type::Bool => ("BooleanArray", "JBooleanArray<'l>", format!("{e}.toBooleanArray()"), "bools"),
+            Type::Enum(k) => {
+                let lift = format!("runtime::variants(env, &uform_core::{}::ALL, &{n})?", self.type_name(k));
+                return ("IntArray".into(), "JIntArray<'l>".into(), format!("ordinals({e})"), lift);
             }
-            Type::List(inner) => {
-                let (kt, rs, arg, helper) = match &**inner {
-                    Type::U32 => ("IntArray", "JIntArray<'l>", format!("uints({e})"), "u32s"),
-                    Type::I32 => ("IntArray", "JIntArray<'l>", format!("{e}.toIntArray()"), "i32s"),
-                    Type::U64 | Type::Address => ("LongArray", "JLongArray<'l>", format!("ulongs({e})"), "u64s"),
-                    Type::F64 => ("DoubleArray", "JDoubleArray<'l>", format!("{e}.toDoubleArray()"), "f64s"),
-                    Type::Bool => ("BooleanArray", "JBooleanArray<'l>", format!("{e}.toBooleanArray()"), "bools"),
-                    Type::Enum(k) => {
-                        let lift = format!("runtime::variants(env, &uform_core::{}::ALL, &{n})?", self.type_name(k));
-                        return ("IntArray".into(), "JIntArray<'l>".into(), format!("ordinals({e})"), lift);
-                    }
-                    // Strings, paths and GPU classes; lists of records are refused by the checker (`SUPPORTS`).
-                    _ => ("Array<String>", "JObjectArray<'l>", format!("{e}.toTypedArray()"), "strings"),
-                };
-                (kt.into(), rs.into(), arg, format!("runtime::{helper}(env, &{n})?"))
-            }
-            _ => unreachable!("not a reference: {ty}"),
+            // Strings, paths and GPU classes; lists of records are refused by the checker (`SUPPORTS`).
+            _ => ("Array<String>", "JObjectArray<'l>", format!("{e}.toTypedArray()"), "strings"),
+        };
+        (kt.into(), rs.into(), arg, format!("runtime::{helper}(env, &{n})?"))
+    }
+
+    /// A string or list value in one slot: `null` when it is optional and absent.
+    fn lower_reference(&self, value: &Value, (kt, rs, arg, lift): (String, String, String, String)) -> Lowered {
+        let (e, n) = (value.kt.as_str(), value.rs.as_str());
+        let kt_name = Name::parse(n).camel();
+        if !value.optional {
+            let slot = Slot { kt_param: format!("{kt_name}: {kt}"), kt_arg: arg, rs_param: format!("{n}: {rs}") };
+            return Lowered { slots: vec![slot], lift, ..Lowered::default() };
+        }
+        Lowered {
+            slots: vec![Slot {
+                kt_param: format!("{kt_name}: {kt}?"),
+                kt_arg: if arg == "it" { e.to_string() } else { format!("{e}?.let {{ {arg} }}") },
+                rs_param: format!("{n}: {rs}"),
+            }],
+            lift: format!("if {n}.is_null() {{ None }} else {{ Some({lift}) }}"),
+            ..Lowered::default()
+        }
+    }
+
+    /// A scalar value: one slot, or a presence flag and a value when it is optional.
+    fn lower_scalar(&self, value: &Value, scalar: &Scalar) -> Lowered {
+        let (e, n) = (value.kt.as_str(), value.rs.as_str());
+        let kt_name = Name::parse(n).camel();
+        let lift = self.scalar_lift(scalar, n);
+        if !value.optional {
+            let (kt, rs, arg) = self.scalar_slot(scalar, e);
+            let slot = Slot { kt_param: format!("{kt_name}: {kt}"), kt_arg: arg, rs_param: format!("{n}: {rs}") };
+            return Lowered { slots: vec![slot], lift, ..Lowered::default() };
+        }
+        let (kt, rs, arg) = self.scalar_slot(scalar, "it");
+        let zero = match kt {
+            "Boolean" => "false",
+            "Double" => "0.0",
+            "Long" => "0L",
+            _ => "0",
+        };
+        Lowered {
+            slots: vec![
+                Slot {
+                    kt_param: format!("{kt_name}Present: Boolean"),
+                    kt_arg: format!("{e} != null"),
+                    rs_param: format!("{n}_present: jboolean"),
+                },
+                Slot {
+                    kt_param: format!("{kt_name}: {kt}"),
+                    kt_arg: match arg.strip_prefix("it") {
+                        Some("") => format!("{e} ?: {zero}"),
+                        Some(call) => format!("{e}?{call} ?: {zero}"),
+                        None => format!("{e}?.let {{ {arg} }} ?: {zero}"),
+                    },
+                    rs_param: format!("{n}: {rs}"),
+                },
+            ],
+            lift: format!("if {n}_present != 0 {{ Some({lift}) }} else {{ None }}"),
+            ..Lowered::default()
         }
     }
 
@@ -249,6 +341,11 @@ impl Kt {
     pub fn lower(&self, api: &Api, value: &Value, owned_handle: bool) -> Lowered {
         let (e, n) = (value.kt.as_str(), value.rs.as_str());
         let kt_name = Name::parse(n).camel();
+        if let Some(scalar) = Scalar::of(value.ty) {
+            return self.lower_scalar(value, &scalar);
+        }
+        // Where a value is optional, its Kotlin conversion applies to the `it` of a `?.let`.
+        let it = if value.optional { "it" } else { e };
         match value.ty {
             Type::Class(k) => {
                 let bound = format!("{kt_name}Handle");
@@ -261,13 +358,15 @@ impl Kt {
                     }],
                     handles: vec![(e.to_string(), bound)],
                     lift: if owned_handle { format!("{borrow}.clone()") } else { borrow },
+                    safety: Some(format!(
+                        "// SAFETY: Kotlin holds a use of `{n}` for the whole call (NativeHandle.use)."
+                    )),
                 }
             }
             Type::Record(r) => {
-                let record = api.record(r).expect("a checked record");
                 let mut out = Lowered::default();
                 let mut fields = Vec::new();
-                for f in &record.fields {
+                for f in api.record(r).map(|r| r.fields.as_slice()).unwrap_or_default() {
                     let field = Value {
                         kt: format!("{e}.{}", self.member(&f.name)),
                         rs: format!("{n}_{}", f.name.snake()),
@@ -277,104 +376,30 @@ impl Kt {
                     let lowered = self.lower(api, &field, true);
                     out.slots.extend(lowered.slots);
                     out.handles.extend(lowered.handles);
+                    if let Some(safety) = lowered.safety {
+                        fields.push(format!("\n            {safety}"));
+                    }
                     fields.push(format!("\n            {}: {},", rust_ident(&f.name.snake()), lowered.lift));
                 }
                 out.lift = format!("uform_core::{} {{{}\n        }}", self.type_name(r), fields.concat());
                 out
             }
-            Type::String | Type::Path | Type::GpuClass | Type::List(_) => {
-                let (kt, rs, arg, lift) = self.reference(value.ty, if value.optional { "it" } else { e }, n);
-                if value.optional {
-                    Lowered {
-                        slots: vec![Slot {
-                            kt_param: format!("{kt_name}: {kt}?"),
-                            kt_arg: if arg == "it" { e.to_string() } else { format!("{e}?.let {{ {arg} }}") },
-                            rs_param: format!("{n}: {rs}"),
-                        }],
-                        handles: vec![],
-                        lift: format!("if {n}.is_null() {{ None }} else {{ Some({lift}) }}"),
-                    }
-                } else {
-                    Lowered {
-                        slots: vec![Slot {
-                            kt_param: format!("{kt_name}: {kt}"),
-                            kt_arg: arg,
-                            rs_param: format!("{n}: {rs}"),
-                        }],
-                        handles: vec![],
-                        lift,
-                    }
-                }
-            }
-            Type::F32Matrix => unreachable!("a matrix is only a result"),
-            scalar => {
-                let lift = self.scalar_lift(scalar, n);
-                if value.optional {
-                    let (kt, rs, arg) = self.scalar_slot(scalar, "it");
-                    let zero = match kt {
-                        "Boolean" => "false",
-                        "Double" => "0.0",
-                        "Long" => "0L",
-                        _ => "0",
-                    };
-                    Lowered {
-                        slots: vec![
-                            Slot {
-                                kt_param: format!("{kt_name}Present: Boolean"),
-                                kt_arg: format!("{e} != null"),
-                                rs_param: format!("{n}_present: jboolean"),
-                            },
-                            Slot {
-                                kt_param: format!("{kt_name}: {kt}"),
-                                kt_arg: match arg.strip_prefix("it") {
-                                    Some("") => format!("{e} ?: {zero}"),
-                                    Some(call) => format!("{e}?{call} ?: {zero}"),
-                                    None => format!("{e}?.let {{ {arg} }} ?: {zero}"),
-                                },
-                                rs_param: format!("{n}: {rs}"),
-                            },
-                        ],
-                        handles: vec![],
-                        lift: format!("if {n}_present != 0 {{ Some({lift}) }} else {{ None }}"),
-                    }
-                } else {
-                    let (kt, rs, arg) = self.scalar_slot(scalar, e);
-                    Lowered {
-                        slots: vec![Slot {
-                            kt_param: format!("{kt_name}: {kt}"),
-                            kt_arg: arg,
-                            rs_param: format!("{n}: {rs}"),
-                        }],
-                        handles: vec![],
-                        lift,
-                    }
-                }
-            }
-        }
-    }
-
-    /// How a result of `ty` crosses back.
-    pub fn crossing(&self, ty: Option<&Type>, optional: bool, constructor: bool) -> Crossing {
-        match ty {
-            _ if constructor => Crossing::Handle,
-            None => Crossing::Unit,
-            Some(Type::String | Type::Path | Type::GpuClass) => Crossing::String,
-            Some(Type::List(_) | Type::Record(_) | Type::F32Matrix) => Crossing::Bytes,
-            Some(Type::Class(_)) => Crossing::Handle,
-            Some(_) if optional => Crossing::Bytes,
-            Some(_) => Crossing::Scalar,
+            Type::List(element) => self.lower_reference(value, self.list_reference(element, it, n)),
+            Type::String | Type::Path | Type::GpuClass => self.lower_reference(value, self.string_reference(it, n)),
+            // A matrix is only ever a result (the checker refuses it anywhere else); the scalars are lowered above.
+            _ => Lowered { lift: "compile_error!(\"a matrix is only ever a result\")".into(), ..Lowered::default() },
         }
     }
 
     /// The `external fun`'s return type for a crossing.
-    pub fn native_returns(&self, ty: Option<&Type>, crossing: Crossing, optional: bool) -> String {
-        let nullable = if optional { "?" } else { "" };
+    pub fn native_returns(&self, crossing: &Crossing) -> String {
+        let nullable = |optional: bool| if optional { "?" } else { "" };
         match crossing {
             Crossing::Unit => String::new(),
-            Crossing::Scalar => format!(": {}", self.scalar_slot(ty.expect("a scalar result"), "").0),
-            Crossing::String => format!(": String{nullable}"),
-            Crossing::Handle => ": Long".into(),
-            Crossing::Bytes => format!(": ByteArray{nullable}"),
+            Crossing::Scalar(s) => format!(": {}", self.scalar_slot(s, "").0),
+            Crossing::String { optional } => format!(": String{}", nullable(*optional)),
+            Crossing::Handle { .. } => ": Long".into(),
+            Crossing::Bytes { optional, .. } => format!(": ByteArray{}", nullable(*optional)),
         }
     }
 
@@ -388,58 +413,60 @@ impl Kt {
             Type::Bool => "bool()".into(),
             Type::String | Type::Path | Type::GpuClass => "string()".into(),
             Type::F32Matrix => "matrix()".into(),
+            Type::List(inner) if **inner == Type::F64 => "doubles()".into(),
             Type::List(inner) => format!("list {{ {} }}", self.read(inner)),
             Type::Record(n) => format!("read{}()", self.type_name(n)),
             Type::Enum(n) => format!("{}.entries[i32()]", self.type_name(n)),
-            Type::Class(_) => unreachable!("a handle is never encoded"),
+            // A returned record holding a handle is refused by the checker (`SUPPORTS`).
+            Type::Class(_) => "error(\"a handle is never encoded\")".into(),
         }
     }
 
     /// The Kotlin expression turning the native result `e` into the API's value.
-    pub fn lift_result(&self, ty: Option<&Type>, optional: bool, crossing: Crossing, e: &str) -> String {
-        match (crossing, ty) {
-            (Crossing::Unit, _) | (Crossing::String, _) | (Crossing::Handle, _) => e.to_string(),
-            (Crossing::Scalar, Some(Type::U32)) => format!("{e}.toUInt()"),
-            (Crossing::Scalar, Some(Type::U64 | Type::Address)) => format!("{e}.toULong()"),
-            (Crossing::Scalar, Some(Type::Enum(n))) => format!("{}.entries[{e}]", self.type_name(n)),
-            (Crossing::Scalar, _) => e.to_string(),
-            (Crossing::Bytes, Some(t)) if optional => format!("{e}?.let {{ Reader(it).{} }}", self.read(t)),
-            (Crossing::Bytes, Some(t)) => format!("Reader({e}).{}", self.read(t)),
-            (Crossing::Bytes, None) => unreachable!("bytes without a type"),
+    pub fn lift_result(&self, crossing: &Crossing, e: &str) -> String {
+        match crossing {
+            Crossing::Unit | Crossing::String { .. } => e.to_string(),
+            Crossing::Handle { class } => format!("{}({e})", self.type_name(class)),
+            Crossing::Scalar(Scalar::U32) => format!("{e}.toUInt()"),
+            Crossing::Scalar(Scalar::U64 | Scalar::Address) => format!("{e}.toULong()"),
+            Crossing::Scalar(Scalar::Enum(n)) => format!("{}.entries[{e}]", self.type_name(n)),
+            Crossing::Scalar(Scalar::I32 | Scalar::F64 | Scalar::Bool) => e.to_string(),
+            Crossing::Bytes { ty, optional: true } => format!("{e}?.let {{ Reader(it).{} }}", self.read(ty)),
+            Crossing::Bytes { ty, optional: false } => format!("Reader({e}).{}", self.read(ty)),
         }
     }
 
     /// The Rust return type of the JNI function.
-    pub fn rust_returns(&self, ty: Option<&Type>, crossing: Crossing) -> String {
+    pub fn rust_returns(&self, crossing: &Crossing) -> String {
         match crossing {
             Crossing::Unit => "()".into(),
-            Crossing::Scalar => self.scalar_slot(ty.expect("a scalar result"), "").1.into(),
-            Crossing::String | Crossing::Bytes => "jobject".into(),
-            Crossing::Handle => "jlong".into(),
+            Crossing::Scalar(s) => self.scalar_slot(s, "").1.into(),
+            Crossing::String { .. } | Crossing::Bytes { .. } => "jobject".into(),
+            Crossing::Handle { .. } => "jlong".into(),
         }
     }
 
-    /// The Rust turning the core's value `v` into what the JNI function returns.
-    pub fn rust_result(&self, ty: Option<&Type>, optional: bool, crossing: Crossing) -> String {
-        let one = |v: &str| match crossing {
-            Crossing::String => format!("runtime::jstring(env, &{v})?"),
-            Crossing::Bytes => format!("runtime::bytes(env, &{v})?"),
-            _ => unreachable!(),
+    /// The Rust turning the core's value `value` into what the JNI function returns.
+    pub fn rust_result(&self, crossing: &Crossing) -> String {
+        let object = |write: &str, optional: bool| {
+            if optional {
+                format!("match value {{ Some(value) => {write}, None => std::ptr::null_mut() }}")
+            } else {
+                write.to_string()
+            }
         };
-        match (crossing, ty) {
-            (Crossing::Unit, _) => "value".into(),
-            (Crossing::Handle, _) => "runtime::handle(value)".into(),
-            (Crossing::Scalar, Some(Type::U32)) => "value as jint".into(),
-            (Crossing::Scalar, Some(Type::U64 | Type::Address)) => "value as jlong".into(),
-            (Crossing::Scalar, Some(Type::Bool)) => "jboolean::from(value)".into(),
-            (Crossing::Scalar, Some(Type::Enum(n))) => {
+        match crossing {
+            Crossing::Unit => "value".into(),
+            Crossing::Handle { .. } => "runtime::handle(value)".into(),
+            Crossing::Scalar(Scalar::U32) => "value as jint".into(),
+            Crossing::Scalar(Scalar::U64 | Scalar::Address) => "value as jlong".into(),
+            Crossing::Scalar(Scalar::Bool) => "jboolean::from(value)".into(),
+            Crossing::Scalar(Scalar::Enum(n)) => {
                 format!("runtime::ordinal(&uform_core::{}::ALL, &value) as jint", self.type_name(n))
             }
-            (Crossing::Scalar, _) => "value".into(),
-            (_, _) if optional => {
-                format!("match value {{ Some(value) => {}, None => std::ptr::null_mut() }}", one("value"))
-            }
-            _ => one("value"),
+            Crossing::Scalar(Scalar::I32 | Scalar::F64) => "value".into(),
+            Crossing::String { optional } => object("runtime::jstring(env, &value)?", *optional),
+            Crossing::Bytes { optional, .. } => object("runtime::bytes(env, &value)?", *optional),
         }
     }
 }

@@ -1,9 +1,9 @@
 //! `generated/jni/glue.rs`: the Rust half of the Kotlin binding. One JNI function per callable, from the same
-//! [`super::lowering`] as its `external fun`, so the two sides cannot disagree on an argument; an encoder per record
+//! [`super::jni_call`] as its `external fun`, so the two sides cannot disagree on an argument; an encoder per record
 //! and enum a result carries; a release function per class.
 
 use super::format::{rust_ident, Crossing};
-use super::{lowering, offered, returned_records, KT, PACKAGE};
+use super::{jni_call, offered, returned_records, KT, PACKAGE};
 use crate::lang::banner;
 use crate::model::*;
 use crate::plan::{CallPlan, Callee};
@@ -81,8 +81,8 @@ fn symbol(name: &str) -> String {
 
 fn function_rs(api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
     let item = crate::render::callable_item(class, c);
-    let l = lowering(api, class, c);
     let plan = CallPlan::of(api, class, c);
+    let l = jni_call(api, &plan, class, c);
     let args: Vec<String> = plan
         .arguments
         .iter()
@@ -102,8 +102,8 @@ fn function_rs(api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
     };
     let call = if plan.throws { format!("{call}?") } else { call };
     let unit = l.crossing == Crossing::Unit;
-    let returns = (!unit).then(|| KT.rust_returns(c.returns.as_ref(), l.crossing));
-    let result = (!unit).then(|| KT.rust_result(c.returns.as_ref(), c.returns_optional, l.crossing));
+    let returns = (!unit).then(|| KT.rust_returns(&l.crossing));
+    let result = (!unit).then(|| KT.rust_result(&l.crossing));
     let what = match class {
         Some(k) => format!("`{}.{}`", KT.type_name(&k.name), c.name.camel()),
         None => format!("`{}`", c.name.camel()),
@@ -202,10 +202,13 @@ mod tests {
 
     #[test]
     fn a_crossing_follows_the_result() {
-        assert_eq!(KT.crossing(None, false, true), Crossing::Handle);
-        assert_eq!(KT.crossing(Some(&Type::U32), false, false), Crossing::Scalar);
-        assert_eq!(KT.crossing(Some(&Type::U32), true, false), Crossing::Bytes);
-        assert_eq!(KT.crossing(Some(&Type::String), true, false), Crossing::String);
-        assert_eq!(KT.crossing(Some(&Type::F32Matrix), false, false), Crossing::Bytes);
+        use crate::plan::{Lowering, Outcome, Scalar};
+        let crossing = |lowering: Lowering, optional: bool| Crossing::of(&Outcome { lowering, optional });
+        let k = Name::parse("Executor");
+        assert_eq!(crossing(Lowering::Handle { class: k.clone() }, false), Crossing::Handle { class: k });
+        assert_eq!(crossing(Lowering::Scalar(Scalar::U32), false), Crossing::Scalar(Scalar::U32));
+        assert_eq!(crossing(Lowering::Scalar(Scalar::U32), true), Crossing::Bytes { ty: Type::U32, optional: true });
+        assert_eq!(crossing(Lowering::Path, true), Crossing::String { optional: true });
+        assert_eq!(crossing(Lowering::Matrix, false), Crossing::Bytes { ty: Type::F32Matrix, optional: false });
     }
 }

@@ -7,7 +7,7 @@ pub mod docs;
 pub mod format;
 pub mod jni;
 
-use crate::lang::banner;
+use crate::lang::{banner, class_doc};
 use crate::model::*;
 use crate::plan::{CallPlan, Passing, Receiver};
 use crate::render::{template, Named, Rendered};
@@ -37,6 +37,12 @@ fn offered(c: &Callable) -> bool {
 pub struct FieldLine {
     pub doc: String,
     pub declaration: String,
+}
+
+/// One field's part of a record's `equals` and `hashCode`.
+pub struct ContentLine {
+    pub equals: String,
+    pub hash: String,
 }
 
 pub struct ReadLine {
@@ -80,6 +86,7 @@ template! {
         library: &'static str,
         platform: &'static str,
         matrix: bool,
+        doubles: bool,
         readers: Vec<String>,
     }
 }
@@ -90,6 +97,9 @@ template! {
         doc: String,
         name: String,
         fields: Vec<FieldLine>,
+        /// Set when a field is an array: `equals` and `hashCode` compare contents (a data class compares arrays by
+        /// identity). Each entry is one field's comparison and hash, in field order.
+        contents: Vec<ContentLine>,
     }
 }
 
@@ -171,7 +181,7 @@ fn record_kt(r: &Record) -> Rendered {
             .fields
             .iter()
             .map(|f| {
-                let declaration = format!("{}: {}", KT.member(&f.name), KT.field_ty(f));
+                let declaration = format!("{}: {}", KT.member(&f.name), KT.field_ty(r, f));
                 let declaration = match (&f.default, r.direction) {
                     _ if !f.optional => declaration,
                     (Some(d), Direction::Input) => format!("{declaration} = {}", KT.literal(d, &f.ty)),
@@ -180,6 +190,24 @@ fn record_kt(r: &Record) -> Rendered {
                 FieldLine { doc: KT.kdoc(&KT.doc_text(&f.doc), "    "), declaration }
             })
             .collect(),
+        contents: if r.fields.iter().any(|f| KT.field_ty(r, f).starts_with("DoubleArray")) {
+            r.fields
+                .iter()
+                .map(|f| {
+                    let name = KT.member(&f.name);
+                    if KT.field_ty(r, f).starts_with("DoubleArray") {
+                        ContentLine {
+                            equals: format!("{name}.contentEquals(other.{name})"),
+                            hash: format!("{name}.contentHashCode()"),
+                        }
+                    } else {
+                        ContentLine { equals: format!("{name} == other.{name}"), hash: format!("{name}.hashCode()") }
+                    }
+                })
+                .collect()
+        } else {
+            Vec::new()
+        },
     }
     .rendered(format!("record {}", r.name.pascal()))
 }
@@ -239,17 +267,6 @@ fn error_kt(api: &Api) -> Rendered {
     .rendered("errors")
 }
 
-fn class_doc(c: &Class) -> String {
-    let mut doc = KT.doc_text(&c.doc);
-    if !c.details.is_empty() {
-        doc.push_str(&format!("\n\n{}", KT.doc_text(&c.details)));
-    }
-    if !c.thread_safety.is_empty() {
-        doc.push_str(&format!("\n\nThread safety: {}", KT.doc_text(&c.thread_safety)));
-    }
-    doc
-}
-
 /// A callable's KDoc: its doc, one `@param` per documented parameter, and what it throws.
 fn callable_doc(c: &Callable, indent: &str) -> String {
     let mut text = KT.doc_text(&c.doc);
@@ -263,8 +280,8 @@ fn callable_doc(c: &Callable, indent: &str) -> String {
 }
 
 /// What one callable needs on both sides of JNI: the native function, the Kotlin call into it, and the pieces the
-/// Rust side renders (built in [`jni`] from the same lowering).
-pub struct Lowering {
+/// Rust side renders (built in [`jni`] from the same call).
+pub struct JniCall {
     pub native: NativeFunction,
     /// Kotlin lines before the call (a record argument's defaulting).
     pub prelude: Vec<String>,
@@ -279,10 +296,9 @@ pub struct Lowering {
     pub crossing: Crossing,
 }
 
-/// Lowers a callable through its plan.
-pub fn lowering(api: &Api, class: Option<&Class>, c: &Callable) -> Lowering {
-    let plan = CallPlan::of(api, class, c);
-    let mut out = Lowering {
+/// A callable's call across JNI, from its plan.
+pub fn jni_call(api: &Api, plan: &CallPlan, class: Option<&Class>, c: &Callable) -> JniCall {
+    let mut out = JniCall {
         native: NativeFunction {
             name: KT.native_name(class.map(|k| &k.name), &c.name),
             params: String::new(),
@@ -293,7 +309,7 @@ pub fn lowering(api: &Api, class: Option<&Class>, c: &Callable) -> Lowering {
         args: Vec::new(),
         rs_params: Vec::new(),
         rs_lets: Vec::new(),
-        crossing: KT.crossing(c.returns.as_ref(), c.returns_optional, c.kind == CallableKind::Constructor),
+        crossing: Crossing::of(&plan.outcome),
     };
     let mut kt_params = Vec::new();
     if let Receiver::Handle { class: k } = &plan.receiver {
@@ -325,38 +341,34 @@ pub fn lowering(api: &Api, class: Option<&Class>, c: &Callable) -> Lowering {
             out.rs_params.push(s.rs_param);
         }
         out.handles.extend(lowered.handles);
-        out.rs_lets.push(format!("let {} = {};", format::rust_ident(&a.name.snake()), lowered.lift));
+        let safety = lowered.safety.map(|s| format!("{s}\n        ")).unwrap_or_default();
+        out.rs_lets.push(format!("{safety}let {} = {};", format::rust_ident(&a.name.snake()), lowered.lift));
     }
     out.native.params = kt_params.join(", ");
-    out.native.returns = KT.native_returns(c.returns.as_ref(), out.crossing, c.returns_optional);
+    out.native.returns = KT.native_returns(&out.crossing);
     out
 }
 
 /// The Kotlin API function of a callable (a constructor in its class's companion object).
 fn callable_kt(api: &Api, class: Option<&Class>, c: &Callable, indent: &'static str) -> Rendered {
     let item = crate::render::callable_item(class, c);
-    let l = lowering(api, class, c);
-    if c.constant && c.params.is_empty() && class.is_none() {
-        let ty = KT.ty(c.returns.as_ref().expect("a constant returns a value"));
-        let ty = if c.returns_optional { format!("{ty}?") } else { ty };
-        let call = KT.lift_result(
-            c.returns.as_ref(),
-            c.returns_optional,
-            l.crossing,
-            &format!("UFormNative.{}()", l.native.name),
-        );
+    let plan = CallPlan::of(api, class, c);
+    let l = jni_call(api, &plan, class, c);
+    let returns = KT.returns(&plan.outcome);
+    // A constant is a function without parameters (the checker sees to it).
+    if plan.constant {
         return ConstantKt {
             doc: callable_doc(c, ""),
             cache: format!("{}Value", c.name.camel()),
             name: KT.member(&c.name),
-            ty,
-            call,
+            ty: returns.unwrap_or_default(),
+            call: KT.lift_result(&l.crossing, &format!("UFormNative.{}()", l.native.name)),
         }
         .rendered(item);
     }
     let call = format!("UFormNative.{}({})", l.native.name, l.args.join(", "));
-    let mut value = KT.lift_result(c.returns.as_ref(), c.returns_optional, l.crossing, &call);
-    if class.is_some() && CallPlan::of(api, class, c).reads_quiet_word() {
+    let mut value = KT.lift_result(&l.crossing, &call);
+    if plan.reads_quiet_word() {
         // Skipped while the quiet word says the call would change nothing (core's `quiet()`).
         let expected = match c.params.first() {
             Some(p) => format!("{}[{}.ordinal]", quiet_constant(c), KT.member(&p.name)),
@@ -364,12 +376,9 @@ fn callable_kt(api: &Api, class: Option<&Class>, c: &Callable, indent: &'static 
         };
         value = format!("if (QuietWord.read(quiet) != {expected}) {value}");
     }
-    if l.crossing == Crossing::Handle {
-        value = format!("{}({value})", class.map(|k| KT.type_name(&k.name)).unwrap_or_default());
-    }
     // Hold each handle for the call, innermost last: `x.handle.use(x) { xHandle -> … }`.
     let mut lines = l.prelude.clone();
-    let returns = KT.returns(class, c).map(|r| format!(": {r}")).unwrap_or_default();
+    let returns = returns.map(|r| format!(": {r}")).unwrap_or_default();
     let keyword = if returns.is_empty() { "" } else { "return " };
     if l.handles.is_empty() {
         lines.push(format!("{keyword}{value}"));
@@ -415,7 +424,7 @@ fn class_kt(api: &Api, c: &Class) -> Rendered {
         })
         .collect();
     ClassKt {
-        doc: KT.kdoc(&class_doc(c), ""),
+        doc: KT.kdoc(&class_doc(c, &|d| KT.doc_text(d)), ""),
         name: KT.type_name(&c.name),
         release: KT.native_name(Some(&c.name), &Name::parse("release")),
         quiet: (!quiet.is_empty()).then(|| KT.native_name(Some(&c.name), &Name::parse("quiet"))),
@@ -452,6 +461,13 @@ fn quiet_constant(method: &Callable) -> String {
 
 /// The records some result carries, directly or inside another record or a list: they need a reader here and an
 /// encoder in the glue.
+/// Whether a result or a returned record's field is a list of floats, which Kotlin reads as a `DoubleArray`.
+fn returns_doubles(api: &Api) -> bool {
+    let doubles = |ty: &Type| matches!(ty, Type::List(inner) if **inner == Type::F64);
+    api.callables().filter(|c| offered(c)).any(|c| c.returns.as_ref().is_some_and(doubles))
+        || returned_records(api).iter().any(|r| r.fields.iter().any(|f| doubles(&f.ty)))
+}
+
 pub fn returned_records(api: &Api) -> Vec<&Record> {
     fn visit<'a>(api: &'a Api, ty: &Type, out: &mut Vec<&'a Record>) {
         match ty {
@@ -503,7 +519,7 @@ fn native_file(api: &Api) -> Rendered {
         match item {
             Item::Class(c) => {
                 for m in c.members.iter().filter(|m| offered(m)) {
-                    functions.push(lowering(api, Some(c), m).native);
+                    functions.push(jni_call(api, &CallPlan::of(api, Some(c), m), Some(c), m).native);
                 }
                 functions.push(NativeFunction {
                     name: KT.native_name(Some(&c.name), &Name::parse("release")),
@@ -526,7 +542,9 @@ fn native_file(api: &Api) -> Rendered {
                     });
                 }
             }
-            Item::Function(f) if offered(f) => functions.push(lowering(api, None, f).native),
+            Item::Function(f) if offered(f) => {
+                functions.push(jni_call(api, &CallPlan::of(api, None, f), None, f).native)
+            }
             _ => {}
         }
     }
@@ -537,6 +555,7 @@ fn native_file(api: &Api) -> Rendered {
         library: LIBRARY,
         platform: PLATFORM,
         matrix: api.returns_matrix(),
+        doubles: returns_doubles(api),
         readers: returned_records(api).into_iter().map(reader_kt).collect::<Rendered<_>>()?,
     }
     .rendered("UFormNative.kt")

@@ -4,6 +4,7 @@ use super::format::Py;
 use super::ERROR_BASE;
 use crate::lang::docs::{text, DocStyle, Entry};
 use crate::model::*;
+use crate::plan::CallPlan;
 use crate::render::Rendered;
 
 pub struct PythonDocs;
@@ -20,24 +21,16 @@ impl DocStyle for PythonDocs {
     fn fence(&self) -> &'static str {
         "python"
     }
-    fn offered(&self, callable: &Callable) -> bool {
-        callable.offered_in(Language::Python)
+    fn lang(&self) -> Language {
+        Language::Python
     }
-    fn imports(&self, api: &Api) -> Vec<String> {
+    fn imports(&self, api: &Api, classes: &[&Class]) -> Vec<String> {
         let mut lines = vec![format!("import {}", api.package)];
-        lines.extend(api.classes().map(|c| format!("from {} import {}", api.package, PY.type_name(&c.name))));
+        lines.extend(classes.iter().map(|c| format!("from {} import {}", api.package, PY.type_name(&c.name))));
         lines
     }
-    fn reference(&self, api: &Api, r: &Reference) -> String {
-        let spelled = PY.reference(api, r);
-        match r {
-            Reference::Function(n) if api.functions().any(|f| &f.name == n && f.offered_in(Language::Python)) => {
-                format!("[`{spelled}`](#{})", PY.function(n))
-            }
-            Reference::Method { method, .. } => format!("[`{spelled}`](#{})", PY.member(method)),
-            Reference::Type(n) => format!("[`{spelled}`](#{})", PY.type_name(n).to_lowercase()),
-            _ => format!("`{spelled}`"),
-        }
+    fn spell(&self, api: &Api, r: &Reference) -> String {
+        PY.reference(api, r)
     }
     fn heading(&self, item: &Item) -> String {
         match item {
@@ -90,7 +83,7 @@ impl DocStyle for PythonDocs {
             format!("class {name}")
         }
     }
-    fn callable_declaration(&self, api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
+    fn callable_declaration(&self, api: &Api, class: Option<&Class>, c: &Callable, plan: &CallPlan) -> Rendered {
         Ok({
             let decorator = match (class, c.kind) {
                 (Some(_), CallableKind::Constructor) => "@staticmethod\n",
@@ -107,7 +100,7 @@ impl DocStyle for PythonDocs {
                     (false, None) => format!("{name}: {ty}"),
                 });
             }
-            let returns = PY.returns(c, class);
+            let returns = PY.returns(&plan.outcome);
             let name = PY.function(&c.name);
             if params.len() > 2 {
                 let lines: String = params.iter().map(|p| format!("    {p},\n")).collect();

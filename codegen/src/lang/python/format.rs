@@ -18,6 +18,7 @@
 //!   `uform.TimeoutError` shadows the builtin inside the package only, as `asyncio.TimeoutError` does.
 
 use crate::model::*;
+use crate::plan::{Lowering, Outcome};
 
 pub struct Py;
 
@@ -117,12 +118,13 @@ impl Py {
             Direction::Output => self.optional(self.ty_out(&field.ty, true), field.optional),
         }
     }
-    pub fn returns(&self, callable: &Callable, class: Option<&Class>) -> String {
-        match (callable.kind, &callable.returns, class) {
-            (CallableKind::Constructor, _, Some(k)) => self.type_name(&k.name),
-            (_, Some(Type::Record(n)), _) if callable.returns_optional => format!("Optional[{}]", self.type_name(n)),
-            (_, Some(t), _) => self.optional(self.ty_out(t, false), callable.returns_optional),
-            (_, None, _) => "None".into(),
+    /// A result's annotation, as the plan lowers it.
+    pub fn returns(&self, outcome: &Outcome) -> String {
+        match (&outcome.lowering, outcome.lowering.ty()) {
+            (Lowering::Handle { class }, _) => self.type_name(class),
+            (Lowering::Record { record }, _) if outcome.optional => format!("Optional[{}]", self.type_name(record)),
+            (_, Some(t)) => self.optional(self.ty_out(&t, false), outcome.optional),
+            (_, None) => "None".into(),
         }
     }
 

@@ -266,8 +266,8 @@ fn glue_callable(api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
             Kept::Field { field, .. } => format!("{}.clone().unbind()", PY.member(field)),
         })
         .collect();
-    // The value's type, for the writer; everything else about the result comes from the plan.
-    let returns = match (plan.kind, &c.returns) {
+    // The value's type, for the writer the result shares with record fields, as the plan lowers it.
+    let returns = match (plan.kind, plan.outcome.lowering.ty()) {
         (CallableKind::Constructor, _) => {
             body.push(format!("Ok(Self {{ core: value, _borrowed: vec![{}] }})", borrowed.join(", ")));
             "Self".to_string()
@@ -278,13 +278,13 @@ fn glue_callable(api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
             body.push("static VALUE: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();".into());
             body.push(format!(
                 "let value = VALUE.get_or_try_init(py, || -> PyResult<Py<PyAny>> {{ let value = {run}.map_err(|e| raise(py, e))?; Ok(({})?.unbind()) }})?;",
-                PY.writer("value", t, plan.outcome.optional, false)
+                PY.writer("value", &t, plan.outcome.optional, false)
             ));
             body.push("Ok(value.clone_ref(py))".into());
             "Py<PyAny>".to_string()
         }
         (_, Some(t)) => {
-            body.push(format!("Ok(({})?.unbind())", PY.writer("value", t, plan.outcome.optional, false)));
+            body.push(format!("Ok(({})?.unbind())", PY.writer("value", &t, plan.outcome.optional, false)));
             "Py<PyAny>".to_string()
         }
         (_, None) => {

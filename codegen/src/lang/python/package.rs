@@ -2,8 +2,9 @@
 //! native classes and functions re-exported) and its complete stubs `__init__.pyi`.
 
 use super::{offered, ERROR_BASE, PY};
-use crate::lang::banner;
+use crate::lang::{banner, class_doc};
 use crate::model::*;
+use crate::plan::CallPlan;
 use crate::render::{template, Named, Rendered};
 
 pub struct PyField {
@@ -176,17 +177,6 @@ fn error_kinds(api: &Api) -> Vec<PyErrorKind> {
 
 const ERROR_DOC: &str = "The error every failing call raises; `code` names its kind, the same set in every language, and the message names the argument and the value. Each kind's class also derives from the builtin exception a Python user would catch.";
 
-fn class_doc(api: &Api, k: &Class) -> String {
-    let mut doc = PY.doc_text(api, &k.doc);
-    if !k.details.is_empty() {
-        doc.push_str(&format!("\n\n{}", PY.doc_text(api, &k.details)));
-    }
-    if !k.thread_safety.is_empty() {
-        doc.push_str(&format!("\n\nThread safety: {}", PY.doc_text(api, &k.thread_safety)));
-    }
-    doc
-}
-
 pub(super) fn init_py(api: &Api) -> Rendered {
     let mut parts = Vec::new();
     let mut exported = Vec::new();
@@ -258,7 +248,7 @@ pub(super) fn init_py(api: &Api) -> Rendered {
     let parts = parts.iter().map(|p| p.trim().to_string()).collect();
     InitPy {
         banner: banner("#"),
-        doc: PY.docstring(&format!("{}: {}", api.title, PY.doc_text(api, &api.doc)), ""),
+        doc: PY.docstring(&PY.doc_text(api, &api.doc), ""),
         version: api.version.clone(),
         exported,
         parts,
@@ -295,7 +285,7 @@ fn function_pyi(api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
         decorators,
         name: PY.function(&c.name),
         params,
-        returns: PY.returns(c, class),
+        returns: PY.returns(&CallPlan::of(api, class, c).outcome),
         doc: PY.docstring(&PY.doc_text(api, &c.doc), &format!("{indent}    ")),
     }
     .rendered(crate::render::callable_item(class, c))
@@ -326,7 +316,7 @@ pub(super) fn init_pyi(api: &Api) -> Rendered {
             Item::Class(k) => parts.push(
                 ClassPyi {
                     name: PY.type_name(&k.name),
-                    doc: PY.docstring(&class_doc(api, k), "    "),
+                    doc: PY.docstring(&class_doc(k, &|d| PY.doc_text(api, d)), "    "),
                     members: k
                         .members
                         .iter()
@@ -347,10 +337,6 @@ pub(super) fn init_pyi(api: &Api) -> Rendered {
             .rendered("errors")?,
     );
     let parts = parts.iter().map(|p| p.trim().to_string()).collect();
-    InitPyi {
-        banner: banner("#"),
-        doc: PY.docstring(&format!("{}: {}", api.title, PY.doc_text(api, &api.doc)), ""),
-        parts,
-    }
-    .rendered("python/uform/__init__.pyi")
+    InitPyi { banner: banner("#"), doc: PY.docstring(&PY.doc_text(api, &api.doc), ""), parts }
+        .rendered("python/uform/__init__.pyi")
 }

@@ -23,10 +23,7 @@ pub(super) fn pyproject(api: &Api) -> Rendered {
         banner: banner("#"),
         package: api.package.clone(),
         version: api.version.clone(),
-        description: format!(
-            "UForm {} for Python: a pyo3 module over the UForm Rust runtime, with complete type stubs.",
-            api.title
-        ),
+        description: "UForm for Python: a pyo3 module over the UForm Rust runtime, with complete type stubs.".into(),
         manifest: "../../bindings/python/Cargo.toml",
     }
     .rendered("python/pyproject.toml")

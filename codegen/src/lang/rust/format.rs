@@ -6,6 +6,11 @@ use crate::model::*;
 
 /// The Rust type core stores for an IDL type; handles live at the crate root (`crate::Executor`).
 pub fn ty(t: &Type) -> String {
+    ty_with(t, &|class| format!("crate::{}", class.pascal()))
+}
+
+/// The Rust type of an IDL type in core's shape, a handle spelled by `handle` (the uniffi glue's `Arc<Executor>`).
+pub fn ty_with(t: &Type, handle: &dyn Fn(&Name) -> String) -> String {
     match t {
         Type::U32 => "u32".into(),
         Type::U64 | Type::Address => "u64".into(),
@@ -14,9 +19,9 @@ pub fn ty(t: &Type) -> String {
         Type::Bool => "bool".into(),
         Type::String | Type::Path | Type::GpuClass => "String".into(),
         Type::F32Matrix => "F32Matrix".into(),
-        Type::List(e) => format!("Vec<{}>", ty(e)),
+        Type::List(e) => format!("Vec<{}>", ty_with(e, handle)),
         Type::Record(n) | Type::Enum(n) => n.pascal(),
-        Type::Class(n) => format!("crate::{}", n.pascal()),
+        Type::Class(n) => handle(n),
     }
 }
 

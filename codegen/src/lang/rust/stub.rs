@@ -13,6 +13,7 @@
 
 use super::format;
 use crate::model::*;
+use crate::plan::{CallPlan, Lowering};
 
 /// A parameter's type in a core signature.
 fn param_ty(t: &Type) -> String {
@@ -24,15 +25,16 @@ fn param_ty(t: &Type) -> String {
     }
 }
 
-/// A callable's result type in a core signature.
-fn result_ty(c: &Callable) -> String {
-    let plain = match &c.returns {
-        None => "()".to_string(),
-        Some(Type::String) if c.returns_optional && !c.throws => return "Option<&'static str>".into(),
-        Some(t) if c.returns_optional => format!("Option<{}>", format::ty(t)),
-        Some(t) => format::ty(t),
+/// A callable's result type in a core signature, from its plan.
+fn result_ty(plan: &CallPlan) -> String {
+    let optional = plan.outcome.optional;
+    let plain = match (&plan.outcome.lowering, plan.outcome.lowering.ty()) {
+        (Lowering::String, _) if optional && !plan.throws => return "Option<&'static str>".into(),
+        (_, None) => "()".to_string(),
+        (_, Some(t)) if optional => format!("Option<{}>", format::ty(&t)),
+        (_, Some(t)) => format::ty(&t),
     };
-    if c.throws {
+    if plan.throws {
         format!("Result<{plain}>")
     } else {
         plain
@@ -50,7 +52,7 @@ fn signature(c: &Callable, receiver: bool, name: &str, result: &str) -> String {
 
 /// Whether a method has the quiet word the Node and Kotlin fast paths read ([`crate::plan::CallPlan::reads_quiet_word`]).
 fn quiet(api: &Api, k: &Class, m: &Callable) -> bool {
-    crate::plan::CallPlan::of(api, Some(k), m).reads_quiet_word()
+    CallPlan::of(api, Some(k), m).reads_quiet_word()
 }
 
 fn class(api: &Api, k: &Class) -> String {
@@ -67,7 +69,7 @@ fn class(api: &Api, k: &Class) -> String {
     }
     for m in &k.members {
         let name = m.name.snake();
-        let result = result_ty(m);
+        let result = result_ty(&CallPlan::of(api, Some(k), m));
         match m.kind {
             CallableKind::Constructor => {
                 let result = if m.throws { "Result<Self>".to_string() } else { "Self".to_string() };
@@ -166,7 +168,9 @@ pub fn core(api: &Api) -> crate::render::Rendered {
     );
     for f in api.functions() {
         out.push('\n');
-        out.push_str(&signature(f, false, &f.name.snake(), &result_ty(f)).replace("\n    ", "\n"));
+        out.push_str(
+            &signature(f, false, &f.name.snake(), &result_ty(&CallPlan::of(api, None, f))).replace("\n    ", "\n"),
+        );
         out.push('\n');
     }
     for k in api.classes() {

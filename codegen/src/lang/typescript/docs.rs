@@ -3,6 +3,7 @@
 use super::format::Ts;
 use crate::lang::docs::{record_section, DocStyle, Entry, RecordSection};
 use crate::model::*;
+use crate::plan::CallPlan;
 use crate::render::{Named, Rendered};
 
 pub struct JsDocs;
@@ -19,23 +20,16 @@ impl DocStyle for JsDocs {
     fn fence(&self) -> &'static str {
         "typescript"
     }
-    fn offered(&self, callable: &Callable) -> bool {
-        callable.offered_in(Language::TypeScript)
+    fn lang(&self) -> Language {
+        Language::TypeScript
     }
-    fn imports(&self, api: &Api) -> Vec<String> {
+    fn imports(&self, api: &Api, classes: &[&Class]) -> Vec<String> {
         let mut lines = vec![format!("import * as {0} from '{0}';", api.package)];
-        lines.extend(api.classes().map(|c| format!("import {{ {} }} from '{}';", TS.type_name(&c.name), api.package)));
+        lines.extend(classes.iter().map(|c| format!("import {{ {} }} from '{}';", TS.type_name(&c.name), api.package)));
         lines
     }
-    fn reference(&self, api: &Api, r: &Reference) -> String {
-        let spelled = TS.reference(api, r);
-        match r {
-            Reference::Function(n) if api.functions().any(|f| &f.name == n && f.offered_in(Language::TypeScript)) => {
-                format!("[`{spelled}`](#{spelled})")
-            }
-            Reference::Method { .. } => format!("[`{spelled}`](#{spelled})"),
-            _ => format!("`{spelled}`"),
-        }
+    fn spell(&self, api: &Api, r: &Reference) -> String {
+        TS.reference(api, r)
     }
     fn heading(&self, item: &Item) -> String {
         match item {
@@ -100,7 +94,7 @@ impl DocStyle for JsDocs {
     fn class_declaration(&self, _api: &Api, class: &Class) -> String {
         format!("class {} implements Disposable", TS.type_name(&class.name))
     }
-    fn callable_declaration(&self, api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
+    fn callable_declaration(&self, api: &Api, class: Option<&Class>, c: &Callable, plan: &CallPlan) -> Rendered {
         Ok({
             let keyword = match (class, c.kind) {
                 (None, _) => "function ",
@@ -109,7 +103,7 @@ impl DocStyle for JsDocs {
             };
             let name = if class.is_some() { TS.member(&c.name) } else { TS.function(&c.name) };
             let params = TS.params_shown(api, c);
-            let returns = TS.returns(api, c, false);
+            let returns = TS.returns(api, plan, false);
             if params.len() > 1 {
                 let lines: String = params.iter().map(|p| format!("    {p},\n")).collect();
                 format!("{keyword}{name}(\n{lines}): {returns}")

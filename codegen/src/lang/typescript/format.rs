@@ -2,6 +2,7 @@
 //! Names follow the seed page: camelCase members and functions, PascalCase types and enum members.
 
 use crate::model::*;
+use crate::plan::CallPlan;
 
 pub struct Ts;
 
@@ -136,13 +137,14 @@ impl Ts {
         }
     }
 
-    pub fn returns(&self, api: &Api, callable: &Callable, compiled: bool) -> String {
-        let value = match &callable.returns {
+    /// A result's type, as the plan lowers it; a Promise twin's is a promise of it.
+    pub fn returns(&self, api: &Api, plan: &CallPlan, compiled: bool) -> String {
+        let value = match plan.outcome.lowering.ty() {
             None => "void".into(),
-            Some(ty) if callable.returns_optional => format!("{} | null", self.ty(api, ty, compiled)),
-            Some(ty) => self.ty(api, ty, compiled),
+            Some(ty) if plan.outcome.optional => format!("{} | null", self.ty(api, &ty, compiled)),
+            Some(ty) => self.ty(api, &ty, compiled),
         };
-        if callable.is_twin() {
+        if plan.twin_of.is_some() {
             format!("Promise<{value}>")
         } else {
             value

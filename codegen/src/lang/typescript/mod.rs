@@ -9,6 +9,7 @@ pub mod wrapper;
 
 use crate::lang::banner;
 use crate::model::*;
+use crate::plan::CallPlan;
 use crate::render::{template, Named, Rendered};
 use crate::Output;
 use format::{jsdoc_block, Ts};
@@ -113,13 +114,13 @@ pub fn callable_jsdoc(ts: &Ts, api: &Api, callable: &Callable, indent: &str) -> 
 }
 
 /// The declaration of a class member, as `.d.ts` spells it.
-pub fn member_signature(ts: &Ts, api: &Api, callable: &Callable, compiled: bool) -> String {
+pub fn member_signature(ts: &Ts, api: &Api, class: &Class, callable: &Callable, compiled: bool) -> String {
     let stat = if callable.kind == CallableKind::Constructor { "static " } else { "" };
     format!(
         "{stat}{}({}): {}",
         ts.member(&callable.name),
         ts.params_decl(api, callable, compiled),
-        ts.returns(api, callable, compiled)
+        ts.returns(api, &CallPlan::of(api, Some(class), callable), compiled)
     )
 }
 
@@ -188,13 +189,7 @@ fn enumeration(ts: &Ts, api: &Api, e: &Enum) -> Rendered {
 
 fn class(ts: &Ts, api: &Api, c: &Class) -> Rendered {
     let offered = |m: &&Callable| m.offered_in(Language::TypeScript);
-    let mut doc = ts.jsdoc(api, &c.doc);
-    if !c.details.is_empty() {
-        doc.push_str(&format!("\n\n{}", ts.jsdoc(api, &c.details)));
-    }
-    if !c.thread_safety.is_empty() {
-        doc.push_str(&format!("\n\nThread safety: {}", ts.jsdoc(api, &c.thread_safety)));
-    }
+    let doc = crate::lang::class_doc(c, &|d| ts.jsdoc(api, d));
     ClassDts {
         doc: jsdoc_block(&doc, ""),
         name: ts.type_name(&c.name),
@@ -204,7 +199,7 @@ fn class(ts: &Ts, api: &Api, c: &Class) -> Rendered {
             .filter(offered)
             .map(|m| MemberLine {
                 doc: callable_jsdoc(ts, api, m, "    "),
-                signature: member_signature(ts, api, m, false),
+                signature: member_signature(ts, api, c, m, false),
             })
             .collect(),
         compiled: ts.type_name(&c.compiled),
@@ -214,14 +209,19 @@ fn class(ts: &Ts, api: &Api, c: &Class) -> Rendered {
             .methods()
             .filter(offered)
             .filter(|m| !m.is_twin())
-            .map(|m| member_signature(ts, api, m, true))
+            .map(|m| member_signature(ts, api, c, m, true))
             .collect(),
     }
     .rendered(format!("class {}", c.name.pascal()))
 }
 
 pub fn function_signature(ts: &Ts, api: &Api, f: &Callable) -> String {
-    format!("{}({}): {}", ts.function(&f.name), ts.params_decl(api, f, false), ts.returns(api, f, false))
+    format!(
+        "{}({}): {}",
+        ts.function(&f.name),
+        ts.params_decl(api, f, false),
+        ts.returns(api, &CallPlan::of(api, None, f), false)
+    )
 }
 
 fn function(ts: &Ts, api: &Api, f: &Callable) -> Rendered {
@@ -285,7 +285,7 @@ pub fn render(api: &Api) -> Rendered<Vec<Output>> {
         parts.push(MatrixDts.rendered("f32_matrix")?.trim_end().to_string());
     }
     parts.push(errors(&ts, api)?);
-    let doc = jsdoc_block(&format!("{}: {}\n@packageDocumentation", api.title, ts.jsdoc(api, &api.doc)), "");
+    let doc = jsdoc_block(&format!("{}\n@packageDocumentation", ts.jsdoc(api, &api.doc)), "");
     let index = IndexDts { banner: banner("//"), doc: doc.trim_end().to_string(), parts };
     let mut out =
         vec![Output { path: "typescript/index.d.ts".into(), contents: index.rendered("typescript/index.d.ts")? }];

@@ -6,7 +6,7 @@
 use super::format::Ts;
 use crate::lang::banner;
 use crate::model::*;
-use crate::plan::{CallPlan, Callee, Passing};
+use crate::plan::{CallPlan, Callee, Lowering, Outcome, Passing};
 use crate::render::{template, Named, Rendered};
 use crate::Output;
 
@@ -183,7 +183,8 @@ fn record(ts: &Ts, g: &Glue, r: &Record) -> Rendered {
         .map(|f| {
             let (rust, js) = (f.name.snake(), ts.member(&f.name));
             let key = format!("{js:?}");
-            // Fields are named as the core names them in its own messages: by their JavaScript spelling alone.
+            // A field names itself by its JavaScript spelling; the record's `fields_of` puts the parameter's path in
+            // front (`config.cpuClass`), as the core's messages and the wrapper's spell it.
             let read = match &f.ty {
                 // The wrapper passes a handle argument as its number (see `FAST`); the core value is shared.
                 Type::Class(k) => format!(
@@ -265,15 +266,15 @@ fn core_call(g: &Glue, plan: &CallPlan, receiver: &str, by_number: bool) -> Stri
     }
 }
 
-/// The lines that turn `value` (the call's result) into a JavaScript value in `env`, ending with the value.
-fn write_result(g: &Glue, c: &Callable, env: &str) -> String {
-    let ty = c.returns.as_ref().expect("a callable with a result");
-    if *ty == Type::F32Matrix {
+/// The expression that turns `value` (the call's result, as the plan lowers it) into a JavaScript value in `env`.
+fn write_result(g: &Glue, outcome: &Outcome, env: &str) -> String {
+    let Some(ty) = outcome.lowering.ty() else { return format!("undefined({env})?") };
+    if outcome.lowering == Lowering::Matrix {
         // Moved, not borrowed: the matrix's buffer becomes the Float32Array's.
         return format!("f32_matrix({env}, value)?");
     }
-    let write = |v: &str| format!("{}.to_js({env})", g.written(ty, v).trim_start_matches('&'));
-    if c.returns_optional {
+    let write = |v: &str| format!("{}.to_js({env})", g.written(&ty, v).trim_start_matches('&'));
+    if outcome.optional {
         format!("match &value {{ Some(v) => {}?, None => null({env})? }}", write("v"))
     } else {
         format!("{}?", write("value"))
@@ -286,7 +287,8 @@ fn callable(ts: &Ts, g: &Glue, api: &Api, class: Option<&Class>, c: &Callable) -
     if class.is_some() && c.kind != CallableKind::Constructor {
         params.push("&self".to_string());
     }
-    let wants_env = c.returns.is_some() && c.kind != CallableKind::Constructor;
+    let plan = CallPlan::of(api, class, c);
+    let wants_env = plan.returns_value() && plan.kind != CallableKind::Constructor;
     if wants_env {
         params.push("env: Env".to_string());
     }
@@ -302,21 +304,21 @@ fn callable(ts: &Ts, g: &Glue, api: &Api, class: Option<&Class>, c: &Callable) -
         }
     }
     let mut body = read_params(ts, g, c, &|_, rust| format!("Js::of(&{rust})"));
-    let guarded = core_call(g, &CallPlan::of(api, class, c), "self.inner", false);
-    let returns = match (class, c.kind, &c.returns) {
+    let guarded = core_call(g, &plan, "self.inner", false);
+    let returns = match (class, plan.kind, &plan.outcome.lowering) {
         (Some(k), CallableKind::Constructor, _) => {
             body.push(format!("let inner = {guarded}?;"));
             body.push(format!("let handle = {}.insert(inner.clone());", handles(k)));
             body.push(format!("Ok({} {{ inner, handle }})", k.compiled.pascal()));
             k.compiled.pascal()
         }
-        (_, _, None) => {
+        (_, _, Lowering::Unit) => {
             body.push(guarded);
             "()".into()
         }
-        (_, _, Some(_)) => {
+        _ => {
             body.push(format!("let value = {guarded}?;"));
-            body.push(format!("Ok(Out({}))", write_result(g, c, "env.raw()")));
+            body.push(format!("Ok(Out({}))", write_result(g, &plan.outcome, "env.raw()")));
             "Out".into()
         }
     };
@@ -345,7 +347,7 @@ fn handles_of(class: &Name) -> String {
 /// `Result<Option<napi_value>>`: the one shape of every function in the glue's `FAST` list.
 fn raw_callback(doc: &str, name: &str, arguments: usize, body: Vec<String>) -> String {
     let mut out = format!(
-        "/// {doc}\nunsafe extern \"C\" fn {name}(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {{\n    unsafe {{\n        raw_call::<{arguments}>(env, info, |args| {{\n"
+        "/// {doc}\nunsafe extern \"C\" fn {name}(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {{\n    // SAFETY: napi calls this callback with its own env and info.\n    unsafe {{\n        raw_call::<{arguments}>(env, info, |args| {{\n"
     );
     for line in body {
         out.push_str(&format!("            {line}\n"));
@@ -355,16 +357,13 @@ fn raw_callback(doc: &str, name: &str, arguments: usize, body: Vec<String>) -> S
 }
 
 /// The last lines of a raw callback: run the guarded core call and hand back its result, if any.
-fn finish_raw(body: &mut Vec<String>, g: &Glue, c: &Callable, guarded: &str) {
-    match &c.returns {
-        None => {
-            body.push(format!("{guarded}?;"));
-            body.push("Ok(None)".into());
-        }
-        Some(_) => {
-            body.push(format!("let value = {guarded}?;"));
-            body.push(format!("Ok(Some({}))", write_result(g, c, "args.env()")));
-        }
+fn finish_raw(body: &mut Vec<String>, g: &Glue, plan: &CallPlan, guarded: &str) {
+    if plan.returns_value() {
+        body.push(format!("let value = {guarded}?;"));
+        body.push(format!("Ok(Some({}))", write_result(g, &plan.outcome, "args.env()")));
+    } else {
+        body.push(format!("{guarded}?;"));
+        body.push("Ok(None)".into());
     }
 }
 
@@ -372,7 +371,8 @@ fn finish_raw(body: &mut Vec<String>, g: &Glue, c: &Callable, guarded: &str) {
 /// an argument or the `Env`); registered under the function's JavaScript name.
 fn raw_function(ts: &Ts, g: &Glue, api: &Api, c: &Callable) -> String {
     let mut body = read_params(ts, g, c, &|i, _| format!("args.get({i})"));
-    finish_raw(&mut body, g, c, &core_call(g, &CallPlan::of(api, None, c), "", false));
+    let plan = CallPlan::of(api, None, c);
+    finish_raw(&mut body, g, &plan, &core_call(g, &plan, "", false));
     raw_callback(&format!("`{}()`.", ts.function(&c.name)), &format!("fn_{}", c.name.snake()), c.params.len(), body)
 }
 
@@ -386,7 +386,8 @@ fn fast(ts: &Ts, g: &Glue, api: &Api, k: &Class, c: &Callable) -> String {
         format!("let inner = {}.get(handle, {:?}, {:?})?;", handles(k), ts.type_name(&k.name), ts.member(&c.name)),
     ];
     body.extend(read_params(ts, g, c, &|i, _| format!("args.get({})", i + 1)));
-    finish_raw(&mut body, g, c, &core_call(g, &CallPlan::of(api, Some(k), c), "inner", false));
+    let plan = CallPlan::of(api, Some(k), c);
+    finish_raw(&mut body, g, &plan, &core_call(g, &plan, "inner", false));
     let doc = format!(
         "`{}.{}` for the wrapper: `{}(handle, …)`.",
         k.compiled.pascal(),
@@ -400,7 +401,8 @@ fn fast(ts: &Ts, g: &Glue, api: &Api, k: &Class, c: &Callable) -> String {
 /// takes its handle number first; a class argument crosses as its number), then hands the blocking core call to
 /// `offload`, which runs it on a libuv pool thread and settles the promise it returns with the written result.
 fn promise(ts: &Ts, g: &Glue, api: &Api, k: &Class, c: &Callable) -> String {
-    let method = c.kind != CallableKind::Constructor;
+    let plan = CallPlan::of(api, Some(k), c);
+    let method = plan.kind != CallableKind::Constructor;
     let first = usize::from(method);
     let mut body = Vec::new();
     if method {
@@ -425,34 +427,31 @@ fn promise(ts: &Ts, g: &Glue, api: &Api, k: &Class, c: &Callable) -> String {
         }
     }
     body.extend(read_params(ts, g, c, &|i, _| format!("args.get({})", i + first)));
-    let mut call = core_call(g, &CallPlan::of(api, Some(k), c), "inner", true);
+    let mut call = core_call(g, &plan, "inner", true);
     if method {
         // In flight from now on, not from when a pool thread picks it up: a `free` right after is in use, and a
         // `drain` waits for it (the core's `begin_call`, which every class with an async method has).
         body.push(format!("let in_flight = guard(|| inner.begin_call({:?}))?;", ts.member(&c.name)));
         call = format!("{{ let value = {call}; drop(in_flight); value }}");
     }
-    let write = match (c.kind, &c.returns) {
-        (CallableKind::Constructor, _) => format!(
-            "let handle = {}.insert(inner.clone()); instance(env, {} {{ inner, handle }})",
-            handles(k),
-            k.compiled.pascal()
+    let (value, write) = match (plan.kind, &plan.outcome.lowering) {
+        (CallableKind::Constructor, _) => (
+            "inner",
+            format!(
+                "let handle = {}.insert(inner.clone()); instance(env, {} {{ inner, handle }})",
+                handles(k),
+                k.compiled.pascal()
+            ),
         ),
-        (_, None) => "undefined(env)".into(),
-        (_, Some(_)) => {
-            let write = write_result(g, c, "env");
-            match write.strip_suffix('?') {
+        (_, Lowering::Unit) => ("_", "undefined(env)".into()),
+        _ => {
+            let write = write_result(g, &plan.outcome, "env");
+            let write = match write.strip_suffix('?') {
                 Some(expr) if !write.starts_with("match") => expr.to_string(),
                 _ => format!("Ok({write})"),
-            }
+            };
+            ("value", write)
         }
-    };
-    let value = if c.kind == CallableKind::Constructor {
-        "inner"
-    } else if c.returns.is_some() {
-        "value"
-    } else {
-        "_"
     };
     body.push(format!("Ok(Some(offload(args.env(), move || {call}, move |env, {value}| {{ {write} }})?))"));
     let doc = format!(

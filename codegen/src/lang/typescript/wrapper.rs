@@ -8,6 +8,7 @@ use super::callable_jsdoc;
 use super::format::{jsdoc_block, Ts};
 use crate::lang::banner;
 use crate::model::*;
+use crate::plan::CallPlan;
 use crate::render::{template, Named, Rendered};
 use crate::Output;
 
@@ -155,9 +156,8 @@ fn params_and_args(ts: &Ts, api: &Api, c: &Callable) -> (String, String, String,
             Type::Record(r)
                 if api.record(r).is_some_and(|r| r.fields.iter().any(|f| matches!(f.ty, Type::Class(_)))) =>
             {
-                let record = api.record(r).expect("checked above");
                 let mut replaced = vec![format!("...{name}")];
-                for f in &record.fields {
+                for f in api.record(r).map(|r| r.fields.as_slice()).unwrap_or_default() {
                     let Type::Class(k) = &f.ty else { continue };
                     let (class, field) = (ts.type_name(k), ts.member(&f.name));
                     let article = if class.starts_with(['A', 'E', 'I', 'O', 'U']) { "an" } else { "a" };
@@ -188,7 +188,7 @@ fn class(ts: &Ts, api: &Api, k: &Class) -> Rendered {
             args,
             borrowed,
             checks,
-            returns: m.returns.is_some(),
+            returns: CallPlan::of(api, Some(k), m).returns_value(),
             frees: m.kind == CallableKind::Free,
             fast: ts.fast_function_of(k, m),
             quiet: ts
@@ -291,7 +291,7 @@ pub fn render(api: &Api) -> Rendered<Vec<Output>> {
         }
     }
     exports.push("UFormError".into());
-    let doc = jsdoc_block(&format!("{}: {}", api.title, ts.jsdoc(api, &api.doc)), "");
+    let doc = jsdoc_block(&ts.jsdoc(api, &api.doc), "");
     let index = IndexJs {
         banner: banner("//"),
         doc: doc.trim_end().to_string(),

@@ -4,6 +4,7 @@
 use super::format::ERROR;
 use crate::lang::docs::{text, DocStyle, Entry};
 use crate::model::*;
+use crate::plan::{CallPlan, Lowering, Outcome};
 use crate::render::Rendered;
 
 pub struct SwiftDocs;
@@ -44,18 +45,18 @@ fn param(p: &Param) -> String {
     }
 }
 
-fn declaration(class: Option<&Class>, c: &Callable) -> String {
+fn declaration(class: Option<&Class>, c: &Callable, outcome: &Outcome) -> String {
     let params: Vec<String> = c.params.iter().map(param).collect();
     let params = if params.len() > 1 {
         format!("\n{}", params.iter().map(|p| format!("    {p},\n")).collect::<String>())
     } else {
         params.join("")
     };
-    let returns = match (c.kind, &c.returns, class) {
-        (CallableKind::Constructor, _, Some(k)) => Some(k.name.pascal()),
-        (_, Some(t), _) if c.returns_optional => Some(format!("{}?", ty(t))),
-        (_, Some(t), _) => Some(ty(t)),
-        _ => None,
+    let returns = match (&outcome.lowering, outcome.lowering.ty()) {
+        (Lowering::Handle { class }, _) => Some(class.pascal()),
+        (_, Some(t)) if outcome.optional => Some(format!("{}?", ty(&t))),
+        (_, Some(t)) => Some(ty(&t)),
+        (_, None) => None,
     };
     let prefix = match (class, c.kind) {
         (Some(_), CallableKind::Constructor) => "public static func",
@@ -69,21 +70,6 @@ fn declaration(class: Option<&Class>, c: &Callable) -> String {
     format!("{prefix} {}({params}){throws}{returns}", c.name.camel())
 }
 
-fn reference(api: &Api, r: &Reference) -> String {
-    let spelled = match r {
-        Reference::Member(n) | Reference::Function(n) => n.camel(),
-        Reference::Type(n) => n.pascal(),
-        Reference::Method { class, method } => format!("{}.{}", class.pascal(), method.camel()),
-    };
-    match r {
-        Reference::Function(n) if api.functions().any(|f| &f.name == n && f.offered_in(Language::Swift)) => {
-            format!("[`{spelled}`](#{})", n.camel().to_lowercase())
-        }
-        Reference::Method { method, .. } => format!("[`{spelled}`](#{})", method.camel().to_lowercase()),
-        _ => format!("`{spelled}`"),
-    }
-}
-
 impl DocStyle for SwiftDocs {
     fn folder(&self) -> &'static str {
         "swift"
@@ -94,14 +80,18 @@ impl DocStyle for SwiftDocs {
     fn fence(&self) -> &'static str {
         "swift"
     }
-    fn offered(&self, callable: &Callable) -> bool {
-        callable.offered_in(Language::Swift)
+    fn lang(&self) -> Language {
+        Language::Swift
     }
-    fn imports(&self, _api: &Api) -> Vec<String> {
+    fn imports(&self, _api: &Api, _classes: &[&Class]) -> Vec<String> {
         vec!["import UForm".into()]
     }
-    fn reference(&self, api: &Api, r: &Reference) -> String {
-        reference(api, r)
+    fn spell(&self, _api: &Api, r: &Reference) -> String {
+        match r {
+            Reference::Member(n) | Reference::Function(n) => n.camel(),
+            Reference::Type(n) => n.pascal(),
+            Reference::Method { class, method } => format!("{}.{}", class.pascal(), method.camel()),
+        }
     }
     fn heading(&self, item: &Item) -> String {
         match item {
@@ -151,8 +141,8 @@ impl DocStyle for SwiftDocs {
         let n = class.name.pascal();
         format!("open class {n}: {n}Protocol, @unchecked Sendable")
     }
-    fn callable_declaration(&self, _api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
-        Ok(declaration(class, c))
+    fn callable_declaration(&self, _api: &Api, class: Option<&Class>, c: &Callable, plan: &CallPlan) -> Rendered {
+        Ok(declaration(class, c, &plan.outcome))
     }
     fn param_name(&self, param: &Param) -> String {
         param.name.camel()

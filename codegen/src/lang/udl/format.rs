@@ -13,7 +13,7 @@
 //! - Classes are interfaces over `Arc`; constructors are named (`[Name=for_ram]`).
 
 use crate::model::*;
-use crate::plan::{CallPlan, Callee, Kept, Passing};
+use crate::plan::{CallPlan, Callee, Kept, Lowering, Outcome, Passing};
 
 /// The error type every throwing call names.
 pub const ERROR: &str = "UFormError";
@@ -98,11 +98,11 @@ impl Udl {
         callable.params.iter().map(|p| self.param(p)).collect::<Vec<_>>().join(", ")
     }
 
-    /// The return type of a callable, `void` when it returns nothing.
-    pub fn returns(&self, callable: &Callable) -> String {
-        match &callable.returns {
-            Some(t) if callable.returns_optional => format!("{}?", self.ty(t)),
-            Some(t) => self.ty(t),
+    /// The return type of a callable, as the plan lowers it; `void` when it returns nothing.
+    pub fn returns(&self, outcome: &Outcome) -> String {
+        match outcome.lowering.ty() {
+            Some(t) if outcome.optional => format!("{}?", self.ty(&t)),
+            Some(t) => self.ty(&t),
             None => "void".into(),
         }
     }
@@ -157,20 +157,10 @@ impl Udl {
 
     // ---- the Rust glue: uniffi-facing types on one side, `uform_core` on the other ----
 
-    /// A type as the uniffi-facing Rust glue spells it (the scaffolding's expectations).
+    /// A type as the uniffi-facing Rust glue spells it: core's spelling of the glue's own types, with handles shared
+    /// as `Arc`s (the scaffolding's expectations).
     pub fn rust_ty(&self, ty: &Type) -> String {
-        match ty {
-            Type::U32 => "u32".into(),
-            Type::U64 | Type::Address => "u64".into(),
-            Type::I32 => "i32".into(),
-            Type::F64 => "f64".into(),
-            Type::Bool => "bool".into(),
-            Type::String | Type::Path | Type::GpuClass => "String".into(),
-            Type::F32Matrix => "F32Matrix".into(),
-            Type::List(inner) => format!("Vec<{}>", self.rust_ty(inner)),
-            Type::Record(n) | Type::Enum(n) => self.type_name(n),
-            Type::Class(n) => format!("Arc<{}>", self.type_name(n)),
-        }
+        crate::lang::rust::format::ty_with(ty, &|class| format!("Arc<{}>", self.type_name(class)))
     }
 
     /// Whether values of this type need a conversion between the glue and the core.
@@ -222,7 +212,11 @@ impl Udl {
                 match (&a.passing, &a.default) {
                     (_, Some(Literal::EmptyRecord)) => format!("{name}.map(Into::into).unwrap_or_default()"),
                     (Passing::Handle { .. }, _) => format!("&{name}.core"),
-                    (Passing::List { .. }, _) => format!("&{}", self.convert(&name, &a.ty, false)),
+                    // A converted list is collected into a `Vec` the core borrows as a slice.
+                    (Passing::List { .. }, _) if self.converts(&a.ty) => {
+                        format!("&{name}.into_iter().map(Into::into).collect::<Vec<_>>()")
+                    }
+                    (Passing::List { .. }, _) => format!("&{name}"),
                     _ => self.convert(&name, &a.ty, false),
                 }
             })
@@ -231,15 +225,14 @@ impl Udl {
     }
 
     /// The glue's return type.
-    pub fn rust_returns(&self, class: Option<&Class>, callable: &Callable) -> String {
-        let value = match (callable.kind, &callable.returns) {
+    pub fn rust_returns(&self, plan: &CallPlan) -> String {
+        let value = match (plan.kind, plan.outcome.lowering.ty()) {
             (CallableKind::Constructor, _) => "Self".to_string(),
-            (_, Some(t)) if callable.returns_optional => format!("Option<{}>", self.rust_ty(t)),
-            (_, Some(t)) => self.rust_ty(t),
+            (_, Some(t)) if plan.outcome.optional => format!("Option<{}>", self.rust_ty(&t)),
+            (_, Some(t)) => self.rust_ty(&t),
             (_, None) => "()".into(),
         };
-        let _ = class;
-        if callable.throws {
+        if plan.throws {
             format!("Result<{value}, {ERROR}>")
         } else {
             value
@@ -258,10 +251,9 @@ impl Udl {
         }
     }
 
-    /// What the glue does with the core's (successful) value.
-    /// `returns` is the callable's result type, for the conversion; the rest comes from the plan.
-    pub fn wrap_result(&self, plan: &CallPlan, returns: Option<&Type>, value: &str) -> String {
-        match (plan.kind, returns) {
+    /// What the glue does with the core's (successful) value, as the plan lowers it.
+    pub fn wrap_result(&self, plan: &CallPlan, value: &str) -> String {
+        match (plan.kind, plan.outcome.lowering.ty()) {
             (CallableKind::Constructor, _) => {
                 // The objects of handle arguments; a handle in a record field lives in the converted core record.
                 let kept: Vec<String> = plan
@@ -276,7 +268,11 @@ impl Udl {
                     .collect();
                 format!("Self {{ core: {value}, _borrowed: vec![{}] }}", kept.join(", "))
             }
-            (_, Some(t)) => self.convert(value, t, plan.outcome.optional),
+            // A core that cannot fail may hand out an optional string as `Option<&'static str>`.
+            (_, Some(_)) if plan.outcome.lowering == Lowering::String && plan.outcome.optional => {
+                format!("{value}.map(String::from)")
+            }
+            (_, Some(t)) => self.convert(value, &t, plan.outcome.optional),
             (_, None) => value.into(),
         }
     }

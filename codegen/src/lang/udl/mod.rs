@@ -7,9 +7,9 @@ pub mod async_twin;
 pub mod docs;
 pub mod format;
 
-use crate::lang::banner;
+use crate::lang::{banner, class_doc};
 use crate::model::*;
-use crate::plan::CallPlan;
+use crate::plan::{CallPlan, Outcome};
 use crate::render::{template, Named, Rendered};
 use crate::Output;
 use format::{Udl, BULK_CRATE, ERROR, FFI_CRATE};
@@ -110,16 +110,24 @@ fn callable_doc(udl: &Udl, callable: &Callable) -> String {
 }
 
 /// A callable's UDL, followed by its async twin's when it is a long call ([`async_twin`]).
-fn callable_udl(udl: &Udl, callable: &Callable, indent: &'static str) -> Rendered {
-    let udl_text = one_callable_udl(udl, callable, indent, &[])?;
+fn callable_udl(udl: &Udl, api: &Api, class: Option<&Class>, callable: &Callable, indent: &'static str) -> Rendered {
+    let plan = CallPlan::of(api, class, callable);
+    let udl_text = one_callable_udl(udl, callable, &plan.outcome, indent, &[])?;
     if !async_twin::has_twin(callable) {
         return Ok(udl_text);
     }
     let twin = async_twin::twin(callable);
-    Ok(format!("{udl_text}\n{}", one_callable_udl(udl, &twin, indent, async_twin::extra_attributes(callable))?))
+    let extra = async_twin::extra_attributes(callable);
+    Ok(format!("{udl_text}\n{}", one_callable_udl(udl, &twin, &plan.outcome, indent, extra)?))
 }
 
-fn one_callable_udl(udl: &Udl, callable: &Callable, indent: &'static str, extra: &[&str]) -> Rendered {
+fn one_callable_udl(
+    udl: &Udl,
+    callable: &Callable,
+    outcome: &Outcome,
+    indent: &'static str,
+    extra: &[&str],
+) -> Rendered {
     let doc = udl.doc_block(&callable_doc(udl, callable), indent);
     if callable.kind == CallableKind::Constructor {
         return ConstructorUdl { doc, attributes: udl.attributes_with(callable, extra), params: udl.params(callable) }
@@ -129,7 +137,7 @@ fn one_callable_udl(udl: &Udl, callable: &Callable, indent: &'static str, extra:
         doc,
         indent,
         attributes: udl.attributes_with(callable, extra),
-        returns: udl.returns(callable),
+        returns: udl.returns(outcome),
         name: udl.member(&callable.name),
         params: udl.params(callable),
     }
@@ -175,26 +183,15 @@ fn enum_udl(udl: &Udl, e: &Enum) -> Rendered {
     .rendered(format!("enum {}", e.name.pascal()))
 }
 
-fn class_doc(udl: &Udl, c: &Class) -> String {
-    let mut doc = udl.doc_text(&c.doc);
-    if !c.details.is_empty() {
-        doc.push_str(&format!("\n\n{}", udl.doc_text(&c.details)));
-    }
-    if !c.thread_safety.is_empty() {
-        doc.push_str(&format!("\n\nThread safety: {}", udl.doc_text(&c.thread_safety)));
-    }
-    doc
-}
-
-fn class_udl(udl: &Udl, c: &Class) -> Rendered {
+fn class_udl(udl: &Udl, api: &Api, c: &Class) -> Rendered {
     ClassUdl {
-        doc: udl.doc_block(&class_doc(udl, c), ""),
+        doc: udl.doc_block(&class_doc(c, &|d| udl.doc_text(d)), ""),
         name: udl.type_name(&c.name),
         members: c
             .members
             .iter()
             .filter(|m| offered(m))
-            .map(|m| callable_udl(udl, m, "    "))
+            .map(|m| callable_udl(udl, api, Some(c), m, "    "))
             .collect::<Rendered<_>>()?,
     }
     .rendered(format!("class {}", c.name.pascal()))
@@ -215,7 +212,7 @@ fn udl_file(udl: &Udl, api: &Api) -> Rendered {
         match item {
             Item::Record(r) => parts.push(record_udl(udl, r)?),
             Item::Enum(e) => parts.push(enum_udl(udl, e)?),
-            Item::Class(c) => parts.push(class_udl(udl, c)?),
+            Item::Class(c) => parts.push(class_udl(udl, api, c)?),
             Item::Function(_) => {}
         }
     }
@@ -226,15 +223,12 @@ fn udl_file(udl: &Udl, api: &Api) -> Rendered {
     UdlFile {
         banner: banner("//"),
         // uniffi's parser rejects a `///` block after a leading comment, so the overview is a plain comment.
-        doc: udl
-            .doc_block(&format!("{}: {}", api.title, udl.doc_text(&api.doc)), "")
-            .replace("/// ", "// ")
-            .replace("///\n", "//\n"),
+        doc: udl.doc_block(&udl.doc_text(&api.doc), "").replace("/// ", "// ").replace("///\n", "//\n"),
         namespace: api.package.clone(),
         functions: api
             .functions()
             .filter(|f| offered(f))
-            .map(|f| callable_udl(udl, f, "    "))
+            .map(|f| callable_udl(udl, api, None, f, "    "))
             .collect::<Rendered<_>>()?,
         parts,
     }
@@ -391,13 +385,14 @@ fn glue_callable(udl: &Udl, api: &Api, class: Option<&Class>, c: &Callable) -> R
         (CallableKind::Method | CallableKind::Free, false) => format!("self: Arc<Self>, {params}"),
         _ => params,
     };
+    let plan = CallPlan::of(api, class, c);
     let twin_glue = GlueFunction {
         doc: udl.doc_block(&format!("{} Runs on its own thread.", udl.doc_text(&c.doc)), indent),
         indent,
         qualifier: "async ",
         name: udl.member(&twin.name),
         params,
-        returns: udl.rust_returns(class, c),
+        returns: udl.rust_returns(&plan),
         body: async_twin::glue_body(udl, c),
     }
     .rendered(crate::render::callable_item(class, c))?;
@@ -419,9 +414,9 @@ fn glue_one(udl: &Udl, api: &Api, class: Option<&Class>, c: &Callable) -> Render
     let plan = CallPlan::of(api, class, c);
     let call = udl.core_call(&plan);
     let body = if plan.throws {
-        format!("guard(|| Ok({}))", udl.wrap_result(&plan, c.returns.as_ref(), &format!("{call}?")))
+        format!("guard(|| Ok({}))", udl.wrap_result(&plan, &format!("{call}?")))
     } else {
-        udl.wrap_result(&plan, c.returns.as_ref(), &call)
+        udl.wrap_result(&plan, &call)
     };
     GlueFunction {
         doc: udl.doc_block(&udl.doc_text(&c.doc), indent),
@@ -429,7 +424,7 @@ fn glue_one(udl: &Udl, api: &Api, class: Option<&Class>, c: &Callable) -> Render
         qualifier: "",
         name: udl.member(&c.name),
         params,
-        returns: udl.rust_returns(class, c),
+        returns: udl.rust_returns(&plan),
         body,
     }
     .rendered(crate::render::callable_item(class, c))

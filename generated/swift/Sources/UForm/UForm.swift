@@ -1006,10 +1006,10 @@ public func FfiConverterTypeMesh_lower(_ value: Mesh) -> UInt64 {
  *
  * A model owns weights; its executor owns the threads or streams and the activation scratch, so one executor
  * serves several models. A model borrows its executor from load until `Model.free`: freeing the executor
- * first is an in-use error. RAM weights are memory-mapped read-only, never copied; VRAM weights are uploaded
- * to every listed device. The path names a `.safetensors` file, a sharded model's
- * `model.safetensors.index.json`, or a directory holding either beside `config.json` and `tokenizer.json`
- * (the Hugging Face layout).
+ * first is an in-use error. RAM weights are read once into memory the process owns, so the file may then be
+ * changed or deleted without affecting the model; VRAM weights are uploaded to every listed device. The path
+ * names a `.safetensors` file, a sharded model's `model.safetensors.index.json`, or a directory holding
+ * either beside `config.json` and `tokenizer.json` (the Hugging Face layout).
  *
  * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
  * overlap; `Model.free` while an encode is in flight (on another thread, or asynchronous) is an in-use error
@@ -1025,8 +1025,10 @@ public protocol ModelProtocol: AnyObject, Sendable {
     
     /**
      * Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
-     * empty list gives no rows. While it runs, `Executor.drain` on its executor waits for it and
-     * `Model.free` is an in-use error.
+     * empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
+     * that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the
+     * executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it.
+     * While it runs, `Executor.drain` on its executor waits for it and `Model.free` is an in-use error.
      * - `texts`: The texts to embed, UTF-8 without NUL characters.
      * - `options`: Whether to normalise, and how many tokens of each text to keep.
      */
@@ -1043,10 +1045,10 @@ public protocol ModelProtocol: AnyObject, Sendable {
  *
  * A model owns weights; its executor owns the threads or streams and the activation scratch, so one executor
  * serves several models. A model borrows its executor from load until `Model.free`: freeing the executor
- * first is an in-use error. RAM weights are memory-mapped read-only, never copied; VRAM weights are uploaded
- * to every listed device. The path names a `.safetensors` file, a sharded model's
- * `model.safetensors.index.json`, or a directory holding either beside `config.json` and `tokenizer.json`
- * (the Hugging Face layout).
+ * first is an in-use error. RAM weights are read once into memory the process owns, so the file may then be
+ * changed or deleted without affecting the model; VRAM weights are uploaded to every listed device. The path
+ * names a `.safetensors` file, a sharded model's `model.safetensors.index.json`, or a directory holding
+ * either beside `config.json` and `tokenizer.json` (the Hugging Face layout).
  *
  * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
  * overlap; `Model.free` while an encode is in flight (on another thread, or asynchronous) is an in-use error
@@ -1105,7 +1107,7 @@ open class Model: ModelProtocol, @unchecked Sendable {
 
     
     /**
-     * Memory-maps safetensors weights for the threads of a RAM executor.
+     * Reads safetensors weights into host memory for the threads of a RAM executor.
      * - `path`: A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
      * - `config`: The executor whose threads read the weights, and the NUMA nodes that hold them.
      */
@@ -1160,8 +1162,10 @@ open func describe()throws  -> ModelDescription  {
     
     /**
      * Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
-     * empty list gives no rows. While it runs, `Executor.drain` on its executor waits for it and
-     * `Model.free` is an in-use error.
+     * empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
+     * that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the
+     * executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it.
+     * While it runs, `Executor.drain` on its executor waits for it and `Model.free` is an in-use error.
      * - `texts`: The texts to embed, UTF-8 without NUL characters.
      * - `options`: Whether to normalise, and how many tokens of each text to keep.
      */
@@ -1551,6 +1555,13 @@ public struct ExecutorForRamConfig: Equatable, Hashable {
      * Deferred calls tracked at once; absent takes a default.
      */
     public var deferredLimit: UInt32?
+    /**
+     * Ceiling on the host scratch bytes the executor's verbs hold, shared by every model on it:
+     * `Model.encodeText` splits its texts into batches that fit, however many it is given, and a text that
+     * alone cannot fit is an out-of-memory error naming it. Absent derives 268435456 (256 MiB, about 28,000
+     * tokens of all-MiniLM-L6-v2 at once).
+     */
+    public var scratchLimit: UInt64?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -1566,11 +1577,18 @@ public struct ExecutorForRamConfig: Equatable, Hashable {
          */threads: UInt32? = nil, 
         /**
          * Deferred calls tracked at once; absent takes a default.
-         */deferredLimit: UInt32? = UInt32(1024)) {
+         */deferredLimit: UInt32? = UInt32(1024), 
+        /**
+         * Ceiling on the host scratch bytes the executor's verbs hold, shared by every model on it:
+         * `Model.encodeText` splits its texts into batches that fit, however many it is given, and a text that
+         * alone cannot fit is an out-of-memory error naming it. Absent derives 268435456 (256 MiB, about 28,000
+         * tokens of all-MiniLM-L6-v2 at once).
+         */scratchLimit: UInt64? = UInt64(268435456)) {
         self.memoryDomains = memoryDomains
         self.cpuClass = cpuClass
         self.threads = threads
         self.deferredLimit = deferredLimit
+        self.scratchLimit = scratchLimit
     }
 
     
@@ -1592,7 +1610,8 @@ public struct FfiConverterTypeExecutorForRamConfig: FfiConverterRustBuffer {
                 memoryDomains: FfiConverterOptionSequenceUInt32.read(from: &buf), 
                 cpuClass: FfiConverterOptionString.read(from: &buf), 
                 threads: FfiConverterOptionUInt32.read(from: &buf), 
-                deferredLimit: FfiConverterOptionUInt32.read(from: &buf)
+                deferredLimit: FfiConverterOptionUInt32.read(from: &buf), 
+                scratchLimit: FfiConverterOptionUInt64.read(from: &buf)
         )
     }
 
@@ -1601,6 +1620,7 @@ public struct FfiConverterTypeExecutorForRamConfig: FfiConverterRustBuffer {
         FfiConverterOptionString.write(value.cpuClass, into: &buf)
         FfiConverterOptionUInt32.write(value.threads, into: &buf)
         FfiConverterOptionUInt32.write(value.deferredLimit, into: &buf)
+        FfiConverterOptionUInt64.write(value.scratchLimit, into: &buf)
     }
 }
 
@@ -3049,7 +3069,8 @@ public func FfiConverterTypeMultimemTier_lower(_ value: MultimemTier) -> RustBuf
 public enum Residency: Equatable, Hashable {
     
     /**
-     * Host memory, memory-mapped from the file and bound to NUMA nodes. Its value elsewhere is "ram".
+     * Host memory the process owns, read from the file at load and bound to NUMA nodes. Its value elsewhere
+     * is "ram".
      */
     case ram
     /**

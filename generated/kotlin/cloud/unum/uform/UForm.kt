@@ -112,6 +112,13 @@ data class ExecutorForRamConfig(
     var threads: UInt? = null,
     /** Deferred calls tracked at once; absent takes a default. */
     var deferredLimit: UInt? = 1024u,
+    /**
+     * Ceiling on the host scratch bytes the executor's verbs hold, shared by every model on it:
+     * [Model.encodeText] splits its texts into batches that fit, however many it is given, and a text that
+     * alone cannot fit is an out-of-memory error naming it. Absent derives 268435456 (256 MiB, about 28,000
+     * tokens of all-MiniLM-L6-v2 at once).
+     */
+    var scratchLimit: ULong? = 268435456uL,
 )
 
 /** Where the borrowed pool of a RAM executor is placed, and how many deferred calls it tracks. */
@@ -253,7 +260,7 @@ class Executor internal constructor(pointer: Long) : AutoCloseable {
         @Throws(UFormException::class)
         fun forRam(config: ExecutorForRamConfig? = null): Executor {
             val configValue = config ?: ExecutorForRamConfig()
-            return Executor(UFormNative.executorForRam(configValue.memoryDomains?.let { uints(it) }, configValue.cpuClass, configValue.threads != null, configValue.threads?.toInt() ?: 0, configValue.deferredLimit != null, configValue.deferredLimit?.toInt() ?: 0))
+            return Executor(UFormNative.executorForRam(configValue.memoryDomains?.let { uints(it) }, configValue.cpuClass, configValue.threads != null, configValue.threads?.toInt() ?: 0, configValue.deferredLimit != null, configValue.deferredLimit?.toInt() ?: 0, configValue.scratchLimit != null, configValue.scratchLimit?.toLong() ?: 0L))
         }
         /**
          * Opens one stream per device for VRAM-resident models, leaving the calling thread's current CUDA
@@ -350,7 +357,10 @@ data class ModelLoadVramConfig(
 
 /** Where a model's weights live. */
 enum class Residency {
-    /** Host memory, memory-mapped from the file and bound to NUMA nodes. Its value elsewhere is "ram". */
+    /**
+     * Host memory the process owns, read from the file at load and bound to NUMA nodes. Its value elsewhere
+     * is "ram".
+     */
     RAM,
     /** Device memory, one replica per listed device. Its value elsewhere is "vram". */
     VRAM,
@@ -401,10 +411,10 @@ data class EncodeTextOptions(
  *
  * A model owns weights; its executor owns the threads or streams and the activation scratch, so one executor
  * serves several models. A model borrows its executor from load until [Model.free]: freeing the executor
- * first is an in-use error. RAM weights are memory-mapped read-only, never copied; VRAM weights are uploaded
- * to every listed device. The path names a `.safetensors` file, a sharded model's
- * `model.safetensors.index.json`, or a directory holding either beside `config.json` and `tokenizer.json`
- * (the Hugging Face layout).
+ * first is an in-use error. RAM weights are read once into memory the process owns, so the file may then be
+ * changed or deleted without affecting the model; VRAM weights are uploaded to every listed device. The path
+ * names a `.safetensors` file, a sharded model's `model.safetensors.index.json`, or a directory holding
+ * either beside `config.json` and `tokenizer.json` (the Hugging Face layout).
  *
  * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
  * overlap; [Model.free] while an encode is in flight (on another thread, or asynchronous) is an in-use error
@@ -415,7 +425,7 @@ class Model internal constructor(pointer: Long) : AutoCloseable {
 
     companion object {
         /**
-         * Memory-maps safetensors weights for the threads of a RAM executor.
+         * Reads safetensors weights into host memory for the threads of a RAM executor.
          * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
          * @param config The executor whose threads read the weights, and the NUMA nodes that hold them.
          * @throws UFormException of the kind the error names.
@@ -453,8 +463,10 @@ class Model internal constructor(pointer: Long) : AutoCloseable {
 
     /**
      * Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
-     * empty list gives no rows. While it runs, [Executor.drain] on its executor waits for it and [Model.free]
-     * is an in-use error.
+     * empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
+     * that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the executor's
+     * scratch limit ([ExecutorForRamConfig] `scratch_limit`); only the result grows with it. While it runs,
+     * [Executor.drain] on its executor waits for it and [Model.free] is an in-use error.
      * @param texts The texts to embed, UTF-8 without NUL characters.
      * @param options Whether to normalise, and how many tokens of each text to keep.
      * @throws UFormException of the kind the error names.
@@ -661,14 +673,21 @@ fun meshOptionsFromEnvironment(): MeshOptions? {
 }
 
 /**
- * A row-major matrix of floats a verb returns: `rows` rows of `columns` values in [data], which is a view of one
- * `FloatArray` read once from the native result.
+ * A row-major matrix of floats a verb returns: `rows` rows of `columns` values in [data], one `FloatArray` filled
+ * from the native result in one bulk copy (no boxed `Float`). Two matrices are equal when their shapes and values are.
  */
 data class F32Matrix(
-    var data: List<Float>,
+    var data: FloatArray,
     var rows: UInt,
     var columns: UInt,
-)
+) {
+    override fun equals(other: Any?): Boolean =
+        this === other || (other is F32Matrix && rows == other.rows && columns == other.columns && data.contentEquals(other.data))
+
+    override fun hashCode(): Int = 31 * (31 * rows.hashCode() + columns.hashCode()) + data.contentHashCode()
+
+    override fun toString(): String = "F32Matrix(rows=$rows, columns=$columns, data=[${data.size} floats])"
+}
 
 /**
  * The exception every throwing call throws: one subclass per error kind, the same set in every language,

@@ -27,7 +27,7 @@ internal object UFormNative {
     @JvmStatic external fun meshDescribe(handle: Long): ByteArray
     @JvmStatic external fun meshFree(handle: Long)
     @JvmStatic external fun meshRelease(handle: Long)
-    @JvmStatic external fun executorForRam(configMemoryDomains: IntArray?, configCpuClass: String?, configThreadsPresent: Boolean, configThreads: Int, configDeferredLimitPresent: Boolean, configDeferredLimit: Int): Long
+    @JvmStatic external fun executorForRam(configMemoryDomains: IntArray?, configCpuClass: String?, configThreadsPresent: Boolean, configThreads: Int, configDeferredLimitPresent: Boolean, configDeferredLimit: Int, configScratchLimitPresent: Boolean, configScratchLimit: Long): Long
     @JvmStatic external fun executorForVram(configDevices: IntArray?, configGpuClass: String?, configMemoryDomains: IntArray?, configCpuClass: String?, configStreams: LongArray?, configScratchLimitPresent: Boolean, configScratchLimit: Long, configDeferredLimitPresent: Boolean, configDeferredLimit: Int): Long
     @JvmStatic external fun executorOnPool(pool: Long, configMemoryDomains: IntArray?, configCpuClass: String?, configDeferredLimitPresent: Boolean, configDeferredLimit: Int): Long
     @JvmStatic external fun executorDrain(handle: Long, mood: Int)
@@ -53,6 +53,9 @@ internal object UFormNative {
 
     /** The overhead benchmark's peer: a JNI function that does nothing (bindings/jni/src/lib.rs). */
     @JvmStatic external fun benchNoop()
+
+    /** The overhead benchmark's matrix: 32 × 384 floats encoded as `encodeText`'s result (bindings/jni/src/lib.rs). */
+    @JvmStatic external fun benchMatrix(): ByteArray
 }
 
 /**
@@ -172,7 +175,7 @@ internal class Reader(private val bytes: ByteArray) {
         val data = FloatArray(Math.multiplyExact(rows.toInt(), columns.toInt()))
         buffer.asFloatBuffer().get(data)
         buffer.position(buffer.position() + data.size * 4)
-        return F32Matrix(data.asList(), rows, columns)
+        return F32Matrix(data, rows, columns)
     }
 }
 

@@ -181,6 +181,103 @@ internal object BadInputCases {
         add(Case("mesh free() after close()", CLOSED) { closedMesh().free() })
         add(Case("mesh close() after close()", ACCEPTS) { closedMesh().close() })
         add(Case("mesh close() after free()", ACCEPTS) { freedMesh().close() })
+
+        addAll(trainerCases(dir, file))
+    }
+
+    // ---- Trainer: the first Double inputs (NaN, the infinities, negatives) and its model borrow ----
+
+    private val modelDir: String
+        get() = System.getenv("UFORM_TEST_MODEL_DIR") ?: error("UFORM_TEST_MODEL_DIR is not set: run the suite through `cargo xtask test kotlin`")
+
+    /** Runs [body] on a fresh trainer over a fresh model (one-thread executor); frees all three, whatever happens. */
+    private fun <T> trained(config: TrainerContrastiveConfig? = null, body: (Trainer, Model) -> T): T =
+        ram().use { executor ->
+            Model.loadRam(modelDir, ModelLoadRamConfig(executor)).use { model ->
+                Trainer.contrastive(model, config).use { trainer -> body(trainer, model) }
+            }
+        }
+
+    private fun contrastive(config: TrainerContrastiveConfig?): Any? = trained(config) { _, _ -> null }
+
+    private fun trainerCases(dir: String, file: String): List<Case> = buildList {
+        val doubles = listOf(
+            "NaN" to Double.NaN,
+            "-NaN" to -Double.NaN,
+            "+Infinity" to Double.POSITIVE_INFINITY,
+            "-Infinity" to Double.NEGATIVE_INFINITY,
+            "-1" to -1.0,
+            "-MIN_VALUE" to -Double.MIN_VALUE,
+            "-MAX_VALUE" to -Double.MAX_VALUE,
+        )
+        val fields: List<Pair<String, (Double) -> TrainerContrastiveConfig>> = listOf(
+            "learningRate" to { v -> TrainerContrastiveConfig(learningRate = v) },
+            "weightDecay" to { v -> TrainerContrastiveConfig(weightDecay = v) },
+            "maxGradNorm" to { v -> TrainerContrastiveConfig(maxGradNorm = v) },
+            "scale" to { v -> TrainerContrastiveConfig(scale = v) },
+            "dropout" to { v -> TrainerContrastiveConfig(dropout = v) },
+        )
+        for ((field, make) in fields) {
+            for ((label, value) in doubles) {
+                add(Case("contrastive $field=$label", invalid("`config.$field`")) { contrastive(make(value)) })
+            }
+        }
+        add(Case("contrastive scale=0", invalid("`config.scale`")) { contrastive(TrainerContrastiveConfig(scale = 0.0)) })
+        add(Case("contrastive scale=-0.0", invalid("`config.scale`")) { contrastive(TrainerContrastiveConfig(scale = -0.0)) })
+        add(Case("contrastive dropout=1", invalid("`config.dropout`")) { contrastive(TrainerContrastiveConfig(dropout = 1.0)) })
+        add(Case("contrastive dropout=MAX_VALUE", invalid("`config.dropout`")) { contrastive(TrainerContrastiveConfig(dropout = Double.MAX_VALUE)) })
+        add(Case("contrastive maxTokens=0", invalid("`config.maxTokens`")) { contrastive(TrainerContrastiveConfig(maxTokens = 0u)) })
+        add(Case("contrastive maxTokens=513", invalid("`config.maxTokens`", "513")) { contrastive(TrainerContrastiveConfig(maxTokens = 513u)) })
+        add(Case("contrastive maxTokens=UInt.MAX_VALUE", invalid("`config.maxTokens`", "4294967295")) { contrastive(TrainerContrastiveConfig(maxTokens = UInt.MAX_VALUE)) })
+        add(Case("contrastive(null)", ACCEPTS) { contrastive(null) })
+        add(Case("contrastive all fields null", ACCEPTS) { contrastive(TrainerContrastiveConfig(null, null, null, null, null, null, null, null, null)) })
+        add(Case("contrastive zeros where zero means off", ACCEPTS) {
+            contrastive(TrainerContrastiveConfig(learningRate = 0.0, weightDecay = 0.0, maxGradNorm = 0.0, dropout = 0.0))
+        })
+        add(Case("contrastive counts at their maximum, maxTokens=512", ACCEPTS) {
+            contrastive(TrainerContrastiveConfig(warmupSteps = UInt.MAX_VALUE, totalSteps = UInt.MAX_VALUE, seed = ULong.MAX_VALUE, maxTokens = 512u))
+        })
+        add(Case("contrastive learningRate=MAX_VALUE, scale=MIN_VALUE", ACCEPTS) {
+            contrastive(TrainerContrastiveConfig(learningRate = Double.MAX_VALUE, scale = Double.MIN_VALUE))
+        })
+        add(Case("contrastive(freed model)", freed("contrastive")) {
+            ram().use { executor -> Trainer.contrastive(Model.loadRam(modelDir, ModelLoadRamConfig(executor)).also { it.free() }) }
+        })
+        add(Case("contrastive(closed model)", CLOSED) {
+            ram().use { executor -> Trainer.contrastive(Model.loadRam(modelDir, ModelLoadRamConfig(executor)).also { it.close() }) }
+        })
+        add(Case("model free() under a live trainer", Expect(UFormException.InUse::class, "1 trainer borrows it")) {
+            trained { _, model -> model.free() }
+        })
+
+        // ---- Trainer.step ----
+        val ok = listOf("an anchor", "another anchor")
+        val pos = listOf("a positive", "another positive")
+        add(Case("step positives one short", invalid("`positives`")) { trained { t, _ -> t.step(ok, pos.take(1)) } })
+        add(Case("step positives one too many", invalid("`positives`")) { trained { t, _ -> t.step(ok.take(1), pos) } })
+        add(Case("step empty batch", invalid("`anchors`")) { trained { t, _ -> t.step(emptyList(), emptyList()) } })
+        for ((label, text) in listOf("NUL" to WITH_NUL, "trailing NUL" to "text\u0000")) {
+            add(Case("step anchors[1] with $label", invalid("`anchors[1]`")) { trained { t, _ -> t.step(listOf("ok", text), pos) } })
+            add(Case("step positives[1] with $label", invalid("`positives[1]`")) { trained { t, _ -> t.step(ok, listOf("ok", text)) } })
+        }
+        add(Case("step anchors lone surrogate", NOT_UTF8) { trained { t, _ -> t.step(listOf(LONE_SURROGATE), listOf("p")) } })
+        add(Case("step positives lone surrogate", NOT_UTF8) { trained { t, _ -> t.step(listOf("a"), listOf(LONE_SURROGATE)) } })
+
+        // ---- Trainer.save ----
+        add(Case("save onto an existing directory", invalid("`directory`", "already exists")) { trained { t, _ -> t.save(dir) } })
+        add(Case("save onto an existing file", invalid("`directory`", "already exists")) { trained { t, _ -> t.save(file) } })
+        add(Case("save under a missing parent", io("$dir/missing/trained")) { trained { t, _ -> t.save("$dir/missing/trained") } })
+        add(Case("save under a file", io("$file/trained")) { trained { t, _ -> t.save("$file/trained") } })
+        add(Case("save lone surrogate", NOT_UTF8) { trained { t, _ -> t.save("$dir/$LONE_SURROGATE") } })
+
+        // ---- freed and closed trainers ----
+        add(Case("step after free()", freed("step")) { trained { t, _ -> t.free(); t.step(ok, pos) } })
+        add(Case("step after close()", CLOSED) { trained { t, _ -> t.close(); t.step(ok, pos) } })
+        add(Case("save after free()", freed("save")) { trained { t, _ -> t.free(); t.save("$dir/never") } })
+        add(Case("save after close()", CLOSED) { trained { t, _ -> t.close(); t.save("$dir/never") } })
+        add(Case("trainer free() after free()", ACCEPTS) { trained { t, _ -> t.free(); t.free() } })
+        add(Case("trainer free() after close()", CLOSED) { trained { t, _ -> t.close(); t.free() } })
+        add(Case("trainer close() after free()", ACCEPTS) { trained { t, _ -> t.free(); t.close() } })
     }
 }
 

@@ -233,9 +233,36 @@ class ModelTest {
         assertTrue(e.message!!.contains("texts[1]"), e.message)
         assertEquals(1u, model.encodeText(listOf("a longer text than four tokens"), EncodeTextOptions(maxTokens = 4u)).rows)
         val kept = model.encodeText(reference.texts.take(2))
+        // The data is a primitive FloatArray (filled with one bulk copy, no boxed Float); matrices compare by content.
+        val data: FloatArray = kept.data
+        assertEquals(2 * 384, data.size)
+        assertEquals(kept, kept.copy(data = data.copyOf()))
+        assertEquals(kept.hashCode(), kept.copy(data = data.copyOf()).hashCode())
         model.free()
         executor.free()
         closeTo(kept, reference.embeddings.take(2))
+    }
+
+    @Test
+    fun `encodeText batches within the executor's scratch limit, and a text that cannot fit is out of memory`() {
+        val modelDir = required("UFORM_TEST_MODEL_DIR")
+        val reference = Reference(required("UFORM_TEST_REFERENCE"))
+        val texts = List(300) { "text number $it" } + reference.texts[reference.longTextIndex]
+        val plain = Executor.forRam(ExecutorForRamConfig(threads = 2u))
+        val small = Executor.forRam(ExecutorForRamConfig(threads = 2u, scratchLimit = 8uL shl 20))
+        val tiny = Executor.forRam(ExecutorForRamConfig(threads = 2u, scratchLimit = 1uL shl 20))
+        val want = load(modelDir, plain).use { it.encodeText(texts) }
+        load(modelDir, small).use { model ->
+            val got = model.encodeText(texts)
+            var worst = 0f
+            for (i in got.data.indices) worst = maxOf(worst, abs(got.data[i] - want.data[i]))
+            assertTrue(worst <= 1e-6f, "batched under an 8 MiB limit: max abs difference $worst")
+        }
+        load(modelDir, tiny).use { model ->
+            val e = assertThrows<UFormException.OutOfMemory> { model.encodeText(texts) }
+            assertTrue(e.message!!.contains("texts[300]") && e.message!!.contains("scratchLimit"), e.message)
+        }
+        for (e in listOf(plain, small, tiny)) e.free()
     }
 
     @Test

@@ -11,7 +11,10 @@ package cloud.unum.uform.bench
 
 import cloud.unum.uform.Executor
 import cloud.unum.uform.ExecutorForRamConfig
+import cloud.unum.uform.Model
+import cloud.unum.uform.ModelLoadRamConfig
 import cloud.unum.uform.Mood
+import cloud.unum.uform.Reader
 import cloud.unum.uform.UFormNative
 import cloud.unum.uform.capabilitiesCompiled
 import java.io.File
@@ -61,6 +64,8 @@ fun main() {
         Subject("capabilities") { n -> var s = 0L; repeat(n) { s += capabilitiesCompiled().length }; s },
         Subject("drain") { n -> repeat(n) { executor.drain() }; n.toLong() },
         Subject("drain_spinning") { n -> repeat(n) { executor.drain(Mood.SPINNING) }; n.toLong() },
+        // A 32 x 384 matrix returned as encodeText returns one: the encoded byte[], then one bulk read into a FloatArray.
+        Subject("matrix") { n -> var s = 0L; repeat(n) { s += Reader(UFormNative.benchMatrix()).matrix().data.size }; s },
     )
     val copies = mappedCopies()
     check(copies.size == 1) { "one UForm library must be loaded, found $copies" }
@@ -70,9 +75,25 @@ fun main() {
     val rssAfter = rssMb()
     executor.free()
     executor.close()
+    var encodeMs = Double.NaN
+    System.getenv("UFORM_TEST_MODEL_DIR")?.let { dir ->
+        val encoder = Executor.forRam(ExecutorForRamConfig(threads = 2u))
+        Model.loadRam(dir, ModelLoadRamConfig(executor = encoder)).use { model ->
+            val texts = List(32) { "a short sentence, number $it, about what embeddings are for" }
+            model.encodeText(texts)
+            val times = List(15) {
+                val start = System.nanoTime()
+                model.encodeText(texts)
+                (System.nanoTime() - start) / 1e6
+            }.sorted()
+            encodeMs = times[7]
+        }
+        encoder.free()
+    }
 
     val ns = subjects.associate { it.name to it.best }
     val (noop, capabilities, drain, spinning) = listOf("noop", "capabilities", "drain", "drain_spinning").map { ns.getValue(it) }
+    val matrix = ns.getValue("matrix")
     System.err.println(
         "kotlin (JNI; Java ${Runtime.version()}; best of $rounds rounds x $PASSES passes; iterations " +
             subjects.joinToString { "${it.name} ${it.iterations}" } + "; library ${copies.single()}; sink ${subjects.sumOf { it.sink } != 0L})",
@@ -81,8 +102,11 @@ fun main() {
         "kotlin: noop %.1f ns; capabilitiesCompiled %.1f ns (a constant: read once, then cached); drain %.1f ns; drain(SPINNING) %.1f ns; VmRSS %d MB before, %d MB after the runs"
             .format(Locale.ROOT, noop, capabilities, drain, spinning, rssBefore, rssAfter),
     )
+    System.err.println(
+        "kotlin: returning a 32 x 384 FloatArray %.0f ns; encodeText of 32 short texts %.2f ms".format(Locale.ROOT, matrix, encodeMs),
+    )
     println(
-        "overhead kotlin: noop_ns=%.1f capabilities_ns=%.1f drain_ns=%.1f capabilities/noop=%.2f drain/noop=%.2f"
-            .format(Locale.ROOT, noop, capabilities, drain, capabilities / noop, drain / noop),
+        "overhead kotlin: noop_ns=%.1f capabilities_ns=%.1f drain_ns=%.1f capabilities/noop=%.2f drain/noop=%.2f matrix_ns=%.0f encode_ms=%.2f"
+            .format(Locale.ROOT, noop, capabilities, drain, capabilities / noop, drain / noop, matrix, encodeMs),
     )
 }

@@ -1,0 +1,3 @@
+//! Helpers the benchmark binaries share.
+
+pub mod peak;

@@ -1,0 +1,600 @@
+//! The BERT encoder's training pass: the forward pass of [`crate::encode`] keeping what the backward pass reads
+//! (the [`Tape`]), and the backward pass, layer by layer, into the master weights' gradients. Every text's tokens
+//! sit side by side in one `[tokens × hidden]` matrix for the dense layers (no padding, as the encoder); attention
+//! runs per (text, head). Products reuse the encoder's matrix kernels: `Y = X·Wᵀ` with the packed weights the
+//! model encodes with, `dX = dY·W` and `dW = dYᵀ·X` with the right-hand side packed per step.
+
+use super::ops::{self, Dropout};
+use super::weights::{LayerAt, Master};
+use crate::encode::gemm::{self, dense, packed_len, Epilogue, Packed, Shared};
+use crate::encode::kernels::Kernels;
+use crate::encode::params::Params;
+use crate::encode::tokenize::Tokens;
+use crate::encode::{Config, Pooling};
+use crate::error::Result;
+use crate::executor::Executor;
+use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Dropout sites: the embeddings' output, then per layer the attention probabilities and the two residual branches.
+const SITE_EMBEDDINGS: u64 = 0;
+fn site(layer: usize, which: u64) -> u64 {
+    1 + 3 * layer as u64 + which
+}
+
+/// The batch's shape: each text's span of rows.
+#[derive(Default)]
+struct Shape {
+    spans: Vec<Range<usize>>,
+    ids: Vec<u32>,
+    types: Vec<u32>,
+    positions: Vec<u32>,
+    /// Where each text's attention probabilities start (`heads · len²` floats per text).
+    probs_at: Vec<usize>,
+    probs: usize,
+    longest: usize,
+}
+
+#[derive(Default)]
+struct LayerTape {
+    qkv: Vec<f32>,
+    probs: Vec<f32>,
+    ctx: Vec<f32>,
+    hat1: Vec<f32>,
+    rstd1: Vec<f32>,
+    x1: Vec<f32>,
+    u: Vec<f32>,
+    g: Vec<f32>,
+    hat2: Vec<f32>,
+    rstd2: Vec<f32>,
+}
+
+/// What one forward pass keeps, and the backward pass's working buffers: grown to the largest batch seen and reused,
+/// so memory follows the batch, not the number of steps.
+#[derive(Default)]
+pub struct Tape {
+    shape: Shape,
+    /// `inputs[l]` is layer `l`'s input; the last is the encoder's output.
+    inputs: Vec<Vec<f32>>,
+    emb_hat: Vec<f32>,
+    emb_rstd: Vec<f32>,
+    layers: Vec<LayerTape>,
+    attention: Vec<f32>,
+    // The backward pass's buffers.
+    dx: Vec<f32>,
+    branch: Vec<f32>,
+    wide: Vec<f32>,
+    dctx: Vec<f32>,
+    transposed: Vec<f32>,
+    packed_w: Option<Packed>,
+    packed_x: Option<Packed>,
+}
+
+fn sized(v: &mut Vec<f32>, len: usize) -> &mut [f32] {
+    if v.len() < len {
+        v.resize(len, 0.0);
+    }
+    &mut v[..len]
+}
+
+/// The model's weights the passes read: the packed ones the forward pass multiplies by, and the master values.
+pub struct Model<'a> {
+    pub config: &'a Config,
+    pub params: &'a Params,
+    pub master: &'a Master,
+}
+
+impl Tape {
+    /// Runs the encoder over `tokens`, keeping what [`Tape::backward`] needs, and pools each text into `pooled`.
+    pub fn forward(
+        &mut self,
+        executor: &Executor,
+        kernels: &Kernels,
+        model: &Model<'_>,
+        tokens: &[Tokens],
+        dropout: (Dropout, Dropout),
+        pooled: &mut [f32],
+    ) -> Result<()> {
+        let (config, params) = (model.config, model.params);
+        let (h, heads, inter) = (config.hidden, config.heads, config.intermediate);
+        let (hidden_drop, attention_drop) = dropout;
+        self.shape = Shape::default();
+        let s = &mut self.shape;
+        for t in tokens {
+            let start = s.ids.len();
+            s.spans.push(start..start + t.ids.len());
+            s.ids.extend(&t.ids);
+            s.types.extend(&t.type_ids);
+            s.positions.extend(0..t.ids.len() as u32);
+            s.probs_at.push(s.probs);
+            s.probs += heads * t.ids.len() * t.ids.len();
+            s.longest = s.longest.max(t.ids.len());
+        }
+        let total = s.ids.len();
+        self.inputs.resize_with(config.layers + 1, Vec::new);
+        self.layers.resize_with(config.layers, LayerTape::default);
+
+        // Embeddings: word + position + token type, LayerNorm, dropout.
+        let shape = &self.shape;
+        let x = sized(&mut self.inputs[0], total * h);
+        ops::rows_mut(executor, x, h, total, |r, row| {
+            params.embed(shape.ids[r] as usize, shape.positions[r] as usize, shape.types[r] as usize, row)
+        })?;
+        let (hat, rstd) = (sized(&mut self.emb_hat, total * h), sized(&mut self.emb_rstd, total));
+        let ln = (&params.embedding_ln.0[..], &params.embedding_ln.1[..]);
+        ops::layer_norm_keep(executor, x, hat, rstd, total, ln, config.layer_norm_eps)?;
+        if hidden_drop.active() {
+            ops::rows_mut(executor, x, h, total, |r, row| hidden_drop.apply(SITE_EMBEDDINGS, (r * h) as u64, row))?;
+        }
+
+        let per_thread = attention_scratch(shape.longest, config.head_dim());
+        let attention = sized(&mut self.attention, executor.threads() * per_thread);
+        for (l, (layer, tape)) in params.layers.iter().zip(self.layers.iter_mut()).enumerate() {
+            let (before, after) = self.inputs.split_at_mut(l + 1);
+            let x = &before[l][..total * h];
+            let qkv = sized(&mut tape.qkv, total * 3 * h);
+            dense(executor, kernels, x, total, &layer.qkv, qkv, Epilogue::Bias(&layer.qkv_bias))?;
+            let probs = sized(&mut tape.probs, shape.probs);
+            let ctx = sized(&mut tape.ctx, total * h);
+            let drop = (attention_drop, site(l, 0));
+            attention_forward(executor, kernels, config, shape, qkv, probs, ctx, attention, per_thread, drop)?;
+            // x1 = LayerNorm(x + dropout(ctx·Woᵀ + bo)).
+            let x1 = sized(&mut tape.x1, total * h);
+            dense(executor, kernels, ctx, total, &layer.out, x1, Epilogue::Bias(&layer.out_bias))?;
+            residual(executor, x1, x, h, total, hidden_drop, site(l, 1))?;
+            let (hat1, rstd1) = (sized(&mut tape.hat1, total * h), sized(&mut tape.rstd1, total));
+            ops::layer_norm_keep(
+                executor,
+                x1,
+                hat1,
+                rstd1,
+                total,
+                (&layer.ln1.0, &layer.ln1.1),
+                config.layer_norm_eps,
+            )?;
+            // x2 = LayerNorm(x1 + dropout(gelu(x1·Wuᵀ + bu)·Wdᵀ + bd)).
+            let u = sized(&mut tape.u, total * inter);
+            dense(executor, kernels, x1, total, &layer.up, u, Epilogue::Bias(&layer.up_bias))?;
+            let g = sized(&mut tape.g, total * inter);
+            g.copy_from_slice(u);
+            ops::rows_mut(executor, g, inter, total, |_, row| ops::gelu(row))?;
+            let x2 = sized(&mut after[0], total * h);
+            dense(executor, kernels, g, total, &layer.down, x2, Epilogue::Bias(&layer.down_bias))?;
+            residual(executor, x2, x1, h, total, hidden_drop, site(l, 2))?;
+            let (hat2, rstd2) = (sized(&mut tape.hat2, total * h), sized(&mut tape.rstd2, total));
+            ops::layer_norm_keep(
+                executor,
+                x2,
+                hat2,
+                rstd2,
+                total,
+                (&layer.ln2.0, &layer.ln2.1),
+                config.layer_norm_eps,
+            )?;
+        }
+
+        let out = &self.inputs[config.layers][..total * h];
+        ops::rows_mut(executor, pooled, h, tokens.len(), |text, row| {
+            let span = shape.spans[text].clone();
+            match config.pooling {
+                Pooling::Cls => row.copy_from_slice(&out[span.start * h..span.start * h + h]),
+                Pooling::Mean => {
+                    row.fill(0.0);
+                    for t in span.clone() {
+                        for (a, b) in row.iter_mut().zip(&out[t * h..t * h + h]) {
+                            *a += *b;
+                        }
+                    }
+                    let inv = 1.0 / span.len().max(1) as f32;
+                    row.iter_mut().for_each(|v| *v *= inv);
+                }
+            }
+        })
+    }
+
+    /// From the gradient of each pooled row, the gradient of every master weight the forward pass used, written
+    /// into `grads` (the master's layout; tensors the pass does not reach are left as they are).
+    pub fn backward(
+        &mut self,
+        executor: &Executor,
+        kernels: &Kernels,
+        model: &Model<'_>,
+        dropout: (Dropout, Dropout),
+        dpooled: &[f32],
+        grads: &mut [f32],
+    ) -> Result<()> {
+        let (config, master) = (model.config, model.master);
+        let (h, inter) = (config.hidden, config.intermediate);
+        let (hidden_drop, attention_drop) = dropout;
+        let shape = &self.shape;
+        let total = shape.ids.len();
+        let dx = sized(&mut self.dx, total * h);
+        // Pooling's backward.
+        ops::rows_mut(executor, dx, h, total, |_, row| row.fill(0.0))?;
+        let rows = Shared(dx.as_mut_ptr());
+        executor.for_n(shape.spans.len(), |text| {
+            #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
+            let rows = rows;
+            let span = shape.spans[text].clone();
+            let d = &dpooled[text * h..(text + 1) * h];
+            let (targets, factor) = match config.pooling {
+                Pooling::Cls => (span.start..span.start + 1, 1.0),
+                Pooling::Mean => (span.clone(), 1.0 / span.len().max(1) as f32),
+            };
+            for t in targets {
+                // SAFETY: row `t` is inside `dx` (`total` rows) and belongs to this text's span alone.
+                let row = unsafe { std::slice::from_raw_parts_mut(rows.0.add(t * h), h) };
+                for (o, v) in row.iter_mut().zip(d) {
+                    *o = v * factor;
+                }
+            }
+        })?;
+
+        let packed_w = self.packed_w.get_or_insert_with(Packed::empty);
+        let packed_x = self.packed_x.get_or_insert_with(Packed::empty);
+        let per_thread = attention_backward_scratch(shape.longest, config.head_dim());
+        let attention = sized(&mut self.attention, executor.threads() * per_thread);
+        for l in (0..config.layers).rev() {
+            let (tape, at) = (&self.layers[l], &master.layers[l]);
+            let x = &self.inputs[l][..total * h];
+            let ctx = Context { executor, kernels, total };
+            // x2 = LN2(r2): dr2.
+            let (dg2, db2) = pair(grads, &at.ln2.0, &at.ln2.1);
+            ops::layer_norm_backward(
+                executor,
+                dx,
+                &tape.hat2,
+                &tape.rstd2,
+                total,
+                master.value(&at.ln2.0),
+                (dg2, db2),
+            )?;
+            // r2 = x1 + dropout(d): the branch's gradient.
+            let branch = sized(&mut self.branch, total * h);
+            masked_copy(executor, dx, branch, h, total, hidden_drop, site(l, 2))?;
+            let wide = sized(&mut self.wide, total * (3 * h).max(inter));
+            let transposed = sized(&mut self.transposed, total * (3 * h).max(inter));
+            // d = g·Wdᵀ + bd.
+            let dg = &mut wide[..total * inter];
+            dg.fill(0.0);
+            ctx.linear_backward(branch, &tape.g, at, Linear::Down, master, grads, dg, transposed, packed_w, packed_x)?;
+            // g = gelu(u).
+            ops::rows_mut(executor, dg, inter, total, |r, row| {
+                ops::gelu_backward(row, &tape.u[r * inter..(r + 1) * inter])
+            })?;
+            // u = x1·Wuᵀ + bu; dx1 = dr2 + du·Wu.
+            ctx.linear_backward(dg, &tape.x1, at, Linear::Up, master, grads, dx, transposed, packed_w, packed_x)?;
+            // x1 = LN1(r1): dr1.
+            let (dg1, db1) = pair(grads, &at.ln1.0, &at.ln1.1);
+            ops::layer_norm_backward(
+                executor,
+                dx,
+                &tape.hat1,
+                &tape.rstd1,
+                total,
+                master.value(&at.ln1.0),
+                (dg1, db1),
+            )?;
+            // r1 = x + dropout(a), a = ctx·Woᵀ + bo.
+            masked_copy(executor, dx, branch, h, total, hidden_drop, site(l, 1))?;
+            let dctx = sized(&mut self.dctx, total * h);
+            dctx.fill(0.0);
+            ctx.linear_backward(
+                branch,
+                &tape.ctx,
+                at,
+                Linear::Out,
+                master,
+                grads,
+                dctx,
+                transposed,
+                packed_w,
+                packed_x,
+            )?;
+            // Attention: dqkv.
+            let dqkv = &mut wide[..total * 3 * h];
+            let drop = (attention_drop, site(l, 0));
+            attention_backward(
+                executor,
+                kernels,
+                config,
+                shape,
+                &tape.qkv,
+                &tape.probs,
+                dctx,
+                dqkv,
+                attention,
+                per_thread,
+                drop,
+            )?;
+            // qkv = x·Wqkvᵀ + b; dx = dr1 + dqkv·Wqkv.
+            ctx.linear_backward(dqkv, x, at, Linear::Qkv, master, grads, dx, transposed, packed_w, packed_x)?;
+        }
+
+        // Embeddings: dropout, LayerNorm, then each table's rows.
+        if hidden_drop.active() {
+            ops::rows_mut(executor, dx, h, total, |r, row| hidden_drop.apply(SITE_EMBEDDINGS, (r * h) as u64, row))?;
+        }
+        let e = &master.embeddings;
+        let (dg, db) = pair(grads, &e.ln.0, &e.ln.1);
+        ops::layer_norm_backward(executor, dx, &self.emb_hat, &self.emb_rstd, total, master.value(&e.ln.0), (dg, db))?;
+        scatter_rows(executor, grads, [&e.word, &e.position, &e.token_type], shape, dx, h)
+    }
+}
+
+/// Adds each token's embedding gradient to the row of each table it read, tables split over the threads.
+fn scatter_rows(
+    executor: &Executor,
+    grads: &mut [f32],
+    tables: [&Range<usize>; 3],
+    shape: &Shape,
+    dx: &[f32],
+    h: usize,
+) -> Result<()> {
+    for t in tables {
+        grads[t.clone()].fill(0.0);
+    }
+    let out = Shared(grads.as_mut_ptr());
+    executor.for_n_dynamic(3, |which| {
+        #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
+        let out = out;
+        let table = tables[which];
+        let index = [&shape.ids, &shape.positions, &shape.types][which];
+        for (t, &row) in index.iter().enumerate() {
+            let at = table.start + row as usize * h;
+            assert!(at + h <= table.end, "a token's row {row} is past its table");
+            // SAFETY: the row lies inside this table's range (asserted), which only this task writes.
+            let dst = unsafe { std::slice::from_raw_parts_mut(out.0.add(at), h) };
+            for (d, v) in dst.iter_mut().zip(&dx[t * h..(t + 1) * h]) {
+                *d += *v;
+            }
+        }
+    })
+}
+
+/// Two disjoint tensors of the flat gradients, `a` before `b`.
+fn pair<'g>(grads: &'g mut [f32], a: &Range<usize>, b: &Range<usize>) -> (&'g mut [f32], &'g mut [f32]) {
+    assert!(a.end <= b.start, "pair: {a:?} must precede {b:?}");
+    let (first, second) = grads.split_at_mut(b.start);
+    (&mut first[a.clone()], &mut second[..b.len()])
+}
+
+/// `y += x` after `y`'s dropout: the residual connection of a branch held in `y`.
+fn residual(
+    executor: &Executor,
+    y: &mut [f32],
+    x: &[f32],
+    h: usize,
+    total: usize,
+    drop: Dropout,
+    at: u64,
+) -> Result<()> {
+    ops::rows_mut(executor, y, h, total, |r, row| {
+        drop.apply(at, (r * h) as u64, row);
+        for (a, b) in row.iter_mut().zip(&x[r * h..(r + 1) * h]) {
+            *a += *b;
+        }
+    })
+}
+
+/// `dst = src ⊙ mask`: a branch's gradient through its dropout.
+fn masked_copy(
+    executor: &Executor,
+    src: &[f32],
+    dst: &mut [f32],
+    h: usize,
+    total: usize,
+    drop: Dropout,
+    at: u64,
+) -> Result<()> {
+    ops::rows_mut(executor, dst, h, total, |r, row| {
+        row.copy_from_slice(&src[r * h..(r + 1) * h]);
+        drop.apply(at, (r * h) as u64, row);
+    })
+}
+
+#[derive(Clone, Copy)]
+enum Linear {
+    Qkv,
+    Out,
+    Up,
+    Down,
+}
+
+struct Context<'a> {
+    executor: &'a Executor,
+    kernels: &'a Kernels,
+    total: usize,
+}
+
+impl Context<'_> {
+    /// The backward pass of `Y = X·Wᵀ + b` for layer `at`'s `which`: `dW = dYᵀ·X` and `db = Σ dY` into `grads`, and
+    /// `dX += dY·W` into `dx`.
+    #[allow(clippy::too_many_arguments)]
+    fn linear_backward(
+        &self,
+        dy: &[f32],
+        x: &[f32],
+        at: &LayerAt,
+        which: Linear,
+        master: &Master,
+        grads: &mut [f32],
+        dx: &mut [f32],
+        transposed: &mut [f32],
+        packed_w: &mut Packed,
+        packed_x: &mut Packed,
+    ) -> Result<()> {
+        let (w, b) = match which {
+            Linear::Qkv => (&at.qkv, &at.qkv_bias),
+            Linear::Out => (&at.out, &at.out_bias),
+            Linear::Up => (&at.up, &at.up_bias),
+            Linear::Down => (&at.down, &at.down_bias),
+        };
+        let n = b.len(); // outputs
+        let k = w.len() / n; // inputs
+        let (ex, kernels, total) = (self.executor, self.kernels, self.total);
+        let (dy, x) = (&dy[..total * n], &x[..total * k]);
+        ops::column_sums(ex, dy, total, n, &mut grads[b.clone()])?;
+        // dW[n × k] = dYᵀ[n × T] · X[T × k].
+        let dyt = &mut transposed[..n * total];
+        ops::transpose(ex, dy, n, total, n, dyt)?;
+        packed_x.columns_from(ex, x, k, total, k)?;
+        dense(ex, kernels, dyt, n, packed_x, &mut grads[w.clone()], Epilogue::Plain)?;
+        // dX[T × k] += dY[T × n] · W[n × k].
+        packed_w.columns_from(ex, master.value(w), k, n, k)?;
+        dense(ex, kernels, dy, total, packed_w, &mut dx[..total * k], Epilogue::Accumulate)
+    }
+}
+
+/// Floats of per-thread scratch attention's forward pass needs for texts of up to `longest` tokens.
+fn attention_scratch(longest: usize, dh: usize) -> usize {
+    longest * longest + packed_len(longest, dh) + packed_len(dh, longest)
+}
+
+fn attention_backward_scratch(longest: usize, dh: usize) -> usize {
+    (2 * longest * longest + packed_len(longest, dh).max(packed_len(dh, longest))).max(attention_scratch(longest, dh))
+}
+
+/// Self-attention of every (text, head): `P = softmax(Q·Kᵀ/√d)` kept in `probs`, `ctx = dropout(P)·V`.
+#[allow(clippy::too_many_arguments)]
+fn attention_forward(
+    executor: &Executor,
+    kernels: &Kernels,
+    config: &Config,
+    shape: &Shape,
+    qkv: &[f32],
+    probs: &mut [f32],
+    ctx: &mut [f32],
+    scratch: &mut [f32],
+    per_thread: usize,
+    (drop, at): (Dropout, u64),
+) -> Result<()> {
+    let (h, heads, dh) = (config.hidden, config.heads, config.head_dim());
+    let ld = 3 * h;
+    let scale = 1.0 / (dh as f32).sqrt();
+    let tasks = shape.spans.len() * heads;
+    let next = AtomicUsize::new(0);
+    let (out, space, kept) = (Shared(ctx.as_mut_ptr()), Shared(scratch.as_mut_ptr()), Shared(probs.as_mut_ptr()));
+    executor.for_threads(|thread| {
+        let (out, space, kept) = (out, space, kept);
+        // SAFETY: each thread index owns its `per_thread` floats of scratch.
+        let mine = unsafe { std::slice::from_raw_parts_mut(space.0.add(thread * per_thread), per_thread) };
+        loop {
+            let task = next.fetch_add(1, Ordering::Relaxed);
+            if task >= tasks {
+                break;
+            }
+            let (text, head) = (task / heads, task % heads);
+            let span = shape.spans[text].clone();
+            let len = span.len();
+            let first = shape.probs_at[text] + head * len * len;
+            // SAFETY: this (text, head)'s `len²` probabilities start at `first`, inside `probs`, and are its alone.
+            let p = unsafe { std::slice::from_raw_parts_mut(kept.0.add(first), len * len) };
+            let (dropped, rest) = mine.split_at_mut(len * len);
+            let (keys, rest) = rest.split_at_mut(packed_len(len, dh));
+            let values = &mut rest[..packed_len(dh, len)];
+            let q = &qkv[span.start * ld + head * dh..];
+            gemm::pack_rows(&qkv[span.start * ld + h + head * dh..], ld, len, dh, keys);
+            gemm::pack_columns(&qkv[span.start * ld + 2 * h + head * dh..], ld, len, dh, values);
+            // SAFETY: Q's rows are `len` rows of `dh` at stride `ld` inside `qkv`; `p` is `len × len`; the context
+            // of this head is columns `head·dh..` of the span's rows, which only this task writes.
+            unsafe {
+                gemm::serial(kernels, q.as_ptr(), ld, len, keys, len, dh, p.as_mut_ptr(), len, false);
+                for row in p.chunks_exact_mut(len) {
+                    kernels.softmax(row, scale);
+                }
+                let c = out.0.add(span.start * h + head * dh);
+                let used: &[f32] = if drop.active() {
+                    dropped.copy_from_slice(p);
+                    drop.apply(at, first as u64, dropped);
+                    dropped
+                } else {
+                    p
+                };
+                gemm::serial(kernels, used.as_ptr(), len, len, values, dh, len, c, h, false);
+            }
+        }
+    })
+}
+
+/// Attention's backward pass per (text, head), from `dctx` into `dqkv` (every element written):
+/// `dV = P'ᵀ·dC`, `dP' = dC·Vᵀ`, `dP = dP' ⊙ mask`, `dS = P ⊙ (dP − rowsum(dP ⊙ P)) / √d`, `dQ = dS·K`, `dK = dSᵀ·Q`.
+#[allow(clippy::too_many_arguments)]
+fn attention_backward(
+    executor: &Executor,
+    kernels: &Kernels,
+    config: &Config,
+    shape: &Shape,
+    qkv: &[f32],
+    probs: &[f32],
+    dctx: &[f32],
+    dqkv: &mut [f32],
+    scratch: &mut [f32],
+    per_thread: usize,
+    (drop, at): (Dropout, u64),
+) -> Result<()> {
+    let (h, heads, dh) = (config.hidden, config.heads, config.head_dim());
+    let ld = 3 * h;
+    let scale = 1.0 / (dh as f32).sqrt();
+    let tasks = shape.spans.len() * heads;
+    let next = AtomicUsize::new(0);
+    let (out, space) = (Shared(dqkv.as_mut_ptr()), Shared(scratch.as_mut_ptr()));
+    executor.for_threads(|thread| {
+        let (out, space) = (out, space);
+        // SAFETY: each thread index owns its `per_thread` floats of scratch.
+        let mine = unsafe { std::slice::from_raw_parts_mut(space.0.add(thread * per_thread), per_thread) };
+        loop {
+            let task = next.fetch_add(1, Ordering::Relaxed);
+            if task >= tasks {
+                break;
+            }
+            let (text, head) = (task / heads, task % heads);
+            let span = shape.spans[text].clone();
+            let len = span.len();
+            let first = shape.probs_at[text] + head * len * len;
+            let p = &probs[first..first + len * len];
+            let (a, rest) = mine.split_at_mut(len * len);
+            let (dp, rest) = rest.split_at_mut(len * len);
+            let packed = &mut rest[..packed_len(len, dh).max(packed_len(dh, len))];
+            let row0 = span.start * ld + head * dh;
+            let (q, k, v) = (&qkv[row0..], &qkv[row0 + h..], &qkv[row0 + 2 * h..]);
+            let dc = &dctx[span.start * h + head * dh..];
+            // SAFETY: every product reads `len` rows at the strides of `qkv` (`ld`) and `dctx` (`h`) from this span,
+            // and writes this head's `dh` columns of the span's rows in `dqkv`, which only this task writes;
+            // `a`, `dp` and `packed` are this thread's scratch, sized for `len` by `attention_backward_scratch`.
+            unsafe {
+                let (dq, dk, dv) = (out.0.add(row0), out.0.add(row0 + h), out.0.add(row0 + 2 * h));
+                // dV = P'ᵀ · dC.
+                ops::transpose_serial(p, len, len, a);
+                if drop.active() {
+                    // P'ᵀ[j][i] = P[i][j] · mask(i·len + j).
+                    for j in 0..len {
+                        for i in 0..len {
+                            a[j * len + i] *= drop.factor(at, (first + i * len + j) as u64);
+                        }
+                    }
+                }
+                gemm::pack_columns(dc, h, len, dh, packed);
+                gemm::serial(kernels, a.as_ptr(), len, len, packed, dh, len, dv, ld, false);
+                // dP' = dC · Vᵀ, then through the dropout.
+                gemm::pack_rows(v, ld, len, dh, packed);
+                gemm::serial(kernels, dc.as_ptr(), h, len, packed, len, dh, dp.as_mut_ptr(), len, false);
+                drop.apply(at, first as u64, dp);
+                // dS, in place of dP.
+                for (drow, prow) in dp.chunks_exact_mut(len).zip(p.chunks_exact(len)) {
+                    let along: f32 = drow.iter().zip(prow).map(|(d, p)| d * p).sum();
+                    for (d, p) in drow.iter_mut().zip(prow) {
+                        *d = p * (*d - along) * scale;
+                    }
+                }
+                // dQ = dS · K.
+                gemm::pack_columns(k, ld, len, dh, packed);
+                gemm::serial(kernels, dp.as_ptr(), len, len, packed, dh, len, dq, ld, false);
+                // dK = dSᵀ · Q.
+                ops::transpose_serial(dp, len, len, a);
+                gemm::pack_columns(q, ld, len, dh, packed);
+                gemm::serial(kernels, a.as_ptr(), len, len, packed, dh, len, dk, ld, false);
+            }
+        }
+    })
+}

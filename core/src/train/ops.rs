@@ -1,0 +1,348 @@
+//! The steps of a training pass that are not matrix products, forward and backward, on the executor's threads:
+//! LayerNorm that keeps what its backward reads, its backward, GELU's derivative, column sums, transposes, and the
+//! dropout masks. Each is checked against finite differences or a plain loop in the tests below.
+
+use crate::encode::gemm::Shared;
+use crate::encode::math;
+use crate::error::Result;
+use crate::executor::Executor;
+
+/// Calls `f(row_index, row)` for each of the `rows` rows of `width` floats in `data`, split over the threads.
+pub fn rows_mut(
+    executor: &Executor,
+    data: &mut [f32],
+    width: usize,
+    rows: usize,
+    f: impl Fn(usize, &mut [f32]) + Sync,
+) -> Result<()> {
+    assert!(data.len() >= rows * width, "rows_mut: {rows} rows of {width} in {} floats", data.len());
+    let out = Shared(data.as_mut_ptr());
+    executor.for_slices(rows, |range| {
+        #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
+        let out = out;
+        for r in range {
+            // SAFETY: row `r` is inside `data` (asserted above) and this slice of rows is this task's alone.
+            let row = unsafe { std::slice::from_raw_parts_mut(out.0.add(r * width), width) };
+            f(r, row);
+        }
+    })
+}
+
+/// LayerNorm of `x` in place (`[rows × width]`), as PyTorch computes it, keeping `x̂` in `xhat` and `1/σ` per row
+/// in `rstd` for the backward pass.
+#[allow(clippy::too_many_arguments)]
+pub fn layer_norm_keep(
+    executor: &Executor,
+    x: &mut [f32],
+    xhat: &mut [f32],
+    rstd: &mut [f32],
+    rows: usize,
+    (gamma, beta): (&[f32], &[f32]),
+    eps: f32,
+) -> Result<()> {
+    let width = gamma.len();
+    let (keep, inv) = (Shared(xhat.as_mut_ptr()), Shared(rstd.as_mut_ptr()));
+    assert!(xhat.len() >= rows * width && rstd.len() >= rows);
+    rows_mut(executor, x, width, rows, |r, row| {
+        let (keep, inv) = (keep, inv);
+        let n = width as f32;
+        let mean = math::sum(row) / n;
+        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n;
+        let s = 1.0 / (var + eps).sqrt();
+        // SAFETY: row `r` of `xhat` and entry `r` of `rstd` are in bounds (asserted above) and this row's alone.
+        let (hat, sr) = unsafe { (std::slice::from_raw_parts_mut(keep.0.add(r * width), width), &mut *inv.0.add(r)) };
+        *sr = s;
+        for ((v, h), (g, b)) in row.iter_mut().zip(hat.iter_mut()).zip(gamma.iter().zip(beta)) {
+            *h = (*v - mean) * s;
+            *v = *h * *g + *b;
+        }
+    })
+}
+
+/// LayerNorm's backward: `dy` (`[rows × width]`) becomes the gradient of its input, in place, from the kept `x̂`
+/// and `1/σ`. The weight and bias gradients are summed over rows into `dgamma` and `dbeta` (overwritten).
+pub fn layer_norm_backward(
+    executor: &Executor,
+    dy: &mut [f32],
+    xhat: &[f32],
+    rstd: &[f32],
+    rows: usize,
+    gamma: &[f32],
+    (dgamma, dbeta): (&mut [f32], &mut [f32]),
+) -> Result<()> {
+    let width = gamma.len();
+    column_sums_of_product(executor, dy, xhat, rows, width, dgamma)?;
+    column_sums(executor, dy, rows, width, dbeta)?;
+    rows_mut(executor, dy, width, rows, |r, row| {
+        let hat = &xhat[r * width..(r + 1) * width];
+        let n = width as f32;
+        let (mut a, mut b) = (0.0f32, 0.0f32);
+        for ((d, g), h) in row.iter().zip(gamma).zip(hat) {
+            let dh = d * g;
+            a += dh;
+            b += dh * h;
+        }
+        let (a, b) = (a / n, b / n);
+        let s = rstd[r];
+        for ((d, g), h) in row.iter_mut().zip(gamma).zip(hat) {
+            *d = s * (*d * g - a - h * b);
+        }
+    })
+}
+
+/// `out[j] = Σ_r x[r][j]`, columns split over the threads (each sums its columns over every row, in row order).
+pub fn column_sums(executor: &Executor, x: &[f32], rows: usize, width: usize, out: &mut [f32]) -> Result<()> {
+    sums(executor, rows, width, out, |r, j0, acc| {
+        for (a, v) in acc.iter_mut().zip(&x[r * width + j0..]) {
+            *a += *v;
+        }
+    })
+}
+
+/// `out[j] = Σ_r x[r][j] · y[r][j]`.
+pub fn column_sums_of_product(
+    executor: &Executor,
+    x: &[f32],
+    y: &[f32],
+    rows: usize,
+    width: usize,
+    out: &mut [f32],
+) -> Result<()> {
+    sums(executor, rows, width, out, |r, j0, acc| {
+        let (x, y) = (&x[r * width + j0..], &y[r * width + j0..]);
+        for ((a, u), v) in acc.iter_mut().zip(x).zip(y) {
+            *a += *u * *v;
+        }
+    })
+}
+
+/// Column blocks of 64 claimed by the threads; each block accumulates row after row in f32.
+fn sums(
+    executor: &Executor,
+    rows: usize,
+    width: usize,
+    out: &mut [f32],
+    add_row: impl Fn(usize, usize, &mut [f32]) + Sync,
+) -> Result<()> {
+    const BLOCK: usize = 64;
+    let out = &mut out[..width];
+    let blocks = width.div_ceil(BLOCK);
+    let dst = Shared(out.as_mut_ptr());
+    executor.for_n_dynamic(blocks, |b| {
+        #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
+        let dst = dst;
+        let (j0, len) = (b * BLOCK, BLOCK.min(width - b * BLOCK));
+        // SAFETY: columns `j0..j0+len` of `out` are this block's alone, inside `out` (`width` floats).
+        let acc = unsafe { std::slice::from_raw_parts_mut(dst.0.add(j0), len) };
+        acc.fill(0.0);
+        for r in 0..rows {
+            add_row(r, j0, acc);
+        }
+    })
+}
+
+/// `dst[j][i] = src[i][j]` for a `[rows × cols]` source whose rows are `ld` apart; `dst` is `[cols × rows]`.
+pub fn transpose(executor: &Executor, src: &[f32], ld: usize, rows: usize, cols: usize, dst: &mut [f32]) -> Result<()> {
+    rows_mut(executor, dst, rows, cols, |j, out| {
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = src[i * ld + j];
+        }
+    })
+}
+
+/// `dst = src` transposed, on the calling thread (attention's per-head `L × L` blocks).
+pub fn transpose_serial(src: &[f32], rows: usize, cols: usize, dst: &mut [f32]) {
+    for i in 0..rows {
+        for j in 0..cols {
+            dst[j * rows + i] = src[i * cols + j];
+        }
+    }
+}
+
+/// `gelu(x)` in place, the erf form the encoder uses.
+pub fn gelu(x: &mut [f32]) {
+    const ZEROS: [f32; 64] = [0.0; 64];
+    for chunk in x.chunks_mut(64) {
+        let n = chunk.len();
+        math::bias_gelu(chunk, &ZEROS[..n]);
+    }
+}
+
+/// `d *= gelu'(u)`: GELU's derivative at the kept pre-activation `u`, `Φ(u) + u·φ(u)`.
+pub fn gelu_backward(d: &mut [f32], u: &[f32]) {
+    for (d, u) in d.iter_mut().zip(u) {
+        let x = *u as f64;
+        let cdf = 0.5 * (1.0 + erf(x * std::f64::consts::FRAC_1_SQRT_2));
+        let pdf = (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt();
+        *d = (*d as f64 * (cdf + x * pdf)) as f32;
+    }
+}
+
+/// erf to about 1e-7 (Abramowitz and Stegun 7.1.26 on |x|), in f64.
+fn erf(x: f64) -> f64 {
+    let z = x.abs();
+    let t = 1.0 / (1.0 + 0.327_591_1 * z);
+    let poly =
+        t * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let e = 1.0 - poly * (-z * z).exp();
+    if x < 0.0 {
+        -e
+    } else {
+        e
+    }
+}
+
+/// Dropout masks that need no storage: whether element `index` of site `site` survives is a hash of the seed, the
+/// step, the site and the index, so the backward pass recomputes the forward pass's mask.
+#[derive(Clone, Copy, Debug)]
+pub struct Dropout {
+    /// The probability of dropping; 0 turns the site off.
+    pub p: f32,
+    pub seed: u64,
+    pub step: u64,
+}
+
+impl Dropout {
+    pub fn active(&self) -> bool {
+        self.p > 0.0
+    }
+
+    /// The factor element `index` of `site` is multiplied by: 0 when dropped, `1/(1-p)` when kept.
+    #[inline]
+    pub fn factor(&self, site: u64, index: u64) -> f32 {
+        let mut z =
+            self.seed ^ self.step.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ site.wrapping_mul(0xD1B5_4A32_D192_ED03);
+        z = z.wrapping_add(index.wrapping_mul(0x94D0_49BB_1331_11EB));
+        // splitmix64's finaliser.
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        let u = (z >> 40) as f32 * (1.0 / (1u64 << 24) as f32);
+        if u < self.p {
+            0.0
+        } else {
+            1.0 / (1.0 - self.p)
+        }
+    }
+
+    /// Multiplies `x` (elements `first..` of `site`) by the mask.
+    pub fn apply(&self, site: u64, first: u64, x: &mut [f32]) {
+        if !self.active() {
+            return;
+        }
+        for (i, v) in x.iter_mut().enumerate() {
+            *v *= self.factor(site, first + i as u64);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn executor() -> Executor {
+        Executor::for_ram(crate::ExecutorForRamConfig { threads: Some(2), ..Default::default() }).unwrap()
+    }
+
+    fn values(len: usize, seed: usize) -> Vec<f32> {
+        (0..len).map(|i| (((i * 2654435761 + seed * 97) % 1000) as f32 / 500.0) - 1.0).collect()
+    }
+
+    /// The loss `Σ w ⊙ LayerNorm(x)` differentiated by central differences in f64 against the backward pass.
+    #[test]
+    fn layer_norm_backward_matches_finite_differences() {
+        let ex = executor();
+        let (rows, width) = (3, 37);
+        let x = values(rows * width, 1);
+        let (gamma, beta, w) = (values(width, 2), values(width, 3), values(rows * width, 4));
+        let loss = |x: &[f32], gamma: &[f32], beta: &[f32]| -> f64 {
+            let mut y = x.to_vec();
+            let (mut hat, mut rs) = (vec![0.0; rows * width], vec![0.0; rows]);
+            layer_norm_keep(&ex, &mut y, &mut hat, &mut rs, rows, (gamma, beta), 1e-12).unwrap();
+            y.iter().zip(&w).map(|(a, b)| *a as f64 * *b as f64).sum()
+        };
+        let mut y = x.clone();
+        let (mut hat, mut rs) = (vec![0.0; rows * width], vec![0.0; rows]);
+        layer_norm_keep(&ex, &mut y, &mut hat, &mut rs, rows, (&gamma, &beta), 1e-12).unwrap();
+        let mut d = w.clone();
+        let (mut dg, mut db) = (vec![0.0; width], vec![0.0; width]);
+        layer_norm_backward(&ex, &mut d, &hat, &rs, rows, &gamma, (&mut dg, &mut db)).unwrap();
+        let h = 1e-2f32;
+        for i in (0..rows * width).step_by(5) {
+            let (mut up, mut down) = (x.clone(), x.clone());
+            up[i] += h;
+            down[i] -= h;
+            let fd = (loss(&up, &gamma, &beta) - loss(&down, &gamma, &beta)) / (2.0 * h as f64);
+            assert!((fd - d[i] as f64).abs() < 2e-3 * fd.abs().max(1.0), "dx[{i}]: {} vs {fd}", d[i]);
+        }
+        for j in (0..width).step_by(3) {
+            let (mut up, mut down) = (gamma.clone(), gamma.clone());
+            up[j] += h;
+            down[j] -= h;
+            let fd = (loss(&x, &up, &beta) - loss(&x, &down, &beta)) / (2.0 * h as f64);
+            assert!((fd - dg[j] as f64).abs() < 2e-3 * fd.abs().max(1.0), "dgamma[{j}]: {} vs {fd}", dg[j]);
+            let (mut up, mut down) = (beta.clone(), beta.clone());
+            up[j] += h;
+            down[j] -= h;
+            let fd = (loss(&x, &gamma, &up) - loss(&x, &gamma, &down)) / (2.0 * h as f64);
+            assert!((fd - db[j] as f64).abs() < 2e-3 * fd.abs().max(1.0), "dbeta[{j}]: {} vs {fd}", db[j]);
+        }
+    }
+
+    #[test]
+    fn gelu_backward_matches_finite_differences() {
+        for i in -60..=60 {
+            let u = i as f32 / 10.0;
+            let h = 1e-3f32;
+            let (mut up, mut down) = ([u + h], [u - h]);
+            gelu(&mut up);
+            gelu(&mut down);
+            let fd = (up[0] as f64 - down[0] as f64) / (2.0 * h as f64);
+            let mut d = [1.0f32];
+            gelu_backward(&mut d, &[u]);
+            assert!((fd - d[0] as f64).abs() < 2e-3, "gelu'({u}) = {} vs {fd}", d[0]);
+        }
+    }
+
+    #[test]
+    fn sums_and_transposes_match_plain_loops() {
+        let ex = executor();
+        let (rows, width) = (7, 130);
+        let (x, y) = (values(rows * width, 5), values(rows * width, 6));
+        let mut s = vec![9.0; width];
+        column_sums(&ex, &x, rows, width, &mut s).unwrap();
+        let mut p = vec![9.0; width];
+        column_sums_of_product(&ex, &x, &y, rows, width, &mut p).unwrap();
+        for j in 0..width {
+            let want: f32 = (0..rows).map(|r| x[r * width + j]).sum();
+            assert!((s[j] - want).abs() < 1e-5);
+            let want: f32 = (0..rows).map(|r| x[r * width + j] * y[r * width + j]).sum();
+            assert!((p[j] - want).abs() < 1e-5);
+        }
+        let mut t = vec![0.0; rows * width];
+        transpose(&ex, &x, width, rows, width, &mut t).unwrap();
+        let mut u = vec![0.0; rows * width];
+        transpose_serial(&x, rows, width, &mut u);
+        assert_eq!(t, u);
+        for i in 0..rows {
+            for j in 0..width {
+                assert_eq!(t[j * rows + i], x[i * width + j]);
+            }
+        }
+    }
+
+    #[test]
+    fn dropout_keeps_about_one_minus_p_and_repeats_itself() {
+        let d = Dropout { p: 0.1, seed: 7, step: 3 };
+        let kept = (0..100_000u64).filter(|i| d.factor(2, *i) > 0.0).count();
+        assert!((89_000..91_000).contains(&kept), "{kept} kept of 100000");
+        assert_eq!(d.factor(2, 12345), d.factor(2, 12345));
+        let other = Dropout { step: 4, ..d };
+        assert!((0..1000u64).any(|i| d.factor(2, i) != other.factor(2, i)));
+        assert_eq!(d.factor(1, 5).max(0.0), d.factor(1, 5));
+        let off = Dropout { p: 0.0, ..d };
+        let mut x = vec![2.0; 10];
+        off.apply(1, 0, &mut x);
+        assert_eq!(x, vec![2.0; 10]);
+    }
+}

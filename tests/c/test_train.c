@@ -1,0 +1,569 @@
+/*
+ * The C Trainer scenarios 26–29 (../../../shared/SCENARIOS.md), against generated/c/uform.h and libuform.
+ * Needs UFORM_TEST_MODEL_DIR (the all-MiniLM-L6-v2 folder) and UFORM_TEST_TRAIN_REFERENCE (the training fixture,
+ * flattened by tests/c/flatten_train_reference.py); `cargo xtask test c` sets both. UFORM_TEST_TRAIN_STEPS caps how
+ * many of the fixture's steps run (valgrind runs one; the held-out check needs them all). Prints one line per test
+ * and closes with "N passed, N failed".
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <uform.h>
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int failures = 0;
+static int checks_in_test = 0;
+static int failed_in_test = 0;
+
+#define CHECK(cond)                                                                                                    \
+    do {                                                                                                               \
+        checks_in_test++;                                                                                              \
+        if (!(cond)) {                                                                                                 \
+            failed_in_test++;                                                                                          \
+            fprintf(stderr, "    %s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, #cond,                \
+                    uform_last_error_message());                                                                       \
+        }                                                                                                              \
+    } while (0)
+
+#define CHECK_STATUS(call, expected) CHECK((call) == (expected))
+
+static int says(const char *needle) { return strstr(uform_last_error_message(), needle) != NULL; }
+
+static const char *scratch_root = "/tmp";
+static const char *model_dir = NULL;
+
+static void scratch(char *out, size_t size, const char *name) {
+    snprintf(out, size, "%s/train-%s-%ld", scratch_root, name, (long)getpid());
+    mkdir(out, 0755);
+}
+
+/* How many entries a directory holds (-1 when it cannot be read). */
+static int entries(const char *path) {
+    DIR *d = opendir(path);
+    if (!d) return -1;
+    int count = 0;
+    struct dirent *entry;
+    while ((entry = readdir(d)) != NULL)
+        if (strcmp(entry->d_name, ".") != 0 && strcmp(entry->d_name, "..") != 0) count++;
+    closedir(d);
+    return count;
+}
+
+static uform_executor_t *ram_executor(void) {
+    uform_executor_for_ram_config_t config;
+    memset(&config, 0, sizeof config);
+    config.threads = 2;
+    uform_executor_t *executor = NULL;
+    if (uform_executor_for_ram(&config, &executor) != UFORM_STATUS_OK) {
+        fprintf(stderr, "forRam failed: %s\n", uform_last_error_message());
+        exit(2);
+    }
+    return executor;
+}
+
+static uform_model_t *load(const char *path, uform_executor_t *executor) {
+    uform_model_load_ram_config_t config;
+    memset(&config, 0, sizeof config);
+    config.executor = executor;
+    uform_model_t *model = NULL;
+    CHECK_STATUS(uform_model_load_ram(path, &config, &model), UFORM_STATUS_OK);
+    return model;
+}
+
+/* The fixture, as tests/c/flatten_train_reference.py writes it. */
+static size_t ref_steps = 0, ref_pairs = 0, ref_held = 0, ref_dims = 0;
+static uform_trainer_contrastive_config_t ref_config = UFORM_TRAINER_CONTRASTIVE_CONFIG_INIT;
+static char **ref_anchors = NULL, **ref_positives = NULL, **ref_held_texts = NULL;
+static double *ref_loss = NULL, *ref_lr = NULL, *ref_grad_norm = NULL;
+static size_t *ref_batch = NULL, *ref_batch_size = NULL; /* ref_batch[k * ref_pairs + j] */
+static float *ref_before = NULL, *ref_after = NULL;
+
+static int hex_value(char c) { return c >= 'a' ? c - 'a' + 10 : c - '0'; }
+
+static char *read_hex(FILE *f) {
+    static char hex[1 << 16];
+    if (fscanf(f, "%65535s", hex) != 1) return NULL;
+    size_t n = strcmp(hex, "-") == 0 ? 0 : strlen(hex) / 2;
+    char *text = calloc(n + 1, 1);
+    for (size_t i = 0; i < n; i++) text[i] = (char)(hex_value(hex[2 * i]) * 16 + hex_value(hex[2 * i + 1]));
+    return text;
+}
+
+static int read_reference(void) {
+    const char *path = getenv("UFORM_TEST_TRAIN_REFERENCE");
+    FILE *f = path ? fopen(path, "r") : NULL;
+    if (!f) return 0;
+    unsigned long long seed = 0;
+    double dropout = 0;
+    int ok = fscanf(f, "%zu %zu %zu %zu", &ref_steps, &ref_pairs, &ref_held, &ref_dims) == 4 &&
+             fscanf(f, "%lf %lf %u %u %lf %lf %lf %llu", &ref_config.learning_rate, &ref_config.weight_decay,
+                    &ref_config.warmup_steps, &ref_config.total_steps, &ref_config.max_grad_norm, &ref_config.scale,
+                    &dropout, &seed) == 8;
+    /* A dropout of 0 is "off", which C spells -0.0 (a zero field is absent: the model's own dropout). */
+    ref_config.dropout = dropout == 0.0 ? -0.0 : dropout;
+    ref_config.seed = (uint64_t)seed;
+    ref_anchors = calloc(ref_pairs, sizeof *ref_anchors);
+    ref_positives = calloc(ref_pairs, sizeof *ref_positives);
+    for (size_t i = 0; ok && i < ref_pairs; i++) {
+        ref_anchors[i] = read_hex(f);
+        ref_positives[i] = read_hex(f);
+        ok = ref_anchors[i] && ref_positives[i];
+    }
+    ref_loss = calloc(ref_steps, sizeof *ref_loss);
+    ref_lr = calloc(ref_steps, sizeof *ref_lr);
+    ref_grad_norm = calloc(ref_steps, sizeof *ref_grad_norm);
+    ref_batch_size = calloc(ref_steps, sizeof *ref_batch_size);
+    ref_batch = calloc(ref_steps * ref_pairs, sizeof *ref_batch);
+    for (size_t k = 0; ok && k < ref_steps; k++) {
+        ok = fscanf(f, "%lf %lf %lf %zu", &ref_loss[k], &ref_lr[k], &ref_grad_norm[k], &ref_batch_size[k]) == 4 &&
+             ref_batch_size[k] <= ref_pairs;
+        for (size_t j = 0; ok && j < ref_batch_size[k]; j++)
+            ok = fscanf(f, "%zu", &ref_batch[k * ref_pairs + j]) == 1 && ref_batch[k * ref_pairs + j] < ref_pairs;
+    }
+    ref_held_texts = calloc(ref_held, sizeof *ref_held_texts);
+    ref_before = calloc(ref_held * ref_dims, sizeof *ref_before);
+    ref_after = calloc(ref_held * ref_dims, sizeof *ref_after);
+    for (size_t r = 0; ok && r < ref_held; r++) {
+        ok = (ref_held_texts[r] = read_hex(f)) != NULL;
+        for (size_t c = 0; ok && c < ref_dims; c++) ok = fscanf(f, "%f", &ref_before[r * ref_dims + c]) == 1;
+        for (size_t c = 0; ok && c < ref_dims; c++) ok = fscanf(f, "%f", &ref_after[r * ref_dims + c]) == 1;
+    }
+    fclose(f);
+    return ok;
+}
+
+static void free_reference(void) {
+    for (size_t i = 0; ref_anchors && i < ref_pairs; i++) free(ref_anchors[i]), free(ref_positives[i]);
+    for (size_t r = 0; ref_held_texts && r < ref_held; r++) free(ref_held_texts[r]);
+    free(ref_anchors), free(ref_positives), free(ref_held_texts);
+    free(ref_loss), free(ref_lr), free(ref_grad_norm), free(ref_batch), free(ref_batch_size);
+    free(ref_before), free(ref_after);
+}
+
+/* Step k's anchors and positives (pointers into the fixture), as its `steps[k]` lists them. */
+static size_t batch(size_t k, const char **anchors, const char **positives) {
+    for (size_t j = 0; j < ref_batch_size[k]; j++) {
+        anchors[j] = ref_anchors[ref_batch[k * ref_pairs + j]];
+        positives[j] = ref_positives[ref_batch[k * ref_pairs + j]];
+    }
+    return ref_batch_size[k];
+}
+
+static double cosine(const float *a, const float *b, size_t n) {
+    double dot = 0, aa = 0, bb = 0;
+    for (size_t i = 0; i < n; i++) {
+        dot += (double)a[i] * b[i];
+        aa += (double)a[i] * a[i];
+        bb += (double)b[i] * b[i];
+    }
+    return dot / sqrt(aa * bb);
+}
+
+static double max_diff(const uform_f32_matrix_t *a, const uform_f32_matrix_t *b) {
+    if (!a->data || !b->data || a->rows != b->rows || a->columns != b->columns) return INFINITY;
+    double worst = 0;
+    for (size_t i = 0; i < (size_t)a->rows * a->columns; i++)
+        if (fabs((double)a->data[i] - b->data[i]) > worst) worst = fabs((double)a->data[i] - b->data[i]);
+    return worst;
+}
+
+static void encode(uform_model_t *model, const char *const *texts, size_t count, uform_f32_matrix_t *out) {
+    memset(out, 0, sizeof *out);
+    CHECK_STATUS(uform_model_encode_text(model, texts, count, NULL, out), UFORM_STATUS_OK);
+}
+
+/* A trainer with no warm-up, so its first step moves the weights. */
+static uform_trainer_t *plain_trainer(uform_model_t *model) {
+    uform_trainer_contrastive_config_t config = UFORM_TRAINER_CONTRASTIVE_CONFIG_INIT;
+    config.learning_rate = 1e-4;
+    config.dropout = -0.0; /* off */
+    config.seed = 7;
+    uform_trainer_t *trainer = NULL;
+    CHECK_STATUS(uform_trainer_contrastive(model, &config, &trainer), UFORM_STATUS_OK);
+    return trainer;
+}
+
+/* 26. The committed fixture: each step's loss within 1e-4 relative, its learning rate equal, its number 1..N; after
+ * all its steps the held-out embeddings at cosine >= 0.9999 to the fixture's and away from the untrained ones. */
+static void test_26_reproduces_the_fixture(void) {
+    size_t steps = ref_steps;
+    const char *cap = getenv("UFORM_TEST_TRAIN_STEPS");
+    if (cap && (size_t)atoi(cap) < steps) steps = (size_t)atoi(cap);
+    uform_executor_t *executor = ram_executor();
+    uform_model_t *model = load(model_dir, executor);
+    uform_trainer_t *trainer = NULL;
+    CHECK_STATUS(uform_trainer_contrastive(model, &ref_config, &trainer), UFORM_STATUS_OK);
+    const char **anchors = calloc(ref_pairs, sizeof *anchors), **positives = calloc(ref_pairs, sizeof *positives);
+    for (size_t k = 0; trainer && k < steps; k++) {
+        size_t n = batch(k, anchors, positives);
+        uform_train_step_t s;
+        memset(&s, 0, sizeof s);
+        CHECK_STATUS(uform_trainer_step(trainer, anchors, n, positives, n, &s), UFORM_STATUS_OK);
+        CHECK(s.step == k + 1);
+        int close = fabs(s.loss - ref_loss[k]) <= 1e-4 * fabs(ref_loss[k]) &&
+                    fabs(s.learning_rate - ref_lr[k]) <= 1e-9 * fabs(ref_lr[k]) &&
+                    fabs(s.gradient_norm - ref_grad_norm[k]) <= 1e-3 * ref_grad_norm[k];
+        if (!close)
+            fprintf(stderr, "    step %zu: loss %.9g (fixture %.9g), lr %.12g (%.12g), gradient norm %.7g (%.7g)\n",
+                    k + 1, s.loss, ref_loss[k], s.learning_rate, ref_lr[k], s.gradient_norm, ref_grad_norm[k]);
+        CHECK(close);
+        CHECK(isfinite(s.seconds) && s.seconds >= 0.0);
+    }
+    if (steps == ref_steps) {
+        uform_f32_matrix_t m;
+        encode(model, (const char *const *)ref_held_texts, ref_held, &m);
+        CHECK(m.rows == ref_held && m.columns == ref_dims);
+        for (size_t r = 0; m.data && m.rows == ref_held && m.columns == ref_dims && r < ref_held; r++) {
+            double after = cosine(m.data + r * ref_dims, ref_after + r * ref_dims, ref_dims);
+            double before = cosine(m.data + r * ref_dims, ref_before + r * ref_dims, ref_dims);
+            if (after < 0.9999 || before >= 0.9995)
+                fprintf(stderr, "    held-out %zu: cosine %.6f to the fixture's, %.6f to the untrained\n", r, after, before);
+            CHECK(after >= 0.9999 && before < 0.9995);
+        }
+        uform_f32_matrix_free(&m);
+    } else {
+        printf("     (%zu of %zu steps; the held-out check needs them all)\n", steps, ref_steps);
+    }
+    free(anchors);
+    free(positives);
+    CHECK_STATUS(uform_trainer_free(trainer), UFORM_STATUS_OK);
+    CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK);
+    CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
+}
+
+/* 27. encodeText after a step embeds with the new weights; save writes a folder that loads back to the same
+ * embeddings (max abs diff <= 1e-6); the model keeps the trained weights after the trainer's free. */
+static void test_27_encode_after_a_step_save_and_load_back(void) {
+    char dir[1024], saved[1100];
+    scratch(dir, sizeof dir, "save");
+    snprintf(saved, sizeof saved, "%s/trained", dir);
+    uform_executor_t *executor = ram_executor();
+    uform_model_t *model = load(model_dir, executor);
+    const char *texts[3] = {ref_held_texts[0], ref_held_texts[1], ref_held_texts[2]};
+    uform_f32_matrix_t untrained, stepped, reloaded, kept;
+    encode(model, texts, 3, &untrained);
+    uform_trainer_t *trainer = plain_trainer(model);
+    const char **anchors = calloc(ref_pairs, sizeof *anchors), **positives = calloc(ref_pairs, sizeof *positives);
+    size_t n = batch(0, anchors, positives);
+    if (getenv("UFORM_TEST_TRAIN_STEPS")) n = 2; /* under valgrind: two pairs */
+    uform_train_step_t s;
+    memset(&s, 0, sizeof s);
+    CHECK_STATUS(uform_trainer_step(trainer, anchors, n, positives, n, &s), UFORM_STATUS_OK);
+    CHECK(s.step == 1 && fabs(s.learning_rate - 1e-4) <= 1e-13);
+    encode(model, texts, 3, &stepped);
+    CHECK(max_diff(&stepped, &untrained) > 1e-4); /* not the old weights */
+    CHECK_STATUS(uform_trainer_save(trainer, saved), UFORM_STATUS_OK);
+    CHECK(entries(dir) == 1); /* the folder, and no temporary sibling */
+    char file[1200];
+    snprintf(file, sizeof file, "%s/model.safetensors", saved);
+    struct stat st;
+    CHECK(stat(file, &st) == 0 && S_ISREG(st.st_mode));
+    CHECK_STATUS(uform_trainer_free(trainer), UFORM_STATUS_OK);
+    encode(model, texts, 3, &kept);
+    CHECK(max_diff(&kept, &stepped) <= 1e-6);
+    uform_model_t *loaded = load(saved, executor);
+    if (loaded) {
+        uform_model_description_t d;
+        memset(&d, 0, sizeof d);
+        CHECK_STATUS(uform_model_describe(loaded, &d), UFORM_STATUS_OK);
+        CHECK(d.architecture && strcmp(d.architecture, "bert") == 0);
+        encode(loaded, texts, 3, &reloaded);
+        double diff = max_diff(&reloaded, &stepped);
+        if (diff > 1e-6) fprintf(stderr, "    the saved folder embeds %.3g away from the trained model\n", diff);
+        CHECK(diff <= 1e-6);
+        uform_f32_matrix_free(&reloaded);
+        CHECK_STATUS(uform_model_free(loaded), UFORM_STATUS_OK);
+    }
+    free(anchors);
+    free(positives);
+    uform_f32_matrix_free(&untrained);
+    uform_f32_matrix_free(&stepped);
+    uform_f32_matrix_free(&kept);
+    CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK);
+    CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
+}
+
+/* 28. Bad configs: each an invalid argument naming its field as C spells it; the model stays usable. */
+static void test_28_bad_configs(void) {
+    uform_executor_t *executor = ram_executor();
+    uform_model_t *model = load(model_dir, executor);
+    struct {
+        const char *field;
+        uform_trainer_contrastive_config_t config;
+    } cases[] = {
+        {"`config.learning_rate`", {.learning_rate = NAN}},
+        {"`config.learning_rate`", {.learning_rate = -NAN}},
+        {"`config.learning_rate`", {.learning_rate = INFINITY}},
+        {"`config.learning_rate`", {.learning_rate = -1e-4}},
+        {"`config.weight_decay`", {.weight_decay = NAN}},
+        {"`config.weight_decay`", {.weight_decay = -INFINITY}},
+        {"`config.weight_decay`", {.weight_decay = -0.01}},
+        {"`config.max_grad_norm`", {.max_grad_norm = NAN}},
+        {"`config.max_grad_norm`", {.max_grad_norm = INFINITY}},
+        {"`config.max_grad_norm`", {.max_grad_norm = -1}},
+        {"`config.scale`", {.scale = NAN}},
+        {"`config.scale`", {.scale = INFINITY}},
+        {"`config.scale`", {.scale = -0.0}}, /* zero itself */
+        {"`config.scale`", {.scale = -20}},
+        {"`config.dropout`", {.dropout = NAN}},
+        {"`config.dropout`", {.dropout = -0.1}},
+        {"`config.dropout`", {.dropout = 1.0}},
+        {"`config.dropout`", {.dropout = 1.5}},
+        {"`config.max_tokens`", {.max_tokens = 513}},
+        {"`config.max_tokens`", {.max_tokens = UINT32_MAX}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cases[i].config.struct_size = sizeof cases[i].config;
+        uform_trainer_t *trainer = (uform_trainer_t *)(uintptr_t)0x5e5e5e50;
+        CHECK_STATUS(uform_trainer_contrastive(model, &cases[i].config, &trainer), UFORM_STATUS_INVALID_ARGUMENT);
+        if (!says(cases[i].field)) fprintf(stderr, "    case %zu: message lacks %s\n", i, cases[i].field);
+        CHECK(says(cases[i].field));
+        CHECK(trainer == (uform_trainer_t *)(uintptr_t)0x5e5e5e50); /* the out-parameter is untouched */
+    }
+    /* What is no error: the edges of each range, and zero itself (-0.0) where zero means off. */
+    uform_trainer_contrastive_config_t edges[] = {
+        {.struct_size = sizeof(uform_trainer_contrastive_config_t), .learning_rate = -0.0, .weight_decay = -0.0,
+         .max_grad_norm = -0.0, .dropout = -0.0},
+        {.struct_size = sizeof(uform_trainer_contrastive_config_t), .dropout = 0.999, .max_tokens = 512, .scale = 1e-3, .seed = UINT64_MAX},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        uform_trainer_t *trainer = NULL;
+        CHECK_STATUS(uform_trainer_contrastive(model, &edges[i], &trainer), UFORM_STATUS_OK);
+        CHECK_STATUS(uform_trainer_free(trainer), UFORM_STATUS_OK);
+    }
+    uform_trainer_t *trainer = NULL;
+    CHECK_STATUS(uform_trainer_contrastive(model, NULL, &trainer), UFORM_STATUS_OK); /* NULL: every field absent */
+    CHECK_STATUS(uform_trainer_free(trainer), UFORM_STATUS_OK);
+    CHECK_STATUS(uform_trainer_contrastive(model, NULL, NULL), UFORM_STATUS_INVALID_ARGUMENT);
+    CHECK_STATUS(uform_trainer_contrastive(NULL, NULL, &trainer), UFORM_STATUS_INVALID_ARGUMENT);
+    uform_f32_matrix_t m;
+    encode(model, (const char *const *)ref_held_texts, 1, &m); /* still usable */
+    uform_f32_matrix_free(&m);
+    CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK); /* no failed call kept a borrow */
+    CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
+}
+
+/* 28. Bad batches: the documented error naming the argument; a failed step changes no weight and does not count. */
+static void test_28_bad_batches(void) {
+    uform_executor_t *executor = ram_executor();
+    uform_model_t *model = load(model_dir, executor);
+    const char *texts[2] = {ref_held_texts[0], ref_held_texts[1]};
+    uform_f32_matrix_t untrained, after;
+    encode(model, texts, 2, &untrained);
+    uform_trainer_t *trainer = plain_trainer(model);
+    const char *a[2] = {"an anchor", "another anchor"}, *p[2] = {"a positive", "another positive"};
+    const char *bad_utf8[2] = {"fine", "caf\xc3"}, *with_null[2] = {"fine", NULL};
+    uform_train_step_t s, before;
+    memset(&s, 0x5a, sizeof s);
+    memcpy(&before, &s, sizeof before);
+    struct {
+        const char *const *anchors;
+        size_t anchors_count;
+        const char *const *positives;
+        size_t positives_count;
+        const char *needle;
+    } cases[] = {
+        {a, 2, p, 1, "`positives`"},
+        {a, 1, p, 2, "`positives`"},
+        {a, 0, p, 0, "`anchors`"},
+        {NULL, 0, NULL, 0, "`anchors`"},
+        {bad_utf8, 2, p, 2, "`anchors[1]`"},
+        {a, 2, bad_utf8, 2, "`positives[1]`"},
+        {with_null, 2, p, 2, "`anchors[1]`"},
+        {a, 2, with_null, 2, "`positives[1]`"},
+        {NULL, 2, p, 2, "`anchors`"},
+        {a, 2, NULL, 2, "`positives`"},
+        {a, SIZE_MAX, p, 2, "`anchors`"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        CHECK_STATUS(uform_trainer_step(trainer, cases[i].anchors, cases[i].anchors_count, cases[i].positives,
+                                        cases[i].positives_count, &s),
+                     UFORM_STATUS_INVALID_ARGUMENT);
+        if (!says(cases[i].needle)) fprintf(stderr, "    case %zu: message lacks %s\n", i, cases[i].needle);
+        CHECK(says(cases[i].needle));
+        CHECK(memcmp(&s, &before, sizeof s) == 0);
+    }
+    CHECK_STATUS(uform_trainer_step(trainer, a, 2, p, 2, NULL), UFORM_STATUS_INVALID_ARGUMENT);
+    CHECK(says("`step`"));
+    CHECK_STATUS(uform_trainer_step(NULL, a, 2, p, 2, &s), UFORM_STATUS_INVALID_ARGUMENT);
+    encode(model, texts, 2, &after);
+    CHECK(max_diff(&after, &untrained) == 0.0); /* no failed step changed a weight */
+    CHECK_STATUS(uform_trainer_step(trainer, a, 2, p, 2, &s), UFORM_STATUS_OK);
+    CHECK(s.step == 1); /* ... or counted */
+    uform_f32_matrix_free(&untrained);
+    uform_f32_matrix_free(&after);
+    CHECK_STATUS(uform_trainer_free(trainer), UFORM_STATUS_OK);
+    CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK);
+    CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
+}
+
+/* 28. save onto an existing file or directory, under a missing parent or a file, NULL, invalid UTF-8: the
+ * documented error naming the path, and nothing left behind. */
+static void test_28_bad_saves(void) {
+    char dir[1024], existing[1100], a_file[1100], missing[1200], below_file[1200], bad_utf8[1200], locked[1100],
+        below_locked[1200];
+    scratch(dir, sizeof dir, "bad-save");
+    snprintf(existing, sizeof existing, "%s/existing", dir);
+    snprintf(a_file, sizeof a_file, "%s/a file", dir);
+    snprintf(missing, sizeof missing, "%s/missing/trained", dir);
+    snprintf(below_file, sizeof below_file, "%s/a file/trained", dir);
+    snprintf(bad_utf8, sizeof bad_utf8, "%s/caf\xc3", dir);
+    mkdir(existing, 0755);
+    FILE *f = fopen(a_file, "w");
+    if (f) fclose(f);
+    int expected_entries = 2;
+    uform_executor_t *executor = ram_executor();
+    uform_model_t *model = load(model_dir, executor);
+    uform_trainer_t *trainer = NULL;
+    CHECK_STATUS(uform_trainer_contrastive(model, NULL, &trainer), UFORM_STATUS_OK);
+    const char *exists[2] = {existing, a_file};
+    for (int i = 0; i < 2; i++) {
+        CHECK_STATUS(uform_trainer_save(trainer, exists[i]), UFORM_STATUS_INVALID_ARGUMENT);
+        CHECK(says("`directory`") && says("already exists"));
+    }
+    const char *unwritable[2] = {missing, below_file};
+    for (int i = 0; i < 2; i++) {
+        CHECK_STATUS(uform_trainer_save(trainer, unwritable[i]), UFORM_STATUS_IO);
+        CHECK(says(unwritable[i]));
+    }
+    if (geteuid() != 0) { /* root writes anywhere */
+        snprintf(locked, sizeof locked, "%s/locked", dir);
+        snprintf(below_locked, sizeof below_locked, "%s/trained", locked);
+        mkdir(locked, 0555);
+        CHECK_STATUS(uform_trainer_save(trainer, below_locked), UFORM_STATUS_IO);
+        CHECK(says(below_locked));
+        CHECK(entries(locked) == 0);
+        expected_entries++;
+    }
+    CHECK_STATUS(uform_trainer_save(trainer, NULL), UFORM_STATUS_INVALID_ARGUMENT);
+    CHECK(says("`directory`"));
+    CHECK_STATUS(uform_trainer_save(trainer, bad_utf8), UFORM_STATUS_INVALID_ARGUMENT);
+    CHECK(says("directory") && says("UTF-8"));
+    CHECK(entries(dir) == expected_entries); /* no temporary sibling, no half-written folder */
+    CHECK(entries(existing) == 0);
+    CHECK_STATUS(uform_trainer_free(trainer), UFORM_STATUS_OK);
+    uform_f32_matrix_t m;
+    encode(model, (const char *const *)ref_held_texts, 1, &m); /* still usable */
+    uform_f32_matrix_free(&m);
+    CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK);
+    CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
+}
+
+/* 28. A freed trainer refuses step and save; a second free does nothing; a freed model makes no trainer. */
+static void test_28_freed_handles(void) {
+    char dir[1024], never[1100];
+    scratch(dir, sizeof dir, "freed");
+    snprintf(never, sizeof never, "%s/never", dir);
+    uform_executor_t *executor = ram_executor();
+    uform_model_t *model = load(model_dir, executor);
+    uform_trainer_t *trainer = NULL;
+    CHECK_STATUS(uform_trainer_contrastive(model, NULL, &trainer), UFORM_STATUS_OK);
+    CHECK_STATUS(uform_trainer_free(trainer), UFORM_STATUS_OK);
+    CHECK_STATUS(uform_trainer_free(trainer), UFORM_STATUS_OK);
+    const char *a[1] = {"a"}, *p[1] = {"p"};
+    uform_train_step_t s;
+    CHECK_STATUS(uform_trainer_step(trainer, a, 1, p, 1, &s), UFORM_STATUS_FREED_HANDLE);
+    CHECK(says("freed") && says("Trainer"));
+    CHECK_STATUS(uform_trainer_save(trainer, never), UFORM_STATUS_FREED_HANDLE);
+    CHECK(entries(dir) == 0);
+    CHECK_STATUS(uform_trainer_free(NULL), UFORM_STATUS_INVALID_ARGUMENT);
+    CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK);
+    CHECK_STATUS(uform_trainer_contrastive(model, NULL, &trainer), UFORM_STATUS_FREED_HANDLE);
+    CHECK(says("freed") && says("Model"));
+    CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
+}
+
+/* 28. A VRAM model is unsupported (only where a GPU can hold one). */
+static void test_28_vram_model_is_unsupported(void) {
+    const uform_gpu_device_t *gpus = NULL;
+    size_t gpu_count = 0;
+    if (uform_gpu_devices(&gpus, &gpu_count) != UFORM_STATUS_OK || gpu_count == 0) {
+        printf("skip test_28_vram_model_is_unsupported: no GPU (scripts/gpu-check.sh)\n");
+        CHECK(1);
+        return;
+    }
+    uint32_t devices[1] = {0};
+    uform_executor_for_vram_config_t vram = {.struct_size = sizeof vram, .devices = devices, .devices_count = 1};
+    uform_executor_t *executor = NULL;
+    CHECK_STATUS(uform_executor_for_vram(&vram, &executor), UFORM_STATUS_OK);
+    uform_model_load_vram_config_t config = {.struct_size = sizeof config, .executor = executor, .devices = devices, .devices_count = 1};
+    uform_model_t *model = NULL;
+    CHECK_STATUS(uform_model_load_vram(model_dir, &config, &model), UFORM_STATUS_OK);
+    uform_trainer_t *trainer = NULL;
+    CHECK_STATUS(uform_trainer_contrastive(model, NULL, &trainer), UFORM_STATUS_UNSUPPORTED);
+    CHECK(says("RAM models"));
+    CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK);
+    CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
+}
+
+/* 29. Borrowing: freeing the model under a live trainer is in use, naming how many borrow it; after the trainers'
+ * free the model frees. */
+static void test_29_borrowing(void) {
+    uform_executor_t *executor = ram_executor();
+    uform_model_t *model = load(model_dir, executor);
+    uform_trainer_t *first = NULL, *second = NULL;
+    CHECK_STATUS(uform_trainer_contrastive(model, NULL, &first), UFORM_STATUS_OK);
+    CHECK_STATUS(uform_model_free(model), UFORM_STATUS_IN_USE);
+    CHECK(says("1 trainer borrows it; free it first"));
+    CHECK_STATUS(uform_trainer_contrastive(model, NULL, &second), UFORM_STATUS_OK);
+    CHECK_STATUS(uform_model_free(model), UFORM_STATUS_IN_USE);
+    CHECK(says("2 trainers borrow it"));
+    CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_IN_USE); /* the model still borrows it */
+    uform_f32_matrix_t m;
+    encode(model, (const char *const *)ref_held_texts, 1, &m); /* refused, not broken */
+    uform_f32_matrix_free(&m);
+    CHECK_STATUS(uform_trainer_free(second), UFORM_STATUS_OK);
+    CHECK_STATUS(uform_trainer_free(first), UFORM_STATUS_OK);
+    CHECK_STATUS(uform_trainer_free(first), UFORM_STATUS_OK);
+    CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK);
+    CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
+}
+
+struct test {
+    const char *name;
+    void (*run)(void);
+};
+
+int main(void) {
+    scratch_root = getenv("UFORM_TEST_DIR") ? getenv("UFORM_TEST_DIR") : "/tmp";
+    model_dir = getenv("UFORM_TEST_MODEL_DIR");
+    int have_fixture = model_dir != NULL && read_reference() && ref_held >= 3 && ref_steps > 0;
+    struct test tests[] = {
+        {"test_26_reproduces_the_fixture", test_26_reproduces_the_fixture},
+        {"test_27_encode_after_a_step_save_and_load_back", test_27_encode_after_a_step_save_and_load_back},
+        {"test_28_bad_configs", test_28_bad_configs},
+        {"test_28_bad_batches", test_28_bad_batches},
+        {"test_28_bad_saves", test_28_bad_saves},
+        {"test_28_freed_handles", test_28_freed_handles},
+        {"test_28_vram_model_is_unsupported", test_28_vram_model_is_unsupported},
+        {"test_29_borrowing", test_29_borrowing},
+    };
+    int passed = 0, ran = 0;
+    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+        ran++;
+        if (!have_fixture) {
+            failures++;
+            printf("FAIL %s: UFORM_TEST_MODEL_DIR and UFORM_TEST_TRAIN_REFERENCE are not set or unreadable; run the "
+                   "suite through `cargo xtask test c`\n",
+                   tests[i].name);
+            continue;
+        }
+        checks_in_test = failed_in_test = 0;
+        tests[i].run();
+        if (failed_in_test == 0 && checks_in_test > 0) {
+            passed++;
+            printf("ok   %s (%d checks)\n", tests[i].name, checks_in_test);
+        } else {
+            failures++;
+            printf("FAIL %s (%d of %d checks failed)\n", tests[i].name, failed_in_test, checks_in_test);
+        }
+    }
+    free_reference();
+    printf("%d passed, %d failed\n", passed, ran - passed);
+    return failures == 0 ? 0 : 1;
+}

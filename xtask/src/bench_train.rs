@@ -1,0 +1,58 @@
+//! `cargo xtask bench train [--no-bindings] [--steps N] [--warmup W]`: UForm's `Trainer.contrastive` step through
+//! Rust and Python against sentence-transformers' `SentenceTransformerTrainer` on torch, on the same batches of 16
+//! and 32 pairs of 128-token texts and the same 2 threads, step by step in turns in one run.
+//!
+//! Uses the benchmarks' virtual environment (`bench_venv.rs`: torch, sentence-transformers, datasets, accelerate and
+//! the model), builds the Rust worker (bench/src/bin/train.rs) and, unless `--no-bindings`, the Python wheel as its
+//! tests do, and hands over to bench/train/driver.py, which makes the texts (target/bench-train/texts.json), runs the
+//! trainers, replays tests/fixtures/train/reference.json through the Rust worker, and prints the table and the
+//! `train: torch_ratio=X loss_max_rel_diff=Y` line. A wheel that does not build is reported unavailable.
+
+use crate::bench_venv::{bench_venv, model_dir};
+use crate::util::{cargo, root, status};
+use std::process::Command;
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    let mut bindings = true;
+    let (mut steps, mut warmup) = ("5".to_string(), "2".to_string());
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match arg.as_str() {
+            "--no-bindings" => bindings = false,
+            "--steps" => steps = rest.next().ok_or("--steps takes a number")?.clone(),
+            "--warmup" => warmup = rest.next().ok_or("--warmup takes a number")?.clone(),
+            other => return Err(format!("bench train: unknown argument `{other}`")),
+        }
+    }
+    let root = root();
+    let python = bench_venv()?;
+    let model = model_dir(&python)?;
+    cargo(&["build", "--release", "--quiet", "-p", "uform-bench", "--bin", "train"])?;
+
+    let mut driver = Command::new(&python);
+    driver
+        .arg(root.join("bench/train/driver.py"))
+        .arg("--model-dir")
+        .arg(&model)
+        .arg("--rust-bin")
+        .arg(root.join("target/release/train"))
+        .arg("--fixture")
+        .arg(root.join("tests/fixtures/train/reference.json"))
+        .arg("--out-dir")
+        .arg(root.join("target/bench-train"))
+        .args(["--steps", &steps, "--warmup", &warmup]);
+    if bindings {
+        match crate::test::python_wheel_venv() {
+            Ok(venv) => {
+                driver.arg("--uform-python").arg(venv.join("bin/python"));
+            }
+            Err(e) => {
+                driver.args(["--skip", &format!("uform python=the wheel did not build: {e}")]);
+            }
+        }
+    } else {
+        driver.args(["--skip", "uform python=skipped (--no-bindings)"]);
+    }
+    driver.current_dir(&root);
+    status(driver, "bench/train/driver.py")
+}

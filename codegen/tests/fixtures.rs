@@ -192,3 +192,35 @@ fn guide_add_a_field_reaches_every_backend() {
         assert!(["max_bytes", "maxBytes"].iter().any(|s| text.contains(s)), "{file} does not name the new field");
     }
 }
+
+/// A verb's `f32_matrix` reaches Swift in bulk: the UDL declares a custom type over bytes, and the generator writes its
+/// Swift converter, which reads the floats with one bulk copy and no loop over them. Only a surface that returns a
+/// matrix has it.
+#[test]
+fn the_swift_matrix_converter_copies_in_bulk() {
+    let files = render(&dir().join("matrix_result.yaml"));
+    let swift = &files["swift/Sources/UForm/F32Matrix.swift"];
+    let code: String = swift
+        .lines()
+        .filter(|l| !["//", "/*", "*"].iter().any(|comment| l.trim_start().starts_with(comment)))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    for per_element in ["for ", "while ", "repeat ", ".map", "forEach", "reduce", "readInt", "readFloat"] {
+        assert!(!code.contains(per_element), "the converter reads element by element (`{per_element}`):\n{code}");
+    }
+    assert_eq!(swift.matches("copyMemory(").count(), 1, "{swift}");
+    for needed in [
+        "public struct F32Matrix: Equatable, Hashable",
+        "public var data: [Float]",
+        "public var rows: UInt32",
+        "public var columns: UInt32",
+        "public func FfiConverterTypeF32Matrix_lift(_ buf: RustBuffer) throws -> F32Matrix",
+        "public func uniffiEnsureUformBulkInitialized()",
+        "ffi_uform_uniffi_rustbuffer_free(",
+    ] {
+        assert!(swift.contains(needed), "no `{needed}` in\n{swift}");
+    }
+    let udl = &files["uniffi/uform.udl"];
+    assert!(udl.contains("[Custom=\"uform_bulk\"]\ntypedef bytes F32Matrix;") && !udl.contains("sequence<float>"));
+    assert!(!render(&dir().join("lists.yaml")).contains_key("swift/Sources/UForm/F32Matrix.swift"));
+}

@@ -48,6 +48,36 @@ fn output(path: PathBuf, mut contents: String) -> Output {
 
 #[cfg(test)]
 mod tests {
+    /// uniffi's Swift leaves the matrix to the generator's converter (swift/Sources/UForm/F32Matrix.swift): it emits
+    /// none of its own, reads no float sequence, and calls that converter's lift and initialization; the converter
+    /// calls only FFI functions the header declares.
+    #[test]
+    fn matrices_reach_swift_through_the_bulk_converter() {
+        let root = crate::util::root();
+        let api = uform_codegen::load(&root.join("idl/uform.yaml")).unwrap_or_else(|d| panic!("{d}"));
+        let rendered = uform_codegen::render(&api).unwrap();
+        let files = super::bindgen(&root, &rendered).unwrap();
+        let file = |name: &str| files.iter().find(|o| o.path.ends_with(name)).map(|o| o.contents.clone()).expect(name);
+        let (swift, header) = (file("UForm.swift"), file("UFormFFI.h"));
+        assert!(!swift.contains("struct FfiConverterTypeF32Matrix") && !swift.contains("struct F32Matrix"));
+        assert!(!swift.contains("FfiConverterSequenceFloat"), "a float sequence still crosses element by element");
+        assert!(swift.contains("liftFunc: FfiConverterTypeF32Matrix_lift"));
+        assert!(swift.contains("uniffiEnsureUformBulkInitialized()"));
+        let converter = &rendered
+            .iter()
+            .find(|o| o.path.ends_with("swift/Sources/UForm/F32Matrix.swift"))
+            .expect("the generator's matrix converter")
+            .contents;
+        let called: Vec<&str> = converter
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|word| word.starts_with("ffi_"))
+            .collect();
+        assert!(!called.is_empty());
+        for name in called {
+            assert!(header.contains(&format!(" {name}(")), "{name} is not in UFormFFI.h");
+        }
+    }
+
     /// `only:` is exact per language: a Kotlin-only call lands in the JNI binding's Kotlin alone, a Swift-only one in
     /// uniffi's Swift alone (codegen/tests/fixtures/only_per_language.yaml).
     #[test]

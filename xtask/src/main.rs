@@ -23,6 +23,7 @@ const USAGE: &str = "usage: cargo xtask <command>
   codegen --compat REF       list what changed incompatibly since the IDL at git REF; fails without the version bump
   test [LANGUAGE...]         run the tests: rust, c, node, python, kotlin, swift, packages (default: all)
   bench <dispatch|mesh|overhead|load>   run a benchmark side by side with its peers
+  bench uniffi               what the uniffi scaffolding Swift calls through costs on the Rust side, timed from C
   bench encode [--no-bindings] [--rounds N]   encodeText against sentence-transformers and ONNX Runtime
   bench train [--no-bindings] [--steps N] [--warmup W]   a Trainer step against sentence-transformers' trainer
   fuzz [--target idl_loader|safetensors_header] [--seconds N] [--stable] [--merge]   fuzz a parser (fuzz/README.md)
@@ -58,6 +59,7 @@ fn bench(args: &[String]) -> Result<(), String> {
             util::cargo(&["run", "--release", "--quiet", "-p", "uform-bench", "--bin", name])
         }
         Some("overhead") => test::overhead(),
+        Some("uniffi") => test::uniffi_overhead(),
         Some("load") => bench_load::run(&args[1..]),
         Some("encode") => bench_encode::run(&args[1..]),
         Some("train") => bench_train::run(&args[1..]),

@@ -14,9 +14,130 @@ include!("../../../generated/uniffi/glue.rs");
 #[no_mangle]
 pub extern "C" fn uform_bench_noop() {}
 
+/// The Swift benchmark's matrix (hand-written, not generated, not part of the API): `rows` x `columns` floats, the
+/// `i`-th being `i`, lowered as a verb's result is, so `uform-swift-bench` times `FfiConverterTypeF32Matrix_lift` on
+/// a buffer the library built. The caller owns the buffer (the lift frees it).
+#[no_mangle]
+pub extern "C" fn uform_bench_f32_matrix(rows: u32, columns: u32) -> uniffi::RustBuffer {
+    let data = (0..rows as usize * columns as usize).map(|i| i as f32).collect();
+    <F32Matrix as uniffi::Lower<UniFfiTag>>::lower(F32Matrix { data, rows, columns })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a verb's matrix result is once the scaffolding lowered it: the bytes of the `RustBuffer` Swift lifts.
+    fn lowered(matrix: F32Matrix) -> Vec<u8> {
+        let Ok(buffer) = <F32Matrix as uniffi::LowerReturn<UniFfiTag>>::lower_return(matrix) else {
+            panic!("a matrix always lowers")
+        };
+        buffer.destroy_into_vec()
+    }
+
+    /// The header generated/swift/Sources/UForm/F32Matrix.swift reads, then exactly the floats' native-endian bytes.
+    #[test]
+    fn a_matrix_crosses_as_its_native_endian_floats_after_a_twelve_byte_header() {
+        let data = vec![1.5f32, -0.0, f32::MIN_POSITIVE, -3.25e7, f32::INFINITY, 0.1];
+        let bytes = lowered(F32Matrix { data: data.clone(), rows: 2, columns: 3 });
+        assert_eq!(F32_MATRIX_HEADER, 12);
+        assert_eq!(bytes.len(), 12 + 4 * data.len());
+        assert_eq!(bytes[0..4], (8 + 4 * data.len() as i32).to_be_bytes(), "uniffi's big-endian length of `bytes`");
+        assert_eq!(bytes[4..8], 2u32.to_ne_bytes());
+        assert_eq!(bytes[8..12], 3u32.to_ne_bytes());
+        let floats: Vec<u8> = data.iter().flat_map(|f| f.to_ne_bytes()).collect();
+        assert_eq!(bytes[12..], floats[..]);
+
+        let empty = lowered(F32Matrix { data: vec![], rows: 0, columns: 384 });
+        assert_eq!(empty[..4], 8i32.to_be_bytes());
+        assert_eq!(empty[4..], [0u32.to_ne_bytes(), 384u32.to_ne_bytes()].concat());
+    }
+
+    #[test]
+    fn a_matrix_lifts_back_and_a_malformed_one_is_refused() {
+        use uniffi::{Lift, Lower};
+        let matrix = F32Matrix { data: (0..12).map(|i| i as f32 * 0.5).collect(), rows: 4, columns: 3 };
+        let buffer = <F32Matrix as Lower<UniFfiTag>>::lower(matrix.clone());
+        assert_eq!(<F32Matrix as Lift<UniFfiTag>>::try_lift(buffer).unwrap(), matrix);
+
+        // Nested, as in a record or a list: the length frames it and the reader stops after it.
+        let mut nested = Vec::new();
+        <F32Matrix as Lower<UniFfiTag>>::write(matrix.clone(), &mut nested);
+        nested.push(7);
+        let mut reader = nested.as_slice();
+        assert_eq!(<F32Matrix as Lift<UniFfiTag>>::try_read(&mut reader).unwrap(), matrix);
+        assert_eq!(reader, [7]);
+
+        let good = lowered(matrix);
+        let refused = |bytes: Vec<u8>| {
+            let mut reader = bytes.as_slice();
+            <F32Matrix as Lift<UniFfiTag>>::try_read(&mut reader).is_err()
+        };
+        assert!(refused(good[..good.len() - 1].to_vec()), "a short buffer");
+        let mut wrong_shape = good.clone();
+        wrong_shape[4..8].copy_from_slice(&5u32.to_ne_bytes());
+        assert!(refused(wrong_shape), "rows x columns other than the length says");
+        assert!(refused(good[..11].to_vec()), "a cut header");
+    }
+
+    // The scaffolding's export of `Model.encode_text` (blocking; Swift calls its async twin, whose future completes
+    // with the same lowered result), declared as uniffi's header does.
+    extern "C" {
+        fn uniffi_uform_uniffi_fn_method_model_encode_text(
+            model: u64,
+            texts: uniffi::RustBuffer,
+            options: uniffi::RustBuffer,
+            status: &mut uniffi::RustCallStatus,
+        ) -> uniffi::RustBuffer;
+    }
+
+    /// A verb's matrix through the scaffolding itself: the exported `encode_text` on the test model
+    /// (`UFORM_TEST_MODEL_DIR`, which `cargo xtask test rust` sets) hands back the header and then exactly the
+    /// embedding's floats, native-endian.
+    #[test]
+    fn encode_text_through_the_scaffolding_hands_back_the_bulk_layout() {
+        use uniffi::Lower;
+        let Some(dir) = std::env::var_os("UFORM_TEST_MODEL_DIR") else {
+            panic!("this test needs the test model: run it with `cargo xtask test rust`, or set UFORM_TEST_MODEL_DIR")
+        };
+        let executor = Arc::new(
+            Executor::for_ram(Some(ExecutorForRamConfig {
+                memory_domains: None,
+                cpu_class: None,
+                threads: Some(1),
+                deferred_limit: None,
+            }))
+            .unwrap(),
+        );
+        let config = ModelLoadRamConfig { executor: executor.clone(), memory_domains: None };
+        let model = Arc::new(Model::load_ram(dir.to_string_lossy().into_owned(), config).unwrap());
+        let texts = vec!["a cat on a mat".to_string(), "two dogs".to_string(), "x".to_string()];
+        let expected = model.encode_text(texts.clone(), None).unwrap();
+        assert_eq!((expected.rows, expected.columns), (3, 384));
+
+        let mut status = uniffi::RustCallStatus::default();
+        let handle = <Arc<Model> as Lower<UniFfiTag>>::lower(model.clone()).as_raw();
+        let texts = <Vec<String> as Lower<UniFfiTag>>::lower(texts);
+        let options = <Option<EncodeTextOptions> as Lower<UniFfiTag>>::lower(None);
+        // SAFETY: the arguments are lowered as the scaffolding lifts them; the handle is a fresh reference it consumes.
+        let buffer = unsafe { uniffi_uform_uniffi_fn_method_model_encode_text(handle, texts, options, &mut status) };
+        assert_eq!(status.code, uniffi::RustCallStatusCode::Success);
+        let bytes = buffer.destroy_into_vec();
+        let floats: Vec<u8> = expected.data.iter().flat_map(|f| f.to_ne_bytes()).collect();
+        assert_eq!(bytes[..4], (8 + floats.len() as i32).to_be_bytes());
+        assert_eq!(bytes[4..8], 3u32.to_ne_bytes());
+        assert_eq!(bytes[8..12], 384u32.to_ne_bytes());
+        assert_eq!(bytes[12..], floats[..]);
+        drop(model);
+        executor.free().unwrap();
+    }
+
+    #[test]
+    fn the_benchmark_matrix_is_lowered_as_a_result_is() {
+        let buffer = uform_bench_f32_matrix(3, 2);
+        let bytes = buffer.destroy_into_vec();
+        assert_eq!(bytes, lowered(F32Matrix { data: (0..6).map(|i| i as f32).collect(), rows: 3, columns: 2 }));
+    }
 
     #[test]
     fn a_panic_becomes_the_internal_error() {

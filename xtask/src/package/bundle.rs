@@ -21,14 +21,19 @@ use std::path::{Path, PathBuf};
 pub const MODULE: &str = "UFormFFI";
 const LIBRARY: &str = "libuform_uniffi.a";
 
-/// The bare no-op the overhead benchmark calls through the module (defined in bindings/uniffi/src/lib.rs).
+/// What the overhead benchmark calls through the module besides the API (defined in bindings/uniffi/src/lib.rs).
 const BENCH_HEADER: &str =
-    "// The overhead benchmark's peer: a bare no-op exported by the same library (bindings/uniffi/src/lib.rs).
-// Not part of the API.
+    "// The overhead benchmark's peers, exported by the same library (bindings/uniffi/src/lib.rs). Not part of the API.
 
 #pragma once
 
+#include \"UFormFFI.h\"
+
+// A bare no-op.
 void uform_bench_noop(void);
+
+// A rows x columns matrix (the i-th float is i) lowered as a verb's result is; the caller owns the buffer.
+RustBuffer uform_bench_f32_matrix(uint32_t rows, uint32_t columns);
 ";
 
 pub fn write_bundle(root: &Path, out: &Path, version: &str) -> Result<PathBuf, String> {

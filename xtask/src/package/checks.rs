@@ -7,7 +7,8 @@
 //! - `links`: every undefined symbol of the `.a` (`nm`, `U`) is defined (`nm -D`) by a library the module map links
 //!   or by libc, libpthread, libdl, libgcc_s or the dynamic loader (which libc's linker script links), each
 //!   resolved through `ldconfig -p`; where `cc` exists, a C program linked against the whole `.a` with only those
-//!   `link` lines runs.
+//!   `link` lines runs, and finds the benchmark's matrix in the layout generated/swift/Sources/UForm/F32Matrix.swift
+//!   reads.
 //! - `manifest`: the manifests have no `unsafeFlags` and no `ProcessInfo`, use tools 6.2, point at the bundle (by
 //!   path in the repository and the folder, by URL and a 64-hex checksum equal to the zip's SHA-256 in the released
 //!   one), and the consumer depends on the folder by a versioned `file://` URL whose tag exists.
@@ -292,13 +293,37 @@ fn links(library: &Path, modulemap: &Path) -> Verdict {
 }
 
 /// Where a C compiler exists, links a program against the whole `.a` with only the module map's `link` lines (what
-/// SwiftPM passes) and runs it: it calls into the library through the FFI header and the benchmark's no-op.
+/// SwiftPM passes) and runs it: it calls into the library through the FFI header and the benchmark's no-op, and
+/// checks the benchmark's matrix has the layout generated/swift/Sources/UForm/F32Matrix.swift reads.
 fn link_program(v: &Variant) -> Verdict {
     if !crate::util::have("cc") {
         return Ok(());
     }
-    const PROGRAM: &str = "#include \"UFormFFI.h\"\n#include \"UFormBench.h\"\n\
-        int main(void) { uform_bench_noop(); return ffi_uform_uniffi_uniffi_contract_version() == 0; }\n";
+    const PROGRAM: &str = r#"#include "UFormFFI.h"
+#include "UFormBench.h"
+#include <string.h>
+
+/* A 2 x 3 matrix as Swift receives it: a big-endian length, then rows, columns and floats in native order. */
+static int matrix_ok(void) {
+    RustBuffer m = uform_bench_f32_matrix(2, 3);
+    uint32_t shape[2];
+    float floats[6];
+    int ok = m.len == 36 && m.data[0] == 0 && m.data[1] == 0 && m.data[2] == 0 && m.data[3] == 32;
+    if (ok) {
+        memcpy(shape, m.data + 4, sizeof shape);
+        memcpy(floats, m.data + 12, sizeof floats);
+        ok = shape[0] == 2 && shape[1] == 3 && floats[0] == 0.0f && floats[5] == 5.0f;
+    }
+    RustCallStatus status = {0};
+    ffi_uform_uniffi_rustbuffer_free(m, &status);
+    return ok && status.code == 0;
+}
+
+int main(void) {
+    uform_bench_noop();
+    return ffi_uform_uniffi_uniffi_contract_version() == 0 || !matrix_ok();
+}
+"#;
     let bundle = v.library.parent().and_then(Path::parent).ok_or("the library is not inside a bundle")?;
     let dir = bundle.parent().ok_or("the bundle has no folder")?.join("link-check");
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;

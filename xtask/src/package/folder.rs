@@ -3,7 +3,7 @@
 //! ```text
 //! DIR/Package.swift               the bundle by path      DIR/Package.released.swift   by URL and checksum
 //! DIR/UFormNative.artifactbundle  DIR/UFormNative.artifactbundle.zip{,.sha256}
-//! DIR/Sources/UForm/UForm.swift   DIR/Sources/UFormBench/main.swift   DIR/Tests/UFormTests/*.swift
+//! DIR/Sources/UForm/*.swift       DIR/Sources/UFormBench/main.swift   DIR/Tests/UFormTests/*.swift
 //! DIR/Consumer/                   a user's package depending on DIR through `file://DIR`, from the version
 //! DIR/TestModel/                  the test model, the reference embeddings and the training fixture (untracked) for
 //!                                 the encode and trainer tests
@@ -37,7 +37,7 @@ pub fn write_folder(out: &Path, packaged: &Packaged) -> Result<(), String> {
     write(&out.join(format!("{zip_name}{CHECKSUM_SUFFIX}")), &format!("{}\n", packaged.checksum))?;
     write(&out.join("Package.swift"), &manifests::folder())?;
     copy(&packaged.released_manifest, &out.join("Package.released.swift"))?;
-    copy(&root.join("generated/swift/Sources/UForm/UForm.swift"), &out.join("Sources/UForm/UForm.swift"))?;
+    copy_tree(&root.join("generated/swift/Sources/UForm"), &out.join("Sources/UForm"))?;
     copy_tree(&root.join("bindings/swift/Sources/UFormBench"), &out.join("Sources/UFormBench"))?;
     copy_tree(&root.join("bindings/swift/Tests/UFormTests"), &out.join("Tests/UFormTests"))?;
     // The encode scenarios' model and reference, where the tests look when UFORM_TEST_MODEL_DIR is unset: beside

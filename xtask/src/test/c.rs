@@ -128,6 +128,42 @@ pub fn overhead() -> Result<String, String> {
     line.ok_or_else(|| format!("the C overhead benchmark printed no `overhead c:` line: {stdout:?}"))
 }
 
+/// `cargo xtask bench uniffi` (and the `uniffi-c` row of `cargo xtask bench overhead`): what the uniffi scaffolding
+/// costs on the Rust side, from C. Builds libuform_uniffi (release) and bench/c/uniffi_overhead.c against the Swift
+/// FFI header, runs it (its detail goes to stderr) and returns its line
+/// `overhead uniffi-c: noop_ns=N capabilities_ns=N drain_ns=N capabilities/noop=R drain/noop=R clone_ns=N mood_ns=N`.
+pub fn uniffi_overhead() -> Result<String, String> {
+    apt_install(&["libhwloc-dev", "libudev-dev", "gcc"])?;
+    cargo(&["build", "--quiet", "--release", "-p", "uform-uniffi"])?;
+    let root = root();
+    let lib = root.join("target/release");
+    let out = root.join("target/c-bench");
+    std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let binary = out.join("uniffi_overhead");
+    let mut cc = Command::new("gcc");
+    cc.args(["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror"])
+        .arg(root.join("bench/c/uniffi_overhead.c"))
+        .arg("-I")
+        .arg(root.join("generated/swift/Sources/UFormFFI"))
+        .arg("-L")
+        .arg(&lib)
+        .args(["-luform_uniffi", "-o"])
+        .arg(&binary);
+    status(cc, "gcc (the uniffi overhead benchmark)")?;
+    eprintln!("+ LD_LIBRARY_PATH={} {}", lib.display(), binary.display());
+    let run = Command::new(&binary)
+        .env("LD_LIBRARY_PATH", &lib)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot run the uniffi overhead benchmark: {e}"))?;
+    if !run.status.success() {
+        return Err(format!("the uniffi overhead benchmark failed with {}", run.status));
+    }
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let line = stdout.lines().find(|l| l.starts_with("overhead uniffi-c: ")).map(str::to_string);
+    line.ok_or_else(|| format!("the uniffi overhead benchmark printed no `overhead uniffi-c:` line: {stdout:?}"))
+}
+
 fn gcc(flags: &[&str], src: &Path, include: &Path, lib: &Path, out: &Path) -> Result<(), String> {
     let mut cmd = Command::new("gcc");
     cmd.args(flags).arg(src).arg("-I").arg(include).arg("-L").arg(lib).arg("-luform").arg("-lm").arg("-o").arg(out);

@@ -56,18 +56,31 @@ pub fn run(args: &[String]) -> Result<(), String> {
 /// `cargo xtask bench overhead`: per-call cost of `capabilitiesCompiled` and of `drain` on an idle executor in each
 /// binding, against a bare no-op made with the same binding technology and timed in the same run, as one table.
 /// Each language's benchmark prints its own `overhead <language>: ...` line (kept verbatim below the table).
+/// `uniffi-c` is the Rust side of Swift's binding, the uniffi scaffolding timed from C; Swift's own row needs a Swift
+/// toolchain (`swift run -c release uform-swift-bench` in the package).
 pub fn overhead() -> Result<(), String> {
     // Each benchmark also times encodeText of 32 short texts on the test model, beside what returning its matrix costs.
     std::env::set_var("UFORM_TEST_MODEL_DIR", crate::util::test_model_dir()?);
     type Run = fn() -> Result<String, String>;
-    let runs: [(&str, Run); 4] =
-        [("c", c::overhead), ("node", node::overhead), ("python", python::overhead), ("kotlin", kotlin::overhead)];
+    let runs: [(&str, Run); 5] = [
+        ("c", c::overhead),
+        ("uniffi-c", c::uniffi_overhead),
+        ("node", node::overhead),
+        ("python", python::overhead),
+        ("kotlin", kotlin::overhead),
+    ];
     let mut lines = Vec::new();
     for (language, run) in runs {
         eprintln!("==> overhead {language}");
         lines.push((language, run()?));
     }
     println!("{}", overhead_table(&lines));
+    Ok(())
+}
+
+/// `cargo xtask bench uniffi`: the `uniffi-c` row alone (bench/c/uniffi_overhead.c).
+pub fn uniffi_overhead() -> Result<(), String> {
+    println!("{}", c::uniffi_overhead()?);
     Ok(())
 }
 

@@ -1,7 +1,7 @@
 //! `cargo xtask test rust`: the Rust tests of the core (unit tests, the multi-process mesh tests, and the encode
 //! tests against the test model, which it installs and names in `UFORM_TEST_MODEL_DIR`), the code generator
 //! (snapshots, the broken-IDL table, the fuzz corpus replay and a 20 s mutation run, the C header and strict
-//! TypeScript checks), the C ABI crate, the `#[test]`s of the uniffi crate (its off-thread runner and glue helpers),
+//! TypeScript checks), the C ABI crate, the `#[test]`s of the uniffi crate (its off-thread runner, glue helpers, and a matrix result's bulk layout through the scaffolding on the test model),
 //! of the JNI crate (its result encoding) and of xtask itself (`only:` landing per language). The bindings are otherwise tested from their
 //! own languages. Installs the Debian packages hwlocality needs.
 

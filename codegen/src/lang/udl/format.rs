@@ -18,6 +18,16 @@ use crate::plan::{CallPlan, Callee, Kept, Lowering, Outcome, Passing};
 /// The error type every throwing call names.
 pub const ERROR: &str = "UFormError";
 
+/// Where the UDL says the custom type `F32Matrix` comes from. No such crate exists: naming one makes uniffi leave the
+/// type's Swift converter to us (it emits none for another crate's custom type and calls
+/// `FfiConverterTypeF32Matrix_lift` and `uniffiEnsureUformBulkInitialized`, which swift/Sources/UForm/F32Matrix.swift
+/// defines); the Rust glue implements the type's conversion itself.
+pub const BULK_CRATE: &str = "uform_bulk";
+
+/// The crate whose FFI the Swift converter calls (`ffi_uform_uniffi_rustbuffer_free`): bindings/uniffi, as
+/// uniffi-bindgen names it (bindings/uniffi-bindgen's `CRATE`).
+pub const FFI_CRATE: &str = "uform_uniffi";
+
 pub struct Udl;
 
 impl Udl {

@@ -12,7 +12,7 @@ use crate::model::*;
 use crate::plan::{CallPlan, Outcome};
 use crate::render::{template, Named, Rendered};
 use crate::Output;
-use format::{Udl, ERROR};
+use format::{Udl, BULK_CRATE, ERROR, FFI_CRATE};
 
 /// What the UDL and its glue can emit: every shape.
 pub const SUPPORTS: crate::lang::shapes::Shapes = crate::lang::shapes::Shapes::ALL;
@@ -217,7 +217,7 @@ fn udl_file(udl: &Udl, api: &Api) -> Rendered {
         }
     }
     if api.returns_matrix() {
-        parts.push(MatrixUdl.rendered("f32_matrix")?);
+        parts.push(MatrixUdl { bulk_crate: BULK_CRATE }.rendered("f32_matrix")?);
     }
     parts.push(error_udl(udl, api)?);
     UdlFile {
@@ -266,13 +266,31 @@ template! {
 
 template! {
     "udl/matrix.udl"
-    /// The builtin `f32_matrix` result as a dictionary, in the UDL and in the glue.
-    struct MatrixUdl;
+    /// The builtin `f32_matrix` result: in the UDL a custom type over bytes, from [`BULK_CRATE`].
+    struct MatrixUdl {
+        bulk_crate: &'static str,
+    }
 }
 
 template! {
     "udl/glue_matrix.rs"
-    struct GlueMatrix;
+    /// The matrix's Rust side: its struct, and its conversion to the bytes Swift copies in bulk.
+    struct GlueMatrix {
+        bulk_crate: &'static str,
+    }
+}
+
+template! {
+    "udl/F32Matrix.swift"
+    /// The matrix's Swift side: the public struct and the converter uniffi's Swift calls, reading the floats with
+    /// one bulk copy.
+    struct SwiftMatrix {
+        banner: String,
+        bulk_crate: &'static str,
+        /// `uniffiEnsureUformBulkInitialized`, which uniffi's Swift calls for the types of [`BULK_CRATE`].
+        ensure_initialized: String,
+        ffi_crate: &'static str,
+    }
 }
 
 template! {
@@ -440,13 +458,24 @@ fn glue_file(udl: &Udl, api: &Api) -> Rendered {
         }
     }
     if api.returns_matrix() {
-        parts.push(GlueMatrix.rendered("f32_matrix")?);
+        parts.push(GlueMatrix { bulk_crate: BULK_CRATE }.rendered("f32_matrix")?);
     }
     parts.push(
         GlueError { name: ERROR, kinds: api.errors.iter().map(|e| udl.variant(&e.name)).collect() }
             .rendered("errors")?,
     );
     GlueFile { banner: banner("//"), error: ERROR, parts }.rendered("uniffi glue")
+}
+
+/// `uform_bulk` as uniffi's Swift spells a crate in `uniffiEnsure…Initialized`: `UformBulk`.
+fn upper_camel(snake: &str) -> String {
+    snake
+        .split('_')
+        .map(|word| {
+            let mut chars = word.chars();
+            chars.next().map(|c| c.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()
+        })
+        .collect()
 }
 
 pub fn render(api: &Api) -> Rendered<Vec<Output>> {
@@ -456,6 +485,18 @@ pub fn render(api: &Api) -> Rendered<Vec<Output>> {
         Output { path: "uniffi/glue.rs".into(), contents: glue_file(&udl, api)? },
         Output { path: "uniffi/uniffi.toml".into(), contents: async_twin::bindings_toml(&udl, api, &banner("#")) },
     ];
+    if api.returns_matrix() {
+        let swift = SwiftMatrix {
+            banner: banner("//"),
+            bulk_crate: BULK_CRATE,
+            ensure_initialized: format!("uniffiEnsure{}Initialized", upper_camel(BULK_CRATE)),
+            ffi_crate: FFI_CRATE,
+        };
+        out.push(Output {
+            path: "swift/Sources/UForm/F32Matrix.swift".into(),
+            contents: swift.rendered("f32_matrix")?,
+        });
+    }
     out.extend(crate::lang::docs::render(&docs::SwiftDocs, api)?);
     Ok(out)
 }

@@ -497,22 +497,6 @@ fileprivate struct FfiConverterUInt64: FfiConverterPrimitive {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
-fileprivate struct FfiConverterFloat: FfiConverterPrimitive {
-    typealias FfiType = Float
-    typealias SwiftType = Float
-
-    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Float {
-        return try lift(readFloat(&buf))
-    }
-
-    public static func write(_ value: Float, into buf: inout [UInt8]) {
-        writeFloat(&buf, lower(value))
-    }
-}
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
 fileprivate struct FfiConverterDouble: FfiConverterPrimitive {
     typealias FfiType = Double
     typealias SwiftType = Double
@@ -593,6 +577,24 @@ fileprivate struct FfiConverterString: FfiConverter {
         let len = Int32(value.utf8.count)
         writeInt(&buf, len)
         writeBytes(&buf, value.utf8)
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterData: FfiConverterRustBuffer {
+    typealias SwiftType = Data
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Data {
+        let len: Int32 = try readInt(&buf)
+        return Data(try readBytes(&buf, count: Int(len)))
+    }
+
+    public static func write(_ value: Data, into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        writeBytes(&buf, value)
     }
 }
 
@@ -1847,85 +1849,6 @@ public func FfiConverterTypeExecutorOnPoolConfig_lift(_ buf: RustBuffer) throws 
 #endif
 public func FfiConverterTypeExecutorOnPoolConfig_lower(_ value: ExecutorOnPoolConfig) -> RustBuffer {
     return FfiConverterTypeExecutorOnPoolConfig.lower(value)
-}
-
-
-/**
- * A row-major matrix of floats a verb returns: `rows` rows of `columns` values in `data`.
- */
-public struct F32Matrix: Equatable, Hashable {
-    /**
-     * `rows * columns` values, row after row.
-     */
-    public var data: [Float]
-    /**
-     * Rows, one per input.
-     */
-    public var rows: UInt32
-    /**
-     * Values per row.
-     */
-    public var columns: UInt32
-
-    // Default memberwise initializers are never public by default, so we
-    // declare one manually.
-    public init(
-        /**
-         * `rows * columns` values, row after row.
-         */data: [Float], 
-        /**
-         * Rows, one per input.
-         */rows: UInt32, 
-        /**
-         * Values per row.
-         */columns: UInt32) {
-        self.data = data
-        self.rows = rows
-        self.columns = columns
-    }
-
-    
-
-    
-}
-
-#if compiler(>=6)
-extension F32Matrix: Sendable {}
-#endif
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public struct FfiConverterTypeF32Matrix: FfiConverterRustBuffer {
-    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> F32Matrix {
-        return
-            try F32Matrix(
-                data: FfiConverterSequenceFloat.read(from: &buf), 
-                rows: FfiConverterUInt32.read(from: &buf), 
-                columns: FfiConverterUInt32.read(from: &buf)
-        )
-    }
-
-    public static func write(_ value: F32Matrix, into buf: inout [UInt8]) {
-        FfiConverterSequenceFloat.write(value.data, into: &buf)
-        FfiConverterUInt32.write(value.rows, into: &buf)
-        FfiConverterUInt32.write(value.columns, into: &buf)
-    }
-}
-
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public func FfiConverterTypeF32Matrix_lift(_ buf: RustBuffer) throws -> F32Matrix {
-    return try FfiConverterTypeF32Matrix.lift(buf)
-}
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public func FfiConverterTypeF32Matrix_lower(_ value: F32Matrix) -> RustBuffer {
-    return FfiConverterTypeF32Matrix.lower(value)
 }
 
 
@@ -3772,31 +3695,6 @@ fileprivate struct FfiConverterSequenceUInt64: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
-fileprivate struct FfiConverterSequenceFloat: FfiConverterRustBuffer {
-    typealias SwiftType = [Float]
-
-    public static func write(_ value: [Float], into buf: inout [UInt8]) {
-        let len = Int32(value.count)
-        writeInt(&buf, len)
-        for item in value {
-            FfiConverterFloat.write(item, into: &buf)
-        }
-    }
-
-    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [Float] {
-        let len: Int32 = try readInt(&buf)
-        var seq = [Float]()
-        seq.reserveCapacity(Int(len))
-        for _ in 0 ..< len {
-            seq.append(try FfiConverterFloat.read(from: &buf))
-        }
-        return seq
-    }
-}
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
 fileprivate struct FfiConverterSequenceString: FfiConverterRustBuffer {
     typealias SwiftType = [String]
 
@@ -4008,7 +3906,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_uform_uniffi_checksum_method_model_describe() != 11907) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_uform_uniffi_checksum_method_model_encode_text_async() != 26207) {
+    if (uniffi_uform_uniffi_checksum_method_model_encode_text_async() != 61921) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_uform_uniffi_checksum_method_model_free() != 2780) {
@@ -4045,6 +3943,7 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
 
+    uniffiEnsureUformBulkInitialized()
     return InitializationResult.ok
 }()
 

@@ -106,6 +106,7 @@ mod tests {
                 cpu_class: None,
                 threads: Some(1),
                 deferred_limit: None,
+                scratch_limit: None,
             }))
             .unwrap(),
         );

@@ -92,9 +92,18 @@ fn jni_lib(glue: &str) -> String {
 }
 
 /// bindings/uniffi's lib.rs, standing on its runtime (`off_thread`) by absolute path and including the fixture's glue.
-fn uniffi_lib(glue: &str) -> String {
+/// Its benchmark matrix (`uform_bench_f32_matrix`) needs the real IDL's `F32Matrix`, so a fixture's copy goes
+/// without it.
+fn uniffi_lib(glue: &str, real_idl: bool) -> String {
     assert!(!glue.is_empty());
-    glue_lib("uniffi", "include!(\"../../../generated/uniffi/glue.rs\");", "glue.rs")
+    let lib = glue_lib("uniffi", "include!(\"../../../generated/uniffi/glue.rs\");", "glue.rs");
+    if real_idl {
+        return lib;
+    }
+    let start =
+        lib.find("/// The Swift benchmark's matrix").expect("bindings/uniffi/src/lib.rs lost its benchmark matrix");
+    let end = start + lib[start..].find("\n}\n").expect("the benchmark matrix's end") + 3;
+    format!("{}{}", &lib[..start], &lib[end..])
 }
 
 /// bindings/python's lib.rs, standing on its runtime by absolute path and including the fixture's glue. Its
@@ -181,7 +190,7 @@ fn fixture_crates(name: &str, idl: &Path, base: &Path) -> Vec<String> {
     write(&dir.join("uniffi/build.rs"), UNIFFI_BUILD);
     write(&dir.join("uniffi/src/uform.udl"), &rendered(&outputs, "uniffi/uform.udl"));
     write(&dir.join("uniffi/src/glue.rs"), &glue);
-    write(&dir.join("uniffi/src/lib.rs"), &uniffi_lib(&glue));
+    write(&dir.join("uniffi/src/lib.rs"), &uniffi_lib(&glue, name == "uform"));
     members.push(format!("{name}/uniffi"));
     if !PYTHON_GLUE_EXCLUDED.contains(&name) {
         let glue = rendered(&outputs, "python/glue.rs");

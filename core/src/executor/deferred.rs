@@ -2,7 +2,7 @@
 
 use super::pool::Engine;
 use crate::error::{Error, Result};
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{
     AtomicU32,
@@ -21,14 +21,18 @@ pub(crate) type Call = Box<dyn FnOnce() + Send + 'static>;
 
 #[derive(Default)]
 struct State {
-    queue: VecDeque<Call>,
-    /// Queued plus running.
+    /// Queued calls, each with its ticket.
+    queue: VecDeque<(u64, Call)>,
+    /// Deferred calls queued plus running (what the limit counts).
     in_flight: usize,
     /// Verbs running from a caller's thread on the executor's threads (see [`Deferred::enter`]); not queued, and not
     /// counted against the limit, but a `drain` waits for them as for deferred calls.
     verbs: usize,
-    submitted: u64,
-    completed: u64,
+    /// The ticket the next call or verb gets: tickets count up from 0 in the order of submission.
+    next: u64,
+    /// The tickets of every call and verb not yet completed. Calls complete out of order (two workers, or a verb
+    /// nested in another's run), so a `drain` waits until none older than itself is left, not for a count.
+    open: BTreeSet<u64>,
     panics: u64,
     first_panic: Option<String>,
 }
@@ -42,6 +46,16 @@ pub(crate) struct Deferred {
     state: Mutex<State>,
     slot_freed: Condvar,
     completed: Condvar,
+}
+
+impl State {
+    /// Gives a new call or verb its ticket and counts it open.
+    fn open_ticket(&mut self) -> u64 {
+        let ticket = self.next;
+        self.next += 1;
+        self.open.insert(ticket);
+        ticket
+    }
 }
 
 impl Deferred {
@@ -89,15 +103,15 @@ impl Deferred {
             }
             state = self.slot_freed.wait(state).unwrap_or_else(|p| p.into_inner());
         }
-        state.queue.push_back(call);
+        let ticket = state.open_ticket();
+        state.queue.push_back((ticket, call));
         state.in_flight += 1;
-        state.submitted += 1;
         self.settle(&state);
         queued.fetch_add(1, SeqCst);
     }
 
-    /// Takes the oldest queued call, if any.
-    pub fn take(&self, engine: &Engine) -> Option<Call> {
+    /// Takes the oldest queued call (with its ticket), if any.
+    pub fn take(&self, engine: &Engine) -> Option<(u64, Call)> {
         let queued = &engine.queued.0;
         let mut state = self.lock();
         let call = state.queue.pop_front();
@@ -108,7 +122,7 @@ impl Deferred {
     }
 
     /// Runs a taken call and counts it completed, recording a panic instead of unwinding.
-    pub fn run(&self, call: Call) {
+    pub fn run(&self, (ticket, call): (u64, Call)) {
         let outcome = catch_unwind(AssertUnwindSafe(call));
         let mut state = self.lock();
         if let Err(payload) = outcome {
@@ -118,27 +132,28 @@ impl Deferred {
             }
         }
         state.in_flight -= 1;
-        state.completed += 1;
+        state.open.remove(&ticket);
         self.settle(&state);
         drop(state);
         self.slot_freed.notify_one();
         self.completed.notify_all();
     }
 
-    /// Counts a verb (an `encodeText`) as in flight until [`Deferred::leave`], so that a `drain` made meanwhile waits
-    /// for it.
-    pub fn enter(&self) {
+    /// Counts a verb (an `encodeText`) as in flight until [`Deferred::leave`] with the returned ticket, so that a
+    /// `drain` made meanwhile waits for it.
+    pub fn enter(&self) -> u64 {
         let mut state = self.lock();
         state.verbs += 1;
-        state.submitted += 1;
+        let ticket = state.open_ticket();
         self.settle(&state);
+        ticket
     }
 
-    /// Ends a verb counted by [`Deferred::enter`].
-    pub fn leave(&self) {
+    /// Ends the verb that [`Deferred::enter`] gave `ticket`.
+    pub fn leave(&self, ticket: u64) {
         let mut state = self.lock();
         state.verbs -= 1;
-        state.completed += 1;
+        state.open.remove(&ticket);
         self.settle(&state);
         drop(state);
         self.completed.notify_all();
@@ -166,8 +181,9 @@ impl Deferred {
     fn drain_busy(&self, engine: &Engine) -> Result<()> {
         let queued = &engine.queued.0;
         let mut state = self.lock();
-        let target = state.submitted;
-        while state.completed < target {
+        // Everything with a ticket below `target` was submitted before this drain; later ones it need not wait for.
+        let target = state.next;
+        while state.open.first().is_some_and(|&oldest| oldest < target) {
             if let Some(call) = state.queue.pop_front() {
                 queued.fetch_sub(1, SeqCst);
                 drop(state);

@@ -144,11 +144,12 @@ pub struct Quiet {
 #[must_use = "the verb counts as in flight only while the guard lives"]
 pub struct VerbInFlight {
     shared: Arc<Shared>,
+    ticket: u64,
 }
 
 impl Drop for VerbInFlight {
     fn drop(&mut self) {
-        self.shared.deferred.leave();
+        self.shared.deferred.leave(self.ticket);
     }
 }
 
@@ -431,8 +432,8 @@ impl Executor {
     /// Counts a verb that a caller's thread runs on this executor (a model's `encodeText`) as in flight until the
     /// guard drops: a `drain` from any other thread meanwhile waits for it, as for a deferred call.
     pub fn verb_in_flight(&self) -> VerbInFlight {
-        self.inner.shared.deferred.enter();
-        VerbInFlight { shared: self.inner.shared.clone() }
+        let ticket = self.inner.shared.deferred.enter();
+        VerbInFlight { shared: self.inner.shared.clone(), ticket }
     }
 
     /// Runs every deferred call and joins the threads now; a second `free` does nothing.

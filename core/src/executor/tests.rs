@@ -231,6 +231,33 @@ fn drain_waits_for_deferred_work() {
 }
 
 #[test]
+fn drain_waits_for_what_came_before_it_even_when_later_work_finishes_first() {
+    // Calls complete out of order: a binding's asynchronous `encodeText` holds one verb from the moment it returns its
+    // promise, and the run it hands to another thread enters a second one. That second verb (or a deferred call
+    // submitted by another thread) can begin after a `drain` and end before the first: the drain must still wait.
+    let e = ram(2);
+    let older = e.verb_in_flight();
+    let drained = Arc::new(AtomicBool::new(false));
+    let drainer = {
+        let (e, drained) = (e.clone(), drained.clone());
+        std::thread::spawn(move || {
+            e.drain(Mood::Parked).unwrap();
+            drained.store(true, SeqCst);
+        })
+    };
+    std::thread::sleep(Duration::from_millis(30)); // the drain is waiting
+    drop(e.verb_in_flight()); // a verb that began after the drain ends first
+    e.submit(|| {}).unwrap(); // and so does a deferred call
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(!drained.load(SeqCst), "a drain returned while a verb older than it was still in flight");
+    drop(older);
+    drainer.join().unwrap();
+    assert!(drained.load(SeqCst));
+    e.drain(Mood::Parked).unwrap();
+    e.free().unwrap();
+}
+
+#[test]
 fn deferred_calls_run_on_workers_without_a_drain() {
     let e = ram(2);
     let ran_on = Arc::new(Mutex::new(None));

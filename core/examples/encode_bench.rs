@@ -10,7 +10,8 @@
 mod file_weights;
 
 use std::time::{Duration, Instant};
-use uform_core::encode::{kernels_for, Encoder};
+use uform_core::families::bert::Encoder;
+use uform_core::verbs::encode::kernels_for;
 use uform_core::{EncodeTextOptions, Executor, ExecutorForRamConfig, Mood};
 
 fn median(mut xs: Vec<Duration>) -> Duration {

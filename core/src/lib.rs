@@ -11,21 +11,22 @@
 
 pub mod capabilities;
 pub mod devices;
-pub mod encode;
 pub mod error;
 pub mod executor;
+pub mod families;
 pub mod handle;
+pub mod kernels;
 pub mod mesh;
 pub mod model;
 pub mod path;
-pub mod train;
 pub mod types;
+pub mod verbs;
 
 pub use capabilities::{capabilities_available, capabilities_compiled};
 pub use devices::{gpu_class_name, gpu_devices};
 pub use error::{Error, ErrorKind, Result};
 pub use executor::Executor;
 pub use mesh::{mesh_options_from_environment, Mesh};
-pub use model::Model;
-pub use train::Trainer;
 pub use types::*;
+pub use verbs::model::Model;
+pub use verbs::train::Trainer;

@@ -8,8 +8,9 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use support::file_weights::{test_model_dir, Converted, FileWeights};
-use uform_core::encode::{kernels_for, Encoder};
+use uform_core::families::bert::Encoder;
 use uform_core::model::{TensorView, Weights};
+use uform_core::verbs::encode::kernels_for;
 use uform_core::{EncodeTextOptions, ErrorKind, Executor, ExecutorForRamConfig, F32Matrix};
 
 struct Fixture {

@@ -40,7 +40,7 @@
 //!
 //! Verbs carve their activations from one host arena the executor owns ([`Executor::host_scratch`]), held for the
 //! length of a call and reused by the next. `scratchLimit` (default [`DEFAULT_SCRATCH_LIMIT`], 256 MiB; RAM
-//! executors set it, others take the default) caps it: a verb plans its work to fit ([`crate::encode`] splits a
+//! executors set it, others take the default) caps it: a verb plans its work to fit ([`crate::verbs::encode`] splits a
 //! call into batches by their token count) and the arena is trimmed back under it when a call ends.
 //!
 //! # Life cycle

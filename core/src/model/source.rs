@@ -9,12 +9,12 @@
 //! file may be truncated, rewritten or deleted and nothing read from it changes or faults. A file that shrinks
 //! while it is read is an I/O error naming it.
 
+use super::file::{open_regular_file, read_regular, FileProblem};
 use super::header::{self, shown, Entry};
 use crate::error::{Error, ErrorKind, Result};
 use memmap2::Mmap;
 use std::collections::HashMap;
 use std::fs::{File, Metadata};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// The index file name of a sharded Hugging Face model.
@@ -52,78 +52,8 @@ fn bad(path: &Path, what: impl std::fmt::Display) -> Error {
     Error::invalid_argument("path", format!("{}: {what}", path.display()))
 }
 
-/// A file type in words, for the ones that are not regular files or directories.
-fn kind_of(meta: &Metadata) -> &'static str {
-    let t = meta.file_type();
-    if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_char_device() {
-        "a character device"
-    } else if t.is_block_device() {
-        "a block device"
-    } else if t.is_socket() {
-        "a socket"
-    } else if t.is_dir() {
-        "a directory"
-    } else {
-        "not a regular file"
-    }
-}
-
 fn stat(path: &Path) -> Result<Metadata> {
     std::fs::metadata(path).map_err(|e| Error::io("reading", path, &e))
-}
-
-/// Why a file was not opened or read.
-#[derive(Debug)]
-pub enum FileProblem {
-    /// The error that said so.
-    NotFound(std::io::Error),
-    /// What it is instead of a regular file: "a FIFO", "a directory", …
-    NotRegular(&'static str),
-    /// Its size, over the limit.
-    TooLarge(u64),
-    /// What was being done ("opening", "reading") and the error.
-    Io(&'static str, std::io::Error),
-}
-
-/// Opens a regular file without ever blocking: the type is checked before and after `open`.
-pub fn open_regular_file(path: &Path) -> std::result::Result<(File, u64), FileProblem> {
-    let io = |action| {
-        move |e: std::io::Error| match e.kind() {
-            std::io::ErrorKind::NotFound => FileProblem::NotFound(e),
-            _ => FileProblem::Io(action, e),
-        }
-    };
-    let before = std::fs::metadata(path).map_err(io("reading"))?;
-    if !before.is_file() {
-        return Err(FileProblem::NotRegular(kind_of(&before)));
-    }
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-        .map_err(io("opening"))?;
-    let meta = file.metadata().map_err(io("reading"))?;
-    if !meta.is_file() {
-        return Err(FileProblem::NotRegular(kind_of(&meta)));
-    }
-    Ok((file, meta.len()))
-}
-
-/// Reads a regular file of at most `limit` bytes whole (a side file: JSON, a tokenizer), never blocking.
-pub fn read_regular(path: &Path, limit: u64) -> std::result::Result<Vec<u8>, FileProblem> {
-    let (file, len) = open_regular_file(path)?;
-    if len > limit {
-        return Err(FileProblem::TooLarge(len));
-    }
-    let mut bytes = Vec::with_capacity(len as usize);
-    std::io::Read::read_to_end(&mut std::io::Read::take(&file, limit + 1), &mut bytes)
-        .map_err(|e| FileProblem::Io("reading", e))?;
-    if bytes.len() as u64 > limit {
-        return Err(FileProblem::TooLarge(bytes.len() as u64)); // it grew since the check
-    }
-    Ok(bytes)
 }
 
 /// The error for a weights file or an index that could not be opened or read.
@@ -215,7 +145,7 @@ pub fn open(path: &str, place: Place<'_>) -> Result<Source> {
 /// (an older sentence-transformers layout, `0_Transformer/`).
 fn weights_in(dir: &Path) -> Result<PathBuf> {
     let here = weights_here(dir);
-    match (&here, crate::encode::transformer_folder(dir)) {
+    match (&here, super::layout::transformer_folder(dir)) {
         (Err(_), Ok(Some(folder))) if folder.is_dir() => weights_here(&folder),
         _ => here,
     }

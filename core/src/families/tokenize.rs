@@ -58,10 +58,10 @@ fn configured(base: &Tokenizer, max_tokens: usize, added: usize) -> Result<Token
 impl Tokenizers {
     pub fn read(dir: &Path, default_max: usize) -> Result<Tokenizers> {
         let path = dir.join("tokenizer.json");
-        let Some(bytes) = super::config::read_side(&path, super::config::MAX_TOKENIZER_BYTES)? else {
+        let Some(bytes) = crate::model::layout::read_side(&path, crate::model::layout::MAX_TOKENIZER_BYTES)? else {
             return Err(Error::unsupported(format!(
                 "{} needs a `tokenizer.json` beside the weights; `{}` has none",
-                crate::encode::verb(),
+                super::verb(),
                 dir.display()
             )));
         };

@@ -2,9 +2,9 @@
 //! key and value fused into one), vectors and the embedding tables to f32. The encoder then owns every value it
 //! reads per call, so nothing it computes with can change under it, and a trainer can publish new values.
 
-use super::config::Config;
-use super::gemm::Packed;
 use crate::error::{Error, ErrorKind, Result};
+use crate::families::Config;
+use crate::kernels::gemm::Packed;
 use crate::model::{TensorView, Weights};
 
 /// One encoder layer.
@@ -41,7 +41,7 @@ pub fn decode(view: &TensorView<'_>, out: &mut [f32]) -> Result<()> {
         other => {
             return Err(Error::unsupported(format!(
                 "{} reads F32, F16 and BF16 weights; tensor `{}` is {other}",
-                crate::encode::verb(),
+                crate::families::verb(),
                 view.name
             )))
         }

@@ -2,7 +2,7 @@
 //! `Trainer.contrastive`, `step`, `save`).
 //!
 //! A trainer borrows its model from [`Trainer::contrastive`] until [`Trainer::free`] (so `Model::free` meanwhile is
-//! in use). It copies the encoder's weights into fp32 master weights of its own ([`weights::Master`]), with AdamW's
+//! in use). It copies the encoder's weights into fp32 master weights of its own ([`Master`]), with AdamW's
 //! two moments beside them. Every step tokenises the anchors and positives as the encoder does, runs the forward
 //! pass keeping what the backward pass reads ([`bert::Tape`]), the loss ([`loss::contrastive`]), the backward
 //! pass, clips the gradients' global norm, updates the weights with AdamW as `torch.optim.AdamW` does, then
@@ -14,22 +14,21 @@
 //! the linear schedule: step `k` (from 1) uses `lr · k−1 / warmup` during warm-up, then
 //! `lr · (total − (k−1)) / (total − warmup)` (never below 0), or `lr` when no total is given.
 
-mod bert;
 mod loss;
-mod ops;
 mod save;
-mod weights;
 
-use crate::encode::kernels::Kernels;
-use crate::encode::{Encoder, EncoderSlot};
 use crate::error::{Error, Result};
 use crate::executor::Executor;
+use crate::families::bert::master::Master;
+use crate::families::bert::{train as bert, Encoder};
 use crate::handle::Lifecycle;
-use crate::model::{Model, ModelLoan, RamWeights, Weights};
+use crate::kernels::ops::Dropout;
+use crate::kernels::Kernels;
+use crate::model::{RamWeights, Weights};
 use crate::types::{TrainStep, TrainerContrastiveConfig};
-use ops::Dropout;
+use crate::verbs::encode::EncoderSlot;
+use crate::verbs::model::{Model, ModelLoan};
 use std::sync::{Arc, Mutex};
-use weights::Master;
 
 /// A trainer for one model. Cloning shares the same trainer.
 #[derive(Clone, Debug)]
@@ -336,7 +335,7 @@ fn adamw(executor: &Executor, master: &mut Master, step: u64, lr: f64, weight_de
     let bias2_sqrt = (1.0 - BETA2.powi(t)).sqrt() as f32;
     let (b1, b2, eps) = (BETA1 as f32, BETA2 as f32, EPSILON as f32);
     let Master { tensors, values, grads, m, v, .. } = master;
-    let shared = [values, grads, m, v].map(|b| crate::encode::gemm::Shared(b.as_mut_ptr()));
+    let shared = [values, grads, m, v].map(|b| crate::kernels::gemm::Shared(b.as_mut_ptr()));
     for tensor in tensors.iter() {
         let decay = if tensor.decay { (1.0 - lr * weight_decay) as f32 } else { 1.0 };
         let base = tensor.range.start;

@@ -7,7 +7,7 @@
 //! outputs whose size depends only on the shape, never on the thread count, and every output is summed over the
 //! whole of `k` by one micro-kernel call: results are identical whatever threads run them.
 
-use super::kernels::{Kernels, NR};
+use super::{Kernels, NR};
 use crate::error::Result;
 use crate::executor::Executor;
 

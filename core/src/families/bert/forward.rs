@@ -5,13 +5,13 @@
 //! intermediate activations, and the attention context; per attention slot (a thread doing attention), the scores
 //! and packed keys and values of the batch's longest text. `super::batch` sizes batches with it.
 
-use super::config::{Config, Pooling};
-use super::gemm::{self, dense, packed_len, Epilogue, Shared};
-use super::kernels::Kernels;
 use super::params::Params;
-use super::tokenize::Tokens;
 use crate::error::{Error, Result};
 use crate::executor::{Executor, Scratch};
+use crate::families::tokenize::Tokens;
+use crate::families::{Config, Pooling};
+use crate::kernels::gemm::{self, dense, packed_len, Epilogue, Shared};
+use crate::kernels::Kernels;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

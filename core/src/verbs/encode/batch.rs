@@ -8,10 +8,10 @@
 //! rows do not depend on its other texts (every product sums over the whole of `k`, see `gemm`), so a call cut into
 //! batches embeds exactly as the same texts in smaller calls.
 
-use super::config::Config;
-use super::forward;
 use crate::error::{Error, ErrorKind, Result};
 use crate::executor::Scratch;
+use crate::families::bert::forward;
+use crate::families::Config;
 
 /// Sizes batches for one model on one executor.
 pub struct Planner<'c> {
@@ -75,7 +75,7 @@ impl<'c> Planner<'c> {
             format!(
                 "{}: `texts[{index}]` has {tokens} tokens, which need {bytes} bytes of scratch on their own, over the \
                  executor's {} of {} bytes; raise it or lower {}",
-                super::verb(),
+                crate::families::verb(),
                 crate::path::name("ExecutorForRamConfig.scratch_limit"),
                 self.limit,
                 crate::path::name("options.max_tokens"),
@@ -95,7 +95,7 @@ pub fn output(rows: usize, columns: usize) -> Result<Vec<f32>> {
             ErrorKind::OutOfMemory,
             format!(
                 "{}: the result of {rows} rows of {columns} floats ({} bytes) cannot be allocated",
-                super::verb(),
+                crate::families::verb(),
                 len as u128 * 4
             ),
         )
@@ -107,7 +107,7 @@ pub fn output(rows: usize, columns: usize) -> Result<Vec<f32>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::encode::Pooling;
+    use crate::families::Pooling;
 
     fn minilm() -> Config {
         Config {

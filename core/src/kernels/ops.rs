@@ -2,8 +2,8 @@
 //! LayerNorm that keeps what its backward reads, its backward, GELU's derivative, column sums, transposes, and the
 //! dropout masks. Each is checked against finite differences or a plain loop in the tests below.
 
-use crate::encode::gemm::Shared;
-use crate::encode::math;
+use super::gemm::Shared;
+use super::math;
 use crate::error::Result;
 use crate::executor::Executor;
 

@@ -1,5 +1,9 @@
+//! Kernels, the layer of core's compute below the families: GEMM over packed panels ([`gemm`]), the row-wise
+//! steps ([`math`]: norms, activations, softmax) and the steps of a training pass that are not matrix products
+//! ([`ops`]), per CPU class and precision. They know no model.
+//!
 //! The kernels of each CPU class: a matrix micro-kernel written with `std::arch` intrinsics per class, and the
-//! row-wise steps of [`super::math`] compiled with the class's features.
+//! row-wise steps of [`math`] compiled with the class's features.
 //!
 //! | kernels    | CPU classes                                          | micro-kernel                        |
 //! |------------|------------------------------------------------------|-------------------------------------|
@@ -7,11 +11,14 @@
 //! | `avx2`     | `intel-haswell`                                      | 3 rows × 32 columns, 12 ymm sums    |
 //! | `portable` | `portable` and every other architecture              | 4 rows × 32 columns, plain Rust     |
 //!
-//! Every micro-kernel reads the same packed right-hand panels (32 columns, see [`super::gemm`]) and sums over `k`
+//! Every micro-kernel reads the same packed right-hand panels (32 columns, see [`gemm`]) and sums over `k`
 //! in order; the x86 ones fuse each multiply-add, so `avx2` and `avx512` agree bit for bit, and `portable`
 //! rounds each product once more.
 
-use super::math;
+pub(crate) mod gemm;
+pub(crate) mod math;
+pub(crate) mod ops;
+
 use crate::error::{Error, Result};
 
 /// Columns of one packed right-hand panel: two AVX-512 vectors.

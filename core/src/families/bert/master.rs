@@ -3,10 +3,10 @@
 //! one pass over contiguous memory. Query, key and value sit side by side, so their three matrices are the fused
 //! `[3·hidden × hidden]` matrix the forward pass multiplies by, and their biases one vector.
 
-use crate::encode::gemm::Packed;
-use crate::encode::params::{decode, view, Layer, Params};
-use crate::encode::Config;
+use super::params::{decode, view, Layer, Params};
 use crate::error::Result;
+use crate::families::Config;
+use crate::kernels::gemm::Packed;
 use crate::model::Weights;
 use std::ops::Range;
 

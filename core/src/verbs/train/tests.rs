@@ -1,12 +1,10 @@
 //! The whole training pass of a small random BERT checked against finite differences of its loss, for every
 //! kernel class this CPU runs, with and without dropout; and the optimiser and schedule against their formulas.
 
-use super::bert::{Model, Tape};
-use super::ops::Dropout;
-use super::weights::Master;
 use super::*;
-use crate::encode::tokenize::Tokens;
-use crate::encode::{Config, Pooling};
+use crate::families::bert::train::{Model, Tape};
+use crate::families::tokenize::Tokens;
+use crate::families::{Config, Pooling};
 use crate::model::TensorView;
 use std::path::Path;
 
@@ -181,7 +179,7 @@ fn ten_thousand_steps_keep_memory_flat() {
     let (mut pooled, mut dpooled) = (vec![0.0; tokens.len() * 8], vec![0.0; tokens.len() * 8]);
     let drop = (Dropout { p: 0.1, seed: 1, step: 1 }, Dropout { p: 0.1, seed: 1, step: 1 });
     let mut params = master.params("", &config);
-    let mut step = |k: u64, master: &mut Master, params: &mut crate::encode::params::Params| {
+    let mut step = |k: u64, master: &mut Master, params: &mut crate::families::bert::params::Params| {
         let model = Model { config: &config, params, master };
         tape.forward(&ex, &kernels, &model, &tokens, drop, &mut pooled).unwrap();
         loss::contrastive(&pooled, tokens.len() / 2, config.hidden, 20.0, &mut dpooled);

@@ -1,4 +1,4 @@
-//! Text encoding with BERT-family models on an executor's threads: the compute behind `Model.encodeText`.
+//! The `encodeText` verb: text encoding with BERT-family models on an executor's threads.
 //!
 //! An [`Encoder`] is prepared once per model from its [`Weights`] (the first encode does it; the model keeps it):
 //! the folder's `config.json`, `tokenizer.json` and sentence-transformers modules are read, and every layer's
@@ -11,91 +11,31 @@
 //!   `batch.rs`: longest texts first, rows back in input order, results identical to smaller calls); a text that
 //!   alone cannot fit is an out-of-memory error naming it. Beyond the scratch, a call holds its result (4 bytes per
 //!   text per dimension) and the tokens of about one batch; a result that cannot be allocated is out of memory too.
-//! - Long texts are tokenised from a prefix of a few bytes per kept token, not whole (see `tokenize.rs`).
+//! - Long texts are tokenised from a prefix of a few bytes per kept token, not whole (see `families/tokenize.rs`).
 //! - Tokens per text: `options.max_tokens`, else `max_seq_length` from `sentence_bert_config.json`, else the
 //!   position embeddings, special tokens included, as sentence-transformers truncates. Below the special tokens'
 //!   count (2 for BERT), the first `max_tokens` of `[CLS] [SEP]` are kept.
 //! - Pooling from `1_Pooling/config.json` (mean or CLS; no `modules.json` means mean); normalisation when
 //!   `options.normalize` says so, else when `modules.json` lists a `Normalize` module. The files are found and
-//!   checked as `config.rs` says (the Transformer module's `path` honoured, every side file a regular file under
-//!   a size cap, module paths inside the folder).
+//!   checked as `model/layout.rs` says (the Transformer module's `path` honoured, every side file a regular file
+//!   under a size cap, module paths inside the folder).
 //! - A text the tokenizer gives no tokens (only a tokenizer without special tokens does, for an empty text) is a
 //!   row of zeros: it never reaches the forward pass.
 //! - Errors: a model that is not BERT, other pooling modes or modules: unsupported, naming what was found; a text
 //!   with a NUL character or a `max_tokens` outside `1..=max_position_embeddings`: invalid argument.
 
 mod batch;
-mod config;
-mod forward;
-pub(crate) mod gemm;
-pub(crate) mod kernels;
-pub(crate) mod math;
-pub(crate) mod params;
-pub(crate) mod tokenize;
-
-pub(crate) use config::transformer_folder;
-pub use config::{Config, Layout, Pooling};
 
 use crate::error::{Error, Result};
 use crate::executor::Executor;
+use crate::families::bert::{forward, Encoder};
+use crate::families::tokenize::Tokens;
+use crate::kernels::Kernels;
 use crate::model::Weights;
 use crate::types::{EncodeTextOptions, F32Matrix};
-use kernels::Kernels;
-use params::Params;
 use std::sync::{Arc, Mutex};
-use tokenize::{Tokenizers, Tokens};
-
-/// A BERT encoder prepared from a model's weights: its configuration, tokenizer and packed layer weights.
-pub struct Encoder {
-    config: Config,
-    tokenizers: Arc<Tokenizers>,
-    params: Params,
-}
-
-impl std::fmt::Debug for Encoder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Encoder").field("config", &self.config).finish()
-    }
-}
-
-/// The verb as a message names it, in each language's spelling.
-pub(crate) fn verb() -> impl std::fmt::Display {
-    crate::path::name("encode_text")
-}
 
 impl Encoder {
-    /// Reads the folder beside `weights` and converts the layers' weights.
-    pub fn prepare(weights: &dyn Weights) -> Result<Encoder> {
-        let dir = weights.directory().ok_or_else(|| {
-            Error::unsupported(format!(
-                "{} needs the model's folder (config.json, tokenizer.json); these weights have none",
-                verb()
-            ))
-        })?;
-        let layout = Layout::around(dir)?;
-        let config = Config::read(&layout)?;
-        let tokenizers = Arc::new(Tokenizers::read(&layout.transformer, config.max_tokens)?);
-        let params = Params::read(weights, &config)?;
-        Ok(Encoder { config, tokenizers, params })
-    }
-
-    /// The same model with other weights: what a trainer publishes after a step.
-    pub(crate) fn with_params(&self, params: Params) -> Encoder {
-        Encoder { config: self.config.clone(), tokenizers: self.tokenizers.clone(), params }
-    }
-
-    pub fn config(&self) -> &Config {
-        &self.config
-    }
-
-    pub(crate) fn params(&self) -> &Params {
-        &self.params
-    }
-
-    pub(crate) fn tokenizers(&self) -> &Tokenizers {
-        &self.tokenizers
-    }
-
     /// Embeds `texts` with the same `weights` it was prepared from, on `executor`'s threads.
     pub fn encode(&self, executor: &Executor, texts: &[String], options: &EncodeTextOptions) -> Result<F32Matrix> {
         let max_tokens = match options.max_tokens {
@@ -171,7 +111,6 @@ impl Encoder {
         Ok(F32Matrix { data, rows, columns: h as u32 })
     }
 }
-
 /// The name of the kernels `cpu_class` selects (`None`: this CPU's native class): `avx512`, `avx2` or `portable`.
 pub fn kernels_for(cpu_class: Option<&str>) -> Result<&'static str> {
     Kernels::for_class(cpu_class).map(|k| k.name)

@@ -4,8 +4,8 @@
 //! tokenizer's files, `modules.json` and the module folders it names) are copied. Everything is written into a
 //! hidden sibling that is renamed into place last, so a failure leaves nothing behind.
 
-use super::weights::Master;
 use crate::error::{Error, Result};
+use crate::families::bert::master::Master;
 use crate::model::Weights;
 use safetensors::tensor::{Dtype, TensorView};
 use std::collections::HashMap;

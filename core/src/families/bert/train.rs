@@ -1,18 +1,18 @@
-//! The BERT encoder's training pass: the forward pass of [`crate::encode`] keeping what the backward pass reads
+//! The BERT encoder's training pass: the forward pass of [`super::forward`] keeping what the backward pass reads
 //! (the [`Tape`]), and the backward pass, layer by layer, into the master weights' gradients. Every text's tokens
 //! sit side by side in one `[tokens × hidden]` matrix for the dense layers (no padding, as the encoder); attention
 //! runs per (text, head). Products reuse the encoder's matrix kernels: `Y = X·Wᵀ` with the packed weights the
 //! model encodes with, `dX = dY·W` and `dW = dYᵀ·X` with the right-hand side packed per step.
 
-use super::ops::{self, Dropout};
-use super::weights::{LayerAt, Master};
-use crate::encode::gemm::{self, dense, packed_len, Epilogue, Packed, Shared};
-use crate::encode::kernels::Kernels;
-use crate::encode::params::Params;
-use crate::encode::tokenize::Tokens;
-use crate::encode::{Config, Pooling};
+use super::master::{LayerAt, Master};
+use super::params::Params;
 use crate::error::Result;
 use crate::executor::Executor;
+use crate::families::tokenize::Tokens;
+use crate::families::{Config, Pooling};
+use crate::kernels::gemm::{self, dense, packed_len, Epilogue, Packed, Shared};
+use crate::kernels::ops::{self, Dropout};
+use crate::kernels::Kernels;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -1,0 +1,64 @@
+//! The BERT family: an [`Encoder`] prepared once from a model's [`Weights`] (its configuration, tokenizer and
+//! packed layer weights), its forward pass ([`forward`]), and for training the pass that keeps what the backward
+//! pass reads with the backward pass itself ([`train`]) over fp32 master weights ([`master`]). It knows no verb:
+//! `crate::verbs` batch, pool and train with it.
+
+pub(crate) mod forward;
+pub(crate) mod master;
+pub(crate) mod params;
+pub(crate) mod train;
+
+use super::tokenize::Tokenizers;
+use super::{verb, Config};
+use crate::error::{Error, Result};
+use crate::model::layout::Layout;
+use crate::model::Weights;
+use params::Params;
+use std::sync::Arc;
+
+/// A BERT encoder prepared from a model's weights: its configuration, tokenizer and packed layer weights.
+pub struct Encoder {
+    pub(crate) config: Config,
+    pub(crate) tokenizers: Arc<Tokenizers>,
+    pub(crate) params: Params,
+}
+
+impl std::fmt::Debug for Encoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Encoder").field("config", &self.config).finish()
+    }
+}
+
+impl Encoder {
+    /// Reads the folder beside `weights` and converts the layers' weights.
+    pub fn prepare(weights: &dyn Weights) -> Result<Encoder> {
+        let dir = weights.directory().ok_or_else(|| {
+            Error::unsupported(format!(
+                "{} needs the model's folder (config.json, tokenizer.json); these weights have none",
+                verb()
+            ))
+        })?;
+        let layout = Layout::around(dir)?;
+        let config = Config::read(&layout)?;
+        let tokenizers = Arc::new(Tokenizers::read(&layout.transformer, config.max_tokens)?);
+        let params = Params::read(weights, &config)?;
+        Ok(Encoder { config, tokenizers, params })
+    }
+
+    /// The same model with other weights: what a trainer publishes after a step.
+    pub(crate) fn with_params(&self, params: Params) -> Encoder {
+        Encoder { config: self.config.clone(), tokenizers: self.tokenizers.clone(), params }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub(crate) fn params(&self) -> &Params {
+        &self.params
+    }
+
+    pub(crate) fn tokenizers(&self) -> &Tokenizers {
+        &self.tokenizers
+    }
+}

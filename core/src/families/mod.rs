@@ -1,0 +1,14 @@
+//! Model families, one module per architecture: each reads its weights through [`crate::model::Weights`] and
+//! writes its forward pass (and, for training, its backward pass) with [`crate::kernels`]. A family knows no verb:
+//! batching, pooling across calls, memory budgets and losses are `crate::verbs`'.
+
+pub mod bert;
+pub(crate) mod config;
+pub(crate) mod tokenize;
+
+pub use config::{Config, Pooling};
+
+/// The verb a family's messages name (the one that prepares it), in each language's spelling.
+pub(crate) fn verb() -> impl std::fmt::Display {
+    crate::path::name("encode_text")
+}

@@ -1,0 +1,329 @@
+//! The `Model` handle: weights loaded through [`crate::model`] onto an executor, the lifecycle (borrowed by verbs in
+//! flight and by trainers, freed once), and the dispatch of each verb (`encodeText`) to [`crate::verbs`].
+
+use crate::model::{ram, source, vram, RamWeights, Weights};
+
+use crate::error::{Error, Result};
+use crate::executor::{placement, Executor};
+use crate::handle::{Lease, Lifecycle};
+use crate::types::*;
+use std::sync::{Arc, Mutex};
+
+/// Weights placed for an executor. Cloning shares the same model.
+#[derive(Clone, Debug)]
+pub struct Model {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    lifecycle: Lifecycle,
+    /// How many of the lifecycle's borrows are trainers (the rest are calls in flight), for `free`'s message.
+    trainers: Arc<std::sync::atomic::AtomicUsize>,
+    description: ModelDescription,
+    placement_fallback: Option<String>,
+    /// Present until the model is freed or dropped.
+    loaded: Mutex<Option<Loaded>>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model")
+            .field("path", &self.description.path)
+            .field("residency", &self.description.residency)
+            .field("freed", &self.lifecycle.is_freed())
+            .finish()
+    }
+}
+
+/// Fields drop in order: the weights (freed in RAM or on the device), then the executor and its borrow.
+struct Loaded {
+    weights: Placed,
+    executor: Executor,
+    /// The BERT encoder the first `encode_text` prepares from the weights (see [`crate::verbs::encode`]).
+    encoder: Arc<crate::verbs::encode::EncoderSlot>,
+    _lease: Lease,
+}
+
+/// A verb in flight on a model, from [`Model::begin_call`] until dropped (even by a panic): the model counts it as a
+/// borrow (a `free` meanwhile is in use) and its executor as in flight (a `drain` meanwhile waits for it).
+#[must_use = "the call counts as in flight only while this lives"]
+pub struct ModelCall {
+    model: Model,
+    _in_flight: crate::executor::VerbInFlight,
+}
+
+impl Drop for ModelCall {
+    fn drop(&mut self) {
+        self.model.inner.lifecycle.release();
+    }
+}
+
+/// A trainer's borrow of a model, returned when dropped.
+#[derive(Debug)]
+pub struct ModelLoan {
+    model: Model,
+}
+
+impl ModelLoan {
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+}
+
+impl Drop for ModelLoan {
+    fn drop(&mut self) {
+        self.model.inner.trainers.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+        self.model.inner.lifecycle.release();
+    }
+}
+
+enum Placed {
+    Ram(Arc<RamWeights>),
+    Vram(vram::VramWeights),
+}
+
+/// Validates `memoryDomains` for weights: a non-empty list of distinct NUMA nodes this machine has.
+fn memory_nodes(requested: Option<&[u32]>, executor: &Executor) -> Result<Vec<u32>> {
+    let Some(ids) = requested else { return Ok(executor.memory_domains()) };
+    let machine = placement::machine();
+    let known = || machine.nodes.iter().map(|n| n.os_index.to_string()).collect::<Vec<_>>().join(", ");
+    if ids.is_empty() {
+        return Err(Error::invalid_argument(
+            "config.memory_domains",
+            format!("must name at least one NUMA node, got an empty list; known: {}", known()),
+        ));
+    }
+    for (i, id) in ids.iter().enumerate() {
+        if ids[..i].contains(id) {
+            return Err(Error::invalid_argument("config.memory_domains", format!("names NUMA node {id} twice")));
+        }
+        if !machine.nodes.iter().any(|n| n.os_index == *id) {
+            return Err(Error::invalid_argument(
+                "config.memory_domains",
+                format!("names NUMA node {id}, which this machine does not have; known: {}", known()),
+            ));
+        }
+    }
+    Ok(ids.to_vec())
+}
+
+fn describe_source(path: &str, source: &source::Source, residency: Residency) -> ModelDescription {
+    let tensors: Vec<TensorDescription> = source
+        .shards
+        .iter()
+        .flat_map(|s| &s.tensors)
+        .map(|t| TensorDescription {
+            name: t.name.clone(),
+            dtype: t.dtype.to_string(),
+            shape: t.shape.clone(),
+            bytes: t.end - t.begin,
+        })
+        .collect();
+    ModelDescription {
+        path: path.to_string(),
+        format: "safetensors".to_string(),
+        architecture: source.architecture.clone(),
+        residency,
+        memory_domains: Vec::new(),
+        devices: Vec::new(),
+        bytes: tensors.iter().map(|t| t.bytes).sum(),
+        tensors,
+    }
+}
+
+impl Model {
+    fn new(description: ModelDescription, placement_fallback: Option<String>, loaded: Loaded) -> Model {
+        Model {
+            inner: Arc::new(Inner {
+                lifecycle: Lifecycle::new(),
+                trainers: Default::default(),
+                description,
+                placement_fallback,
+                loaded: Mutex::new(Some(loaded)),
+            }),
+        }
+    }
+
+    /// Reads safetensors weights into memory bound to NUMA nodes for `config.executor`'s threads. See the
+    /// module documentation for paths, checks and placement.
+    pub fn load_ram(path: impl AsRef<str>, config: ModelLoadRamConfig) -> Result<Model> {
+        let path = path.as_ref();
+        let lease = Lease::take(config.executor.lifecycle(), "Executor", "Model.load_ram")?;
+        let nodes = memory_nodes(config.memory_domains.as_deref(), &config.executor)?;
+        let mut refused = None;
+        let mut place = |region: &[u8]| {
+            if refused.is_none() {
+                refused = ram::bind(region, &nodes).err();
+            }
+        };
+        let source = source::open(path, &mut place)?;
+        let mut description = describe_source(path, &source, Residency::Ram);
+        let weights = RamWeights::new(source)?;
+        let fallback = match refused {
+            None => {
+                description.memory_domains = nodes;
+                None
+            }
+            Some(why) => Some(format!("the weights are not bound to NUMA nodes {nodes:?}: {why}")),
+        };
+        let loaded = Loaded {
+            weights: Placed::Ram(Arc::new(weights)),
+            executor: config.executor,
+            encoder: Default::default(),
+            _lease: lease,
+        };
+        Ok(Model::new(description, fallback, loaded))
+    }
+
+    /// Uploads safetensors weights to every listed device of `config.executor`, on its streams. See the module
+    /// documentation.
+    pub fn load_vram(path: impl AsRef<str>, config: ModelLoadVramConfig) -> Result<Model> {
+        let path = path.as_ref();
+        let lease = Lease::take(config.executor.lifecycle(), "Executor", "Model.load_vram")?;
+        let ordinals = vram::executor_ordinals(&config.executor.devices()?);
+        let positions = vram::plan_devices(vram::driver_present(), &ordinals, config.devices.as_deref())?;
+        let source = source::open(path, &mut |_| {})?;
+        let mut description = describe_source(path, &source, Residency::Vram);
+        let weights = vram::VramWeights::upload(&source, &config.executor, &positions, &ordinals)?;
+        drop(source); // frees the host copy
+        description.devices = positions.iter().map(|&p| ordinals[p]).collect();
+        let loaded = Loaded {
+            weights: Placed::Vram(weights),
+            executor: config.executor,
+            encoder: Default::default(),
+            _lease: lease,
+        };
+        Ok(Model::new(description, None, loaded))
+    }
+
+    /// Reports the model's file, architecture, residency and tensors.
+    pub fn describe(&self) -> Result<ModelDescription> {
+        self.inner.lifecycle.check("Model", "describe")?;
+        Ok(self.inner.description.clone())
+    }
+
+    /// The host view of a RAM model's weights, which the verbs read tensors through. The view keeps the weights
+    /// alive while it lives, so a `free` racing with a verb frees them when the verb lets go. A VRAM model has no host
+    /// view: unsupported.
+    pub fn weights(&self) -> Result<Arc<dyn Weights>> {
+        self.inner.lifecycle.check("Model", "weights")?;
+        let loaded = self.inner.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        match loaded.as_ref().map(|l| &l.weights) {
+            Some(Placed::Ram(w)) => Ok(w.clone()),
+            Some(Placed::Vram(_)) => {
+                Err(Error::unsupported("`weights` gives a host view of RAM models only; this model lives in VRAM"))
+            }
+            None => Err(Error::freed("Model", "weights")),
+        }
+    }
+
+    /// The executor the model borrows, whose threads or streams the verbs run on.
+    pub fn executor(&self) -> Result<Executor> {
+        self.inner.lifecycle.check("Model", "executor")?;
+        let loaded = self.inner.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        loaded.as_ref().map(|l| l.executor.clone()).ok_or_else(|| Error::freed("Model", "executor"))
+    }
+
+    /// The device address and byte length of tensor `name`'s replica on device `ordinal`, for a VRAM model; `None`
+    /// when the model is in RAM or does not have that device or tensor.
+    pub fn device_tensor(&self, ordinal: u32, name: &str) -> Result<Option<(u64, usize)>> {
+        self.inner.lifecycle.check("Model", "device_tensor")?;
+        let loaded = self.inner.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(match loaded.as_ref().map(|l| &l.weights) {
+            Some(Placed::Vram(w)) => w.tensor(ordinal, name),
+            _ => None,
+        })
+    }
+
+    /// Why the RAM weights are not bound to the NUMA nodes asked for, when the OS refused; `None` when bound.
+    pub fn placement_fallback(&self) -> Option<&str> {
+        self.inner.placement_fallback.as_deref()
+    }
+
+    /// Embeds `texts`, one row per text in input order, on the executor's threads.
+    ///
+    /// While it runs it is a [`ModelCall`]: a `free` meanwhile is in use, a `drain` of the executor waits for it.
+    pub fn encode_text(&self, texts: &[String], options: EncodeTextOptions) -> Result<F32Matrix> {
+        let _call = self.begin_call("encode_text")?;
+        let (weights, executor, encoder) = self.ram_parts("encode_text", "Model.encode_text runs")?;
+        crate::verbs::encode::encode_text(&encoder, weights.as_ref(), &executor, texts, &options)
+    }
+
+    /// A RAM model's weights, executor and encoder slot, for a verb `method` (`what` says who needs RAM, like
+    /// `Model.encode_text runs`); a VRAM model is unsupported.
+    pub(crate) fn ram_parts(
+        &self,
+        method: &str,
+        what: &str,
+    ) -> Result<(Arc<RamWeights>, Executor, Arc<crate::verbs::encode::EncoderSlot>)> {
+        let loaded = self.inner.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        match loaded.as_ref() {
+            Some(Loaded { weights: Placed::Ram(w), executor, encoder, .. }) => {
+                Ok((w.clone(), executor.clone(), encoder.clone()))
+            }
+            Some(_) => {
+                let (who, rest) = what.split_once(' ').unwrap_or((what, ""));
+                Err(Error::unsupported(format!(
+                    "{} {rest} on RAM models only for now; this model lives in VRAM",
+                    crate::path::name(who)
+                )))
+            }
+            None => Err(Error::freed("Model", method)),
+        }
+    }
+
+    /// Counts a call of `method` as in flight until the returned [`ModelCall`] drops. Verbs take one for their run;
+    /// a binding's asynchronous form takes one when it accepts the call, before handing it to another thread, so
+    /// that from the moment the call returns its promise, a `free` is in use and a `drain` waits for it.
+    pub fn begin_call(&self, method: &str) -> Result<ModelCall> {
+        let executor = {
+            let loaded = self.inner.loaded.lock().unwrap_or_else(|p| p.into_inner());
+            match loaded.as_ref() {
+                Some(loaded) => loaded.executor.clone(),
+                None => return Err(Error::freed("Model", method)),
+            }
+        };
+        self.inner.lifecycle.borrow("Model", method)?;
+        Ok(ModelCall { model: self.clone(), _in_flight: executor.verb_in_flight() })
+    }
+
+    /// Lends the model to a trainer (`borrower`, the call that borrows, like `Trainer.contrastive`) until the
+    /// returned [`ModelLoan`] drops: `free` meanwhile is an in-use error naming the trainers.
+    pub fn lend(&self, borrower: &str) -> Result<ModelLoan> {
+        self.inner.lifecycle.borrow("Model", borrower)?;
+        self.inner.trainers.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        Ok(ModelLoan { model: self.clone() })
+    }
+
+    /// Whether `free` has run: every later call but `free` fails as freed.
+    pub fn is_freed(&self) -> bool {
+        self.inner.lifecycle.is_freed()
+    }
+
+    /// Releases the weights (RAM: frees them once no verb holds their view; VRAM: frees the device buffers) and
+    /// returns the executor's borrow; a second call does nothing. Dropping the last clone does the same.
+    pub fn free(&self) -> Result<()> {
+        // Only verbs borrow a model, and they end on their own: the message says to wait, not to free them.
+        let begun = self.inner.lifecycle.begin_free("Model", ("verb", "verbs")).map_err(|_| {
+            let trainers = self.inner.trainers.load(std::sync::atomic::Ordering::Acquire);
+            if trainers > 0 {
+                let (whom, pronoun) =
+                    if trainers == 1 { ("trainer borrows", "it") } else { ("trainers borrow", "them") };
+                return Error::in_use(format!(
+                    "`free` cannot free this Model yet: {trainers} {whom} it; free {pronoun} first"
+                ));
+            }
+            Error::in_use(format!(
+                "`free` cannot free this Model yet: a call is in flight on it (an {}, or its asynchronous form not yet \
+                 settled); wait for it to finish first",
+                crate::path::name("encode_text")
+            ))
+        })?;
+        if !begun {
+            return Ok(());
+        }
+        let loaded = self.inner.loaded.lock().unwrap_or_else(|p| p.into_inner()).take();
+        drop(loaded);
+        Ok(())
+    }
+}

@@ -1,4 +1,4 @@
-"""Flattens tests/fixtures/encode/reference.json for tests/c/test_model.c, which reads no JSON.
+"""Flattens tests/fixtures/encode/reference.json for tests/c/test_encode.c, which reads no JSON.
 
 Writes `ROWS DIMS LONG_TEXT_INDEX`, then per text its UTF-8 bytes in hex ("-" when empty) and its embedding.
 Usage: python3 flatten_reference.py REFERENCE_JSON OUT

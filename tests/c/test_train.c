@@ -6,7 +6,7 @@
  * and closes with "N passed, N failed".
  */
 #define _POSIX_C_SOURCE 200809L
-#include <uform.h>
+#include "suite.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -16,62 +16,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int failures = 0;
-static int checks_in_test = 0;
-static int failed_in_test = 0;
-
-#define CHECK(cond)                                                                                                    \
-    do {                                                                                                               \
-        checks_in_test++;                                                                                              \
-        if (!(cond)) {                                                                                                 \
-            failed_in_test++;                                                                                          \
-            fprintf(stderr, "    %s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, #cond,                \
-                    uform_last_error_message());                                                                       \
-        }                                                                                                              \
-    } while (0)
-
-#define CHECK_STATUS(call, expected) CHECK((call) == (expected))
-
-static int says(const char *needle) { return strstr(uform_last_error_message(), needle) != NULL; }
-
-static const char *scratch_root = "/tmp";
 static const char *model_dir = NULL;
 
-static void scratch(char *out, size_t size, const char *name) {
-    snprintf(out, size, "%s/train-%s-%ld", scratch_root, name, (long)getpid());
-    mkdir(out, 0755);
-}
-
-/* How many entries a directory holds (-1 when it cannot be read). */
-static int entries(const char *path) {
-    DIR *d = opendir(path);
-    if (!d) return -1;
-    int count = 0;
-    struct dirent *entry;
-    while ((entry = readdir(d)) != NULL)
-        if (strcmp(entry->d_name, ".") != 0 && strcmp(entry->d_name, "..") != 0) count++;
-    closedir(d);
-    return count;
-}
-
-static uform_executor_t *ram_executor(void) {
-    uform_executor_for_ram_config_t config;
-    memset(&config, 0, sizeof config);
-    config.threads = 2;
-    uform_executor_t *executor = NULL;
-    if (uform_executor_for_ram(&config, &executor) != UFORM_STATUS_OK) {
-        fprintf(stderr, "forRam failed: %s\n", uform_last_error_message());
-        exit(2);
-    }
-    return executor;
-}
-
 static uform_model_t *load(const char *path, uform_executor_t *executor) {
-    uform_model_load_ram_config_t config;
-    memset(&config, 0, sizeof config);
-    config.executor = executor;
     uform_model_t *model = NULL;
-    CHECK_STATUS(uform_model_load_ram(path, &config, &model), UFORM_STATUS_OK);
+    CHECK_STATUS(load_ram(path, executor, &model), UFORM_STATUS_OK);
     return model;
 }
 
@@ -82,8 +31,6 @@ static char **ref_anchors = NULL, **ref_positives = NULL, **ref_held_texts = NUL
 static double *ref_loss = NULL, *ref_lr = NULL, *ref_grad_norm = NULL;
 static size_t *ref_batch = NULL, *ref_batch_size = NULL; /* ref_batch[k * ref_pairs + j] */
 static float *ref_before = NULL, *ref_after = NULL;
-
-static int hex_value(char c) { return c >= 'a' ? c - 'a' + 10 : c - '0'; }
 
 static char *read_hex(FILE *f) {
     static char hex[1 << 16];
@@ -258,7 +205,7 @@ static void test_27_encode_after_a_step_save_and_load_back(void) {
     encode(model, texts, 3, &stepped);
     CHECK(max_diff(&stepped, &untrained) > 1e-4); /* not the old weights */
     CHECK_STATUS(uform_trainer_save(trainer, saved), UFORM_STATUS_OK);
-    CHECK(entries(dir) == 1); /* the folder, and no temporary sibling */
+    CHECK(directory_entries(dir) == 1); /* the folder, and no temporary sibling */
     char file[1200];
     snprintf(file, sizeof file, "%s/model.safetensors", saved);
     struct stat st;
@@ -437,15 +384,15 @@ static void test_28_bad_saves(void) {
         mkdir(locked, 0555);
         CHECK_STATUS(uform_trainer_save(trainer, below_locked), UFORM_STATUS_IO);
         CHECK(says(below_locked));
-        CHECK(entries(locked) == 0);
+        CHECK(directory_entries(locked) == 0);
         expected_entries++;
     }
     CHECK_STATUS(uform_trainer_save(trainer, NULL), UFORM_STATUS_INVALID_ARGUMENT);
     CHECK(says("`directory`"));
     CHECK_STATUS(uform_trainer_save(trainer, bad_utf8), UFORM_STATUS_INVALID_ARGUMENT);
     CHECK(says("directory") && says("UTF-8"));
-    CHECK(entries(dir) == expected_entries); /* no temporary sibling, no half-written folder */
-    CHECK(entries(existing) == 0);
+    CHECK(directory_entries(dir) == expected_entries); /* no temporary sibling, no half-written folder */
+    CHECK(directory_entries(existing) == 0);
     CHECK_STATUS(uform_trainer_free(trainer), UFORM_STATUS_OK);
     uform_f32_matrix_t m;
     encode(model, (const char *const *)ref_held_texts, 1, &m); /* still usable */
@@ -470,7 +417,7 @@ static void test_28_freed_handles(void) {
     CHECK_STATUS(uform_trainer_step(trainer, a, 1, p, 1, &s), UFORM_STATUS_FREED_HANDLE);
     CHECK(says("freed") && says("Trainer"));
     CHECK_STATUS(uform_trainer_save(trainer, never), UFORM_STATUS_FREED_HANDLE);
-    CHECK(entries(dir) == 0);
+    CHECK(directory_entries(dir) == 0);
     CHECK_STATUS(uform_trainer_free(NULL), UFORM_STATUS_INVALID_ARGUMENT);
     CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK);
     CHECK_STATUS(uform_trainer_contrastive(model, NULL, &trainer), UFORM_STATUS_FREED_HANDLE);
@@ -524,46 +471,23 @@ static void test_29_borrowing(void) {
     CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
 }
 
-struct test {
-    const char *name;
-    void (*run)(void);
-};
-
 int main(void) {
     scratch_root = getenv("UFORM_TEST_DIR") ? getenv("UFORM_TEST_DIR") : "/tmp";
     model_dir = getenv("UFORM_TEST_MODEL_DIR");
     int have_fixture = model_dir != NULL && read_reference() && ref_held >= 3 && ref_steps > 0;
     struct test tests[] = {
-        {"test_26_reproduces_the_fixture", test_26_reproduces_the_fixture},
-        {"test_27_encode_after_a_step_save_and_load_back", test_27_encode_after_a_step_save_and_load_back},
-        {"test_28_bad_configs", test_28_bad_configs},
-        {"test_28_bad_batches", test_28_bad_batches},
-        {"test_28_bad_saves", test_28_bad_saves},
-        {"test_28_freed_handles", test_28_freed_handles},
-        {"test_28_vram_model_is_unsupported", test_28_vram_model_is_unsupported},
-        {"test_29_borrowing", test_29_borrowing},
+        {"test_26_reproduces_the_fixture", test_26_reproduces_the_fixture, 1},
+        {"test_27_encode_after_a_step_save_and_load_back", test_27_encode_after_a_step_save_and_load_back, 1},
+        {"test_28_bad_configs", test_28_bad_configs, 1},
+        {"test_28_bad_batches", test_28_bad_batches, 1},
+        {"test_28_bad_saves", test_28_bad_saves, 1},
+        {"test_28_freed_handles", test_28_freed_handles, 1},
+        {"test_28_vram_model_is_unsupported", test_28_vram_model_is_unsupported, 1},
+        {"test_29_borrowing", test_29_borrowing, 1},
     };
-    int passed = 0, ran = 0;
-    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
-        ran++;
-        if (!have_fixture) {
-            failures++;
-            printf("FAIL %s: UFORM_TEST_MODEL_DIR and UFORM_TEST_TRAIN_REFERENCE are not set or unreadable; run the "
-                   "suite through `cargo xtask test c`\n",
-                   tests[i].name);
-            continue;
-        }
-        checks_in_test = failed_in_test = 0;
-        tests[i].run();
-        if (failed_in_test == 0 && checks_in_test > 0) {
-            passed++;
-            printf("ok   %s (%d checks)\n", tests[i].name, checks_in_test);
-        } else {
-            failures++;
-            printf("FAIL %s (%d of %d checks failed)\n", tests[i].name, failed_in_test, checks_in_test);
-        }
-    }
+    int status = run_tests(tests, sizeof tests / sizeof tests[0], have_fixture,
+                           "UFORM_TEST_MODEL_DIR and UFORM_TEST_TRAIN_REFERENCE are not set or unreadable; run the "
+                           "suite through `cargo xtask test c`");
     free_reference();
-    printf("%d passed, %d failed\n", passed, ran - passed);
-    return failures == 0 ? 0 : 1;
+    return status;
 }

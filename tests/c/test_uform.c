@@ -4,7 +4,7 @@
  * Prints one line per test and closes with "N passed, N failed".
  */
 #define _POSIX_C_SOURCE 200809L
-#include <uform.h>
+#include "suite.h"
 
 #include <dirent.h>
 #include <spawn.h>
@@ -17,43 +17,7 @@
 
 extern char **environ;
 
-static int failures = 0;
-static int checks_in_test = 0;
-static int failed_in_test = 0;
-
-#define CHECK(cond)                                                                                                    \
-    do {                                                                                                               \
-        checks_in_test++;                                                                                              \
-        if (!(cond)) {                                                                                                 \
-            failed_in_test++;                                                                                          \
-            fprintf(stderr, "    %s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, #cond,                \
-                    uform_last_error_message());                                                                       \
-        }                                                                                                              \
-    } while (0)
-
-#define CHECK_STATUS(call, expected) CHECK((call) == (expected))
-
-/* The last message mentions `needle`. */
-static int says(const char *needle) { return strstr(uform_last_error_message(), needle) != NULL; }
-
 static char self_path[4096];
-static const char *scratch_root = NULL;
-
-static void make_scratch(char *out, size_t size, const char *name) {
-    snprintf(out, size, "%s/%s-%ld", scratch_root, name, (long)getpid());
-    mkdir(out, 0755);
-}
-
-static int directory_entries(const char *path) {
-    DIR *dir = opendir(path);
-    if (!dir) return -1;
-    int count = 0;
-    struct dirent *entry;
-    while ((entry = readdir(dir)) != NULL)
-        if (strcmp(entry->d_name, ".") != 0 && strcmp(entry->d_name, "..") != 0) count++;
-    closedir(dir);
-    return count;
-}
 
 /* 1. Capability strings are non-empty, comma-separated, without spaces. */
 static void test_01_capabilities(void) {
@@ -322,7 +286,7 @@ static void test_12_mesh_invalid_options(void) {
 /* 13. A peer that never comes: a timeout naming the missing index; nothing left behind. */
 static void test_13_mesh_timeout(void) {
     char dir[1024];
-    make_scratch(dir, sizeof dir, "timeout");
+    scratch(dir, sizeof dir, "timeout");
     uform_executor_t *executor = NULL;
     uform_mesh_t *mesh = NULL;
     CHECK_STATUS(uform_executor_for_ram(NULL, &executor), UFORM_STATUS_OK);
@@ -367,7 +331,7 @@ static int run_peer(const char *dir, const char *job, unsigned index, unsigned c
 /* 14. Four processes meet in one directory; after every free the job directory is gone. */
 static void test_14_four_processes(void) {
     char dir[1024];
-    make_scratch(dir, sizeof dir, "four");
+    scratch(dir, sizeof dir, "four");
     pid_t pids[4];
     for (unsigned i = 0; i < 4; i++) {
         char index[16];
@@ -437,8 +401,8 @@ static void test_17_records_compare(void) {
  * naming the link and its target, and nothing is written there; an unknown `group` is an invalid argument. */
 static void test_18_mesh_planted_link(void) {
     char dir[1024], victim[1024], data[1200], link[1200];
-    make_scratch(dir, sizeof dir, "planted");
-    make_scratch(victim, sizeof victim, "victim");
+    scratch(dir, sizeof dir, "planted");
+    scratch(victim, sizeof victim, "victim");
     snprintf(data, sizeof data, "%s/data.txt", victim);
     snprintf(link, sizeof link, "%s/job1", dir);
     FILE *file = fopen(data, "w");
@@ -471,12 +435,6 @@ static void test_18_mesh_planted_link(void) {
     rmdir(dir);
 }
 
-struct test {
-    const char *name;
-    void (*run)(void);
-    int needs_processes;
-};
-
 int main(int argc, char **argv) {
     if (argc == 6 && strcmp(argv[1], "peer") == 0)
         return run_peer(argv[2], argv[3], (unsigned)atoi(argv[4]), (unsigned)atoi(argv[5]));
@@ -503,20 +461,5 @@ int main(int argc, char **argv) {
         {"test_17_records_compare", test_17_records_compare, 0},
         {"test_18_mesh_planted_link", test_18_mesh_planted_link, 0},
     };
-    int passed = 0, ran = 0;
-    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
-        if (tests[i].needs_processes && skip_processes) continue;
-        checks_in_test = failed_in_test = 0;
-        tests[i].run();
-        ran++;
-        if (failed_in_test == 0 && checks_in_test > 0) {
-            passed++;
-            printf("ok   %s (%d checks)\n", tests[i].name, checks_in_test);
-        } else {
-            failures++;
-            printf("FAIL %s (%d of %d checks failed)\n", tests[i].name, failed_in_test, checks_in_test);
-        }
-    }
-    printf("%d passed, %d failed\n", passed, ran - passed);
-    return failures == 0 ? 0 : 1;
+    return run_tests(tests, sizeof tests / sizeof tests[0], !skip_processes, NULL);
 }

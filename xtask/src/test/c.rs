@@ -1,6 +1,6 @@
-//! `cargo xtask test c`: the C scenario suite (tests/c/test_uform.c), the Model and encodeText scenarios
-//! (tests/c/test_model.c, against the test model in `UFORM_TEST_MODEL_DIR` and the reference embeddings flattened by
-//! tests/c/flatten_reference.py into `UFORM_TEST_REFERENCE`), the Trainer scenarios (tests/c/test_train.c, against
+//! `cargo xtask test c`: the C scenario suite (tests/c/test_uform.c), the Model scenarios (tests/c/test_model.c),
+//! the encodeText scenarios (tests/c/test_encode.c, against the test model in `UFORM_TEST_MODEL_DIR` and the
+//! reference embeddings flattened by tests/c/flatten_reference.py into `UFORM_TEST_REFERENCE`), the Trainer scenarios (tests/c/test_train.c, against
 //! the training fixture flattened by tests/c/flatten_train_reference.py into `UFORM_TEST_TRAIN_REFERENCE`) and the
 //! bad-input table (tests/c/test_bad_input.c)
 //! compiled with gcc against the generated header and linked with libuform, the C ABI tests (tests/c/abi: a program
@@ -44,7 +44,8 @@ pub fn run() -> Result<(), String> {
     let older = root.join("tests/c/abi/older");
     let suites = [
         ("test_uform", "the C suite", &header),
-        ("test_model", "the C Model and encodeText scenarios", &header),
+        ("test_model", "the C Model scenarios", &header),
+        ("test_encode", "the C encodeText scenarios", &header),
         ("test_train", "the C Trainer scenarios", &header),
         ("test_bad_input", "the C bad-input table", &header),
         ("abi/test_older_header", "the C ABI: a program built against an older header", &older),

@@ -1,0 +1,131 @@
+/*
+ * The C suites' shared harness (test_uform.c, test_model.c, test_encode.c, test_train.c; each is its own program,
+ * so everything here is static): CHECK and CHECK_STATUS count the checks of the running test, `says` reads the last
+ * error message, `run_tests` runs a table and prints one line per test and "N passed, N failed"; and the helpers
+ * more than one suite needs.
+ */
+#ifndef UFORM_TEST_SUITE_H
+#define UFORM_TEST_SUITE_H
+
+#include <uform.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int failures = 0;
+static int checks_in_test = 0;
+static int failed_in_test = 0;
+
+#define CHECK(cond)                                                                                                    \
+    do {                                                                                                               \
+        checks_in_test++;                                                                                              \
+        if (!(cond)) {                                                                                                 \
+            failed_in_test++;                                                                                          \
+            fprintf(stderr, "    %s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, #cond,                \
+                    uform_last_error_message());                                                                       \
+        }                                                                                                              \
+    } while (0)
+
+#define CHECK_STATUS(call, expected) CHECK((call) == (expected))
+
+/* The last message mentions `needle`. */
+static inline int says(const char *needle) { return strstr(uform_last_error_message(), needle) != NULL; }
+
+/* One test of a suite: `needs` marks a test that needs what the suite may lack (the test model, child processes). */
+struct test {
+    const char *name;
+    void (*run)(void);
+    int needs;
+};
+
+/*
+ * Runs the table. A test that `needs` what is not there (`met` false) fails naming `unmet` without running, or is
+ * left out of the count when `unmet` is NULL (the processes valgrind runs natively). A test passes when it made at
+ * least one check and none failed. Returns the process's exit status.
+ */
+static inline int run_tests(const struct test *tests, size_t count, int met, const char *unmet) {
+    int passed = 0, ran = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (tests[i].needs && !met) {
+            if (unmet == NULL) continue;
+            ran++;
+            failures++;
+            printf("FAIL %s: %s\n", tests[i].name, unmet);
+            continue;
+        }
+        ran++;
+        checks_in_test = failed_in_test = 0;
+        tests[i].run();
+        if (failed_in_test == 0 && checks_in_test > 0) {
+            passed++;
+            printf("ok   %s (%d checks)\n", tests[i].name, checks_in_test);
+        } else {
+            failures++;
+            printf("FAIL %s (%d of %d checks failed)\n", tests[i].name, failed_in_test, checks_in_test);
+        }
+    }
+    printf("%d passed, %d failed\n", passed, ran - passed);
+    return failures == 0 ? 0 : 1;
+}
+
+/* Where tests make their files: `UFORM_TEST_DIR`, else /tmp (each suite's `main` sets it). */
+static const char *scratch_root = "/tmp";
+
+/* A fresh folder `scratch_root/NAME-PID` for a test's files. */
+static inline void scratch(char *out, size_t size, const char *name) {
+    snprintf(out, size, "%s/%s-%ld", scratch_root, name, (long)getpid());
+    mkdir(out, 0755);
+}
+
+/* How many entries a directory holds (-1 when it cannot be read). */
+static inline int directory_entries(const char *path) {
+    DIR *dir = opendir(path);
+    if (!dir) return -1;
+    int count = 0;
+    struct dirent *entry;
+    while ((entry = readdir(dir)) != NULL)
+        if (strcmp(entry->d_name, ".") != 0 && strcmp(entry->d_name, "..") != 0) count++;
+    closedir(dir);
+    return count;
+}
+
+/* Writes `length` bytes to `path`, or exits. */
+static inline void write_bytes(const char *path, const void *bytes, size_t length) {
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        fprintf(stderr, "cannot write %s\n", path);
+        exit(2);
+    }
+    fwrite(bytes, 1, length, f);
+    fclose(f);
+}
+
+/* A two-thread RAM executor, or exits. */
+static inline uform_executor_t *ram_executor(void) {
+    uform_executor_for_ram_config_t config;
+    memset(&config, 0, sizeof config);
+    config.threads = 2;
+    uform_executor_t *executor = NULL;
+    if (uform_executor_for_ram(&config, &executor) != UFORM_STATUS_OK) {
+        fprintf(stderr, "forRam failed: %s\n", uform_last_error_message());
+        exit(2);
+    }
+    return executor;
+}
+
+/* `Model.loadRam(path, { executor })`. */
+static inline uform_status_t load_ram(const char *path, uform_executor_t *executor, uform_model_t **model) {
+    uform_model_load_ram_config_t config;
+    memset(&config, 0, sizeof config);
+    config.executor = executor;
+    return uform_model_load_ram(path, &config, model);
+}
+
+/* One hexadecimal digit's value (the flattened fixtures write floats as hex). */
+static inline int hex_value(char c) { return c >= 'a' ? c - 'a' + 10 : c - '0'; }
+
+#endif

@@ -380,19 +380,6 @@ fn mesh_peer_that_never_comes_times_out_and_leaves_nothing() {
     assert!(entries(scratch.dir()).is_empty(), "{:?}", entries(scratch.dir()));
 }
 
-/// The indices a timeout names as never joined: `host domain indices [1, 3-5] of 8 never joined` gives 1, 3, 4, 5.
-fn missing_indices(text: &str) -> Vec<u64> {
-    let listed = text.split("indices [").nth(1).and_then(|rest| rest.split(']').next()).unwrap_or_default();
-    listed
-        .split(", ")
-        .filter_map(|part| match part.split_once('-') {
-            Some((low, high)) => Some((low.parse::<u64>().ok()?..=high.parse::<u64>().ok()?).collect::<Vec<_>>()),
-            None => part.parse::<u64>().ok().map(|i| vec![i]),
-        })
-        .flatten()
-        .collect()
-}
-
 #[test]
 fn mesh_of_the_largest_count_times_out_on_time_naming_the_range() {
     // A look at the directory costs what the directory holds, never `hostDomainCount`: 4294967295 processes of which

@@ -4,6 +4,19 @@
 
 use super::*;
 
+/// The indices a timeout names as never joined: `host domain indices [1, 3-5] of 8 never joined` gives 1, 3, 4, 5.
+fn missing_indices(text: &str) -> Vec<u64> {
+    let listed = text.split("indices [").nth(1).and_then(|rest| rest.split(']').next()).unwrap_or_default();
+    listed
+        .split(", ")
+        .filter_map(|part| match part.split_once('-') {
+            Some((low, high)) => Some((low.parse::<u64>().ok()?..=high.parse::<u64>().ok()?).collect::<Vec<_>>()),
+            None => part.parse::<u64>().ok().map(|i| vec![i]),
+        })
+        .flatten()
+        .collect()
+}
+
 #[test]
 fn mesh_peer_killed_while_joining_then_a_rerun_works() {
     let scratch = Scratch::new("killed-joining");

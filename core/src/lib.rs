@@ -10,6 +10,7 @@
 //! - [`train`]: fine-tuning a RAM model's encoder (the `Trainer`).
 
 pub mod capabilities;
+pub mod collective;
 pub mod devices;
 pub mod error;
 pub mod executor;

@@ -62,6 +62,11 @@ pub fn result_line(mut cmd: Command, what: &str, prefix: &str) -> Result<String,
 }
 
 /// Installs Debian packages when any of `check` programs/files is missing (needs root, as on CI).
+/// The Debian packages every build of core needs: hwlocality's (`libhwloc-dev`, `libudev-dev`), and gloo's headers
+/// and a C++ compiler for the gloo shim that `core/build.rs` builds (without them core builds, but cannot train
+/// across processes).
+pub const CORE_BUILD: [&str; 4] = ["libhwloc-dev", "libudev-dev", "libgloo-dev", "g++"];
+
 pub fn apt_install(packages: &[&str]) -> Result<(), String> {
     let missing: Vec<&str> = packages
         .iter()

@@ -241,6 +241,57 @@ impl JobDir {
         }
     }
 
+    /// Opens the subdirectory `name` of `folder` that holds one collective group's rendezvous store, making it first
+    /// when no process of the run has (`0700`, or `2770` with the group, as the job directory). Refused like the job
+    /// directory: a link, a file, or a directory an untrusted user owns or others could write to.
+    pub fn store(&self, folder: &Folder, name: &str) -> Result<OwnedFd> {
+        let c = c_name(name).map_err(|e| Error::io("naming the collective store", &self.path, &e))?;
+        let path = self.path.join(name);
+        // SAFETY: a valid directory descriptor and a NUL-terminated name.
+        let made = unsafe { libc::mkdirat(folder.fd.as_raw_fd(), c.as_ptr(), 0o700) } == 0;
+        if !made && io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST) {
+            return Err(Error::io("making the collective store", &path, &io::Error::last_os_error()));
+        }
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY: a valid directory descriptor and a NUL-terminated name.
+        let fd = unsafe { libc::openat(folder.fd.as_raw_fd(), c.as_ptr(), flags) };
+        if fd < 0 {
+            let e = io::Error::last_os_error();
+            return Err(Error::conflict(format!(
+                "the collective store `{}` is not a directory this run can use ({e}); the mesh never follows a link",
+                path.display()
+            )));
+        }
+        // SAFETY: `fd` was just opened and is owned by nothing else.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        if made && self.group.is_some() {
+            // Made `0700` by this process, so nobody else entered it yet; the group's members must write in it.
+            // SAFETY: a valid descriptor.
+            unsafe { libc::fchmod(fd.as_raw_fd(), 0o2770) };
+        }
+        let st = fstat(fd.as_raw_fd()).map_err(|e| Error::io("reading the collective store", &path, &e))?;
+        #[allow(clippy::unnecessary_cast)] // `mode_t` is 16 bits on some systems
+        let mode = st.st_mode as u32 & 0o7777;
+        let writable_by_others = if self.group.is_some() { mode & 0o002 != 0 } else { mode & 0o022 != 0 };
+        if !self.trusts(folder, st.st_uid) || writable_by_others {
+            return Err(Error::conflict(format!(
+                "the collective store `{}` (owner {}, mode {mode:04o}) could be written by users outside this run; \
+                 remove it",
+                path.display(),
+                user_name(st.st_uid)
+            )));
+        }
+        Ok(fd)
+    }
+
+    /// Removes the collective store `name` of `folder` when it is empty; anything else leaves it as it is.
+    pub fn remove_store(&self, folder: &Folder, name: &str) {
+        if let Ok(name) = c_name(name) {
+            // SAFETY: a valid directory descriptor and a NUL-terminated name. Fails, as it should, when not empty.
+            unsafe { libc::unlinkat(folder.fd.as_raw_fd(), name.as_ptr(), libc::AT_REMOVEDIR) };
+        }
+    }
+
     /// The mode of new records and markers.
     fn file_mode(&self) -> u32 {
         if self.group.is_some() {

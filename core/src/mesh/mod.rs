@@ -126,6 +126,7 @@ mod users;
 
 pub use options::mesh_options_from_lookup;
 
+use crate::collective::{gloo, Collective, Solo};
 use crate::error::Result;
 use crate::executor::Executor;
 use crate::handle::{Lease, Lifecycle};
@@ -143,6 +144,8 @@ pub struct Mesh {
 struct Inner {
     lifecycle: Arc<Lifecycle>,
     description: MeshDescription,
+    /// Collective groups made on this mesh so far: each gets a store of its own.
+    groups: std::sync::atomic::AtomicU64,
     /// Present until the mesh is freed or dropped.
     membership: Mutex<Option<Membership>>,
 }
@@ -151,6 +154,8 @@ struct Inner {
 struct Membership {
     /// `None` without peers.
     joined: Option<rendezvous::Joined>,
+    /// The mesh's `timeoutSeconds`, which bounds every wait of its collectives too.
+    timeout: std::time::Duration,
     /// Keeps the executor from being freed under the mesh.
     _executor: Lease,
 }
@@ -163,6 +168,7 @@ impl Mesh {
         let gpus = executor.devices()?;
         let gpus_per_domain = plan.gpus_per_multimem_domain;
         let my_gpus: Vec<GpuRecord> = gpus.iter().map(GpuRecord::new).collect();
+        let timeout = plan.rendezvous.as_ref().map_or(std::time::Duration::ZERO, |r| r.timeout);
         let (description, joined) = match &plan.rendezvous {
             None => {
                 let me = host::ProcessIdentity::current();
@@ -196,7 +202,8 @@ impl Mesh {
             inner: Arc::new(Inner {
                 lifecycle: Arc::new(Lifecycle::new()),
                 description,
-                membership: Mutex::new(Some(Membership { joined, _executor: lease })),
+                groups: Default::default(),
+                membership: Mutex::new(Some(Membership { joined, timeout, _executor: lease })),
             }),
         })
     }
@@ -210,6 +217,53 @@ impl Mesh {
     /// Lends the mesh to a trainer: the mesh cannot be freed while the lease lives.
     pub fn borrow(&self) -> Result<Lease> {
         Lease::take(&self.inner.lifecycle, "Mesh", "borrow")
+    }
+
+    /// Connects a new collective group of the mesh's processes: every process must call it, in the same order
+    /// relative to its other groups (a trainer across processes makes one). Without peers the group is [`Solo`].
+    ///
+    /// The group meets through a store of its own in the job directory (`collective-<roster hash>-<n>`, made and
+    /// checked like the job directory, emptied by each process once all have connected and then removed by rank 0),
+    /// and listens on 127.0.0.1 when every member runs on this machine, or on this host's name otherwise. Every wait
+    /// is bounded by the mesh's `timeoutSeconds`; a failure names the ranks whose process is known to be gone.
+    pub fn collective(&self) -> Result<Arc<dyn Collective>> {
+        self.inner.lifecycle.check("Mesh", "collective")?;
+        let membership = self.inner.membership.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(membership) = membership.as_ref() else {
+            return Err(crate::error::Error::freed("Mesh", "collective"));
+        };
+        let Some(joined) = &membership.joined else { return Ok(Arc::new(Solo)) };
+        gloo::available()?;
+        let n = self.inner.groups.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("collective-{}-{n}", joined.roster_hash);
+        let folder = joined.dir.open()?.filter(|f| f.id == joined.id).ok_or_else(|| {
+            crate::error::Error::conflict(format!(
+                "the job directory `{}` this process joined is gone or was replaced",
+                joined.dir.path.display()
+            ))
+        })?;
+        let store = joined.dir.store(&folder, &name)?;
+        let me = host::ProcessIdentity::current();
+        let local = joined.roster.iter().all(|r| r.machine == me.machine);
+        let address = if local { "127.0.0.1".to_string() } else { joined.me.host.clone() };
+        let peers: Vec<(usize, u32, u64)> = joined
+            .roster
+            .iter()
+            .filter(|r| r.machine == me.machine)
+            .map(|r| (r.index as usize, r.pid, r.start_time))
+            .collect();
+        let gone: gloo::GoneRanks = Arc::new(move || {
+            peers.iter().filter(|(_, pid, start)| !host::process_alive(*pid, *start)).map(|(i, _, _)| *i).collect()
+        });
+        let path = std::path::PathBuf::from(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&store)));
+        let (rank, size) = (self.inner.description.host_domain_index, self.inner.description.host_domain_count);
+        let connected = gloo::Group::connect(&path, &address, rank as usize, size as usize, membership.timeout, gone)
+            .and_then(|group| group.barrier().map(|()| group));
+        // Once every process passed the barrier every store file is gone; after a failure only this process's are.
+        if connected.is_err() || rank == 0 {
+            joined.dir.remove_store(&folder, &name);
+        }
+        Ok(Arc::new(connected?))
     }
 
     /// Leaves the mesh and returns the executor's borrow. A second call does nothing; freeing while a trainer
@@ -231,7 +285,7 @@ impl Inner {
     fn leave(&self) -> Result<()> {
         let membership = self.membership.lock().unwrap_or_else(|p| p.into_inner()).take();
         match membership {
-            Some(Membership { joined: Some(joined), _executor }) => rendezvous::leave(&joined),
+            Some(Membership { joined: Some(joined), .. }) => rendezvous::leave(&joined),
             _ => Ok(()),
         }
     }

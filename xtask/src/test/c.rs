@@ -10,12 +10,12 @@
 //!
 //! `overhead()` is the C part of `cargo xtask bench overhead`.
 
-use crate::util::{apt_install, cargo, root, run_in, status, test_model_dir};
+use crate::util::{apt_install, cargo, root, run_in, status, test_model_dir, CORE_BUILD};
 use std::path::Path;
 use std::process::Command;
 
 pub fn run() -> Result<(), String> {
-    apt_install(&["libhwloc-dev", "libudev-dev", "pkg-config", "valgrind", "cmake", "gcc", "make"])?;
+    apt_install(&[&CORE_BUILD[..], &["pkg-config", "valgrind", "cmake", "gcc", "make"]].concat())?;
     cargo(&["build", "--quiet", "-p", "uform-c"])?;
     let root = root();
     let out = root.join("target/c-tests");
@@ -89,7 +89,7 @@ pub fn run() -> Result<(), String> {
 /// library bench/c/noop.c and the benchmark bench/c/overhead.c; runs it (its detail goes to stderr) and returns its
 /// line `overhead c: noop_ns=N capabilities_ns=N drain_ns=N capabilities/noop=R drain/noop=R`.
 pub fn overhead() -> Result<String, String> {
-    apt_install(&["libhwloc-dev", "libudev-dev", "gcc"])?;
+    apt_install(&[&CORE_BUILD[..], &["gcc"]].concat())?;
     cargo(&["build", "--quiet", "--release", "-p", "uform-c"])?;
     let root = root();
     let lib = root.join("target/release");
@@ -134,7 +134,7 @@ pub fn overhead() -> Result<String, String> {
 /// FFI header, runs it (its detail goes to stderr) and returns its line
 /// `overhead uniffi-c: noop_ns=N capabilities_ns=N drain_ns=N capabilities/noop=R drain/noop=R clone_ns=N mood_ns=N`.
 pub fn uniffi_overhead() -> Result<String, String> {
-    apt_install(&["libhwloc-dev", "libudev-dev", "gcc"])?;
+    apt_install(&[&CORE_BUILD[..], &["gcc"]].concat())?;
     cargo(&["build", "--quiet", "--release", "-p", "uform-uniffi"])?;
     let root = root();
     let lib = root.join("target/release");

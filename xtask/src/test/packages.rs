@@ -17,7 +17,7 @@
 //!
 //! Prints `packages: npm=… pip=… maven=… swiftpm=… c=… compat=…` and fails unless each is ok (or parsed).
 
-use crate::util::{apt_install, cargo, have, root, run_in, status};
+use crate::util::{apt_install, cargo, have, root, run_in, status, CORE_BUILD};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -401,7 +401,7 @@ fn maven(work: &Path) -> Result<(), String> {
 // ---- c ----
 
 fn c_consumers(work: &Path) -> Result<(), String> {
-    apt_install(&["libhwloc-dev", "libudev-dev", "pkg-config", "cmake", "gcc", "make"])?;
+    apt_install(&[&CORE_BUILD[..], &["pkg-config", "cmake", "gcc", "make"]].concat())?;
     let out = work.join("c");
     std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
     super::c::consumers(&out)

@@ -5,10 +5,10 @@
 //! of the JNI crate (its result encoding) and of xtask itself (`only:` landing per language). The bindings are otherwise tested from their
 //! own languages. Installs the Debian packages hwlocality needs.
 
-use crate::util::{apt_install, cargo, test_model_dir};
+use crate::util::{apt_install, cargo, test_model_dir, CORE_BUILD};
 
 pub fn run() -> Result<(), String> {
-    apt_install(&["libhwloc-dev", "libudev-dev", "pkg-config", "gcc", "g++"])?;
+    apt_install(&[&CORE_BUILD[..], &["pkg-config", "gcc"]].concat())?;
     // Read by the tests of this process's children: cargo passes its environment on.
     std::env::set_var("UFORM_TEST_MODEL_DIR", test_model_dir()?);
     cargo(&[

@@ -17,13 +17,15 @@
 mod loss;
 mod save;
 
+use crate::collective::Collective;
 use crate::error::{Error, Result};
 use crate::executor::Executor;
 use crate::families::bert::master::Master;
 use crate::families::bert::{train as bert, Encoder};
-use crate::handle::Lifecycle;
+use crate::handle::{Lease, Lifecycle};
 use crate::kernels::ops::Dropout;
 use crate::kernels::Kernels;
+use crate::mesh::Mesh;
 use crate::model::{RamWeights, Weights};
 use crate::types::{TrainStep, TrainerContrastiveConfig};
 use crate::verbs::encode::EncoderSlot;
@@ -153,6 +155,9 @@ struct State {
     tape: bert::Tape,
     pooled: Vec<f32>,
     dpooled: Vec<f32>,
+    /// The processes this trainer steps with ([`crate::collective::Solo`] alone), and the mesh's borrow.
+    collective: Arc<dyn Collective>,
+    _mesh: Option<Lease>,
 }
 
 /// A call in flight on a trainer, from [`Trainer::begin_call`] until dropped: a `free` meanwhile is in use.
@@ -179,11 +184,28 @@ fn text_path(i: usize, pairs: usize) -> String {
 impl Trainer {
     /// Makes a trainer for `model`'s encoder with the in-batch-negatives contrastive loss.
     pub fn contrastive(model: &Model, config: TrainerContrastiveConfig) -> Result<Trainer> {
+        Trainer::contrastive_on(model, config, None)
+    }
+
+    /// Makes a trainer as [`Trainer::contrastive`] does that, with a `mesh`, trains data-parallel with every other
+    /// process of the mesh, as torch's DistributedDataParallel does: each process steps on its own pairs, the
+    /// gradients are summed across the mesh ([`Mesh::collective`]) and divided by its size before clipping and the
+    /// update, so every process applies the same update to the same weights. Every process of the mesh must make
+    /// its trainer together; the trainer borrows the mesh until it is freed.
+    ///
+    /// Only what the loss reaches is reduced and updated: the master weights hold the tensors the forward pass
+    /// reads (embeddings, layers), never the pooler, which sentence-transformers' mean pooling never uses.
+    pub fn contrastive_on(model: &Model, config: TrainerContrastiveConfig, mesh: Option<&Mesh>) -> Result<Trainer> {
         let (weights, executor, slot) = model.ram_parts("Trainer.contrastive", "Trainer.contrastive trains")?;
         let encoder = slot.get_or_prepare(weights.as_ref())?;
         let settings = Settings::check(&config, &encoder)?;
         Kernels::for_class(executor.cpu_class())?;
         let master = Master::read(weights.as_ref(), encoder.config(), encoder.params().prefix)?;
+        let mesh_lease = mesh.map(Mesh::borrow).transpose()?;
+        let collective: Arc<dyn Collective> = match mesh {
+            Some(mesh) => mesh.collective()?,
+            None => Arc::new(crate::collective::Solo),
+        };
         let loan = model.lend("Trainer.contrastive")?;
         let state = State {
             loan,
@@ -197,6 +219,8 @@ impl Trainer {
             tape: bert::Tape::default(),
             pooled: Vec::new(),
             dpooled: Vec::new(),
+            collective,
+            _mesh: mesh_lease,
         };
         Ok(Trainer { inner: Arc::new(Inner { lifecycle: Lifecycle::new(), state: Mutex::new(Some(state)) }) })
     }
@@ -205,6 +229,52 @@ impl Trainer {
     pub fn step(&self, anchors: &[String], positives: &[String]) -> Result<TrainStep> {
         let started = std::time::Instant::now();
         let _call = self.begin_call("step")?;
+        let pairs = anchors.len();
+        let texts: Vec<String> = anchors.iter().chain(positives).cloned().collect();
+        let checked = Self::check_batch(anchors, positives, &texts);
+        let mut guard = self.inner.state.lock().unwrap_or_else(|p| p.into_inner());
+        let state = guard.as_mut().ok_or_else(|| Error::freed("Trainer", "step"))?;
+        let _model_call = state.loan.model().begin_call("step")?;
+        let executor = state.executor.clone();
+        let kernels = Kernels::for_class(executor.cpu_class())?;
+        let encoder = state.encoder.clone();
+        let config = encoder.config();
+        let tokens = checked.and_then(|()| Self::tokens(&executor, &encoder, &texts, pairs, state.settings.max_tokens));
+        let tokens = agree(state.collective.as_ref(), state.steps + 1, pairs, tokens)?;
+        let step = state.steps + 1;
+        let s = state.settings;
+        let dropout = (
+            Dropout { p: s.hidden_dropout, seed: s.seed, step },
+            Dropout { p: s.attention_dropout, seed: s.seed, step },
+        );
+        let h = config.hidden;
+        state.pooled.resize(texts.len() * h, 0.0);
+        state.dpooled.resize(texts.len() * h, 0.0);
+        let model = bert::Model { config, params: encoder.params(), master: &state.master };
+        state.tape.forward(&executor, &kernels, &model, &tokens, dropout, &mut state.pooled)?;
+        let loss = loss::contrastive(&state.pooled, pairs, h, s.scale, &mut state.dpooled);
+        let mut grads = std::mem::take(&mut state.master.grads);
+        let model = bert::Model { config, params: encoder.params(), master: &state.master };
+        let backward = state.tape.backward(&executor, &kernels, &model, dropout, &state.dpooled, &mut grads);
+        state.master.grads = grads;
+        backward?;
+        average(state.collective.as_ref(), &mut state.master.grads)?;
+
+        // Nothing below fails: the weights change only now.
+        let norm = state.master.grads.iter().map(|g| (*g as f64) * (*g as f64)).sum::<f64>().sqrt();
+        let clip = if s.max_grad_norm > 0.0 { (s.max_grad_norm / (norm + 1e-6)).min(1.0) } else { 1.0 };
+        let learning_rate = s.learning_rate(step);
+        adamw(&executor, &mut state.master, step, learning_rate, s.weight_decay, clip as f32)?;
+        let params = state.master.params(encoder.params().prefix, config);
+        let published = Arc::new(encoder.with_params(params));
+        state.slot.publish(published.clone());
+        state.encoder = published;
+        state.steps = step;
+        Ok(TrainStep { step, loss, learning_rate, gradient_norm: norm, seconds: started.elapsed().as_secs_f64() })
+    }
+
+    /// The checks of a batch that need no model: as many positives as anchors, at least one pair, no NUL.
+    fn check_batch(anchors: &[String], positives: &[String], texts: &[String]) -> Result<()> {
         if anchors.len() != positives.len() {
             return Err(Error::invalid_argument(
                 "positives",
@@ -220,22 +290,26 @@ impl Trainer {
             return Err(Error::invalid_argument("anchors", "must hold at least one pair, got an empty list"));
         }
         let pairs = anchors.len();
-        let texts: Vec<String> = anchors.iter().chain(positives).cloned().collect();
         if let Some((i, at)) = texts.iter().enumerate().find_map(|(i, t)| t.find('\0').map(|at| (i, at))) {
             return Err(Error::invalid_argument(
                 &text_path(i, pairs),
                 format!("contains a NUL character at byte {at}"),
             ));
         }
-        let mut guard = self.inner.state.lock().unwrap_or_else(|p| p.into_inner());
-        let state = guard.as_mut().ok_or_else(|| Error::freed("Trainer", "step"))?;
-        let _model_call = state.loan.model().begin_call("step")?;
-        let executor = state.executor.clone();
-        let kernels = Kernels::for_class(executor.cpu_class())?;
-        let encoder = state.encoder.clone();
+        Ok(())
+    }
+
+    /// Tokenises the batch as the encoder does and checks every text has tokens the model can embed.
+    fn tokens(
+        executor: &Executor,
+        encoder: &Encoder,
+        texts: &[String],
+        pairs: usize,
+        max_tokens: usize,
+    ) -> Result<Vec<crate::families::tokenize::Tokens>> {
         let config = encoder.config();
         let every: Vec<usize> = (0..texts.len()).collect();
-        let tokens = encoder.tokenizers().encode(&executor, &texts, &every, state.settings.max_tokens)?;
+        let tokens = encoder.tokenizers().encode(executor, texts, &every, max_tokens)?;
         for (i, t) in tokens.iter().enumerate() {
             if t.ids.is_empty() {
                 return Err(Error::invalid_argument(
@@ -257,36 +331,7 @@ impl Trainer {
                 )));
             }
         }
-
-        let step = state.steps + 1;
-        let s = state.settings;
-        let dropout = (
-            Dropout { p: s.hidden_dropout, seed: s.seed, step },
-            Dropout { p: s.attention_dropout, seed: s.seed, step },
-        );
-        let h = config.hidden;
-        state.pooled.resize(texts.len() * h, 0.0);
-        state.dpooled.resize(texts.len() * h, 0.0);
-        let model = bert::Model { config, params: encoder.params(), master: &state.master };
-        state.tape.forward(&executor, &kernels, &model, &tokens, dropout, &mut state.pooled)?;
-        let loss = loss::contrastive(&state.pooled, pairs, h, s.scale, &mut state.dpooled);
-        let mut grads = std::mem::take(&mut state.master.grads);
-        let model = bert::Model { config, params: encoder.params(), master: &state.master };
-        let backward = state.tape.backward(&executor, &kernels, &model, dropout, &state.dpooled, &mut grads);
-        state.master.grads = grads;
-        backward?;
-
-        // Nothing below fails: the weights change only now.
-        let norm = state.master.grads.iter().map(|g| (*g as f64) * (*g as f64)).sum::<f64>().sqrt();
-        let clip = if s.max_grad_norm > 0.0 { (s.max_grad_norm / (norm + 1e-6)).min(1.0) } else { 1.0 };
-        let learning_rate = s.learning_rate(step);
-        adamw(&executor, &mut state.master, step, learning_rate, s.weight_decay, clip as f32)?;
-        let params = state.master.params(encoder.params().prefix, config);
-        let published = Arc::new(encoder.with_params(params));
-        state.slot.publish(published.clone());
-        state.encoder = published;
-        state.steps = step;
-        Ok(TrainStep { step, loss, learning_rate, gradient_norm: norm, seconds: started.elapsed().as_secs_f64() })
+        Ok(tokens)
     }
 
     /// Writes the trained model as a sentence-transformers folder at `directory` (see [`save::folder`]).
@@ -324,6 +369,49 @@ impl Trainer {
         }
         Ok(())
     }
+}
+
+/// Checks, across the processes of `collective`, that every one is at step `step` with `pairs` pairs and a batch it
+/// could tokenise, so that no process averages with a peer that steps differently or not at all. Every process
+/// learns the same answer, so all fail alike; alone, only `tokens` can fail.
+fn agree<T>(collective: &dyn Collective, step: u64, pairs: usize, tokens: Result<T>) -> Result<T> {
+    if collective.size() == 1 {
+        return tokens;
+    }
+    let all = collective.all_gather(&[step, pairs as u64, tokens.is_ok() as u64])?;
+    let tokens = tokens?;
+    let ranks: Vec<&[u64]> = all.chunks(3).collect();
+    if let Some((rank, _)) = ranks.iter().enumerate().find(|(_, r)| r[2] == 0) {
+        return Err(Error::invalid_argument(
+            "anchors",
+            format!("were refused by rank {rank} of the mesh, so no process took this step; see that process's error"),
+        ));
+    }
+    if let Some((rank, r)) = ranks.iter().enumerate().find(|(_, r)| r[0] != step || r[1] != pairs as u64) {
+        return Err(Error::invalid_argument(
+            "anchors",
+            format!(
+                "hold {pairs} pairs at step {step} on rank {} of the mesh, but rank {rank} has {} pairs at step {}; \
+                 every process of a mesh steps together with the same number of pairs",
+                collective.rank(),
+                r[1],
+                r[0]
+            ),
+        ));
+    }
+    Ok(tokens)
+}
+
+/// Averages the gradients across the processes of `collective`, as DistributedDataParallel does (the sum, then
+/// divided by the number of processes), in fp32.
+fn average(collective: &dyn Collective, grads: &mut [f32]) -> Result<()> {
+    if collective.size() == 1 {
+        return Ok(());
+    }
+    collective.all_reduce_sum(grads)?;
+    let scale = 1.0 / collective.size() as f32;
+    grads.iter_mut().for_each(|g| *g *= scale);
+    Ok(())
 }
 
 /// One AdamW update of every master weight, as `torch.optim.AdamW` computes it: decay `p ← p·(1 − lr·wd)` for the

@@ -169,8 +169,8 @@ pub enum Callee {
 pub enum Kept {
     /// A handle argument.
     Argument { name: Name },
-    /// A handle held in a field of a record argument.
-    Field { argument: Name, field: Name },
+    /// A handle held in a field of a record argument; an optional one is kept when present.
+    Field { argument: Name, field: Name, optional: bool },
 }
 
 /// The plan of one callable.
@@ -283,7 +283,7 @@ fn kept(api: &Api, arguments: &[Argument]) -> Vec<Kept> {
             Passing::Record { record, .. } => {
                 for f in api.record(record).map(|r| r.fields.as_slice()).unwrap_or_default() {
                     if matches!(f.ty, Type::Class(_)) {
-                        out.push(Kept::Field { argument: a.name.clone(), field: f.name.clone() });
+                        out.push(Kept::Field { argument: a.name.clone(), field: f.name.clone(), optional: f.optional });
                     }
                 }
             }

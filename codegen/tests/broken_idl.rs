@@ -143,9 +143,9 @@ fn every_broken_input_gets_its_message_and_position() {
             "Options.mood: `f32_matrix` is only ever a result, not a record field",
         ),
         (
-            "optional record field holding a class",
-            broken("type: Mood\n", "type: Pool\n"),
-            "Options.mood: a field holding class `Pool` must be required",
+            "optional record field holding a class with a default",
+            broken("        type: Mood\n        optional: true\n", "        type: Pool\n        optional: true\n        default: 1\n"),
+            "Options.mood: a field holding class `Pool` has no default: absent means no handle",
         ),
         (
             "output record holding a class",

@@ -86,7 +86,8 @@ fn train_mesh_peer_entry() {
     let model =
         Model::load_ram(dir.to_str().unwrap(), ModelLoadRamConfig { executor: executor.clone(), memory_domains: None })
             .unwrap();
-    let trainer = Trainer::contrastive_on(&model, config(&f), Some(&mesh)).unwrap();
+    let trainer =
+        Trainer::contrastive(&model, TrainerContrastiveConfig { mesh: Some(mesh.clone()), ..config(&f) }).unwrap();
     let mut out = json!({ "rank": rank, "loss": [], "lr": [], "grad_norm": [], "errors": [] });
     let mut errors = Vec::new();
     let mut error =

@@ -424,6 +424,7 @@ pub struct uform_trainer_contrastive_config_t {
     pub max_tokens: u32,
     pub dropout: f64,
     pub seed: u64,
+    pub mesh: *mut uform_mesh_t,
 }
 
 fn trainer_contrastive_config_from_c(raw: &uform_trainer_contrastive_config_t) -> Result<uform_core::TrainerContrastiveConfig, Error> {
@@ -437,6 +438,7 @@ fn trainer_contrastive_config_from_c(raw: &uform_trainer_contrastive_config_t) -
         max_tokens: nonzero(raw.max_tokens),
         dropout: present_f64(raw.dropout),
         seed: nonzero(raw.seed),
+        mesh: if raw.mesh.is_null() { None } else { Some(MESH_HANDLES.get(raw.mesh as usize, "TrainerContrastiveConfig.mesh", "Mesh")?.value.clone()) },
     })
 }
 

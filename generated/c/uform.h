@@ -555,7 +555,7 @@ typedef struct uform_trainer_contrastive_config_t {
     /**
      * `sizeof(uform_trainer_contrastive_config_t)` as the caller's uform.h declares it, which
      * `UFORM_TRAINER_CONTRASTIVE_CONFIG_INIT` sets: a later library that appended fields reads only these
-     * bytes and takes the fields it appended as absent. Zero means the first layout, the fields up to `seed`.
+     * bytes and takes the fields it appended as absent. Zero means the first layout, the fields up to `mesh`.
      */
     uint32_t struct_size;
     /**
@@ -604,6 +604,14 @@ typedef struct uform_trainer_contrastive_config_t {
      * 0. Zero means absent.
      */
     uint64_t seed;
+    /**
+     * The mesh whose processes train this model together, data-parallel, as torch's DistributedDataParallel
+     * does: each process steps on its own pairs and the gradients are averaged across the mesh before every
+     * update, so every process applies the same update. Every process of the mesh makes its trainer, and
+     * takes each step, together and with as many pairs; the trainer borrows the mesh until
+     * `uform_trainer_free`. Absent trains this process alone. NULL means absent. Borrowed for the call only.
+     */
+    uform_mesh_t *mesh;
 } uform_trainer_contrastive_config_t;
 
 /** `uform_trainer_contrastive_config_t` with `struct_size` set and every other field absent. */

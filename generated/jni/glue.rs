@@ -278,7 +278,7 @@ pub extern "system" fn Java_cloud_unum_uform_UFormNative_modelRelease<'l>(mut en
 /// `Trainer.contrastive`
 #[no_mangle]
 #[allow(unused_variables, clippy::too_many_arguments, clippy::needless_question_mark)]
-pub extern "system" fn Java_cloud_unum_uform_UFormNative_trainerContrastive<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, model: jlong, config_learning_rate_present: jboolean, config_learning_rate: jdouble, config_weight_decay_present: jboolean, config_weight_decay: jdouble, config_warmup_steps_present: jboolean, config_warmup_steps: jint, config_total_steps_present: jboolean, config_total_steps: jint, config_max_grad_norm_present: jboolean, config_max_grad_norm: jdouble, config_scale_present: jboolean, config_scale: jdouble, config_max_tokens_present: jboolean, config_max_tokens: jint, config_dropout_present: jboolean, config_dropout: jdouble, config_seed_present: jboolean, config_seed: jlong) -> jlong {
+pub extern "system" fn Java_cloud_unum_uform_UFormNative_trainerContrastive<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, model: jlong, config_learning_rate_present: jboolean, config_learning_rate: jdouble, config_weight_decay_present: jboolean, config_weight_decay: jdouble, config_warmup_steps_present: jboolean, config_warmup_steps: jint, config_total_steps_present: jboolean, config_total_steps: jint, config_max_grad_norm_present: jboolean, config_max_grad_norm: jdouble, config_scale_present: jboolean, config_scale: jdouble, config_max_tokens_present: jboolean, config_max_tokens: jint, config_dropout_present: jboolean, config_dropout: jdouble, config_seed_present: jboolean, config_seed: jlong, config_mesh: jlong) -> jlong {
     runtime::call(&mut env, |env| {
         // SAFETY: Kotlin holds a use of `model` for the whole call (NativeHandle.use).
         let model = unsafe { runtime::borrow::<uform_core::Model>(model) };
@@ -292,6 +292,8 @@ pub extern "system" fn Java_cloud_unum_uform_UFormNative_trainerContrastive<'l>(
             max_tokens: if config_max_tokens_present != 0 { Some(config_max_tokens as u32) } else { None },
             dropout: if config_dropout_present != 0 { Some(config_dropout) } else { None },
             seed: if config_seed_present != 0 { Some(config_seed as u64) } else { None },
+            // SAFETY: Kotlin holds a use of `config_mesh` for the whole call (NativeHandle.use).
+            mesh: if config_mesh == 0 { None } else { Some(unsafe { runtime::borrow::<uform_core::Mesh>(config_mesh) }.clone()) },
         };
         let value = uform_core::Trainer::contrastive(model, config)?;
         Ok(runtime::handle(value))

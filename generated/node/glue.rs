@@ -635,24 +635,9 @@ impl FromJs for uform_core::TrainerContrastiveConfig {
                 max_tokens: optional::<u32>(object.field("maxTokens")?, "maxTokens")?,
                 dropout: optional::<f64>(object.field("dropout")?, "dropout")?,
                 seed: optional::<u64>(object.field("seed")?, "seed")?,
+                mesh: optional::<u32>(object.field("mesh")?, "mesh")?.map(|number| MESH_HANDLES.get(number, "Mesh", "mesh")).transpose()?,
             })
         })
-    }
-}
-
-impl ToJs for uform_core::TrainerContrastiveConfig {
-    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
-        let object = Object::new(env)?;
-        object.set_optional("learningRate", self.learning_rate.as_ref())?;
-        object.set_optional("weightDecay", self.weight_decay.as_ref())?;
-        object.set_optional("warmupSteps", self.warmup_steps.as_ref())?;
-        object.set_optional("totalSteps", self.total_steps.as_ref())?;
-        object.set_optional("maxGradNorm", self.max_grad_norm.as_ref())?;
-        object.set_optional("scale", self.scale.as_ref())?;
-        object.set_optional("maxTokens", self.max_tokens.as_ref())?;
-        object.set_optional("dropout", self.dropout.as_ref())?;
-        object.set_optional("seed", self.seed.as_ref())?;
-        Ok(object.finish())
     }
 }
 

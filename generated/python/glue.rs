@@ -713,6 +713,7 @@ fn trainer_contrastive_config_from_kwargs(
     max_tokens: Option<&Bound<'_, PyAny>>,
     dropout: Option<&Bound<'_, PyAny>>,
     seed: Option<&Bound<'_, PyAny>>,
+    mesh: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<uform_core::TrainerContrastiveConfig> {
     let _ = py;
     Ok(uform_core::TrainerContrastiveConfig {
@@ -725,6 +726,7 @@ fn trainer_contrastive_config_from_kwargs(
         max_tokens: opt(max_tokens, "max_tokens", arg_u32)?,
         dropout: opt(dropout, "dropout", arg_f64)?,
         seed: opt(seed, "seed", arg_u64)?,
+        mesh: opt(mesh, "mesh", mesh_from_py)?,
     })
 }
 
@@ -743,6 +745,7 @@ fn trainer_contrastive_config_from_py(value: &Bound<'_, PyAny>, argument: &str) 
     let max_tokens = map.get_item("max_tokens")?;
     let dropout = map.get_item("dropout")?;
     let seed = map.get_item("seed")?;
+    let mesh = map.get_item("mesh")?;
     trainer_contrastive_config_from_kwargs(
         value.py(),
         learning_rate.as_ref(),
@@ -754,6 +757,7 @@ fn trainer_contrastive_config_from_py(value: &Bound<'_, PyAny>, argument: &str) 
         max_tokens.as_ref(),
         dropout.as_ref(),
         seed.as_ref(),
+        mesh.as_ref(),
     )
 }
 
@@ -770,6 +774,7 @@ fn trainer_contrastive_config_to_py<'py>(py: Python<'py>, value: &uform_core::Tr
     if value.max_tokens.is_some() { fields.set_item("max_tokens", match &value.max_tokens { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
     if value.dropout.is_some() { fields.set_item("dropout", match &value.dropout { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
     if value.seed.is_some() { fields.set_item("seed", match &value.seed { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
+    // `mesh` holds a handle, only ever read from Python into a call.
     py_value(py, fields)
 }
 
@@ -807,13 +812,13 @@ impl Trainer {
     /// similarity times `TrainerContrastiveConfig` `scale`, with cross-entropy against the matches. A VRAM
     /// model is unsupported.
     #[staticmethod]
-    #[pyo3(signature = (model, *, learning_rate=None, weight_decay=None, warmup_steps=None, total_steps=None, max_grad_norm=None, scale=None, max_tokens=None, dropout=None, seed=None))]
+    #[pyo3(signature = (model, *, learning_rate=None, weight_decay=None, warmup_steps=None, total_steps=None, max_grad_norm=None, scale=None, max_tokens=None, dropout=None, seed=None, mesh=None))]
     #[allow(clippy::too_many_arguments)]
-    fn contrastive(py: Python<'_>, model: Bound<'_, Model>, learning_rate: Option<Bound<'_, PyAny>>, weight_decay: Option<Bound<'_, PyAny>>, warmup_steps: Option<Bound<'_, PyAny>>, total_steps: Option<Bound<'_, PyAny>>, max_grad_norm: Option<Bound<'_, PyAny>>, scale: Option<Bound<'_, PyAny>>, max_tokens: Option<Bound<'_, PyAny>>, dropout: Option<Bound<'_, PyAny>>, seed: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
+    fn contrastive(py: Python<'_>, model: Bound<'_, Model>, learning_rate: Option<Bound<'_, PyAny>>, weight_decay: Option<Bound<'_, PyAny>>, warmup_steps: Option<Bound<'_, PyAny>>, total_steps: Option<Bound<'_, PyAny>>, max_grad_norm: Option<Bound<'_, PyAny>>, scale: Option<Bound<'_, PyAny>>, max_tokens: Option<Bound<'_, PyAny>>, dropout: Option<Bound<'_, PyAny>>, seed: Option<Bound<'_, PyAny>>, mesh: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
         let model_core = &model.get().core;
-        let config = trainer_contrastive_config_from_kwargs(py, learning_rate.as_ref(), weight_decay.as_ref(), warmup_steps.as_ref(), total_steps.as_ref(), max_grad_norm.as_ref(), scale.as_ref(), max_tokens.as_ref(), dropout.as_ref(), seed.as_ref())?;
+        let config = trainer_contrastive_config_from_kwargs(py, learning_rate.as_ref(), weight_decay.as_ref(), warmup_steps.as_ref(), total_steps.as_ref(), max_grad_norm.as_ref(), scale.as_ref(), max_tokens.as_ref(), dropout.as_ref(), seed.as_ref(), mesh.as_ref())?;
         let value = py.detach(|| guard(|| uform_core::Trainer::contrastive(model_core, config))).map_err(|e| raise(py, e))?;
-        Ok(Self { core: value, _borrowed: vec![model.clone().into_any().unbind()] })
+        Ok(Self { core: value, _borrowed: [Some(model.clone().into_any().unbind()), mesh.as_ref().filter(|v| !v.is_none()).map(|v| v.clone().unbind())].into_iter().flatten().collect() })
     }
     /// Runs one optimisation step on one batch of pairs: forward, loss, backward, gradient clipping and an
     /// AdamW update. A failed step changes no weight.

@@ -347,7 +347,7 @@ pub struct EncodeTextOptions {
 }
 
 /// How `Trainer::contrastive` fine-tunes an encoder; every default is sentence-transformers' trainer default.
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct TrainerContrastiveConfig {
     /// The peak learning rate of AdamW, reached after `warmup_steps`; absent derives 5e-5.
     pub learning_rate: Option<f64>,
@@ -370,6 +370,11 @@ pub struct TrainerContrastiveConfig {
     pub dropout: Option<f64>,
     /// Seeds the dropout masks, so two runs with the same seed and batches take the same steps; absent derives 0.
     pub seed: Option<u64>,
+    /// The mesh whose processes train this model together, data-parallel, as torch's DistributedDataParallel does: each
+    /// process steps on its own pairs and the gradients are averaged across the mesh before every update, so every
+    /// process applies the same update. Every process of the mesh makes its trainer, and takes each step, together and
+    /// with as many pairs; the trainer borrows the mesh until `Trainer::free`. Absent trains this process alone.
+    pub mesh: Option<crate::Mesh>,
 }
 
 impl TrainerContrastiveConfig {

@@ -623,13 +623,14 @@ class Trainer {
      */
     static contrastive(model, config) {
         if (!(model instanceof Model)) throw notInstance("model", 'a Model', model);
+        if (config?.mesh != null && !(config.mesh instanceof Mesh)) throw notInstance("config.mesh", 'a Mesh', config.mesh);
         let compiled;
         try {
-            compiled = native.CompiledTrainer.contrastive(model.compiled, config);
+            compiled = native.CompiledTrainer.contrastive(model.compiled, { ...config, mesh: config?.mesh?.compiled.handle });
         } catch (error) {
             throw uformError(error);
         }
-        return new Trainer(PRIVATE, compiled, [model]);
+        return new Trainer(PRIVATE, compiled, [model, config?.mesh]);
     }
 
     /**

@@ -589,7 +589,6 @@ impl Drop for Model {
 }
 
 /// How `Trainer.contrastive` fine-tunes an encoder; every default is sentence-transformers' trainer default.
-#[derive(Clone, Debug, PartialEq)]
 pub struct TrainerContrastiveConfig {
     pub learning_rate: Option<f64>,
     pub weight_decay: Option<f64>,
@@ -600,6 +599,7 @@ pub struct TrainerContrastiveConfig {
     pub max_tokens: Option<u32>,
     pub dropout: Option<f64>,
     pub seed: Option<u64>,
+    pub mesh: Option<Arc<Mesh>>,
 }
 
 impl From<TrainerContrastiveConfig> for uform_core::TrainerContrastiveConfig {
@@ -614,21 +614,7 @@ impl From<TrainerContrastiveConfig> for uform_core::TrainerContrastiveConfig {
             max_tokens: value.max_tokens,
             dropout: value.dropout,
             seed: value.seed,
-        }
-    }
-}
-impl From<uform_core::TrainerContrastiveConfig> for TrainerContrastiveConfig {
-    fn from(value: uform_core::TrainerContrastiveConfig) -> Self {
-        TrainerContrastiveConfig {
-            learning_rate: value.learning_rate,
-            weight_decay: value.weight_decay,
-            warmup_steps: value.warmup_steps,
-            total_steps: value.total_steps,
-            max_grad_norm: value.max_grad_norm,
-            scale: value.scale,
-            max_tokens: value.max_tokens,
-            dropout: value.dropout,
-            seed: value.seed,
+            mesh: value.mesh.as_ref().map(|h| h.core.clone()),
         }
     }
 }

@@ -72,18 +72,18 @@ impl Checker {
             }
             if let Some(Type::Class(c)) = &ty {
                 // A handle crosses into a call (the record borrows it for the call); no call hands one back inside a
-                // record, and an absent handle has no meaning a default could give.
+                // record. An optional one is absent as null (`None`, `null`, `NULL`) and has no default.
                 if direction != Direction::Input {
                     self.problem(
                         &f.ty.referenced,
                         &fid,
                         format!("only an input record can hold class `{}`", c.pascal()),
                     );
-                } else if optional {
+                } else if optional && f.default.is_some() {
                     self.problem(
                         &f.ty.referenced,
                         &fid,
-                        format!("a field holding class `{}` must be required", c.pascal()),
+                        format!("a field holding class `{}` has no default: absent means no handle", c.pascal()),
                     );
                 }
             }

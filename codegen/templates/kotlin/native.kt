@@ -109,6 +109,10 @@ internal class NativeHandle(owner: Any, private val pointer: Long, release: (Lon
     }
 }
 
+/** Runs [block] with [handle]'s pointer held for the call, or with 0 when [owner] is null: an absent optional handle. */
+internal inline fun <R> useOptional(owner: Any?, handle: NativeHandle?, block: (Long) -> R): R =
+    if (owner == null || handle == null) block(0L) else handle.use(owner, block)
+
 /**
  * Reads a quiet word (see `Executor.quiet` in core) with acquire ordering, as the core publishes it: while it holds
  * what a call's `…Quiet` function says, the call would change nothing and is skipped.

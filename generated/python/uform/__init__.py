@@ -323,6 +323,13 @@ class TrainerContrastiveConfig(TypedDict, total=False):
     """
     seed: Optional[int]
     """Seeds the dropout masks, so two runs with the same seed and batches take the same steps; absent derives 0."""
+    mesh: Optional[Mesh]
+    """The mesh whose processes train this model together, data-parallel, as torch's DistributedDataParallel
+    does: each process steps on its own pairs and the gradients are averaged across the mesh before every
+    update, so every process applies the same update. Every process of the mesh makes its trainer, and takes
+    each step, together and with as many pairs; the trainer borrows the mesh until `Trainer.free()`. Absent
+    trains this process alone.
+    """
 
 
 @_dataclasses.dataclass(frozen=True)

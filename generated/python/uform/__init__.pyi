@@ -372,6 +372,7 @@ class TrainerContrastiveConfig(TypedDict, total=False):
     max_tokens: Optional[int]
     dropout: Optional[float]
     seed: Optional[int]
+    mesh: Optional[Mesh]
 
 
 @final
@@ -415,6 +416,7 @@ class Trainer:
         max_tokens: Optional[int] = ...,
         dropout: Optional[float] = ...,
         seed: Optional[int] = ...,
+        mesh: Optional[Mesh] = ...,
     ) -> Trainer:
         """Makes a trainer for a RAM model's encoder with sentence-transformers' MultipleNegativesRankingLoss:
         each anchor's positive is its match and every other positive of the batch a negative, scored by cosine

@@ -120,6 +120,7 @@ impl C {
             (Direction::Input, Type::Class(_), false) => {
                 Some("Required: NULL is an invalid argument. Borrowed for the call only.".into())
             }
+            (Direction::Input, Type::Class(_), true) => Some("NULL means absent. Borrowed for the call only.".into()),
             (Direction::Output, Type::String, true) => {
                 Some("NULL when absent; else NUL-terminated, owned by UForm, like the record holding it.".into())
             }

@@ -48,6 +48,12 @@ impl RustC {
                 };
                 format!("read_list(raw.{name}, raw.{name}_count, {arg})?{convert}")
             }
+            // An optional handle: NULL (a zero-initialised struct) is absent.
+            Type::Class(k) if field.optional => format!(
+                "if raw.{name}.is_null() {{ None }} else {{ Some({}.get(raw.{name} as usize, {arg}, {:?})?.value.clone()) }}",
+                registry(k),
+                k.pascal()
+            ),
             // A required handle: NULL (a zero-initialised struct) is a missing argument; the core value is shared.
             Type::Class(k) => {
                 format!("{}.get(raw.{name} as usize, {arg}, {:?})?.value.clone()", registry(k), k.pascal())

@@ -71,7 +71,7 @@ pub struct Value<'a> {
 #[derive(Default)]
 pub struct Lowered {
     pub slots: Vec<Slot>,
-    pub handles: Vec<(String, String)>,
+    pub handles: Vec<(String, String, bool)>,
     pub lift: String,
     pub safety: Option<String>,
 }
@@ -350,14 +350,20 @@ impl Kt {
             Type::Class(k) => {
                 let bound = format!("{kt_name}Handle");
                 let borrow = format!("unsafe {{ runtime::borrow::<uform_core::{}>({n}) }}", self.type_name(k));
+                let lift = match (owned_handle, value.optional) {
+                    // An absent handle crosses as 0 (`useOptional`).
+                    (true, true) => format!("if {n} == 0 {{ None }} else {{ Some({borrow}.clone()) }}"),
+                    (true, false) => format!("{borrow}.clone()"),
+                    (false, _) => borrow,
+                };
                 Lowered {
                     slots: vec![Slot {
                         kt_param: format!("{kt_name}: Long"),
                         kt_arg: bound.clone(),
                         rs_param: format!("{n}: jlong"),
                     }],
-                    handles: vec![(e.to_string(), bound)],
-                    lift: if owned_handle { format!("{borrow}.clone()") } else { borrow },
+                    handles: vec![(e.to_string(), bound, value.optional)],
+                    lift,
                     safety: Some(format!(
                         "// SAFETY: Kotlin holds a use of `{n}` for the whole call (NativeHandle.use)."
                     )),

@@ -285,8 +285,8 @@ pub struct JniCall {
     pub native: NativeFunction,
     /// Kotlin lines before the call (a record argument's defaulting).
     pub prelude: Vec<String>,
-    /// The handles held across the call: (object expression, name its pointer is bound to).
-    pub handles: Vec<(String, String)>,
+    /// The handles held across the call: (object expression, name its pointer is bound to, whether it may be null).
+    pub handles: Vec<(String, String, bool)>,
     /// The native call's arguments.
     pub args: Vec<String>,
     /// The Rust parameters after `env` and the class.
@@ -315,7 +315,7 @@ pub fn jni_call(api: &Api, plan: &CallPlan, class: Option<&Class>, c: &Callable)
     if let Receiver::Handle { class: k } = &plan.receiver {
         kt_params.push("handle: Long".to_string());
         out.args.push("self".into());
-        out.handles.push(("this".into(), "self".into()));
+        out.handles.push(("this".into(), "self".into(), false));
         out.rs_params.push("handle: jlong".into());
         out.rs_lets.push(format!(
             "// SAFETY: Kotlin holds a use of `handle` for the whole call (NativeHandle.use).\n        let this = unsafe {{ runtime::borrow::<uform_core::{}>(handle) }};",
@@ -383,9 +383,13 @@ fn callable_kt(api: &Api, class: Option<&Class>, c: &Callable, indent: &'static 
     if l.handles.is_empty() {
         lines.push(format!("{keyword}{value}"));
     } else {
-        for (depth, (object, bound)) in l.handles.iter().enumerate() {
+        for (depth, (object, bound, optional)) in l.handles.iter().enumerate() {
             let pad = "    ".repeat(depth);
             let start = if depth == 0 { keyword } else { "" };
+            if *optional {
+                lines.push(format!("{pad}{start}useOptional({object}, {object}?.handle) {{ {bound} ->"));
+                continue;
+            }
             let owner = if object == "this" { "handle".to_string() } else { format!("{object}.handle") };
             lines.push(format!("{pad}{start}{owner}.use({object}) {{ {bound} ->"));
         }

@@ -263,13 +263,32 @@ fn glue_callable(api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
         .iter()
         .map(|k| match k {
             Kept::Argument { name } => format!("{}.clone().into_any().unbind()", PY.member(name)),
-            Kept::Field { field, .. } => format!("{}.clone().unbind()", PY.member(field)),
+            Kept::Field { field, optional: false, .. } => format!("{}.clone().unbind()", PY.member(field)),
+            // A keyword argument left out, or passed as None, keeps nothing.
+            Kept::Field { field, optional: true, .. } => {
+                format!("{}.as_ref().filter(|v| !v.is_none()).map(|v| v.clone().unbind())", PY.member(field))
+            }
         })
         .collect();
+    let any_optional = plan.keeps_alive.iter().any(|k| matches!(k, Kept::Field { optional: true, .. }));
     // The value's type, for the writer the result shares with record fields, as the plan lowers it.
     let returns = match (plan.kind, plan.outcome.lowering.ty()) {
         (CallableKind::Constructor, _) => {
-            body.push(format!("Ok(Self {{ core: value, _borrowed: vec![{}] }})", borrowed.join(", ")));
+            let kept = if any_optional {
+                let each: Vec<String> = plan
+                    .keeps_alive
+                    .iter()
+                    .zip(&borrowed)
+                    .map(|(k, b)| match k {
+                        Kept::Field { optional: true, .. } => b.clone(),
+                        _ => format!("Some({b})"),
+                    })
+                    .collect();
+                format!("[{}].into_iter().flatten().collect()", each.join(", "))
+            } else {
+                format!("vec![{}]", borrowed.join(", "))
+            };
+            body.push(format!("Ok(Self {{ core: value, _borrowed: {kept} }})"));
             "Self".to_string()
         }
         (_, Some(t)) if plan.constant => {

@@ -82,34 +82,45 @@ pub fn constant_ty(t: &Type) -> String {
 pub struct Traits {
     /// `Eq` and `Hash`: no floating point anywhere inside.
     pub eq: bool,
-    /// `PartialEq` and `Default`: no handle inside (a handle has no empty value and no equality).
-    pub value: bool,
+    /// `PartialEq`: no handle inside (a handle has no equality).
+    pub partial_eq: bool,
+    /// `Default`: no required handle inside (a handle has no empty value; an optional one is `None`).
+    pub default: bool,
 }
 
-pub fn traits(api: &Api, t: &Type, depth: usize) -> Traits {
+const ALL: Traits = Traits { eq: true, partial_eq: true, default: true };
+
+pub fn traits(api: &Api, t: &Type, optional: bool, depth: usize) -> Traits {
     match t {
-        Type::F64 | Type::F32Matrix => Traits { eq: false, value: true },
-        Type::Class(_) => Traits { eq: false, value: false },
-        Type::List(e) => traits(api, e, depth),
+        Type::F64 | Type::F32Matrix => Traits { eq: false, ..ALL },
+        Type::Class(_) => Traits { eq: false, partial_eq: false, default: optional },
+        Type::List(e) => Traits { default: true, ..traits(api, e, false, depth) },
         Type::Record(n) if depth < 32 => match api.record(n) {
-            Some(r) => record_traits(api, r, depth + 1),
-            None => Traits { eq: true, value: true },
+            Some(r) => Traits {
+                default: optional || record_traits(api, r, depth + 1).default,
+                ..record_traits(api, r, depth + 1)
+            },
+            None => ALL,
         },
-        _ => Traits { eq: true, value: true },
+        _ => ALL,
     }
 }
 
 pub fn record_traits(api: &Api, r: &Record, depth: usize) -> Traits {
-    r.fields.iter().fold(Traits { eq: true, value: true }, |acc, f| {
-        let t = traits(api, &f.ty, depth);
-        Traits { eq: acc.eq && t.eq && t.value, value: acc.value && t.value }
+    r.fields.iter().fold(ALL, |acc, f| {
+        let t = traits(api, &f.ty, f.optional, depth);
+        Traits {
+            eq: acc.eq && t.eq && t.partial_eq,
+            partial_eq: acc.partial_eq && t.partial_eq,
+            default: acc.default && t.default,
+        }
     })
 }
 
 /// The derive list of a record.
 pub fn derives(t: Traits) -> String {
     let mut list = vec!["Clone", "Debug"];
-    if t.value {
+    if t.partial_eq {
         list.push("PartialEq");
     }
     if t.eq {

@@ -70,7 +70,7 @@ fn record(api: &Api, r: &Record) -> Rendered {
     let traits = format::record_traits(api, r, 0);
     let mut derives = format::derives(traits);
     let custom_default = r.fields.iter().any(|f| !f.optional && f.default.is_some());
-    if traits.value && !custom_default {
+    if traits.default && !custom_default {
         derives.push_str(", Default");
     }
     let constants = r
@@ -86,7 +86,7 @@ fn record(api: &Api, r: &Record) -> Rendered {
             _ => None,
         })
         .collect();
-    let defaults = (traits.value && custom_default).then(|| {
+    let defaults = (traits.default && custom_default).then(|| {
         r.fields
             .iter()
             .map(|f| {

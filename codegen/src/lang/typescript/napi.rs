@@ -187,6 +187,11 @@ fn record(ts: &Ts, g: &Glue, r: &Record) -> Rendered {
             // front (`config.cpuClass`), as the core's messages and the wrapper's spell it.
             let read = match &f.ty {
                 // The wrapper passes a handle argument as its number (see `FAST`); the core value is shared.
+                Type::Class(k) if f.optional => format!(
+                    "optional::<u32>(object.field({key})?, {key})?.map(|number| {}.get(number, {:?}, {key})).transpose()?",
+                    handles_of(k),
+                    ts.type_name(k)
+                ),
                 Type::Class(k) => format!(
                     "{}.get(required::<u32>(object.field({key})?, {key})?, {:?}, {key})?",
                     handles_of(k),

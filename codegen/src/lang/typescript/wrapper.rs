@@ -162,6 +162,15 @@ fn params_and_args(ts: &Ts, api: &Api, c: &Callable) -> (String, String, String,
                     let (class, field) = (ts.type_name(k), ts.member(&f.name));
                     let article = if class.starts_with(['A', 'E', 'I', 'O', 'U']) { "an" } else { "a" };
                     let argument = format!("{name}.{field}");
+                    if f.optional {
+                        // Absent as undefined or null, which cross as they are.
+                        checks.push(format!(
+                            "if ({name}?.{field} != null && !({name}.{field} instanceof {class})) throw notInstance({argument:?}, '{article} {class}', {name}.{field});"
+                        ));
+                        replaced.push(format!("{field}: {name}?.{field}?.compiled.handle"));
+                        borrowed.push(format!("{name}?.{field}"));
+                        continue;
+                    }
                     checks.push(format!(
                         "if (!({name}?.{field} instanceof {class})) throw notInstance({argument:?}, '{article} {class}', {name}?.{field});"
                     ));

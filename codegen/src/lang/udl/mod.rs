@@ -348,7 +348,9 @@ fn glue_record(udl: &Udl, r: &Record) -> Rendered {
                 let access = format!("value.{name}");
                 GlueField {
                     ty: if f.optional { format!("Option<{ty}>") } else { ty },
-                    to_core: if matches!(f.ty, Type::Class(_)) {
+                    to_core: if matches!(f.ty, Type::Class(_)) && f.optional {
+                        format!("{access}.as_ref().map(|h| h.core.clone())")
+                    } else if matches!(f.ty, Type::Class(_)) {
                         format!("{access}.core.clone()")
                     } else {
                         udl.convert(&access, &f.ty, f.optional)

@@ -164,7 +164,7 @@ impl Group {
         let store_c = CString::new(store.as_os_str().as_encoded_bytes())
             .map_err(|_| Error::internal("the collective store's path holds a NUL"))?;
         let address_c =
-            CString::new(address).map_err(|_| Error::invalid_argument("address", "contains a NUL character"))?;
+            CString::new(address).map_err(|_| Error::internal("the collective's listening address holds a NUL"))?;
         let mut buffer = [0 as c_char; MESSAGE];
         let mut context = std::ptr::null_mut();
         let millis = i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX);

@@ -183,19 +183,16 @@ fn text_path(i: usize, pairs: usize) -> String {
 
 impl Trainer {
     /// Makes a trainer for `model`'s encoder with the in-batch-negatives contrastive loss.
-    pub fn contrastive(model: &Model, config: TrainerContrastiveConfig) -> Result<Trainer> {
-        Trainer::contrastive_on(model, config, None)
-    }
-
-    /// Makes a trainer as [`Trainer::contrastive`] does that, with a `mesh`, trains data-parallel with every other
-    /// process of the mesh, as torch's DistributedDataParallel does: each process steps on its own pairs, the
-    /// gradients are summed across the mesh ([`Mesh::collective`]) and divided by its size before clipping and the
-    /// update, so every process applies the same update to the same weights. Every process of the mesh must make
-    /// its trainer together; the trainer borrows the mesh until it is freed.
     ///
-    /// Only what the loss reaches is reduced and updated: the master weights hold the tensors the forward pass
-    /// reads (embeddings, layers), never the pooler, which sentence-transformers' mean pooling never uses.
-    pub fn contrastive_on(model: &Model, config: TrainerContrastiveConfig, mesh: Option<&Mesh>) -> Result<Trainer> {
+    /// With `config.mesh` it trains data-parallel with every other process of the mesh, as torch's
+    /// DistributedDataParallel does: each process steps on its own pairs, the gradients are summed across the mesh
+    /// ([`Mesh::collective`]) and divided by its size before clipping and the update, so every process applies the
+    /// same update to the same weights. Every process of the mesh must make its trainer together; the trainer
+    /// borrows the mesh until it is freed. Only what the loss reaches is reduced and updated: the master weights
+    /// hold the tensors the forward pass reads (embeddings, layers), never the pooler, which sentence-transformers'
+    /// mean pooling never uses.
+    pub fn contrastive(model: &Model, config: TrainerContrastiveConfig) -> Result<Trainer> {
+        let mesh = config.mesh.as_ref();
         let (weights, executor, slot) = model.ram_parts("Trainer.contrastive", "Trainer.contrastive trains")?;
         let encoder = slot.get_or_prepare(weights.as_ref())?;
         let settings = Settings::check(&config, &encoder)?;

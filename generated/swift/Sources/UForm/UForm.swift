@@ -2665,7 +2665,7 @@ public func FfiConverterTypeTrainStep_lower(_ value: TrainStep) -> RustBuffer {
 /**
  * How `Trainer.contrastive` fine-tunes an encoder; every default is sentence-transformers' trainer default.
  */
-public struct TrainerContrastiveConfig: Equatable, Hashable {
+public struct TrainerContrastiveConfig {
     /**
      * The peak learning rate of AdamW, reached after `warmupSteps`; absent derives 5e-5.
      */
@@ -2707,6 +2707,14 @@ public struct TrainerContrastiveConfig: Equatable, Hashable {
      * derives 0.
      */
     public var seed: UInt64?
+    /**
+     * The mesh whose processes train this model together, data-parallel, as torch's DistributedDataParallel
+     * does: each process steps on its own pairs and the gradients are averaged across the mesh before every
+     * update, so every process applies the same update. Every process of the mesh makes its trainer, and
+     * takes each step, together and with as many pairs; the trainer borrows the mesh until `Trainer.free`.
+     * Absent trains this process alone.
+     */
+    public var mesh: Mesh?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -2742,7 +2750,14 @@ public struct TrainerContrastiveConfig: Equatable, Hashable {
         /**
          * Seeds the dropout masks, so two runs with the same seed and batches take the same steps; absent
          * derives 0.
-         */seed: UInt64? = UInt64(0)) {
+         */seed: UInt64? = UInt64(0), 
+        /**
+         * The mesh whose processes train this model together, data-parallel, as torch's DistributedDataParallel
+         * does: each process steps on its own pairs and the gradients are averaged across the mesh before every
+         * update, so every process applies the same update. Every process of the mesh makes its trainer, and
+         * takes each step, together and with as many pairs; the trainer borrows the mesh until `Trainer.free`.
+         * Absent trains this process alone.
+         */mesh: Mesh? = nil) {
         self.learningRate = learningRate
         self.weightDecay = weightDecay
         self.warmupSteps = warmupSteps
@@ -2752,6 +2767,7 @@ public struct TrainerContrastiveConfig: Equatable, Hashable {
         self.maxTokens = maxTokens
         self.dropout = dropout
         self.seed = seed
+        self.mesh = mesh
     }
 
     
@@ -2778,7 +2794,8 @@ public struct FfiConverterTypeTrainerContrastiveConfig: FfiConverterRustBuffer {
                 scale: FfiConverterOptionDouble.read(from: &buf), 
                 maxTokens: FfiConverterOptionUInt32.read(from: &buf), 
                 dropout: FfiConverterOptionDouble.read(from: &buf), 
-                seed: FfiConverterOptionUInt64.read(from: &buf)
+                seed: FfiConverterOptionUInt64.read(from: &buf), 
+                mesh: FfiConverterOptionTypeMesh.read(from: &buf)
         )
     }
 
@@ -2792,6 +2809,7 @@ public struct FfiConverterTypeTrainerContrastiveConfig: FfiConverterRustBuffer {
         FfiConverterOptionUInt32.write(value.maxTokens, into: &buf)
         FfiConverterOptionDouble.write(value.dropout, into: &buf)
         FfiConverterOptionUInt64.write(value.seed, into: &buf)
+        FfiConverterOptionTypeMesh.write(value.mesh, into: &buf)
     }
 }
 
@@ -3445,6 +3463,30 @@ fileprivate struct FfiConverterOptionString: FfiConverterRustBuffer {
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterString.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeMesh: FfiConverterRustBuffer {
+    typealias SwiftType = Mesh?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeMesh.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeMesh.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }

@@ -535,6 +535,14 @@ data class TrainerContrastiveConfig(
      * 0.
      */
     var seed: ULong? = 0uL,
+    /**
+     * The mesh whose processes train this model together, data-parallel, as torch's DistributedDataParallel
+     * does: each process steps on its own pairs and the gradients are averaged across the mesh before every
+     * update, so every process applies the same update. Every process of the mesh makes its trainer, and
+     * takes each step, together and with as many pairs; the trainer borrows the mesh until [Trainer.free].
+     * Absent trains this process alone.
+     */
+    var mesh: Mesh? = null,
 )
 
 /** What one [Trainer.step] did. */
@@ -582,7 +590,9 @@ class Trainer internal constructor(pointer: Long) : AutoCloseable {
         fun contrastive(model: Model, config: TrainerContrastiveConfig? = null): Trainer {
             val configValue = config ?: TrainerContrastiveConfig()
             return model.handle.use(model) { modelHandle ->
-                Trainer(UFormNative.trainerContrastive(modelHandle, configValue.learningRate != null, configValue.learningRate ?: 0.0, configValue.weightDecay != null, configValue.weightDecay ?: 0.0, configValue.warmupSteps != null, configValue.warmupSteps?.toInt() ?: 0, configValue.totalSteps != null, configValue.totalSteps?.toInt() ?: 0, configValue.maxGradNorm != null, configValue.maxGradNorm ?: 0.0, configValue.scale != null, configValue.scale ?: 0.0, configValue.maxTokens != null, configValue.maxTokens?.toInt() ?: 0, configValue.dropout != null, configValue.dropout ?: 0.0, configValue.seed != null, configValue.seed?.toLong() ?: 0L))
+                useOptional(configValue.mesh, configValue.mesh?.handle) { configMeshHandle ->
+                    Trainer(UFormNative.trainerContrastive(modelHandle, configValue.learningRate != null, configValue.learningRate ?: 0.0, configValue.weightDecay != null, configValue.weightDecay ?: 0.0, configValue.warmupSteps != null, configValue.warmupSteps?.toInt() ?: 0, configValue.totalSteps != null, configValue.totalSteps?.toInt() ?: 0, configValue.maxGradNorm != null, configValue.maxGradNorm ?: 0.0, configValue.scale != null, configValue.scale ?: 0.0, configValue.maxTokens != null, configValue.maxTokens?.toInt() ?: 0, configValue.dropout != null, configValue.dropout ?: 0.0, configValue.seed != null, configValue.seed?.toLong() ?: 0L, configMeshHandle))
+                }
             }
         }
     }

@@ -41,7 +41,7 @@ internal object UFormNative {
     @JvmStatic external fun modelEncodeText(handle: Long, texts: Array<String>, optionsNormalizePresent: Boolean, optionsNormalize: Boolean, optionsMaxTokensPresent: Boolean, optionsMaxTokens: Int): ByteArray
     @JvmStatic external fun modelFree(handle: Long)
     @JvmStatic external fun modelRelease(handle: Long)
-    @JvmStatic external fun trainerContrastive(model: Long, configLearningRatePresent: Boolean, configLearningRate: Double, configWeightDecayPresent: Boolean, configWeightDecay: Double, configWarmupStepsPresent: Boolean, configWarmupSteps: Int, configTotalStepsPresent: Boolean, configTotalSteps: Int, configMaxGradNormPresent: Boolean, configMaxGradNorm: Double, configScalePresent: Boolean, configScale: Double, configMaxTokensPresent: Boolean, configMaxTokens: Int, configDropoutPresent: Boolean, configDropout: Double, configSeedPresent: Boolean, configSeed: Long): Long
+    @JvmStatic external fun trainerContrastive(model: Long, configLearningRatePresent: Boolean, configLearningRate: Double, configWeightDecayPresent: Boolean, configWeightDecay: Double, configWarmupStepsPresent: Boolean, configWarmupSteps: Int, configTotalStepsPresent: Boolean, configTotalSteps: Int, configMaxGradNormPresent: Boolean, configMaxGradNorm: Double, configScalePresent: Boolean, configScale: Double, configMaxTokensPresent: Boolean, configMaxTokens: Int, configDropoutPresent: Boolean, configDropout: Double, configSeedPresent: Boolean, configSeed: Long, configMesh: Long): Long
     @JvmStatic external fun trainerStep(handle: Long, anchors: Array<String>, positives: Array<String>): ByteArray
     @JvmStatic external fun trainerSave(handle: Long, directory: String)
     @JvmStatic external fun trainerFree(handle: Long)
@@ -133,6 +133,10 @@ internal class NativeHandle(owner: Any, private val pointer: Long, release: (Lon
         private val CLEANER: Cleaner = Cleaner.create()
     }
 }
+
+/** Runs [block] with [handle]'s pointer held for the call, or with 0 when [owner] is null: an absent optional handle. */
+internal inline fun <R> useOptional(owner: Any?, handle: NativeHandle?, block: (Long) -> R): R =
+    if (owner == null || handle == null) block(0L) else handle.use(owner, block)
 
 /**
  * Reads a quiet word (see `Executor.quiet` in core) with acquire ordering, as the core publishes it: while it holds

@@ -626,7 +626,7 @@ class Trainer {
         if (config?.mesh != null && !(config.mesh instanceof Mesh)) throw notInstance("config.mesh", 'a Mesh', config.mesh);
         let compiled;
         try {
-            compiled = native.CompiledTrainer.contrastive(model.compiled, { ...config, mesh: config?.mesh?.compiled.handle });
+            compiled = native.CompiledTrainer.contrastive(model.compiled, config?.mesh != null ? { ...config, mesh: config?.mesh?.compiled.handle } : config);
         } catch (error) {
             throw uformError(error);
         }

@@ -5,6 +5,11 @@ total_steps max_grad_norm scale dropout seed`; per pair its anchor and its posit
 per step `loss learning_rate gradient_norm COUNT` and the COUNT pair indices; per held-out text its hex, its
 embedding before training and after. Floats are written with repr, so they read back exactly.
 Usage: python3 flatten_train_reference.py REFERENCE_JSON OUT
+
+With a DDP fixture (ddp2.json, ddp4.json) and `--rank R` it writes rank R's view in the same format: its share of
+every step, its losses, the shared learning rates and gradient norms, and the held-out embeddings after training
+(in place of both before and after: the fixture records no untrained ones).
+Usage: python3 flatten_train_reference.py DDP_JSON OUT --rank R
 """
 
 import json
@@ -22,7 +27,12 @@ def floats(row):
 reference = json.load(open(sys.argv[1], encoding="utf-8"))
 config = reference["config"]
 pairs, steps, held_out = reference["pairs"], reference["steps"], reference["held_out"]
-before, after = reference["held_out_embeddings_before"], reference["held_out_embeddings_after"]
+after = reference["held_out_embeddings_after"]
+before = reference.get("held_out_embeddings_before", after)
+if len(sys.argv) == 5 and sys.argv[3] == "--rank":
+    rank = reference["ranks"][int(sys.argv[4])]
+    steps = rank["local_steps"]
+    reference = dict(reference, loss=rank["loss"])
 with open(sys.argv[2], "w", encoding="ascii") as out:
     out.write(f"{len(steps)} {len(pairs)} {len(held_out)} {len(before[0])}\n")
     total_steps = config.get("total_steps", config.get("max_steps"))

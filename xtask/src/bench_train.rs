@@ -7,6 +7,10 @@
 //! tests do, and hands over to bench/train/driver.py, which makes the texts (target/bench-train/texts.json), runs the
 //! trainers, replays tests/fixtures/train/reference.json through the Rust worker, and prints the table and the
 //! `train: torch_ratio=X loss_max_rel_diff=Y` line. A wheel that does not build is reported unavailable.
+//!
+//! `cargo xtask bench train --mesh [--steps N] [--warmup W]`: the trainer across 2 processes (1 thread each, one
+//! mesh) against torch's DistributedDataParallel with gloo under torchrun, same data and settings, in one run
+//! (bench/train/mesh.py); prints the table and `train-mesh: ddp_ratio=X loss_max_rel_diff=Y`.
 
 use crate::bench_venv::{bench_venv, model_dir};
 use crate::util::{cargo, root, status};
@@ -14,11 +18,13 @@ use std::process::Command;
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let mut bindings = true;
+    let mut mesh = false;
     let (mut steps, mut warmup) = ("5".to_string(), "2".to_string());
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         match arg.as_str() {
             "--no-bindings" => bindings = false,
+            "--mesh" => mesh = true,
             "--steps" => steps = rest.next().ok_or("--steps takes a number")?.clone(),
             "--warmup" => warmup = rest.next().ok_or("--warmup takes a number")?.clone(),
             other => return Err(format!("bench train: unknown argument `{other}`")),
@@ -28,6 +34,26 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let python = bench_venv()?;
     let model = model_dir(&python)?;
     cargo(&["build", "--release", "--quiet", "-p", "uform-bench", "--bin", "train"])?;
+    if mesh {
+        let mut driver = Command::new(&python);
+        driver
+            .arg(root.join("bench/train/mesh.py"))
+            .arg("--model-dir")
+            .arg(&model)
+            .arg("--rust-bin")
+            .arg(root.join("target/release/train"))
+            .arg("--out-dir")
+            .arg(root.join("target/bench-train-mesh"));
+        if args.iter().any(|a| a == "--steps") {
+            driver.args(["--steps", &steps]);
+        }
+        if args.iter().any(|a| a == "--warmup") {
+            driver.args(["--warmup", &warmup]);
+        }
+        std::fs::create_dir_all(root.join("target/bench-train-mesh")).map_err(|e| e.to_string())?;
+        driver.current_dir(&root);
+        return status(driver, "bench/train/mesh.py");
+    }
 
     let mut driver = Command::new(&python);
     driver

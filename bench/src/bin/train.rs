@@ -10,13 +10,20 @@
 //! core/tests/train.rs runs them; prints each step's loss beside sentence-transformers' and the largest relative
 //! difference.
 //!
+//! `train --mesh RANK WORLD DIRECTORY STEPS MODEL_DIR` (UFORM_BENCH_TEXTS as above): one rank of a trainer across
+//! processes for `cargo xtask bench train --mesh`: joins the mesh `DIRECTORY/bench`, trains on its contiguous share
+//! of each of the first STEPS batches of 32 pairs (settings as the worker's), and prints one JSON line with each
+//! step's seconds, loss and seconds in collectives.
+//!
 //! `train --peak`: the FMA peak, as `encode --peak` measures it.
 
 use serde_json::{json, Value};
 use std::io::{BufRead, Write};
 use std::time::Instant;
 use uform_bench::peak::{fma_peak, peak_rss_bytes};
-use uform_core::{Executor, ExecutorForRamConfig, Model, ModelLoadRamConfig, Trainer, TrainerContrastiveConfig};
+use uform_core::{
+    Executor, ExecutorForRamConfig, Mesh, MeshOptions, Model, ModelLoadRamConfig, Trainer, TrainerContrastiveConfig,
+};
 
 fn threads() -> usize {
     std::env::var("UFORM_BENCH_THREADS").ok().and_then(|t| t.parse().ok()).unwrap_or(2)
@@ -119,14 +126,63 @@ fn fixture(path: &str, model_dir: &str) {
     reply(json!({ "steps": losses.len(), "loss_max_rel_diff": worst, "losses": losses }));
 }
 
+/// One rank of the mesh benchmark (see the module documentation).
+fn mesh_rank(rank: u32, world: u32, directory: &str, steps: usize, model_dir: &str) {
+    let batches = batches("32");
+    let executor =
+        Executor::for_ram(ExecutorForRamConfig { threads: Some(threads() as u32), ..Default::default() }).unwrap();
+    let options = MeshOptions {
+        host_domain_index: Some(rank),
+        host_domain_count: Some(world),
+        directory: Some(directory.into()),
+        job: Some("bench".into()),
+        ..Default::default()
+    };
+    let mesh = Mesh::bootstrap(&executor, options).expect("Mesh::bootstrap");
+    let model = Model::load_ram(model_dir, ModelLoadRamConfig { executor: executor.clone(), memory_domains: None })
+        .expect("load the model");
+    let config = TrainerContrastiveConfig {
+        dropout: Some(0.0),
+        max_tokens: Some(128),
+        total_steps: Some(steps as u32),
+        mesh: Some(mesh.clone()),
+        ..Default::default()
+    };
+    let trainer = Trainer::contrastive(&model, config).expect("Trainer::contrastive");
+    let (mut seconds, mut losses, mut collective) = (Vec::new(), Vec::new(), Vec::new());
+    for (anchors, positives) in batches.iter().take(steps) {
+        let share = anchors.len() / world as usize;
+        let mine = rank as usize * share..(rank as usize + 1) * share;
+        let start = Instant::now();
+        let step = trainer.step(&anchors[mine.clone()], &positives[mine]).expect("Trainer::step");
+        seconds.push(start.elapsed().as_secs_f64());
+        losses.push(step.loss);
+        collective.push(trainer.collective_seconds());
+    }
+    trainer.free().unwrap();
+    model.free().unwrap();
+    mesh.free().unwrap();
+    reply(json!({ "rank": rank, "seconds": seconds, "loss": losses, "collective_seconds": collective }));
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
         ["--peak"] => reply(fma_peak(threads())),
         ["--fixture", path, model_dir] => fixture(path, model_dir),
+        ["--mesh", rank, world, directory, steps, model_dir] => mesh_rank(
+            rank.parse().expect("RANK"),
+            world.parse().expect("WORLD"),
+            directory,
+            steps.parse().expect("STEPS"),
+            model_dir,
+        ),
         [model_dir, pairs] => worker(model_dir, pairs),
         _ => {
-            eprintln!("usage: train MODEL_DIR PAIRS | train --fixture FIXTURE MODEL_DIR | train --peak");
+            eprintln!(
+                "usage: train MODEL_DIR PAIRS | train --fixture FIXTURE MODEL_DIR | \
+                 train --mesh RANK WORLD DIRECTORY STEPS MODEL_DIR | train --peak"
+            );
             std::process::exit(2);
         }
     }

@@ -1,8 +1,9 @@
 //! `cargo xtask test c`: the C scenario suite (tests/c/test_uform.c), the Model scenarios (tests/c/test_model.c),
 //! the encodeText scenarios (tests/c/test_encode.c, against the test model in `UFORM_TEST_MODEL_DIR` and the
 //! reference embeddings flattened by tests/c/flatten_reference.py into `UFORM_TEST_REFERENCE`), the Trainer scenarios (tests/c/test_train.c, against
-//! the training fixture flattened by tests/c/flatten_train_reference.py into `UFORM_TEST_TRAIN_REFERENCE`) and the
-//! bad-input table (tests/c/test_bad_input.c)
+//! the training fixture flattened by tests/c/flatten_train_reference.py into `UFORM_TEST_TRAIN_REFERENCE`), the
+//! trainer-across-the-mesh scenarios (tests/c/test_train_mesh.c, against each rank's view of the DDP fixtures in
+//! `UFORM_TEST_TRAIN_DDP`; its processes run natively only) and the bad-input table (tests/c/test_bad_input.c)
 //! compiled with gcc against the generated header and linked with libuform, the C ABI tests (tests/c/abi: a program
 //! built against an older header, and structs newer than the library), each run natively and under valgrind
 //! (zero errors, zero leaks), then a CMake consumer and a pkg-config consumer built against an installed prefix —
@@ -39,6 +40,20 @@ pub fn run() -> Result<(), String> {
         .arg(root.join("tests/fixtures/train/reference.json"))
         .arg(&train_reference);
     status(flatten, "flattening the training fixture")?;
+    // Each rank's view of the DDP fixtures, for tests/c/test_train_mesh.c.
+    let ddp = out.join("ddp");
+    std::fs::create_dir_all(&ddp).map_err(|e| e.to_string())?;
+    for world in [2, 4] {
+        for rank in 0..world {
+            let mut flatten = Command::new("python3");
+            flatten
+                .arg(root.join("tests/c/flatten_train_reference.py"))
+                .arg(root.join(format!("tests/fixtures/train/ddp{world}.json")))
+                .arg(ddp.join(format!("ddp{world}-rank{rank}.txt")))
+                .args(["--rank", &rank.to_string()]);
+            status(flatten, "flattening the DDP fixtures")?;
+        }
+    }
     // The ABI tests: a program built against an older header (tests/c/abi/older/uform.h), and one whose structs
     // are newer than the library, each against today's libuform.
     let older = root.join("tests/c/abi/older");
@@ -47,6 +62,7 @@ pub fn run() -> Result<(), String> {
         ("test_model", "the C Model scenarios", &header),
         ("test_encode", "the C encodeText scenarios", &header),
         ("test_train", "the C Trainer scenarios", &header),
+        ("test_train_mesh", "the C trainer-across-the-mesh scenarios", &header),
         ("test_bad_input", "the C bad-input table", &header),
         ("abi/test_older_header", "the C ABI: a program built against an older header", &older),
         ("abi/test_newer_header", "the C ABI: structs newer than the library", &header),
@@ -60,7 +76,8 @@ pub fn run() -> Result<(), String> {
                 .env("UFORM_TEST_DIR", &scratch)
                 .env("UFORM_TEST_MODEL_DIR", &model_dir)
                 .env("UFORM_TEST_REFERENCE", &reference)
-                .env("UFORM_TEST_TRAIN_REFERENCE", &train_reference);
+                .env("UFORM_TEST_TRAIN_REFERENCE", &train_reference)
+                .env("UFORM_TEST_TRAIN_DDP", &ddp);
         };
         let mut native = Command::new(&binary);
         env(&mut native);

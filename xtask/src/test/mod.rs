@@ -29,6 +29,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut failed = Vec::new();
     for language in &chosen {
         eprintln!("==> cargo xtask test {language}");
+        let started = std::time::Instant::now();
         let result = match *language {
             "rust" => rust::run(),
             "c" => c::run(),
@@ -40,10 +41,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
             other => Err(format!("unknown language `{other}`; choose from {}", LANGUAGES.join(", "))),
         };
         if let Err(e) = result {
-            eprintln!("<== {language}: FAILED: {e}");
+            eprintln!("<== {language}: FAILED after {:.0} s: {e}", started.elapsed().as_secs_f64());
             failed.push(*language);
         } else {
-            eprintln!("<== {language}: ok");
+            eprintln!("<== {language}: ok ({:.0} s)", started.elapsed().as_secs_f64());
         }
     }
     if failed.is_empty() {

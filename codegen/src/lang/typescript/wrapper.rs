@@ -157,6 +157,8 @@ fn params_and_args(ts: &Ts, api: &Api, c: &Callable) -> (String, String, String,
                 if api.record(r).is_some_and(|r| r.fields.iter().any(|f| matches!(f.ty, Type::Class(_)))) =>
             {
                 let mut replaced = vec![format!("...{name}")];
+                let mut present = Vec::new();
+                let mut any_required = false;
                 for f in api.record(r).map(|r| r.fields.as_slice()).unwrap_or_default() {
                     let Type::Class(k) = &f.ty else { continue };
                     let (class, field) = (ts.type_name(k), ts.member(&f.name));
@@ -169,15 +171,24 @@ fn params_and_args(ts: &Ts, api: &Api, c: &Callable) -> (String, String, String,
                         ));
                         replaced.push(format!("{field}: {name}?.{field}?.compiled.handle"));
                         borrowed.push(format!("{name}?.{field}"));
+                        present.push(format!("{name}?.{field} != null"));
                         continue;
                     }
+                    any_required = true;
                     checks.push(format!(
                         "if (!({name}?.{field} instanceof {class})) throw notInstance({argument:?}, '{article} {class}', {name}?.{field});"
                     ));
                     replaced.push(format!("{field}: {name}.{field}.compiled.handle"));
                     borrowed.push(argument);
                 }
-                args.push(format!("{{ {} }}", replaced.join(", ")));
+                let replaced = format!("{{ {} }}", replaced.join(", "));
+                if any_required {
+                    args.push(replaced);
+                } else {
+                    // Only optional handles: without one the record crosses as it is, so the native layer judges
+                    // a value that is no record at all.
+                    args.push(format!("{} ? {replaced} : {name}", present.join(" || ")));
+                }
             }
             _ => args.push(name.clone()),
         }

@@ -158,6 +158,8 @@ struct State {
     /// The processes this trainer steps with ([`crate::collective::Solo`] alone), and the mesh's borrow.
     collective: Arc<dyn Collective>,
     _mesh: Option<Lease>,
+    /// Seconds the last step spent in collectives (its agreement and the gradients' all-reduce).
+    collective_seconds: f64,
 }
 
 /// A call in flight on a trainer, from [`Trainer::begin_call`] until dropped: a `free` meanwhile is in use.
@@ -218,6 +220,7 @@ impl Trainer {
             dpooled: Vec::new(),
             collective,
             _mesh: mesh_lease,
+            collective_seconds: 0.0,
         };
         Ok(Trainer { inner: Arc::new(Inner { lifecycle: Lifecycle::new(), state: Mutex::new(Some(state)) }) })
     }
@@ -237,7 +240,9 @@ impl Trainer {
         let encoder = state.encoder.clone();
         let config = encoder.config();
         let tokens = checked.and_then(|()| Self::tokens(&executor, &encoder, &texts, pairs, state.settings.max_tokens));
+        let agreeing = std::time::Instant::now();
         let tokens = agree(state.collective.as_ref(), state.steps + 1, pairs, tokens)?;
+        let mut collective_seconds = agreeing.elapsed().as_secs_f64();
         let step = state.steps + 1;
         let s = state.settings;
         let dropout = (
@@ -255,7 +260,9 @@ impl Trainer {
         let backward = state.tape.backward(&executor, &kernels, &model, dropout, &state.dpooled, &mut grads);
         state.master.grads = grads;
         backward?;
+        let averaging = std::time::Instant::now();
         average(state.collective.as_ref(), &mut state.master.grads)?;
+        collective_seconds += averaging.elapsed().as_secs_f64();
 
         // Nothing below fails: the weights change only now.
         let norm = state.master.grads.iter().map(|g| (*g as f64) * (*g as f64)).sum::<f64>().sqrt();
@@ -267,6 +274,7 @@ impl Trainer {
         state.slot.publish(published.clone());
         state.encoder = published;
         state.steps = step;
+        state.collective_seconds = collective_seconds;
         Ok(TrainStep { step, loss, learning_rate, gradient_norm: norm, seconds: started.elapsed().as_secs_f64() })
     }
 
@@ -338,6 +346,12 @@ impl Trainer {
         let state = guard.as_ref().ok_or_else(|| Error::freed("Trainer", "save"))?;
         let names: Vec<String> = state.weights.names().into_iter().map(String::from).collect();
         save::folder(directory.as_ref(), state.weights.as_ref(), &names, &state.master)
+    }
+
+    /// Seconds the last step spent in collectives across the mesh (0 alone): for benchmarks, not in the IDL.
+    pub fn collective_seconds(&self) -> f64 {
+        let guard = self.inner.state.lock().unwrap_or_else(|p| p.into_inner());
+        guard.as_ref().map_or(0.0, |s| s.collective_seconds)
     }
 
     /// Counts a call of `method` as in flight until the returned guard drops.

@@ -10,10 +10,11 @@ MultipleNegativesRankingLoss with scale 20 over each rank's own pairs, AdamW (lr
 weight decay), gradients averaged across the ranks and clipped to norm 1, the linear schedule over all the steps,
 dropout off.
 
-- torch: `python -m torch.distributed.run --nproc_per_node=2`, gloo, one torch thread per process, the model wrapped
-  in DistributedDataParallel (find_unused_parameters, since the loss never reaches the BERT pooler), one forward pass
-  over a rank's anchors and positives together, backward (DDP all-reduces its buckets while backward runs),
-  clipping, AdamW, the schedule; each step timed from a barrier to the end of the update, tokenisation included.
+- torch: `python -m torch.distributed.run --nproc_per_node=2`, gloo, one torch thread per process, the model's
+  transformer wrapped in DistributedDataParallel (with find_unused_parameters when it has BERT's pooler, whose
+  output the loss never reaches, as the stock trainer needs it), one forward pass over a rank's anchors and positives
+  together with mean pooling, backward (DDP all-reduces its buckets while backward runs), clipping, AdamW, the
+  schedule; each step timed from a barrier to the end of the update, tokenisation included.
 - UForm: two processes of the Rust worker (`train --mesh`, bench/src/bin/train.rs) on one mesh; each step timed
   around `Trainer.step` (tokenisation included; its agreement across the ranks is the barrier), with the seconds it
   spent in collectives.
@@ -64,7 +65,12 @@ def torch_rank(model_dir, texts_path, steps, out_path):
         if isinstance(module, torch.nn.Dropout):
             module.p = 0.0
     model.train()
-    ddp = torch.nn.parallel.DistributedDataParallel(model, find_unused_parameters=True)
+    # DDP wraps the transformer itself (`model[0]`'s Hugging Face model); mean pooling follows by hand, as the
+    # checkpoint's Pooling module does (its Normalize changes no cosine).
+    # BERT's pooler gets no gradient from the loss: DDP must be told (find_unused_parameters), as the stock trainer is.
+    transformer = model[0].auto_model if hasattr(model[0], "auto_model") else model[0].model
+    unused = [n for n in ("pooler.dense.weight", "pooler.dense.bias") if n in dict(transformer.named_parameters())]
+    ddp = torch.nn.parallel.DistributedDataParallel(transformer, find_unused_parameters=bool(unused))
     optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda done: max(0.0, (steps - done) / steps))
     with open(texts_path, encoding="utf-8") as f:
@@ -77,7 +83,10 @@ def torch_rank(model_dir, texts_path, steps, out_path):
         dist.barrier()
         start = time.perf_counter()
         features = model.tokenize(anchors + positives)
-        embeddings = ddp(features)["sentence_embedding"]
+        inputs = {k: v for k, v in features.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+        hidden = ddp(**inputs).last_hidden_state
+        mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+        embeddings = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
         a, p = embeddings[:share], embeddings[share:]
         scores = 20.0 * F.normalize(a, dim=1) @ F.normalize(p, dim=1).T
         loss = F.cross_entropy(scores, torch.arange(share))

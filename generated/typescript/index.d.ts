@@ -186,6 +186,15 @@ export interface ExecutorForVramConfig {
  * created, by name. The mesh does not protect against a process of the same user or of a member of the group,
  * which can read the records and join or break the run, nor does it authenticate processes on other hosts
  * beyond the owner the shared file system reports.
+ * A trainer borrows the mesh through the `mesh` field of `TrainerContrastiveConfig`: every process makes its
+ * trainer and takes each step together, with as many pairs, and the gradients are averaged across the
+ * processes before every update (data-parallel, as torch's DistributedDataParallel). They travel over TCP
+ * through gloo, which the trainer loads when it is made: on a machine without it, that is an unavailable
+ * error naming the package to install (Debian and Ubuntu: `libgloo0`). The processes meet again in the job
+ * directory, in a store of their own that is emptied once they have connected; they listen on 127.0.0.1 when
+ * every process runs on one host, otherwise on this host's name, on ports the kernel picks, so a run across
+ * hosts must let every host reach every other on any TCP port. Freeing the mesh while a trainer borrows it is
+ * an in-use error.
  *
  * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
  * overlap; `free` waits for none of them and makes the later ones fail as freed.

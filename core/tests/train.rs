@@ -8,6 +8,7 @@ mod support;
 use serde_json::Value;
 use std::path::Path;
 use support::file_weights::test_model_dir;
+use support::train_fixture::{config, cosine};
 use uform_core::{
     EncodeTextOptions, ErrorKind, Executor, ExecutorForRamConfig, Model, ModelLoadRamConfig, Trainer,
     TrainerContrastiveConfig,
@@ -36,27 +37,6 @@ fn load(executor: &Executor, path: &str) -> Model {
 
 fn executor() -> Executor {
     Executor::for_ram(ExecutorForRamConfig { threads: Some(2), ..Default::default() }).unwrap()
-}
-
-fn config(f: &Value) -> TrainerContrastiveConfig {
-    let c = &f["config"];
-    TrainerContrastiveConfig {
-        learning_rate: c["learning_rate"].as_f64(),
-        weight_decay: c["weight_decay"].as_f64(),
-        warmup_steps: c["warmup_steps"].as_u64().map(|v| v as u32),
-        total_steps: c["max_steps"].as_u64().map(|v| v as u32),
-        max_grad_norm: c["max_grad_norm"].as_f64(),
-        scale: c["scale"].as_f64(),
-        dropout: Some(0.0),
-        seed: c["seed"].as_u64(),
-        ..Default::default()
-    }
-}
-
-fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    let dot: f64 = a.iter().zip(b).map(|(x, y)| *x as f64 * *y as f64).sum();
-    let n = |v: &[f32]| v.iter().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt();
-    dot / (n(a) * n(b))
 }
 
 #[test]

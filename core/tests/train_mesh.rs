@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 use support::file_weights::test_model_dir;
+use support::train_fixture::{config, cosine};
 use uform_core::{
     EncodeTextOptions, Executor, ExecutorForRamConfig, Mesh, MeshOptions, Model, ModelLoadRamConfig, Trainer,
     TrainerContrastiveConfig,
@@ -30,21 +31,6 @@ fn fixture(world: usize) -> Value {
 
 fn strings(v: &Value) -> Vec<String> {
     v.as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect()
-}
-
-fn config(f: &Value) -> TrainerContrastiveConfig {
-    let c = &f["config"];
-    TrainerContrastiveConfig {
-        learning_rate: c["learning_rate"].as_f64(),
-        weight_decay: c["weight_decay"].as_f64(),
-        warmup_steps: c["warmup_steps"].as_u64().map(|v| v as u32),
-        total_steps: c["max_steps"].as_u64().map(|v| v as u32),
-        max_grad_norm: c["max_grad_norm"].as_f64(),
-        scale: c["scale"].as_f64(),
-        dropout: Some(0.0),
-        seed: c["seed"].as_u64(),
-        ..Default::default()
-    }
 }
 
 /// This rank's pairs at step `k` (from 0): its contiguous share of the global batch, as the fixture recorded.
@@ -196,12 +182,6 @@ fn run(role: &str, world: usize, steps: usize, timeout: u32) -> (Vec<(bool, Opti
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     (results, left)
-}
-
-fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    let dot: f64 = a.iter().zip(b).map(|(x, y)| *x as f64 * *y as f64).sum();
-    let n = |v: &[f32]| v.iter().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt();
-    dot / (n(a) * n(b))
 }
 
 fn floats(v: &Value) -> Vec<f32> {

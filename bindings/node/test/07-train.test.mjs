@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import * as uform from 'uform';
 import { Executor, Model, Trainer } from 'uform';
-import { scratch, throwsUForm } from './helpers.mjs';
+import { cosine, scratch, throwsUForm } from './helpers.mjs';
 
 const RUN_THROUGH = 'run the suite through `cargo xtask test node`, which installs the test model';
 let modelDir, reference, executor;
@@ -57,16 +57,6 @@ function batch(k) {
 
 function rows(matrix) {
     return Array.from({ length: matrix.rows }, (_, r) => matrix.data.subarray(r * matrix.columns, (r + 1) * matrix.columns));
-}
-
-function cosine(a, b) {
-    let dot = 0, aa = 0, bb = 0;
-    for (let i = 0; i < a.length; i++) {
-        dot += a[i] * b[i];
-        aa += a[i] * a[i];
-        bb += b[i] * b[i];
-    }
-    return dot / Math.sqrt(aa * bb);
 }
 
 function maxDiff(a, b) {

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
-import { scratch } from './helpers.mjs';
+import { cosine, scratch } from './helpers.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -32,16 +32,6 @@ function run(role, world, directory, steps = 0) {
             child.on('exit', (code, signal) => resolve({ code, signal, out: stdout.trim() ? JSON.parse(stdout) : null }));
         })),
     );
-}
-
-function cosine(a, b) {
-    let dot = 0, na = 0, nb = 0;
-    for (let i = 0; i < a.length; i++) {
-        dot += a[i] * b[i];
-        na += a[i] * a[i];
-        nb += b[i] * b[i];
-    }
-    return dot / Math.sqrt(na * nb);
 }
 
 /** `world` processes train `steps` steps: each rank's losses, learning rates and gradient norms are torch DDP's, every

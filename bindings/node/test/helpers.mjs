@@ -40,3 +40,14 @@ export function scratch(prefix) {
 export function isGpuClass(name) {
     return /^(nvidia-|amd-(cdna|rdna))/.test(name);
 }
+
+/** The cosine of two vectors (arrays or typed arrays) of one length. */
+export function cosine(a, b) {
+    let dot = 0, aa = 0, bb = 0;
+    for (let i = 0; i < a.length; i++) {
+        dot += a[i] * b[i];
+        aa += a[i] * a[i];
+        bb += b[i] * b[i];
+    }
+    return dot / Math.sqrt(aa * bb);
+}

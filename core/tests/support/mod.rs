@@ -1,1 +1,2 @@
 pub mod file_weights;
+pub mod train_fixture;

@@ -148,6 +148,20 @@ fn failure(kind: c_int, buffer: &[c_char], what: &str, gone: &[usize], timeout: 
     }
 }
 
+/// The ranks known to be gone after a collective failed with `kind`. A lost connection is seen as soon as the
+/// peer's sockets close, which the kernel does while the process is still exiting: it is given up to a second to be
+/// gone for good before none is named.
+fn gone_after(kind: c_int, gone: &GoneRanks) -> Vec<usize> {
+    let deadline = Instant::now() + Duration::from_secs(1);
+    loop {
+        let ranks = gone();
+        if !ranks.is_empty() || kind != 2 || Instant::now() >= deadline {
+            return ranks;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 impl Group {
     /// Connects this process, rank `rank` of `size`, to the others through the file store `store`, listening on
     /// `address` (an IP address or a host name). Fails with a timeout when some process has not connected within
@@ -183,7 +197,7 @@ impl Group {
         };
         if kind != 0 {
             let what = format!("connecting rank {rank} of {size} to the mesh's other processes");
-            return Err(failure(kind, &buffer, &what, &gone(), timeout));
+            return Err(failure(kind, &buffer, &what, &gone_after(kind, &gone), timeout));
         }
         Ok(Group { shim, rank, size, timeout, gone, state: Mutex::new(Ok(GroupPtr(context))) })
     }
@@ -204,7 +218,7 @@ impl Group {
         let what = format!("{what} across the mesh (rank {} of {}, after {:.1} s)", self.rank, self.size, {
             started.elapsed().as_secs_f64()
         });
-        let error = failure(kind, &buffer, &what, &(self.gone)(), self.timeout);
+        let error = failure(kind, &buffer, &what, &gone_after(kind, &self.gone), self.timeout);
         // A failed collective leaves gloo's pairs in an unknown state: no later one may run on them.
         // SAFETY: the context came from a successful connect and is freed once, here, under the lock.
         unsafe { (self.shim.free)(context) };

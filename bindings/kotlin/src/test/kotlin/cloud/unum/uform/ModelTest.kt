@@ -49,59 +49,15 @@ private fun safetensors(tensors: List<Pair<Triple<String, String, List<Long>>, L
 private fun required(name: String): String =
     System.getenv(name) ?: fail("$name is not set: run the suite through `cargo xtask test kotlin`, which installs the test model")
 
-/** The reference fixture's texts and embeddings, read with the few string and number rules it uses. */
+/** The reference fixture's texts and embeddings, read with the suites' JSON reader (TestJson.kt). */
 private class Reference(path: String) {
-    val json = File(path).readText()
-    val texts: List<String> = strings(section("\"texts\""))
-    val embeddings: List<DoubleArray> = rows(section("\"embeddings\""))
-    val longTextIndex: Int = Regex("\"long_text_index\"\\s*:\\s*(\\d+)").find(json)!!.groupValues[1].toInt()
-
-    private fun section(key: String): String {
-        val start = json.indexOf('[', json.indexOf(key))
-        var depth = 0
-        var inString = false
-        var i = start
-        while (true) {
-            val c = json[i]
-            if (inString) {
-                if (c == '\\') i++ else if (c == '"') inString = false
-            } else if (c == '"') inString = true
-            else if (c == '[') depth++
-            else if (c == ']' && --depth == 0) return json.substring(start + 1, i)
-            i++
-        }
-    }
-
-    private fun strings(body: String): List<String> {
-        val out = mutableListOf<String>()
-        var i = 0
-        while (i < body.length) {
-            if (body[i] != '"') { i++; continue }
-            val sb = StringBuilder()
-            i++
-            while (body[i] != '"') {
-                if (body[i] == '\\') {
-                    i++
-                    when (val e = body[i]) {
-                        'n' -> sb.append('\n')
-                        't' -> sb.append('\t')
-                        'r' -> sb.append('\r')
-                        'b' -> sb.append('\b')
-                        'f' -> sb.append('\u000c')
-                        'u' -> { sb.append(body.substring(i + 1, i + 5).toInt(16).toChar()); i += 4 }
-                        else -> sb.append(e)
-                    }
-                } else sb.append(body[i])
-                i++
-            }
-            out.add(sb.toString())
-            i++
-        }
-        return out
-    }
-
-    private fun rows(body: String): List<DoubleArray> =
-        Regex("\\[([^\\[\\]]*)]").findAll(body).map { m -> m.groupValues[1].split(",").map { it.trim().toDouble() }.toDoubleArray() }.toList()
+    @Suppress("UNCHECKED_CAST")
+    private val json = Json(File(path).readText()).parse() as Map<String, Any?>
+    @Suppress("UNCHECKED_CAST")
+    val texts: List<String> = json["texts"] as List<String>
+    @Suppress("UNCHECKED_CAST")
+    val embeddings: List<DoubleArray> = (json["embeddings"] as List<List<Double>>).map { it.toDoubleArray() }
+    val longTextIndex: Int = (json["long_text_index"] as Double).toInt()
 }
 
 class ModelTest {

@@ -1,13 +1,14 @@
 //! `cargo xtask test c`: the C scenario suite (tests/c/test_uform.c), the Model scenarios (tests/c/test_model.c),
 //! the encodeText scenarios (tests/c/test_encode.c, against the test model in `UFORM_TEST_MODEL_DIR` and the
-//! reference embeddings flattened by tests/c/flatten_reference.py into `UFORM_TEST_REFERENCE`), the Trainer scenarios (tests/c/test_train.c, against
-//! the training fixture flattened by tests/c/flatten_train_reference.py into `UFORM_TEST_TRAIN_REFERENCE`), the
-//! trainer-across-the-mesh scenarios (tests/c/test_train_mesh.c, against each rank's view of the DDP fixtures in
-//! `UFORM_TEST_TRAIN_DDP`; its processes run natively only) and the bad-input table (tests/c/test_bad_input.c)
-//! compiled with gcc against the generated header and linked with libuform, the C ABI tests (tests/c/abi: a program
-//! built against an older header, and structs newer than the library), each run natively and under valgrind
-//! (zero errors, zero leaks), then a CMake consumer and a pkg-config consumer built against an installed prefix —
-//! with the shared and with the static library.
+//! reference embeddings flattened by tests/c/flatten_reference.py into `UFORM_TEST_REFERENCE`), the Trainer
+//! scenarios (tests/c/test_train.c, against the training fixture flattened by tests/c/flatten_train_reference.py into
+//! `UFORM_TEST_TRAIN_REFERENCE`), the trainer-across-the-mesh scenarios (tests/c/test_train_mesh.c, against each
+//! rank's view of the DDP fixtures in `UFORM_TEST_TRAIN_DDP`; its processes run natively only) and the bad-input
+//! table (tests/c/test_bad_input.c) compiled with gcc against the generated header and linked with libuform, the C
+//! ABI tests (tests/c/abi: a program built against an older header, and structs newer than the library), each run
+//! natively and then under valgrind (zero errors, zero leaks; two at a time, since valgrind runs a program on one
+//! core), then a CMake consumer and a pkg-config consumer built against an installed prefix — with the shared and
+//! with the static library.
 //!
 //! `overhead()` is the C part of `cargo xtask bench overhead`.
 
@@ -57,17 +58,19 @@ pub fn run() -> Result<(), String> {
     // The ABI tests: a program built against an older header (tests/c/abi/older/uform.h), and one whose structs
     // are newer than the library, each against today's libuform.
     let older = root.join("tests/c/abi/older");
+    // The two longest under valgrind first: they run side by side (see `two_at_a_time`).
     let suites = [
-        ("test_uform", "the C suite", &header),
-        ("test_model", "the C Model scenarios", &header),
         ("test_encode", "the C encodeText scenarios", &header),
         ("test_train", "the C Trainer scenarios", &header),
+        ("test_uform", "the C suite", &header),
+        ("test_model", "the C Model scenarios", &header),
         ("test_train_mesh", "the C trainer-across-the-mesh scenarios", &header),
         ("test_bad_input", "the C bad-input table", &header),
         ("abi/test_older_header", "the C ABI: a program built against an older header", &older),
         ("abi/test_newer_header", "the C ABI: structs newer than the library", &header),
     ];
     std::fs::create_dir_all(out.join("abi")).map_err(|e| e.to_string())?;
+    let mut grinds = Vec::new();
     for (name, what, include) in suites {
         let binary = out.join(name);
         gcc(&flags, &root.join(format!("tests/c/{name}.c")), include, &lib, &binary)?;
@@ -97,9 +100,44 @@ pub fn run() -> Result<(), String> {
             .env("UFORM_TEST_ENCODE_ROWS", "3") // a few reference texts: valgrind runs the encoder ~50x slower
             .env("UFORM_TEST_TRAIN_STEPS", "1"); // and the trainer: the fixture's first step, two pairs to save
         env(&mut grind);
-        status(grind, &format!("{what} under valgrind"))?;
+        grinds.push((grind, format!("{what} under valgrind")));
     }
+    two_at_a_time(grinds)?;
     consumers(&out)
+}
+
+/// Runs `runs` two at a time, each one's output shown when it ends, and fails naming every run that failed.
+/// Valgrind runs all of a program's threads on one core, so on these 2-core machines two suites under it take the
+/// time of one.
+fn two_at_a_time(runs: Vec<(Command, String)>) -> Result<(), String> {
+    let queue = std::sync::Mutex::new(runs.into_iter());
+    let failures = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
+                let Some((mut cmd, what)) = next else { break };
+                let result = cmd.output();
+                let mut failures = failures.lock().unwrap_or_else(|p| p.into_inner());
+                eprintln!("+ {cmd:?}");
+                match result {
+                    Ok(out) => {
+                        eprint!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+                        if !out.status.success() {
+                            failures.push(format!("{what} failed with {}", out.status));
+                        }
+                    }
+                    Err(e) => failures.push(format!("cannot run {what}: {e}")),
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap_or_else(|p| p.into_inner());
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures.join("; "))
+    }
 }
 
 /// `cargo xtask bench overhead`, the C part: builds libuform (release) and, with one set of gcc flags, the no-op

@@ -100,7 +100,7 @@ impl JobDir {
         // SAFETY: `fd` was just opened and is owned by nothing else.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
         let st = fstat(fd.as_raw_fd()).map_err(|e| Error::io("reading the job directory", &self.path, &e))?;
-        self.vet(&st)?;
+        self.vet(&st, "job directory", &self.path)?;
         Ok(Some(Folder { fd, id: id_of(&st), owner: st.st_uid }))
     }
 
@@ -156,19 +156,20 @@ impl JobDir {
             }
         }
         let st = fstat(fd.as_raw_fd()).map_err(|e| Error::io("reading the job directory", &self.path, &e))?;
-        self.vet(&st)?;
+        self.vet(&st, "job directory", &self.path)?;
         Ok(Folder { fd, id: id_of(&st), owner: st.st_uid })
     }
 
-    /// Refuses a job directory that someone this process does not trust could write to.
-    fn vet(&self, st: &libc::stat) -> Result<()> {
+    /// Refuses a directory of the run (the job directory, or a collective's store in it, named `what` at `path` in
+    /// the message) that someone this process does not trust could write to.
+    fn vet(&self, st: &libc::stat, what: &str, path: &Path) -> Result<()> {
         #[allow(clippy::unnecessary_cast)] // `mode_t` is 16 bits on some systems
         let mode = st.st_mode as u32 & 0o7777;
         let owner = st.st_uid;
         let refuse = |why: String| {
             Err(Error::conflict(format!(
-                "the job directory `{}` (owner {}, group {}, mode {mode:04o}) {why}; choose another `job` or remove it",
-                self.path.display(),
+                "the {what} `{}` (owner {}, group {}, mode {mode:04o}) {why}; choose another `job` or remove it",
+                path.display(),
                 user_name(owner),
                 group_name(st.st_gid),
             )))
@@ -270,17 +271,7 @@ impl JobDir {
             unsafe { libc::fchmod(fd.as_raw_fd(), 0o2770) };
         }
         let st = fstat(fd.as_raw_fd()).map_err(|e| Error::io("reading the collective store", &path, &e))?;
-        #[allow(clippy::unnecessary_cast)] // `mode_t` is 16 bits on some systems
-        let mode = st.st_mode as u32 & 0o7777;
-        let writable_by_others = if self.group.is_some() { mode & 0o002 != 0 } else { mode & 0o022 != 0 };
-        if !self.trusts(folder, st.st_uid) || writable_by_others {
-            return Err(Error::conflict(format!(
-                "the collective store `{}` (owner {}, mode {mode:04o}) could be written by users outside this run; \
-                 remove it",
-                path.display(),
-                user_name(st.st_uid)
-            )));
-        }
+        self.vet(&st, "collective store", &path)?;
         Ok(fd)
     }
 

@@ -246,15 +246,9 @@ impl Mesh {
         let me = host::ProcessIdentity::current();
         let local = joined.roster.iter().all(|r| r.machine == me.machine);
         let address = if local { "127.0.0.1".to_string() } else { joined.me.host.clone() };
-        let peers: Vec<(usize, u32, u64)> = joined
-            .roster
-            .iter()
-            .filter(|r| r.machine == me.machine)
-            .map(|r| (r.index as usize, r.pid, r.start_time))
-            .collect();
-        let gone: gloo::GoneRanks = Arc::new(move || {
-            peers.iter().filter(|(_, pid, start)| !host::process_alive(*pid, *start)).map(|(i, _, _)| *i).collect()
-        });
+        let (roster, machine) = (joined.roster.clone(), me.machine);
+        let gone: gloo::GoneRanks =
+            Arc::new(move || roster.iter().filter(|r| r.gone_from(&machine)).map(|r| r.index as usize).collect());
         let path = std::path::PathBuf::from(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&store)));
         let (rank, size) = (self.inner.description.host_domain_index, self.inner.description.host_domain_count);
         let connected = gloo::Group::connect(&path, &address, rank as usize, size as usize, membership.timeout, gone)

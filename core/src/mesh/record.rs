@@ -76,6 +76,12 @@ impl GpuRecord {
 }
 
 impl Record {
+    /// Whether this record's process is known to be gone: it ran on `machine` (this process's machine identity,
+    /// never an empty one, which proves nothing) and runs no more.
+    pub fn gone_from(&self, machine: &str) -> bool {
+        !machine.is_empty() && self.machine == machine && !super::host::process_alive(self.pid, self.start_time)
+    }
+
     pub fn who(&self) -> String {
         format!("(host {}, pid {})", self.host, self.pid)
     }

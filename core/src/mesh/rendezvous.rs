@@ -513,7 +513,7 @@ pub(crate) fn leave(joined: &Joined) -> Result<()> {
     let all_left = joined.roster.iter().all(|r| {
         names.contains(&record::done_name(r.index, &r.nonce))
             || !names.contains(&record::member_name(r.index, &r.nonce))
-            || (!me.machine.is_empty() && r.machine == me.machine && !process_alive(r.pid, r.start_time))
+            || r.gone_from(&me.machine)
     });
     if !all_left {
         return Ok(());

@@ -162,7 +162,10 @@ def main():
     second = run_uform(args.rust_bin, args.model_dir, total, args.out_dir, env)
     torch_steps = slowest(torch_results, args.warmup)
     uform_steps = slowest(first, args.warmup) + slowest(second, args.warmup)
-    collective = [c for r in first + second for c in r["collective_seconds"][args.warmup:]]
+    def measured(key):
+        return [c for r in first + second for c in r[key][args.warmup:]]
+
+    collective, all_reduce, waited = (measured(k) for k in ("collective_seconds", "all_reduce_seconds", "waited_seconds"))
     worst = max(
         abs(u - t) / abs(t)
         for side in (first, second)
@@ -180,8 +183,11 @@ def main():
         share = f"{flop / median / peak_flops:.1%}" if peak_flops else "?"
         print(f"| {name} | {median:.3f} | {min(steps):.3f}-{max(steps):.3f} | {share} |")
     median_collective = statistics.median(collective)
-    print(f"UForm seconds in collectives per step (agreement + all-reduce after backward, not overlapped): median "
-          f"{median_collective:.3f} ({median_collective / statistics.median(uform_steps):.1%} of the step), overlap 0%")
+    overlap = 1 - sum(waited) / sum(all_reduce) if sum(all_reduce) > 0 else 0.0
+    print(f"UForm seconds in collectives per step (agreement + the gradients' all-reduce, layer by layer during the "
+          f"backward pass): median {median_collective:.3f} ({median_collective / statistics.median(uform_steps):.1%} "
+          f"of the step); all-reduce median {statistics.median(all_reduce):.3f} s, of which the step waited for "
+          f"{statistics.median(waited):.3f} s after its backward pass: overlap {overlap:.0%}")
     ratio = statistics.median(torch_steps) / statistics.median(uform_steps)
     print(f"train-mesh: ddp_ratio={ratio:.2f} loss_max_rel_diff={worst:.2e}")
 

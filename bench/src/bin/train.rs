@@ -149,7 +149,8 @@ fn mesh_rank(rank: u32, world: u32, directory: &str, steps: usize, model_dir: &s
         ..Default::default()
     };
     let trainer = Trainer::contrastive(&model, config).expect("Trainer::contrastive");
-    let (mut seconds, mut losses, mut collective) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut seconds, mut losses) = (Vec::new(), Vec::new());
+    let (mut collective, mut all_reduce, mut waited) = (Vec::new(), Vec::new(), Vec::new());
     for (anchors, positives) in batches.iter().take(steps) {
         let share = anchors.len() / world as usize;
         let mine = rank as usize * share..(rank as usize + 1) * share;
@@ -157,12 +158,22 @@ fn mesh_rank(rank: u32, world: u32, directory: &str, steps: usize, model_dir: &s
         let step = trainer.step(&anchors[mine.clone()], &positives[mine]).expect("Trainer::step");
         seconds.push(start.elapsed().as_secs_f64());
         losses.push(step.loss);
-        collective.push(trainer.collective_seconds());
+        let spent = trainer.collective_seconds();
+        collective.push(spent.total());
+        all_reduce.push(spent.all_reduce);
+        waited.push(spent.waited);
     }
     trainer.free().unwrap();
     model.free().unwrap();
     mesh.free().unwrap();
-    reply(json!({ "rank": rank, "seconds": seconds, "loss": losses, "collective_seconds": collective }));
+    reply(json!({
+        "rank": rank,
+        "seconds": seconds,
+        "loss": losses,
+        "collective_seconds": collective,
+        "all_reduce_seconds": all_reduce,
+        "waited_seconds": waited,
+    }));
 }
 
 fn main() {

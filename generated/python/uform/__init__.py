@@ -326,9 +326,9 @@ class TrainerContrastiveConfig(TypedDict, total=False):
     mesh: Optional[Mesh]
     """The mesh whose processes train this model together, data-parallel, as torch's DistributedDataParallel
     does: each process steps on its own pairs and the gradients are averaged across the mesh before every
-    update, so every process applies the same update. Every process of the mesh makes its trainer, and takes
-    each step, together and with as many pairs; the trainer borrows the mesh until `Trainer.free()`. Absent
-    trains this process alone.
+    update (layer by layer while the backward pass goes on, in fp32), so every process applies the same
+    update. Every process of the mesh makes its trainer, and takes each step, together and with as many pairs;
+    the trainer borrows the mesh until `Trainer.free()`. Absent trains this process alone.
     """
 
 

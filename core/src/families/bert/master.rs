@@ -195,4 +195,11 @@ impl Master {
     pub fn value(&self, r: &Range<usize>) -> &[f32] {
         &self.values[r.clone()]
     }
+
+    /// Where layer `l`'s tensors begin in the flat buffers. The embeddings come first, then the layers in order,
+    /// each one's tensors together, and nothing after the last: layer `l` is `layer_start(l)..layer_start(l + 1)`
+    /// (the last runs to the end), which the backward pass relies on to hand each layer's finished gradients over.
+    pub fn layer_start(&self, l: usize) -> usize {
+        self.layers[l].qkv.start
+    }
 }

@@ -194,14 +194,21 @@ impl Tape {
 
     /// From the gradient of each pooled row, the gradient of every master weight the forward pass used, written
     /// into `grads` (the master's layout; tensors the pass does not reach are left as they are).
-    pub fn backward(
+    ///
+    /// The pass runs from the last layer down, and each part of `grads` is final once its layer is done: `done`
+    /// gets it then — the last layer's range first, the embeddings' (from 0) last, each exactly once, together
+    /// covering `grads` — so a caller can average it across processes while the pass goes on. The pass never
+    /// touches a range again after handing it over; the borrow checker holds it to that, as each is split off.
+    #[allow(clippy::too_many_arguments)]
+    pub fn backward<'g>(
         &mut self,
         executor: &Executor,
         kernels: &Kernels,
         model: &Model<'_>,
         dropout: (Dropout, Dropout),
         dpooled: &[f32],
-        grads: &mut [f32],
+        mut grads: &'g mut [f32],
+        done: &mut dyn FnMut(&'g mut [f32]),
     ) -> Result<()> {
         let (config, master) = (model.config, model.master);
         let (h, inter) = (config.hidden, config.intermediate);
@@ -309,6 +316,10 @@ impl Tape {
             )?;
             // qkv = x·Wqkvᵀ + b; dx = dr1 + dqkv·Wqkv.
             ctx.linear_backward(dqkv, x, at, Linear::Qkv, master, grads, dx, transposed, packed_w, packed_x)?;
+            // Layer `l` is done; what remains (the layers below and the embeddings) starts at 0 as before.
+            let (rest, layer) = std::mem::take(&mut grads).split_at_mut(master.layer_start(l));
+            grads = rest;
+            done(layer);
         }
 
         // Embeddings: dropout, LayerNorm, then each table's rows.
@@ -318,7 +329,9 @@ impl Tape {
         let e = &master.embeddings;
         let (dg, db) = pair(grads, &e.ln.0, &e.ln.1);
         ops::layer_norm_backward(executor, dx, &self.emb_hat, &self.emb_rstd, total, master.value(&e.ln.0), (dg, db))?;
-        scatter_rows(executor, grads, [&e.word, &e.position, &e.token_type], shape, dx, h)
+        scatter_rows(executor, grads, [&e.word, &e.position, &e.token_type], shape, dx, h)?;
+        done(grads);
+        Ok(())
     }
 }
 

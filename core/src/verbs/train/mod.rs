@@ -14,8 +14,11 @@
 //! the linear schedule: step `k` (from 1) uses `lr · k−1 / warmup` during warm-up, then
 //! `lr · (total − (k−1)) / (total − warmup)` (never below 0), or `lr` when no total is given.
 
+mod across;
 mod loss;
 mod save;
+
+pub use across::CollectiveSeconds;
 
 use crate::collective::Collective;
 use crate::error::{Error, Result};
@@ -158,8 +161,8 @@ struct State {
     /// The processes this trainer steps with ([`crate::collective::Solo`] alone), and the mesh's borrow.
     collective: Arc<dyn Collective>,
     _mesh: Option<Lease>,
-    /// Seconds the last step spent in collectives (its agreement and the gradients' all-reduce).
-    collective_seconds: f64,
+    /// What the last step's collectives cost.
+    collective_seconds: CollectiveSeconds,
 }
 
 /// A call in flight on a trainer, from [`Trainer::begin_call`] until dropped: a `free` meanwhile is in use.
@@ -220,7 +223,7 @@ impl Trainer {
             dpooled: Vec::new(),
             collective,
             _mesh: mesh_lease,
-            collective_seconds: 0.0,
+            collective_seconds: CollectiveSeconds::default(),
         };
         Ok(Trainer { inner: Arc::new(Inner { lifecycle: Lifecycle::new(), state: Mutex::new(Some(state)) }) })
     }
@@ -241,8 +244,8 @@ impl Trainer {
         let config = encoder.config();
         let tokens = checked.and_then(|()| Self::tokens(&executor, &encoder, &texts, pairs, state.settings.max_tokens));
         let agreeing = std::time::Instant::now();
-        let tokens = agree(state.collective.as_ref(), state.steps + 1, pairs, tokens)?;
-        let mut collective_seconds = agreeing.elapsed().as_secs_f64();
+        let tokens = across::agree(state.collective.as_ref(), state.steps + 1, pairs, tokens)?;
+        let agreement = agreeing.elapsed().as_secs_f64();
         let step = state.steps + 1;
         let s = state.settings;
         let dropout = (
@@ -255,14 +258,17 @@ impl Trainer {
         let model = bert::Model { config, params: encoder.params(), master: &state.master };
         state.tape.forward(&executor, &kernels, &model, &tokens, dropout, &mut state.pooled)?;
         let loss = loss::contrastive(&state.pooled, pairs, h, s.scale, &mut state.dpooled);
+        // The gradients leave the master for the pass (which reads the master's values), averaged across the mesh
+        // layer by layer as the pass finishes each.
         let mut grads = std::mem::take(&mut state.master.grads);
         let model = bert::Model { config, params: encoder.params(), master: &state.master };
-        let backward = state.tape.backward(&executor, &kernels, &model, dropout, &state.dpooled, &mut grads);
+        let (tape, dpooled) = (&mut state.tape, &state.dpooled);
+        let (backward, all_reduce, waited) = across::backward_averaged(state.collective.as_ref(), |done| {
+            tape.backward(&executor, &kernels, &model, dropout, dpooled, &mut grads, done)
+        });
         state.master.grads = grads;
         backward?;
-        let averaging = std::time::Instant::now();
-        average(state.collective.as_ref(), &mut state.master.grads)?;
-        collective_seconds += averaging.elapsed().as_secs_f64();
+        let collective_seconds = CollectiveSeconds { agreement, all_reduce, waited };
 
         // Nothing below fails: the weights change only now.
         let norm = state.master.grads.iter().map(|g| (*g as f64) * (*g as f64)).sum::<f64>().sqrt();
@@ -348,10 +354,10 @@ impl Trainer {
         save::folder(directory.as_ref(), state.weights.as_ref(), &names, &state.master)
     }
 
-    /// Seconds the last step spent in collectives across the mesh (0 alone): for benchmarks, not in the IDL.
-    pub fn collective_seconds(&self) -> f64 {
+    /// What the last step's collectives across the mesh cost (all 0 alone): for benchmarks, not in the IDL.
+    pub fn collective_seconds(&self) -> CollectiveSeconds {
         let guard = self.inner.state.lock().unwrap_or_else(|p| p.into_inner());
-        guard.as_ref().map_or(0.0, |s| s.collective_seconds)
+        guard.as_ref().map_or(CollectiveSeconds::default(), |s| s.collective_seconds)
     }
 
     /// Counts a call of `method` as in flight until the returned guard drops.
@@ -380,49 +386,6 @@ impl Trainer {
         }
         Ok(())
     }
-}
-
-/// Checks, across the processes of `collective`, that every one is at step `step` with `pairs` pairs and a batch it
-/// could tokenise, so that no process averages with a peer that steps differently or not at all. Every process
-/// learns the same answer, so all fail alike; alone, only `tokens` can fail.
-fn agree<T>(collective: &dyn Collective, step: u64, pairs: usize, tokens: Result<T>) -> Result<T> {
-    if collective.size() == 1 {
-        return tokens;
-    }
-    let all = collective.all_gather(&[step, pairs as u64, tokens.is_ok() as u64])?;
-    let tokens = tokens?;
-    let ranks: Vec<&[u64]> = all.chunks(3).collect();
-    if let Some((rank, _)) = ranks.iter().enumerate().find(|(_, r)| r[2] == 0) {
-        return Err(Error::invalid_argument(
-            "anchors",
-            format!("were refused by rank {rank} of the mesh, so no process took this step; see that process's error"),
-        ));
-    }
-    if let Some((rank, r)) = ranks.iter().enumerate().find(|(_, r)| r[0] != step || r[1] != pairs as u64) {
-        return Err(Error::invalid_argument(
-            "anchors",
-            format!(
-                "hold {pairs} pairs at step {step} on rank {} of the mesh, but rank {rank} has {} pairs at step {}; \
-                 every process of a mesh steps together with the same number of pairs",
-                collective.rank(),
-                r[1],
-                r[0]
-            ),
-        ));
-    }
-    Ok(tokens)
-}
-
-/// Averages the gradients across the processes of `collective`, as DistributedDataParallel does (the sum, then
-/// divided by the number of processes), in fp32.
-fn average(collective: &dyn Collective, grads: &mut [f32]) -> Result<()> {
-    if collective.size() == 1 {
-        return Ok(());
-    }
-    collective.all_reduce_sum(grads)?;
-    let scale = 1.0 / collective.size() as f32;
-    grads.iter_mut().for_each(|g| *g *= scale);
-    Ok(())
 }
 
 /// One AdamW update of every master weight, as `torch.optim.AdamW` computes it: decay `p ← p·(1 − lr·wd)` for the

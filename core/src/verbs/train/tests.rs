@@ -108,7 +108,7 @@ fn every_gradient_matches_finite_differences_for_every_kernel_class() {
         let mut dpooled = vec![0.0; pooled.len()];
         loss::contrastive(&pooled, tokens.len() / 2, config.hidden, 5.0, &mut dpooled);
         let mut grads = vec![f32::NAN; master.values.len()];
-        tape.backward(&ex, &kernels, &model, drop, &dpooled, &mut grads).unwrap();
+        tape.backward(&ex, &kernels, &model, drop, &dpooled, &mut grads, &mut |_| {}).unwrap();
         // Central differences in a few elements of every tensor.
         let tensors = master.tensors.clone();
         let mut checked = 0;
@@ -185,7 +185,7 @@ fn ten_thousand_steps_keep_memory_flat() {
         loss::contrastive(&pooled, tokens.len() / 2, config.hidden, 20.0, &mut dpooled);
         let mut grads = std::mem::take(&mut master.grads);
         let model = Model { config: &config, params, master };
-        tape.backward(&ex, &kernels, &model, drop, &dpooled, &mut grads).unwrap();
+        tape.backward(&ex, &kernels, &model, drop, &dpooled, &mut grads, &mut |_| {}).unwrap();
         master.grads = grads;
         adamw(&ex, master, k, 1e-4, 0.01, 1.0).unwrap();
         *params = master.params("", &config);
@@ -200,4 +200,93 @@ fn ten_thousand_steps_keep_memory_flat() {
     let grown = rss_bytes().saturating_sub(before);
     assert!(grown < 2 << 20, "10,000 steps grew RSS by {grown} bytes");
     assert!(master.values.iter().all(|v| v.is_finite()));
+}
+
+/// A group of `size` processes whose peers all hold what this one holds: the sum is `size` times the data. It
+/// records each all-reduce's start and length, and fails the one numbered `fail_at`.
+#[derive(Debug)]
+struct Mirror {
+    size: usize,
+    fail_at: Option<usize>,
+    seen: std::sync::Mutex<Vec<(usize, usize)>>,
+    base: usize,
+}
+
+impl crate::collective::Collective for Mirror {
+    fn rank(&self) -> usize {
+        0
+    }
+    fn size(&self) -> usize {
+        self.size
+    }
+    fn all_reduce_sum(&self, data: &mut [f32]) -> Result<()> {
+        let mut seen = self.seen.lock().unwrap();
+        if self.fail_at == Some(seen.len()) {
+            return Err(Error::conflict("rank 1 of the mesh is gone"));
+        }
+        seen.push(((data.as_ptr() as usize - self.base) / 4, data.len()));
+        data.iter_mut().for_each(|x| *x *= self.size as f32);
+        Ok(())
+    }
+    fn all_gather(&self, values: &[u64]) -> Result<Vec<u64>> {
+        Ok(values.repeat(self.size))
+    }
+}
+
+/// The backward pass of the tiny BERT with its gradients averaged by `group` as the pass hands them over.
+fn averaged_backward(group: &mut Mirror) -> (Vec<f32>, Vec<f32>, Master, Result<()>) {
+    let ex = Executor::for_ram(crate::ExecutorForRamConfig { threads: Some(2), ..Default::default() }).unwrap();
+    let kernels = Kernels::for_class(None).unwrap();
+    let config = config(Pooling::Mean);
+    let master = Master::read(&random_weights(&config), &config, "").unwrap();
+    let drop = (Dropout { p: 0.0, seed: 3, step: 1 }, Dropout { p: 0.0, seed: 3, step: 1 });
+    let params = master.params("", &config);
+    let tokens = batch();
+    let mut tape = Tape::default();
+    let mut pooled = vec![0.0; tokens.len() * config.hidden];
+    let model = Model { config: &config, params: &params, master: &master };
+    tape.forward(&ex, &kernels, &model, &tokens, drop, &mut pooled).unwrap();
+    let mut dpooled = vec![0.0; pooled.len()];
+    loss::contrastive(&pooled, tokens.len() / 2, config.hidden, 5.0, &mut dpooled);
+    let mut alone = vec![f32::NAN; master.values.len()];
+    tape.backward(&ex, &kernels, &model, drop, &dpooled, &mut alone, &mut |_| {}).unwrap();
+    let mut grads = vec![f32::NAN; master.values.len()];
+    group.base = grads.as_ptr() as usize;
+    let group = &*group;
+    let (result, all_reduce, waited) =
+        across::backward_averaged(group, |done| tape.backward(&ex, &kernels, &model, drop, &dpooled, &mut grads, done));
+    assert!(all_reduce >= 0.0 && waited >= 0.0);
+    (alone, grads, master, result)
+}
+
+#[test]
+fn gradients_are_averaged_layer_by_layer_from_the_last_as_the_backward_pass_finishes_each() {
+    let mut group = Mirror { size: 4, fail_at: None, seen: Default::default(), base: 0 };
+    let (alone, averaged, master, result) = averaged_backward(&mut group);
+    result.unwrap();
+    // Every peer holds the same gradients here, so their average is this process's own, bit for bit (×4 then ÷4).
+    assert_eq!(alone, averaged);
+    // One all-reduce per layer, the last layer first, then the embeddings from 0: together all of the gradients.
+    let len = master.values.len();
+    let mut expected: Vec<(usize, usize)> = (0..master.layers.len())
+        .rev()
+        .map(|l| {
+            let end = if l + 1 < master.layers.len() { master.layer_start(l + 1) } else { len };
+            (master.layer_start(l), end - master.layer_start(l))
+        })
+        .collect();
+    expected.push((0, master.layer_start(0)));
+    assert_eq!(*group.seen.lock().unwrap(), expected);
+}
+
+#[test]
+fn a_failed_all_reduce_fails_the_pass_with_its_error_and_sends_nothing_after_it() {
+    let mut group = Mirror { size: 2, fail_at: Some(1), seen: Default::default(), base: 0 };
+    let (_, _, master, result) = averaged_backward(&mut group);
+    let error = result.unwrap_err();
+    assert!(error.to_string().contains("rank 1 of the mesh is gone"), "{error}");
+    // The last layer was reduced; the failure came at the second bucket and nothing was sent after it.
+    let seen = group.seen.lock().unwrap();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].0, master.layer_start(master.layers.len() - 1));
 }

@@ -17,7 +17,9 @@ dropout off.
   schedule; each step timed from a barrier to the end of the update, tokenisation included.
 - UForm: two processes of the Rust worker (`train --mesh`, bench/src/bin/train.rs) on one mesh; each step timed
   around `Trainer.step` (tokenisation included; its agreement across the ranks is the barrier), with the seconds it
-  spent in collectives.
+  spent in collectives: the all-reduce, a layer at a time on a thread of its own while backward runs, and how long
+  the step then waited for it. Overlap is the all-reduce's share that did not make the step wait (its seconds
+  include waiting for the slower rank to reach the same layer).
 
 Prints a table (median step seconds over the measured steps, the slower rank's, and their range), the share of the
 machine's FMA peak (measured in the same run), and `train-mesh: ddp_ratio=X loss_max_rel_diff=Y`: torch DDP's median

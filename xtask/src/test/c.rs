@@ -8,12 +8,13 @@
 //! ABI tests (tests/c/abi: a program built against an older header, and structs newer than the library), each run
 //! natively and then under valgrind (zero errors, zero leaks; two at a time, since valgrind runs a program on one
 //! core), then a CMake consumer and a pkg-config consumer built against an installed prefix — with the shared and
-//! with the static library.
+//! with the static library — and test_train_mesh.c once more, built with the prefix's pkg-config flags and run
+//! natively.
 //!
 //! `overhead()` is the C part of `cargo xtask bench overhead`.
 
 use crate::util::{apt_install, cargo, root, run_in, status, test_model_dir, CORE_BUILD};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub fn run() -> Result<(), String> {
@@ -41,20 +42,7 @@ pub fn run() -> Result<(), String> {
         .arg(root.join("tests/fixtures/train/reference.json"))
         .arg(&train_reference);
     status(flatten, "flattening the training fixture")?;
-    // Each rank's view of the DDP fixtures, for tests/c/test_train_mesh.c.
-    let ddp = out.join("ddp");
-    std::fs::create_dir_all(&ddp).map_err(|e| e.to_string())?;
-    for world in [2, 4] {
-        for rank in 0..world {
-            let mut flatten = Command::new("python3");
-            flatten
-                .arg(root.join("tests/c/flatten_train_reference.py"))
-                .arg(root.join(format!("tests/fixtures/train/ddp{world}.json")))
-                .arg(ddp.join(format!("ddp{world}-rank{rank}.txt")))
-                .args(["--rank", &rank.to_string()]);
-            status(flatten, "flattening the DDP fixtures")?;
-        }
-    }
+    let ddp = ddp_fixtures(&out)?;
     // The ABI tests: a program built against an older header (tests/c/abi/older/uform.h), and one whose structs
     // are newer than the library, each against today's libuform.
     let older = root.join("tests/c/abi/older");
@@ -226,7 +214,27 @@ fn gcc(flags: &[&str], src: &Path, include: &Path, lib: &Path, out: &Path) -> Re
     status(cmd, "gcc")
 }
 
-/// Installs into a prefix, then builds and runs the two consumers against it.
+/// Each rank's view of the DDP fixtures, for tests/c/test_train_mesh.c: `out`/ddp, its UFORM_TEST_TRAIN_DDP.
+fn ddp_fixtures(out: &Path) -> Result<PathBuf, String> {
+    let root = root();
+    let ddp = out.join("ddp");
+    std::fs::create_dir_all(&ddp).map_err(|e| e.to_string())?;
+    for world in [2, 4] {
+        for rank in 0..world {
+            let mut flatten = Command::new("python3");
+            flatten
+                .arg(root.join("tests/c/flatten_train_reference.py"))
+                .arg(root.join(format!("tests/fixtures/train/ddp{world}.json")))
+                .arg(ddp.join(format!("ddp{world}-rank{rank}.txt")))
+                .args(["--rank", &rank.to_string()]);
+            status(flatten, "flattening the DDP fixtures")?;
+        }
+    }
+    Ok(ddp)
+}
+
+/// Installs into a prefix, then builds and runs the two consumers against it, and the trainer across processes
+/// (tests/c/test_train_mesh.c) with the prefix's pkg-config flags.
 pub(super) fn consumers(out: &Path) -> Result<(), String> {
     let root = root();
     let prefix = out.join("prefix");
@@ -278,7 +286,26 @@ pub(super) fn consumers(out: &Path) -> Result<(), String> {
     status(cc, "gcc with pkg-config flags")?;
     let mut cmd = Command::new(&exe);
     cmd.env("LD_LIBRARY_PATH", &lib);
-    status(cmd, "the pkg-config consumer")
+    status(cmd, "the pkg-config consumer")?;
+    // The trainer across processes, as a user's program gets it: uform.h and libuform from the prefix alone (the
+    // test's own suite.h includes <uform.h>, and no -I names the repository's header), its peers spawned natively.
+    let exe = out.join("test_train_mesh_installed");
+    let mut cc = Command::new("gcc");
+    cc.args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g"])
+        .arg(root.join("tests/c/test_train_mesh.c"))
+        .args(flags.split_whitespace())
+        .arg("-lm")
+        .arg("-o")
+        .arg(&exe);
+    status(cc, "gcc with pkg-config flags (the trainer across processes)")?;
+    let scratch = out.join("mesh-scratch");
+    std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
+    let mut cmd = Command::new(&exe);
+    cmd.env("LD_LIBRARY_PATH", &lib)
+        .env("UFORM_TEST_DIR", &scratch)
+        .env("UFORM_TEST_MODEL_DIR", test_model_dir()?)
+        .env("UFORM_TEST_TRAIN_DDP", ddp_fixtures(out)?);
+    status(cmd, "the trainer across processes against the installed prefix")
 }
 
 #[cfg(test)]

@@ -45,7 +45,9 @@ pub fn run() -> Result<(), String> {
         let cached = std::path::Path::new(&home).join(".m2/repository/cloud/unum/uform");
         let _ = std::fs::remove_dir_all(cached);
     }
-    status(mvn(&kotlin.join("consumer"), &["compile", "exec:java"]), "the Kotlin consumer project")
+    let mut consumer = mvn(&kotlin.join("consumer"), &["compile", "exec:java"]);
+    consumer.env("UFORM_TEST_MODEL_DIR", crate::util::test_model_dir()?);
+    status(consumer, "the Kotlin consumer project")
 }
 
 /// `cargo xtask bench overhead`, the Kotlin part: builds the release library, then compiles and runs

@@ -11,11 +11,16 @@
 //!   pypiserver; a fresh venv runs `pip install uform --index-url …` (the wheel) and the Python suite, another
 //!   builds the sdist from source (`--no-binary uform`) and imports it.
 //! - maven: `mvn deploy` to a file repository; bindings/kotlin/consumer resolves `cloud.unum:uform` from it alone
-//!   (a local repository of its own, which never holds uform before the run) and runs.
+//!   (a local repository of its own, which never holds uform before the run) and runs, training the test model
+//!   across two of its own JVM processes on one mesh.
 //! - swiftpm: `cargo xtask test swift` (`parsed` where no Swift compiler exists, `ok` where `swift build` ran).
-//! - c: `cargo xtask install` into a prefix, and the CMake and pkg-config consumers.
+//! - c: `cargo xtask install` into a prefix, the CMake and pkg-config consumers, and tests/c/test_train_mesh.c (the
+//!   trainer across processes) built with the prefix's pkg-config flags.
 //!
 //! Prints `packages: npm=… pip=… maven=… swiftpm=… c=… compat=…` and fails unless each is ok (or parsed).
+//! `UFORM_PACKAGES_ONLY=maven,c` (a comma-separated list of npm, pip, maven, swiftpm, c) runs only those steps, the
+//! others `skipped`, for working on one step without the ten minutes of npm and pip; compat runs always, since it
+//! gates publishing.
 
 use crate::util::{apt_install, cargo, have, root, run_in, status, CORE_BUILD};
 use std::net::{TcpListener, TcpStream};
@@ -26,25 +31,47 @@ use std::time::{Duration, Instant};
 /// One ecosystem's round trip, given target/packages.
 type Step = fn(&Path) -> Result<(), String>;
 
+/// The steps `UFORM_PACKAGES_ONLY` may name.
+const STEPS: [&str; 5] = ["npm", "pip", "maven", "swiftpm", "c"];
+
 pub fn run() -> Result<(), String> {
     let work = root().join("target/packages");
     std::fs::create_dir_all(&work).map_err(|e| e.to_string())?;
+    let only = std::env::var("UFORM_PACKAGES_ONLY").ok();
+    let only: Option<Vec<&str>> = only.as_deref().map(|o| o.split(',').map(str::trim).collect());
+    if let Some(unknown) = only.iter().flatten().find(|n| !STEPS.contains(n)) {
+        return Err(format!("UFORM_PACKAGES_ONLY names `{unknown}`, not one of {}", STEPS.join(", ")));
+    }
+    let wanted = |name: &str| only.as_ref().is_none_or(|o| o.contains(&name));
     let mut fields: Vec<(&str, String)> = Vec::new();
     let compat = report("compat", gate());
     let publish = compat.is_ok();
     let steps: [(&str, Step); 3] = [("npm", npm), ("pip", pip), ("maven", maven)];
     for (name, step) in steps {
+        if !wanted(name) {
+            fields.push((name, "skipped".into()));
+            continue;
+        }
         let result = if publish { report(name, step(&work)) } else { Err("not published".into()) };
         fields.push((name, word(&result, "ok")));
     }
-    let swift = report("swiftpm", super::swift::run());
-    fields.push(("swiftpm", word(&swift, if have("swift") { "ok" } else { "parsed" })));
-    let c = report("c", c_consumers(&work));
-    fields.push(("c", word(&c, "ok")));
+    if wanted("swiftpm") {
+        let swift = report("swiftpm", super::swift::run());
+        fields.push(("swiftpm", word(&swift, if have("swift") { "ok" } else { "parsed" })));
+    } else {
+        fields.push(("swiftpm", "skipped".into()));
+    }
+    if wanted("c") {
+        let c = report("c", c_consumers(&work));
+        fields.push(("c", word(&c, "ok")));
+    } else {
+        fields.push(("c", "skipped".into()));
+    }
     fields.push(("compat", word(&compat, "ok")));
     let line = fields.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ");
     println!("packages: {line}");
-    let failed: Vec<&str> = fields.iter().filter(|(_, v)| v != "ok" && v != "parsed").map(|(k, _)| *k).collect();
+    let failed: Vec<&str> =
+        fields.iter().filter(|(_, v)| !["ok", "parsed", "skipped"].contains(&v.as_str())).map(|(k, _)| *k).collect();
     if failed.is_empty() {
         Ok(())
     } else {
@@ -381,7 +408,9 @@ fn maven(work: &Path) -> Result<(), String> {
     let _ = std::fs::remove_dir_all(local.join("cloud/unum"));
     let local_arg = format!("-Dmaven.repo.local={}", local.display());
     let repo_arg = format!("-Duform.repository={url}");
+    // The consumer trains the model across two of its own processes (see its Main.kt).
     let out = mvn(&kotlin.join("consumer"), &[&local_arg, &repo_arg, "clean", "compile", "exec:java"])
+        .env("UFORM_TEST_MODEL_DIR", crate::util::test_model_dir()?)
         .stderr(Stdio::inherit())
         .output()
         .map_err(|e| format!("cannot run mvn: {e}"))?;

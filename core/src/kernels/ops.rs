@@ -142,10 +142,37 @@ fn sums(
 }
 
 /// `dst[j][i] = src[i][j]` for a `[rows × cols]` source whose rows are `ld` apart; `dst` is `[cols × rows]`.
+///
+/// In tiles of 16 × 16 through a buffer on the stack, so that each source line is read once and each output line
+/// written whole: an output row at a time read one float of every source row, a cache miss per float, and was a
+/// tenth of a training step.
 pub fn transpose(executor: &Executor, src: &[f32], ld: usize, rows: usize, cols: usize, dst: &mut [f32]) -> Result<()> {
-    rows_mut(executor, dst, rows, cols, |j, out| {
-        for (i, o) in out.iter_mut().enumerate() {
-            *o = src[i * ld + j];
+    const TILE: usize = 16;
+    assert!(dst.len() >= rows * cols, "transpose: {cols} rows of {rows} in {} floats", dst.len());
+    assert!(rows == 0 || cols == 0 || src.len() >= (rows - 1) * ld + cols, "transpose: source too small");
+    let out = Shared(dst.as_mut_ptr());
+    executor.for_slices(cols.div_ceil(TILE), |blocks| {
+        #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
+        let out = out;
+        for block in blocks {
+            let (j0, width) = (block * TILE, TILE.min(cols - block * TILE));
+            // SAFETY: output rows `j0..j0+width` are inside `dst` (asserted above) and this block's alone.
+            let band = unsafe { std::slice::from_raw_parts_mut(out.0.add(j0 * rows), width * rows) };
+            let mut tile = [[0.0f32; TILE]; TILE];
+            for i0 in (0..rows).step_by(TILE) {
+                let height = TILE.min(rows - i0);
+                for ii in 0..height {
+                    let i = i0 + ii;
+                    for (jj, v) in src[i * ld + j0..i * ld + j0 + width].iter().enumerate() {
+                        tile[jj][ii] = *v;
+                    }
+                }
+                // Whole output lines at once: the band's rows are `rows` floats apart, often a multiple of 4 KiB,
+                // so scattered single stores would all fall in one L1 set.
+                for (jj, line) in tile.iter().enumerate().take(width) {
+                    band[jj * rows + i0..jj * rows + i0 + height].copy_from_slice(&line[..height]);
+                }
+            }
         }
     })
 }
@@ -327,6 +354,17 @@ mod tests {
         for i in 0..rows {
             for j in 0..width {
                 assert_eq!(t[j * rows + i], x[i * width + j]);
+            }
+        }
+        // Ragged tiles both ways, and source rows wider than the columns read.
+        for (rows, cols, ld) in [(37, 21, 30), (16, 16, 16), (1, 40, 40), (50, 1, 3)] {
+            let x = values((rows - 1) * ld + cols, 7);
+            let mut t = vec![f32::NAN; rows * cols];
+            transpose(&ex, &x, ld, rows, cols, &mut t).unwrap();
+            for i in 0..rows {
+                for j in 0..cols {
+                    assert_eq!(t[j * rows + i], x[i * ld + j], "{rows}×{cols} at ld {ld}: [{i}][{j}]");
+                }
             }
         }
     }

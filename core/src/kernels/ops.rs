@@ -161,8 +161,7 @@ pub fn transpose(executor: &Executor, src: &[f32], ld: usize, rows: usize, cols:
             let mut tile = [[0.0f32; TILE]; TILE];
             for i0 in (0..rows).step_by(TILE) {
                 let height = TILE.min(rows - i0);
-                for ii in 0..height {
-                    let i = i0 + ii;
+                for (ii, i) in (i0..i0 + height).enumerate() {
                     for (jj, v) in src[i * ld + j0..i * ld + j0 + width].iter().enumerate() {
                         tile[jj][ii] = *v;
                     }

@@ -75,14 +75,26 @@ fn batch() -> Vec<Tokens> {
     texts.iter().map(|ids| Tokens { ids: ids.to_vec(), type_ids: ids.iter().map(|i| i % 2).collect() }).collect()
 }
 
-fn loss_of(ex: &Executor, kernels: &Kernels, config: &Config, master: &Master, drop: (Dropout, Dropout)) -> f64 {
-    let params = master.params("", config);
+/// The forward pass of `model` over [`batch`], then the loss: the tape the backward pass reads, the loss's gradient
+/// of each pooled row, and the loss.
+fn forward_with_loss(
+    ex: &Executor,
+    kernels: &Kernels,
+    model: &Model<'_>,
+    drop: (Dropout, Dropout),
+) -> (Tape, Vec<f32>, f64) {
     let tokens = batch();
     let mut tape = Tape::default();
-    let mut pooled = vec![0.0; tokens.len() * config.hidden];
-    tape.forward(ex, kernels, &Model { config, params: &params, master }, &tokens, drop, &mut pooled).unwrap();
-    let mut d = vec![0.0; pooled.len()];
-    loss::contrastive(&pooled, tokens.len() / 2, config.hidden, 5.0, &mut d)
+    let mut pooled = vec![0.0; tokens.len() * model.config.hidden];
+    tape.forward(ex, kernels, model, &tokens, drop, &mut pooled).unwrap();
+    let mut dpooled = vec![0.0; pooled.len()];
+    let loss = loss::contrastive(&pooled, tokens.len() / 2, model.config.hidden, 5.0, &mut dpooled);
+    (tape, dpooled, loss)
+}
+
+fn loss_of(ex: &Executor, kernels: &Kernels, config: &Config, master: &Master, drop: (Dropout, Dropout)) -> f64 {
+    let params = master.params("", config);
+    forward_with_loss(ex, kernels, &Model { config, params: &params, master }, drop).2
 }
 
 #[test]
@@ -100,13 +112,8 @@ fn every_gradient_matches_finite_differences_for_every_kernel_class() {
         let drop = (Dropout { p, seed: 3, step: 1 }, Dropout { p, seed: 3, step: 1 });
         // The analytic gradient.
         let params = master.params("", &config);
-        let tokens = batch();
-        let mut tape = Tape::default();
-        let mut pooled = vec![0.0; tokens.len() * config.hidden];
         let model = Model { config: &config, params: &params, master: &master };
-        tape.forward(&ex, &kernels, &model, &tokens, drop, &mut pooled).unwrap();
-        let mut dpooled = vec![0.0; pooled.len()];
-        loss::contrastive(&pooled, tokens.len() / 2, config.hidden, 5.0, &mut dpooled);
+        let (mut tape, dpooled, _) = forward_with_loss(&ex, &kernels, &model, drop);
         let mut grads = vec![f32::NAN; master.values.len()];
         tape.backward(&ex, &kernels, &model, drop, &dpooled, &mut grads, &mut |_| {}).unwrap();
         // Central differences in a few elements of every tensor.
@@ -241,13 +248,8 @@ fn averaged_backward(group: &mut Mirror) -> (Vec<f32>, Vec<f32>, Master, Result<
     let master = Master::read(&random_weights(&config), &config, "").unwrap();
     let drop = (Dropout { p: 0.0, seed: 3, step: 1 }, Dropout { p: 0.0, seed: 3, step: 1 });
     let params = master.params("", &config);
-    let tokens = batch();
-    let mut tape = Tape::default();
-    let mut pooled = vec![0.0; tokens.len() * config.hidden];
     let model = Model { config: &config, params: &params, master: &master };
-    tape.forward(&ex, &kernels, &model, &tokens, drop, &mut pooled).unwrap();
-    let mut dpooled = vec![0.0; pooled.len()];
-    loss::contrastive(&pooled, tokens.len() / 2, config.hidden, 5.0, &mut dpooled);
+    let (mut tape, dpooled, _) = forward_with_loss(&ex, &kernels, &model, drop);
     let mut alone = vec![f32::NAN; master.values.len()];
     tape.backward(&ex, &kernels, &model, drop, &dpooled, &mut alone, &mut |_| {}).unwrap();
     let mut grads = vec![f32::NAN; master.values.len()];

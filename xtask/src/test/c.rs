@@ -17,6 +17,9 @@ use crate::util::{apt_install, cargo, root, run_in, status, test_model_dir, CORE
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// gcc's flags for the C suites, wherever their header and library come from.
+const SUITE_FLAGS: [&str; 6] = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g"];
+
 pub fn run() -> Result<(), String> {
     apt_install(&[&CORE_BUILD[..], &["pkg-config", "valgrind", "cmake", "gcc", "make"]].concat())?;
     cargo(&["build", "--quiet", "-p", "uform-c"])?;
@@ -26,7 +29,6 @@ pub fn run() -> Result<(), String> {
     std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
     let lib = root.join("target/debug");
     let header = root.join("generated/c");
-    let flags = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g"];
     let model_dir = test_model_dir()?;
     let reference = out.join("reference.txt");
     let mut flatten = Command::new("python3");
@@ -61,7 +63,7 @@ pub fn run() -> Result<(), String> {
     let mut grinds = Vec::new();
     for (name, what, include) in suites {
         let binary = out.join(name);
-        gcc(&flags, &root.join(format!("tests/c/{name}.c")), include, &lib, &binary)?;
+        gcc(&root.join(format!("tests/c/{name}.c")), include, &lib, &binary)?;
         let env = |cmd: &mut Command| {
             cmd.env("LD_LIBRARY_PATH", &lib)
                 .env("UFORM_TEST_DIR", &scratch)
@@ -208,9 +210,18 @@ pub fn uniffi_overhead() -> Result<String, String> {
     line.ok_or_else(|| format!("the uniffi overhead benchmark printed no `overhead uniffi-c:` line: {stdout:?}"))
 }
 
-fn gcc(flags: &[&str], src: &Path, include: &Path, lib: &Path, out: &Path) -> Result<(), String> {
+fn gcc(src: &Path, include: &Path, lib: &Path, out: &Path) -> Result<(), String> {
     let mut cmd = Command::new("gcc");
-    cmd.args(flags).arg(src).arg("-I").arg(include).arg("-L").arg(lib).arg("-luform").arg("-lm").arg("-o").arg(out);
+    cmd.args(SUITE_FLAGS)
+        .arg(src)
+        .arg("-I")
+        .arg(include)
+        .arg("-L")
+        .arg(lib)
+        .arg("-luform")
+        .arg("-lm")
+        .arg("-o")
+        .arg(out);
     status(cmd, "gcc")
 }
 
@@ -291,7 +302,7 @@ pub(super) fn consumers(out: &Path) -> Result<(), String> {
     // test's own suite.h includes <uform.h>, and no -I names the repository's header), its peers spawned natively.
     let exe = out.join("test_train_mesh_installed");
     let mut cc = Command::new("gcc");
-    cc.args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g"])
+    cc.args(SUITE_FLAGS)
         .arg(root.join("tests/c/test_train_mesh.c"))
         .args(flags.split_whitespace())
         .arg("-lm")

@@ -124,12 +124,13 @@ static double least(double a, double b) { return a < b ? a : b; }
 int main(void) {
     long iterations = from_environment("UFORM_BENCH_ITERATIONS", 1000000);
     long rounds = from_environment("UFORM_BENCH_ROUNDS", 15);
-    /* Some(ExecutorForRamConfig { memory_domains: None, cpu_class: None, threads: Some(1), deferred_limit: None }),
-     * as the generated Swift lowers `ExecutorForRamConfig(threads: 1)`. */
-    static const uint8_t config[] = {1, 0, 0, 1, 0, 0, 0, 1, 0};
+    /* Some(ExecutorForRamConfig { memory_domains: None, cpu_class: None, threads: Some(1), deferred_limit: None,
+     * scratch_limit: None }), as the generated Swift lowers `ExecutorForRamConfig(threads: 1)`. */
+    static const uint8_t config[] = {1, 0, 0, 1, 0, 0, 0, 1, 0, 0};
     RustCallStatus status = {0};
     uint64_t executor = uniffi_uform_uniffi_fn_constructor_executor_for_ram(from_bytes(config, sizeof config), &status);
     check(&status, "executor_for_ram");
+    if (failed) return 1;
     /* Warm up: resolve the lazy PLT entries, compute the capability string, fault in the code. */
     time_noop(1000);
     time_capabilities(1000);

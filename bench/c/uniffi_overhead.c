@@ -6,15 +6,14 @@
  *   noop           uform_bench_noop(), a `void f(void)` exported by the same library: the bare call
  *   capabilities   capabilitiesCompiled(): the function, then freeing the string's buffer (Swift's lift frees it)
  *   drain          executor.drain() on an idle one-thread executor, as the generated Swift makes it: the handle's
- *                  clone (`uniffiCloneHandle()`), the mood lowered into a Rust-allocated buffer
- *                  (`FfiConverterTypeMood_lower`, through rustbuffer_from_bytes), then the method, which lifts the
- *                  mood, frees its buffer and releases the clone
+ *                  clone (`uniffiCloneHandle()`), then the method with the mood's number (`FfiConverterTypeMood_lower`
+ *                  gives an Int32: an enum crosses by value, generated/swift/Sources/UForm/Enums.swift), which lifts
+ *                  the mood and releases the clone
  *   drain_clone    the clone alone, released by the free the generated Swift's `deinit` calls
- *   drain_mood     the mood's buffer alone, allocated and freed
  *
  * Each is the best of ROUNDS rounds of ITERATIONS calls, the subjects interleaved within every round. Prints on
  * stdout one line, the format of `cargo xtask bench overhead`'s, with the parts of drain after it:
- *   overhead uniffi-c: noop_ns=N capabilities_ns=N drain_ns=N capabilities/noop=R drain/noop=R clone_ns=N mood_ns=N
+ *   overhead uniffi-c: noop_ns=N capabilities_ns=N drain_ns=N capabilities/noop=R drain/noop=R clone_ns=N
  * and the rounds on stderr. Not a test: it asserts nothing but that the calls succeed.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -48,8 +47,8 @@ static void check(const RustCallStatus *status, const char *what) {
     }
 }
 
-/* `Mood.parked` as FfiConverterTypeMood_lower writes it: the case's 1-based index, an Int32, big-endian. */
-static const uint8_t PARKED[4] = {0, 0, 0, 1};
+/* `Mood.parked` as FfiConverterTypeMood_lower gives it: the number C uses for the case. */
+static const int32_t PARKED = 0;
 
 static RustBuffer from_bytes(const uint8_t *bytes, int32_t len) {
     RustCallStatus status = {0};
@@ -84,8 +83,7 @@ static double time_drain(uint64_t executor, long iterations) {
     for (long i = 0; i < iterations; i++) {
         RustCallStatus status = {0};
         uint64_t clone = uniffi_uform_uniffi_fn_clone_executor(executor, &status);
-        RustBuffer mood = from_bytes(PARKED, 4);
-        uniffi_uform_uniffi_fn_method_executor_drain(clone, mood, &status);
+        uniffi_uform_uniffi_fn_method_executor_drain(clone, PARKED, &status);
         check(&status, "drain");
     }
     return (now_ns() - start) / (double)iterations;
@@ -98,17 +96,6 @@ static double time_clone(uint64_t executor, long iterations) {
         uint64_t clone = uniffi_uform_uniffi_fn_clone_executor(executor, &status);
         uniffi_uform_uniffi_fn_free_executor(clone, &status);
         check(&status, "clone_executor");
-    }
-    return (now_ns() - start) / (double)iterations;
-}
-
-static double time_mood(long iterations) {
-    double start = now_ns();
-    for (long i = 0; i < iterations; i++) {
-        RustCallStatus status = {0};
-        RustBuffer mood = from_bytes(PARKED, 4);
-        sink = mood.len;
-        ffi_uform_uniffi_rustbuffer_free(mood, &status);
     }
     return (now_ns() - start) / (double)iterations;
 }
@@ -136,26 +123,24 @@ int main(void) {
     time_capabilities(1000);
     time_drain(executor, 1000);
     time_clone(executor, 1000);
-    time_mood(1000);
     if (failed) return 1;
-    double noop = 1e300, capabilities = 1e300, drain = 1e300, clone = 1e300, mood = 1e300;
+    double noop = 1e300, capabilities = 1e300, drain = 1e300, clone = 1e300;
     for (long round = 0; round < rounds; round++) {
         double n = time_noop(iterations), c = time_capabilities(iterations), d = time_drain(executor, iterations);
-        double k = time_clone(executor, iterations), m = time_mood(iterations);
-        fprintf(stderr, "  round %2ld: noop %.2f ns, capabilities %.2f ns, drain %.2f ns (clone %.2f ns, mood %.2f ns)\n",
-                round, n, c, d, k, m);
+        double k = time_clone(executor, iterations);
+        fprintf(stderr, "  round %2ld: noop %.2f ns, capabilities %.2f ns, drain %.2f ns (clone %.2f ns)\n", round, n,
+                c, d, k);
         noop = least(noop, n);
         capabilities = least(capabilities, c);
         drain = least(drain, d);
         clone = least(clone, k);
-        mood = least(mood, m);
     }
     uniffi_uform_uniffi_fn_free_executor(executor, &status);
     check(&status, "free_executor");
     if (failed) return 1;
     fprintf(stderr, "uniffi-c: best of %ld rounds of %ld calls\n", rounds, iterations);
     printf("overhead uniffi-c: noop_ns=%.1f capabilities_ns=%.1f drain_ns=%.1f capabilities/noop=%.2f drain/noop=%.2f "
-           "clone_ns=%.1f mood_ns=%.1f\n",
-           noop, capabilities, drain, capabilities / noop, drain / noop, clone, mood);
+           "clone_ns=%.1f\n",
+           noop, capabilities, drain, capabilities / noop, drain / noop, clone);
     return 0;
 }

@@ -215,11 +215,11 @@ fn the_swift_matrix_converter_copies_in_bulk() {
         "public var rows: UInt32",
         "public var columns: UInt32",
         "public func FfiConverterTypeF32Matrix_lift(_ buf: RustBuffer) throws -> F32Matrix",
-        "public func uniffiEnsureUformBulkInitialized()",
         "ffi_uform_uniffi_rustbuffer_free(",
     ] {
         assert!(swift.contains(needed), "no `{needed}` in\n{swift}");
     }
+    assert!(files["swift/Sources/UForm/UFormBulk.swift"].contains("public func uniffiEnsureUformBulkInitialized()"));
     let udl = &files["uniffi/uform.udl"];
     assert!(udl.contains("[Custom=\"uform_bulk\"]\ntypedef bytes F32Matrix;") && !udl.contains("sequence<float>"));
     assert!(!render(&dir().join("lists.yaml")).contains_key("swift/Sources/UForm/F32Matrix.swift"));

@@ -91,6 +91,9 @@ impl From<uform_core::MeshDescription> for MeshDescription {
 /// be made with it (the multicast attribute, then a tiny object created, the device added and released) and
 /// its NVLink fabric as NVML reports it (registration state, cluster UUID, clique id); the tier follows from
 /// every record.
+///
+/// It crosses as the UDL's custom type `MultimemTier` over `i32`: the number C uses for the case (an argument in a
+/// register, a record's field as uniffi writes an `i32`); generated/swift/Sources/UForm/Enums.swift holds its Swift.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MultimemTier {
     SwitchReduced,
@@ -115,7 +118,47 @@ impl From<uform_core::MultimemTier> for MultimemTier {
     }
 }
 
+// SAFETY: an `i32` crosses by value (uniffi's own `i32` conversion does the same); `try_lift` refuses any number
+// that names no case, so a foreign caller cannot make an invalid `MultimemTier`.
+unsafe impl uniffi::FfiConverter<crate::UniFfiTag> for MultimemTier {
+    type FfiType = i32;
+
+    fn lower(obj: MultimemTier) -> i32 {
+        match obj {
+            MultimemTier::SwitchReduced => 0,
+            MultimemTier::PeerRead => 1,
+        }
+    }
+
+    fn try_lift(v: i32) -> uniffi::Result<MultimemTier> {
+        match v {
+            0 => Ok(MultimemTier::SwitchReduced),
+            1 => Ok(MultimemTier::PeerRead),
+            other => uniffi::deps::anyhow::bail!("{other} is no MultimemTier"),
+        }
+    }
+
+    fn write(obj: MultimemTier, buf: &mut Vec<u8>) {
+        <i32 as uniffi::FfiConverter<crate::UniFfiTag>>::write(Self::lower(obj), buf)
+    }
+
+    fn try_read(buf: &mut &[u8]) -> uniffi::Result<MultimemTier> {
+        Self::try_lift(<i32 as uniffi::FfiConverter<crate::UniFfiTag>>::try_read(buf)?)
+    }
+
+    const TYPE_ID_META: uniffi::MetadataBuffer =
+        uniffi::MetadataBuffer::from_code(uniffi::metadata::codes::TYPE_CUSTOM)
+            .concat_str("uform_bulk")
+            .concat_str("MultimemTier")
+            .concat(<i32 as uniffi::TypeId<crate::UniFfiTag>>::TYPE_ID_META);
+}
+
+uniffi::derive_ffi_traits!(local MultimemTier);
+
 /// The runtime that drives a GPU, numbered as `uform_gpu_vendor_t` numbers them.
+///
+/// It crosses as the UDL's custom type `GpuVendor` over `i32`: the number C uses for the case (an argument in a
+/// register, a record's field as uniffi writes an `i32`); generated/swift/Sources/UForm/Enums.swift holds its Swift.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GpuVendor {
     Unknown,
@@ -145,6 +188,47 @@ impl From<uform_core::GpuVendor> for GpuVendor {
         }
     }
 }
+
+// SAFETY: an `i32` crosses by value (uniffi's own `i32` conversion does the same); `try_lift` refuses any number
+// that names no case, so a foreign caller cannot make an invalid `GpuVendor`.
+unsafe impl uniffi::FfiConverter<crate::UniFfiTag> for GpuVendor {
+    type FfiType = i32;
+
+    fn lower(obj: GpuVendor) -> i32 {
+        match obj {
+            GpuVendor::Unknown => 0,
+            GpuVendor::Nvidia => 1,
+            GpuVendor::Amd => 2,
+            GpuVendor::Apple => 3,
+        }
+    }
+
+    fn try_lift(v: i32) -> uniffi::Result<GpuVendor> {
+        match v {
+            0 => Ok(GpuVendor::Unknown),
+            1 => Ok(GpuVendor::Nvidia),
+            2 => Ok(GpuVendor::Amd),
+            3 => Ok(GpuVendor::Apple),
+            other => uniffi::deps::anyhow::bail!("{other} is no GpuVendor"),
+        }
+    }
+
+    fn write(obj: GpuVendor, buf: &mut Vec<u8>) {
+        <i32 as uniffi::FfiConverter<crate::UniFfiTag>>::write(Self::lower(obj), buf)
+    }
+
+    fn try_read(buf: &mut &[u8]) -> uniffi::Result<GpuVendor> {
+        Self::try_lift(<i32 as uniffi::FfiConverter<crate::UniFfiTag>>::try_read(buf)?)
+    }
+
+    const TYPE_ID_META: uniffi::MetadataBuffer =
+        uniffi::MetadataBuffer::from_code(uniffi::metadata::codes::TYPE_CUSTOM)
+            .concat_str("uform_bulk")
+            .concat_str("GpuVendor")
+            .concat(<i32 as uniffi::TypeId<crate::UniFfiTag>>::TYPE_ID_META);
+}
+
+uniffi::derive_ffi_traits!(local GpuVendor);
 
 /// One GPU this process can drive.
 #[derive(Clone, Debug, PartialEq)]
@@ -355,6 +439,9 @@ impl Drop for Executor {
 }
 
 /// What the threads of an executor do once they go idle.
+///
+/// It crosses as the UDL's custom type `Mood` over `i32`: the number C uses for the case (an argument in a
+/// register, a record's field as uniffi writes an `i32`); generated/swift/Sources/UForm/Enums.swift holds its Swift.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Mood {
     Parked,
@@ -378,6 +465,43 @@ impl From<uform_core::Mood> for Mood {
         }
     }
 }
+
+// SAFETY: an `i32` crosses by value (uniffi's own `i32` conversion does the same); `try_lift` refuses any number
+// that names no case, so a foreign caller cannot make an invalid `Mood`.
+unsafe impl uniffi::FfiConverter<crate::UniFfiTag> for Mood {
+    type FfiType = i32;
+
+    fn lower(obj: Mood) -> i32 {
+        match obj {
+            Mood::Parked => 0,
+            Mood::Spinning => 1,
+        }
+    }
+
+    fn try_lift(v: i32) -> uniffi::Result<Mood> {
+        match v {
+            0 => Ok(Mood::Parked),
+            1 => Ok(Mood::Spinning),
+            other => uniffi::deps::anyhow::bail!("{other} is no Mood"),
+        }
+    }
+
+    fn write(obj: Mood, buf: &mut Vec<u8>) {
+        <i32 as uniffi::FfiConverter<crate::UniFfiTag>>::write(Self::lower(obj), buf)
+    }
+
+    fn try_read(buf: &mut &[u8]) -> uniffi::Result<Mood> {
+        Self::try_lift(<i32 as uniffi::FfiConverter<crate::UniFfiTag>>::try_read(buf)?)
+    }
+
+    const TYPE_ID_META: uniffi::MetadataBuffer =
+        uniffi::MetadataBuffer::from_code(uniffi::metadata::codes::TYPE_CUSTOM)
+            .concat_str("uform_bulk")
+            .concat_str("Mood")
+            .concat(<i32 as uniffi::TypeId<crate::UniFfiTag>>::TYPE_ID_META);
+}
+
+uniffi::derive_ffi_traits!(local Mood);
 
 /// Which executor's threads read a RAM model's weights, and which NUMA nodes hold them.
 pub struct ModelLoadRamConfig {
@@ -410,6 +534,9 @@ impl From<ModelLoadVramConfig> for uform_core::ModelLoadVramConfig {
 }
 
 /// Where a model's weights live.
+///
+/// It crosses as the UDL's custom type `Residency` over `i32`: the number C uses for the case (an argument in a
+/// register, a record's field as uniffi writes an `i32`); generated/swift/Sources/UForm/Enums.swift holds its Swift.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Residency {
     Ram,
@@ -433,6 +560,43 @@ impl From<uform_core::Residency> for Residency {
         }
     }
 }
+
+// SAFETY: an `i32` crosses by value (uniffi's own `i32` conversion does the same); `try_lift` refuses any number
+// that names no case, so a foreign caller cannot make an invalid `Residency`.
+unsafe impl uniffi::FfiConverter<crate::UniFfiTag> for Residency {
+    type FfiType = i32;
+
+    fn lower(obj: Residency) -> i32 {
+        match obj {
+            Residency::Ram => 0,
+            Residency::Vram => 1,
+        }
+    }
+
+    fn try_lift(v: i32) -> uniffi::Result<Residency> {
+        match v {
+            0 => Ok(Residency::Ram),
+            1 => Ok(Residency::Vram),
+            other => uniffi::deps::anyhow::bail!("{other} is no Residency"),
+        }
+    }
+
+    fn write(obj: Residency, buf: &mut Vec<u8>) {
+        <i32 as uniffi::FfiConverter<crate::UniFfiTag>>::write(Self::lower(obj), buf)
+    }
+
+    fn try_read(buf: &mut &[u8]) -> uniffi::Result<Residency> {
+        Self::try_lift(<i32 as uniffi::FfiConverter<crate::UniFfiTag>>::try_read(buf)?)
+    }
+
+    const TYPE_ID_META: uniffi::MetadataBuffer =
+        uniffi::MetadataBuffer::from_code(uniffi::metadata::codes::TYPE_CUSTOM)
+            .concat_str("uform_bulk")
+            .concat_str("Residency")
+            .concat(<i32 as uniffi::TypeId<crate::UniFfiTag>>::TYPE_ID_META);
+}
+
+uniffi::derive_ffi_traits!(local Residency);
 
 /// One tensor of a model, as its file describes it.
 #[derive(Clone, Debug, PartialEq)]

@@ -78,6 +78,34 @@ mod tests {
         }
     }
 
+    /// uniffi's Swift leaves every enum to the generator (swift/Sources/UForm/Enums.swift): it emits no enum or buffer
+    /// converter of its own, passes `drain`'s mood as the Int32 the generator's converter lowers it to, and the FFI
+    /// header takes it by value; the no-argument `drain()` is the generator's overload.
+    #[test]
+    fn enums_cross_swift_by_value() {
+        let root = crate::util::root();
+        let api = uform_codegen::load(&root.join("idl/uform.yaml")).unwrap_or_else(|d| panic!("{d}"));
+        let rendered = uform_codegen::render(&api).unwrap();
+        let files = super::bindgen(&root, &rendered).unwrap();
+        let file = |name: &str| files.iter().find(|o| o.path.ends_with(name)).map(|o| o.contents.clone()).expect(name);
+        let (swift, header) = (file("UForm.swift"), file("UFormFFI.h"));
+        let enums = &rendered
+            .iter()
+            .find(|o| o.path.ends_with("swift/Sources/UForm/Enums.swift"))
+            .expect("the generator's enums")
+            .contents;
+        for name in ["Mood", "GpuVendor", "MultimemTier", "Residency"] {
+            assert!(!swift.contains(&format!("enum {name}")), "uniffi still emits {name}");
+            assert!(!swift.contains(&format!("struct FfiConverterType{name}")), "uniffi still converts {name}");
+            assert!(enums.contains(&format!("public enum {name}: Equatable, Hashable {{")), "{name}");
+            assert!(enums.contains(&format!("public func FfiConverterType{name}_lower(_ value: {name}) -> Int32")));
+        }
+        assert!(swift.contains("FfiConverterTypeMood_lower(mood),uniffiCallStatus"));
+        assert!(header.contains("uniffi_uform_uniffi_fn_method_executor_drain(uint64_t ptr, int32_t mood,"));
+        assert!(enums.contains("extension Executor {") && enums.contains("public func drain() throws {"));
+        assert!(enums.contains("try drain(mood: .parked)"));
+    }
+
     /// `only:` is exact per language: a Kotlin-only call lands in the JNI binding's Kotlin alone, a Swift-only one in
     /// uniffi's Swift alone (codegen/tests/fixtures/only_per_language.yaml).
     #[test]

@@ -133,6 +133,63 @@ mod tests {
         executor.free().unwrap();
     }
 
+    // The scaffolding's export of `Executor.drain`, declared as uniffi's header does: the mood is an `int32_t`.
+    extern "C" {
+        fn uniffi_uform_uniffi_fn_method_executor_drain(executor: u64, mood: i32, status: &mut uniffi::RustCallStatus);
+    }
+
+    /// An enum crosses as the number C uses for its case: an argument by value, a record's field as uniffi writes an
+    /// `i32` (big-endian); a number that names no case is refused, never turned into a case.
+    #[test]
+    fn an_enum_crosses_as_its_c_number() {
+        use uniffi::{Lift, Lower};
+        assert_eq!(<Mood as Lower<UniFfiTag>>::lower(Mood::Parked), 0);
+        assert_eq!(<Mood as Lower<UniFfiTag>>::lower(Mood::Spinning), 1);
+        assert_eq!(<GpuVendor as Lower<UniFfiTag>>::lower(GpuVendor::Apple), 3);
+        assert_eq!(<MultimemTier as Lower<UniFfiTag>>::lower(MultimemTier::PeerRead), 1);
+        assert_eq!(<Residency as Lift<UniFfiTag>>::try_lift(1).unwrap(), Residency::Vram);
+        for refused in [-1, 2, i32::MAX] {
+            assert!(<Mood as Lift<UniFfiTag>>::try_lift(refused).is_err(), "{refused}");
+        }
+        let mut nested = Vec::new();
+        <GpuVendor as Lower<UniFfiTag>>::write(GpuVendor::Amd, &mut nested);
+        assert_eq!(nested, 2i32.to_be_bytes());
+        let mut reader = nested.as_slice();
+        assert_eq!(<GpuVendor as Lift<UniFfiTag>>::try_read(&mut reader).unwrap(), GpuVendor::Amd);
+        assert!(reader.is_empty());
+        assert!(<GpuVendor as Lift<UniFfiTag>>::try_read(&mut &[0u8, 0, 0][..]).is_err(), "a cut value");
+    }
+
+    /// `Executor.drain` through the scaffolding itself, as the generated Swift calls it: a clone of the handle and the
+    /// mood's number. A number that names no mood fails the call and leaves the executor usable.
+    #[test]
+    fn drain_through_the_scaffolding_takes_the_mood_by_value() {
+        use uniffi::Lower;
+        let executor = Arc::new(
+            Executor::for_ram(Some(ExecutorForRamConfig {
+                memory_domains: None,
+                cpu_class: None,
+                threads: Some(1),
+                deferred_limit: None,
+                scratch_limit: None,
+            }))
+            .unwrap(),
+        );
+        let drain = |mood: i32| {
+            let mut status = uniffi::RustCallStatus::default();
+            let handle = <Arc<Executor> as Lower<UniFfiTag>>::lower(executor.clone()).as_raw();
+            // SAFETY: the handle is a fresh reference the scaffolding consumes; the mood is passed by value.
+            unsafe { uniffi_uform_uniffi_fn_method_executor_drain(handle, mood, &mut status) };
+            status.code
+        };
+        assert_eq!(drain(1), uniffi::RustCallStatusCode::Success);
+        assert_eq!(drain(0), uniffi::RustCallStatusCode::Success);
+        assert_ne!(drain(5), uniffi::RustCallStatusCode::Success);
+        assert_eq!(drain(0), uniffi::RustCallStatusCode::Success);
+        assert_eq!(Arc::strong_count(&executor), 1, "every clone the calls took was released");
+        executor.free().unwrap();
+    }
+
     #[test]
     fn the_benchmark_matrix_is_lowered_as_a_result_is() {
         let buffer = uform_bench_f32_matrix(3, 2);

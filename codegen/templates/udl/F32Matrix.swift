@@ -167,11 +167,3 @@ public func FfiConverterTypeF32Matrix_lift(_ buf: RustBuffer) throws -> F32Matri
 public func FfiConverterTypeF32Matrix_lower(_ value: F32Matrix) -> RustBuffer {
     return FfiConverterTypeF32Matrix.lower(value)
 }
-
-/// uniffi's initialization check calls this for the types it takes from `{{ bulk_crate }}` (this file): there is
-/// nothing to set up.
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public func {{ ensure_initialized }}() {
-}

@@ -71,7 +71,9 @@ pub fn all(root: &Path, packaged: &Packaged, folder: Option<&Path>) -> Summary {
     let links = if variants.is_empty() {
         Err("no variant to check".into())
     } else {
-        variants.iter().try_for_each(|v| links(&v.library, &v.modulemap).and_then(|()| link_program(v)))
+        let swift = std::fs::read_to_string(root.join("generated/swift/Sources/UForm/UForm.swift")).unwrap_or_default();
+        let checksums = swift_checksums(&swift);
+        variants.iter().try_for_each(|v| links(&v.library, &v.modulemap).and_then(|()| link_program(v, &checksums)))
     };
     Summary { bundle: info.map(drop), symbols, links, manifest: manifests(root, packaged, folder) }
 }
@@ -292,13 +294,38 @@ fn links(library: &Path, modulemap: &Path) -> Verdict {
     }
 }
 
+/// The checks uniffi's Swift makes when the module initializes (`if (uniffi_uform_uniffi_checksum_X() != N)`): each
+/// function and the value the Swift expects. A library whose checksums differ is refused by the Swift at its first call.
+pub fn swift_checksums(swift: &str) -> Vec<(String, u16)> {
+    swift
+        .lines()
+        .filter_map(|line| {
+            let rest = line.trim().strip_prefix("if (")?;
+            let (name, rest) = rest.split_once("() != ")?;
+            let value = rest.strip_suffix(") {")?;
+            if !name.contains("_checksum_") {
+                return None;
+            }
+            Some((name.to_string(), value.parse().ok()?))
+        })
+        .collect()
+}
+
 /// Where a C compiler exists, links a program against the whole `.a` with only the module map's `link` lines (what
-/// SwiftPM passes) and runs it: it calls into the library through the FFI header and the benchmark's no-op, and
-/// checks the benchmark's matrix has the layout generated/swift/Sources/UForm/F32Matrix.swift reads.
-fn link_program(v: &Variant) -> Verdict {
+/// SwiftPM passes) and runs it: it calls into the library through the FFI header and the benchmark's no-op, checks
+/// the benchmark's matrix has the layout generated/swift/Sources/UForm/F32Matrix.swift reads, and that every checksum
+/// the generated Swift checks at initialization (`checksums`, at least one) is the library's.
+fn link_program(v: &Variant, checksums: &[(String, u16)]) -> Verdict {
     if !crate::util::have("cc") {
         return Ok(());
     }
+    if checksums.is_empty() {
+        return Err(
+            "the generated Swift checks no checksum: generated/swift/Sources/UForm/UForm.swift changed shape".into()
+        );
+    }
+    let compared: String = checksums.iter().map(|(name, value)| format!(" && {name}() == {value}")).collect();
+    let program = PROGRAM.replace("return 1 /* checksums */;", &format!("return 1{compared};"));
     const PROGRAM: &str = r#"#include "UFormFFI.h"
 #include "UFormBench.h"
 #include <string.h>
@@ -319,15 +346,20 @@ static int matrix_ok(void) {
     return ok && status.code == 0;
 }
 
+/* Every checksum the generated Swift compares at initialization, against the value it expects. */
+static int checksums_ok(void) {
+    return 1 /* checksums */;
+}
+
 int main(void) {
     uform_bench_noop();
-    return ffi_uform_uniffi_uniffi_contract_version() == 0 || !matrix_ok();
+    return ffi_uform_uniffi_uniffi_contract_version() == 0 || !matrix_ok() || !checksums_ok();
 }
 "#;
     let bundle = v.library.parent().and_then(Path::parent).ok_or("the library is not inside a bundle")?;
     let dir = bundle.parent().ok_or("the bundle has no folder")?.join("link-check");
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    super::write(&dir.join("main.c"), PROGRAM)?;
+    super::write(&dir.join("main.c"), &program)?;
     let include = v.modulemap.parent().ok_or("the module map has no folder")?;
     let map = std::fs::read_to_string(&v.modulemap).map_err(|e| e.to_string())?;
     let mut cmd = Command::new("cc");
@@ -421,6 +453,15 @@ fn quoted_after(text: &str, key: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_swift_checksums_are_read_from_its_initialization_checks() {
+        let swift = std::fs::read_to_string(crate::util::root().join("generated/swift/Sources/UForm/UForm.swift"))
+            .expect("the generated Swift");
+        let checksums = super::swift_checksums(&swift);
+        assert_eq!(checksums.len(), swift.matches("uniffi_uform_uniffi_checksum_").count(), "one per check");
+        assert!(checksums.iter().any(|(name, _)| name == "uniffi_uform_uniffi_checksum_method_executor_drain"));
+    }
+
     #[test]
     fn header_functions_are_the_declarations_not_the_typedefs_or_fields() {
         let header = "typedef void (*Callback)(uint64_t\n    );\ntypedef struct S {\n    uint64_t handle;\n} S;\n\

@@ -177,7 +177,7 @@ pub fn overhead() -> Result<String, String> {
 /// `cargo xtask bench uniffi` (and the `uniffi-c` row of `cargo xtask bench overhead`): what the uniffi scaffolding
 /// costs on the Rust side, from C. Builds libuform_uniffi (release) and bench/c/uniffi_overhead.c against the Swift
 /// FFI header, runs it (its detail goes to stderr) and returns its line
-/// `overhead uniffi-c: noop_ns=N capabilities_ns=N drain_ns=N capabilities/noop=R drain/noop=R clone_ns=N mood_ns=N`.
+/// `overhead uniffi-c: noop_ns=N capabilities_ns=N drain_ns=N capabilities/noop=R drain/noop=R clone_ns=N`.
 pub fn uniffi_overhead() -> Result<String, String> {
     apt_install(&[&CORE_BUILD[..], &["gcc"]].concat())?;
     cargo(&["build", "--quiet", "--release", "-p", "uform-uniffi"])?;

@@ -9,7 +9,7 @@ use crate::render::Rendered;
 
 pub struct SwiftDocs;
 
-fn ty(ty: &Type) -> String {
+pub(super) fn ty(ty: &Type) -> String {
     match ty {
         Type::U32 => "UInt32".into(),
         Type::U64 | Type::Address => "UInt64".into(),
@@ -23,7 +23,7 @@ fn ty(ty: &Type) -> String {
     }
 }
 
-fn literal(param: &Param) -> Option<String> {
+pub(super) fn literal(param: &Param) -> Option<String> {
     Some(match param.default.as_ref()? {
         Literal::EmptyRecord => "nil".into(),
         Literal::Variant(v) => format!(".{}", v.camel()),
@@ -45,7 +45,8 @@ fn param(p: &Param) -> String {
     }
 }
 
-fn declaration(class: Option<&Class>, c: &Callable, outcome: &Outcome) -> String {
+/// A callable's Swift declaration; `in_extension` spells a method `public` (an extension's member cannot be `open`).
+pub(super) fn declaration(class: Option<&Class>, c: &Callable, outcome: &Outcome, in_extension: bool) -> String {
     let params: Vec<String> = c.params.iter().map(param).collect();
     let params = if params.len() > 1 {
         format!("\n{}", params.iter().map(|p| format!("    {p},\n")).collect::<String>())
@@ -60,6 +61,7 @@ fn declaration(class: Option<&Class>, c: &Callable, outcome: &Outcome) -> String
     };
     let prefix = match (class, c.kind) {
         (Some(_), CallableKind::Constructor) => "public static func",
+        (Some(_), _) if in_extension => "public func",
         (Some(_), _) => "open func",
         (None, _) => "public func",
     };
@@ -142,7 +144,7 @@ impl DocStyle for SwiftDocs {
         format!("open class {n}: {n}Protocol, @unchecked Sendable")
     }
     fn callable_declaration(&self, _api: &Api, class: Option<&Class>, c: &Callable, plan: &CallPlan) -> Rendered {
-        Ok(declaration(class, c, &plan.outcome))
+        Ok(declaration(class, c, &plan.outcome, false))
     }
     fn param_name(&self, param: &Param) -> String {
         param.name.camel()

@@ -7,8 +7,10 @@
 //! - Integers keep their width; addresses are `u64`; paths and GPU classes are `string`.
 //! - An optional field is `T?`, defaulting to the IDL default or `null`; a record parameter with the default `{}`
 //!   becomes `optional T? name = null` (UDL has no record literals), and the glue reads `None` as "all absent".
-//! - Enum values are variants; a string-valued enum's strings and a numbered enum's numbers live in the docs
-//!   (UDL has no discriminants; the IDL's numbered enums are declared in number order, so ordinals agree).
+//! - Enums are custom types over `i32` from [`BULK_CRATE`], the number C uses for each case (`Enum::number`): an
+//!   argument crosses in a register instead of a buffer allocated and freed per call. The glue implements the
+//!   conversion, the generator writes the Swift (Enums.swift), and a defaulted enum parameter is required in the UDL
+//!   and defaulted by a Swift overload.
 //! - Errors are one flat `[Error] enum` of the shared kinds; each case carries the core's message.
 //! - Classes are interfaces over `Arc`; constructors are named (`[Name=for_ram]`).
 
@@ -18,10 +20,10 @@ use crate::plan::{CallPlan, Callee, Kept, Lowering, Outcome, Passing};
 /// The error type every throwing call names.
 pub const ERROR: &str = "UFormError";
 
-/// Where the UDL says the custom type `F32Matrix` comes from. No such crate exists: naming one makes uniffi leave the
-/// type's Swift converter to us (it emits none for another crate's custom type and calls
-/// `FfiConverterTypeF32Matrix_lift` and `uniffiEnsureUformBulkInitialized`, which swift/Sources/UForm/F32Matrix.swift
-/// defines); the Rust glue implements the type's conversion itself.
+/// Where the UDL says the custom types `F32Matrix` and the enums come from. No such crate exists: naming one makes
+/// uniffi leave the types' Swift to us (it emits none for another crate's custom type and calls
+/// `FfiConverterTypeF32Matrix_lift`, `FfiConverterTypeMood_lower` and `uniffiEnsureUformBulkInitialized`, which
+/// swift/Sources/UForm/{F32Matrix,Enums,UFormBulk}.swift define); the Rust glue implements the conversions itself.
 pub const BULK_CRATE: &str = "uform_bulk";
 
 /// The crate whose FFI the Swift converter calls (`ffi_uform_uniffi_rustbuffer_free`): bindings/uniffi, as
@@ -74,6 +76,8 @@ impl Udl {
         let ty = self.ty(&field.ty);
         if field.optional {
             let default = match (&field.default, record.direction) {
+                // An enum cannot be defaulted (a custom type over `i32`): absent reads as the core's default.
+                (Some(Literal::Variant(_)), _) => "null".into(),
                 (Some(d), Direction::Input) => self.literal(d),
                 _ => "null".into(),
             };
@@ -83,12 +87,15 @@ impl Udl {
         }
     }
 
-    /// A parameter: `optional ExecutorForRamConfig? config = null`, `optional Mood mood = "Parked"`.
+    /// A parameter: `optional ExecutorForRamConfig? config = null`, `Mood mood`.
     pub fn param(&self, param: &Param) -> String {
         let name = self.member(&param.name);
         let ty = self.ty(&param.ty);
         match &param.default {
             Some(Literal::EmptyRecord) => format!("optional {ty}? {name} = null"),
+            // An enum is a custom type over `i32` (see `enum.udl`), which uniffi cannot default: the parameter is
+            // required here and the Swift overload the generator writes (Enums.swift) supplies the default.
+            Some(Literal::Variant(_)) => ty + " " + &name,
             Some(d) => format!("optional {ty} {name} = {}", self.literal(d)),
             None => ty + " " + &name,
         }

@@ -32,6 +32,13 @@ pub struct VariantLine {
     pub name: String,
 }
 
+/// An enum's case: its doc, its name as the target spells it, and the number it crosses as (`Enum::number`).
+pub struct EnumCase {
+    pub doc: String,
+    pub name: String,
+    pub number: i64,
+}
+
 template! {
     "udl/uform.udl"
     struct UdlFile {
@@ -75,10 +82,12 @@ template! {
 
 template! {
     "udl/enum.udl"
+    /// An enum: in the UDL a custom type over `i32`, from [`BULK_CRATE`].
     struct EnumUdl {
         doc: String,
         name: String,
-        variants: Vec<VariantLine>,
+        bulk_crate: &'static str,
+        variants: Vec<EnumCase>,
     }
 }
 
@@ -172,15 +181,209 @@ fn variant_doc(udl: &Udl, e: &Enum, v: &Variant) -> String {
 
 fn enum_udl(udl: &Udl, e: &Enum) -> Rendered {
     EnumUdl {
+        // A plain comment: the docs are the Swift's (Enums.swift), and uniffi documents no custom type.
+        doc: udl.doc_block(&enum_doc(udl, e), "").replace("/// ", "// ").replace("///\n", "//\n"),
+        name: udl.type_name(&e.name),
+        bulk_crate: BULK_CRATE,
+        variants: e
+            .variants
+            .iter()
+            .map(|v| EnumCase { doc: String::new(), name: udl.variant(&v.name), number: e.number(v) })
+            .collect(),
+    }
+    .rendered(format!("enum {}", e.name.pascal()))
+}
+
+// ---- the Swift the generator writes for the types uniffi leaves to it ----
+
+template! {
+    "udl/enum.swift"
+    /// An enum's Swift: the public enum and the converter uniffi's Swift calls.
+    struct SwiftEnum {
+        doc: String,
+        name: String,
+        variants: Vec<EnumCase>,
+    }
+}
+
+template! {
+    "udl/overload.swift"
+    /// A callable without its enum-defaulted parameters, calling it with their defaults.
+    struct SwiftOverload {
+        class: Option<String>,
+        /// `drain(mood:)`.
+        target: String,
+        /// "`mood` = `.parked`".
+        defaults: String,
+        declaration: String,
+        call: String,
+    }
+}
+
+template! {
+    "udl/Enums.swift"
+    struct SwiftEnums {
+        banner: String,
+        bulk_crate: &'static str,
+        enums: Vec<String>,
+        overloads: Vec<String>,
+    }
+}
+
+template! {
+    "udl/UFormBulk.swift"
+    /// What every type from [`BULK_CRATE`] shares: the initialization uniffi's Swift calls for that crate.
+    struct SwiftBulk {
+        banner: String,
+        bulk_crate: &'static str,
+        /// `uniffiEnsureUformBulkInitialized`, which uniffi's Swift calls for the types of [`BULK_CRATE`].
+        ensure_initialized: String,
+    }
+}
+
+/// Swift's reserved words a case could collide with, spelled in backticks as uniffi does.
+const SWIFT_KEYWORDS: &[&str] = &[
+    "as",
+    "break",
+    "case",
+    "catch",
+    "class",
+    "continue",
+    "default",
+    "defer",
+    "do",
+    "else",
+    "enum",
+    "extension",
+    "fallthrough",
+    "false",
+    "for",
+    "func",
+    "guard",
+    "if",
+    "import",
+    "in",
+    "init",
+    "inout",
+    "internal",
+    "is",
+    "let",
+    "nil",
+    "operator",
+    "private",
+    "protocol",
+    "public",
+    "repeat",
+    "return",
+    "self",
+    "Self",
+    "static",
+    "struct",
+    "super",
+    "switch",
+    "throw",
+    "throws",
+    "true",
+    "try",
+    "typealias",
+    "var",
+    "where",
+    "while",
+];
+
+fn swift_case(v: &Variant) -> String {
+    let name = v.name.camel();
+    if SWIFT_KEYWORDS.contains(&name.as_str()) {
+        format!("`{name}`")
+    } else {
+        name
+    }
+}
+
+fn swift_enum(udl: &Udl, e: &Enum) -> Rendered {
+    SwiftEnum {
         doc: udl.doc_block(&enum_doc(udl, e), ""),
         name: udl.type_name(&e.name),
         variants: e
             .variants
             .iter()
-            .map(|v| VariantLine { doc: udl.doc_block(&variant_doc(udl, e, v), "    "), name: udl.variant(&v.name) })
+            .map(|v| EnumCase {
+                doc: udl.doc_block(&variant_doc(udl, e, v), "    "),
+                name: swift_case(v),
+                number: e.number(v),
+            })
             .collect(),
     }
     .rendered(format!("enum {}", e.name.pascal()))
+}
+
+/// Whether a parameter's default is one the UDL cannot spell (an enum's case).
+fn swift_defaulted(p: &Param) -> bool {
+    matches!(p.default, Some(Literal::Variant(_)))
+}
+
+/// The overload that gives a callable's enum parameters their defaults; none when it has no such parameter.
+fn swift_overload(api: &Api, class: Option<&Class>, c: &Callable) -> Option<Rendered> {
+    if !c.params.iter().any(swift_defaulted) {
+        return None;
+    }
+    let plan = CallPlan::of(api, class, c);
+    let mut short = c.clone();
+    short.params.retain(|p| !swift_defaulted(p));
+    let name = c.name.camel();
+    let target = format!("{name}({})", c.params.iter().map(|p| format!("{}:", p.name.camel())).collect::<String>());
+    let defaulted: Vec<(String, String)> = c
+        .params
+        .iter()
+        .filter(|p| swift_defaulted(p))
+        .map(|p| (p.name.camel(), docs::literal(p).expect("a defaulted parameter")))
+        .collect();
+    let defaults = defaulted.iter().map(|(n, v)| format!("`{n}` = `{v}`")).collect::<Vec<_>>().join(", ");
+    let args = c
+        .params
+        .iter()
+        .map(|p| {
+            let n = p.name.camel();
+            let value = if swift_defaulted(p) { docs::literal(p).expect("a defaulted parameter") } else { n.clone() };
+            format!("{n}: {value}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let returns = plan.outcome.lowering.ty().is_some() || c.kind == CallableKind::Constructor;
+    let call = format!(
+        "{}{}{}{name}({args})",
+        if returns { "return " } else { "" },
+        if c.throws { "try " } else { "" },
+        if async_twin::has_twin(c) { "await " } else { "" },
+    );
+    Some(
+        SwiftOverload {
+            class: class.map(|k| k.name.pascal()),
+            target,
+            defaults,
+            declaration: docs::declaration(class, &short, &plan.outcome, true),
+            call,
+        }
+        .rendered(crate::render::callable_item(class, c)),
+    )
+}
+
+fn swift_enums(udl: &Udl, api: &Api) -> Rendered {
+    let mut enums = Vec::new();
+    let mut overloads = Vec::new();
+    for item in &api.items {
+        match item {
+            Item::Enum(e) => enums.push(swift_enum(udl, e)?),
+            Item::Class(c) => {
+                for m in c.members.iter().filter(|m| offered(m)) {
+                    overloads.extend(swift_overload(api, Some(c), m).transpose()?);
+                }
+            }
+            Item::Function(f) if offered(f) => overloads.extend(swift_overload(api, None, f).transpose()?),
+            _ => {}
+        }
+    }
+    SwiftEnums { banner: banner("//"), bulk_crate: BULK_CRATE, enums, overloads }.rendered("enums")
 }
 
 fn class_udl(udl: &Udl, api: &Api, c: &Class) -> Rendered {
@@ -287,8 +490,6 @@ template! {
     struct SwiftMatrix {
         banner: String,
         bulk_crate: &'static str,
-        /// `uniffiEnsureUformBulkInitialized`, which uniffi's Swift calls for the types of [`BULK_CRATE`].
-        ensure_initialized: String,
         ffi_crate: &'static str,
     }
 }
@@ -298,7 +499,8 @@ template! {
     struct GlueEnum {
         doc: String,
         name: String,
-        variants: Vec<String>,
+        bulk_crate: &'static str,
+        variants: Vec<EnumCase>,
     }
 }
 
@@ -368,7 +570,12 @@ fn glue_enum(udl: &Udl, e: &Enum) -> Rendered {
     GlueEnum {
         doc: udl.doc_block(&udl.doc_text(&e.doc), ""),
         name: udl.type_name(&e.name),
-        variants: e.variants.iter().map(|v| udl.variant(&v.name)).collect(),
+        bulk_crate: BULK_CRATE,
+        variants: e
+            .variants
+            .iter()
+            .map(|v| EnumCase { doc: String::new(), name: udl.variant(&v.name), number: e.number(v) })
+            .collect(),
     }
     .rendered(format!("enum {}", e.name.pascal()))
 }
@@ -488,16 +695,23 @@ pub fn render(api: &Api) -> Rendered<Vec<Output>> {
         Output { path: "uniffi/uniffi.toml".into(), contents: async_twin::bindings_toml(&udl, api, &banner("#")) },
     ];
     if api.returns_matrix() {
-        let swift = SwiftMatrix {
-            banner: banner("//"),
-            bulk_crate: BULK_CRATE,
-            ensure_initialized: format!("uniffiEnsure{}Initialized", upper_camel(BULK_CRATE)),
-            ffi_crate: FFI_CRATE,
-        };
+        let swift = SwiftMatrix { banner: banner("//"), bulk_crate: BULK_CRATE, ffi_crate: FFI_CRATE };
         out.push(Output {
             path: "swift/Sources/UForm/F32Matrix.swift".into(),
             contents: swift.rendered("f32_matrix")?,
         });
+    }
+    let has_enums = api.items.iter().any(|i| matches!(i, Item::Enum(_)));
+    if has_enums {
+        out.push(Output { path: "swift/Sources/UForm/Enums.swift".into(), contents: swift_enums(&udl, api)? });
+    }
+    if has_enums || api.returns_matrix() {
+        let bulk = SwiftBulk {
+            banner: banner("//"),
+            bulk_crate: BULK_CRATE,
+            ensure_initialized: format!("uniffiEnsure{}Initialized", upper_camel(BULK_CRATE)),
+        };
+        out.push(Output { path: "swift/Sources/UForm/UFormBulk.swift".into(), contents: bulk.rendered("uform_bulk")? });
     }
     out.extend(crate::lang::docs::render(&docs::SwiftDocs, api)?);
     Ok(out)

@@ -481,6 +481,22 @@ fileprivate struct FfiConverterUInt32: FfiConverterPrimitive {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterInt32: FfiConverterPrimitive {
+    typealias FfiType = Int32
+    typealias SwiftType = Int32
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Int32 {
+        return try lift(readInt(&buf))
+    }
+
+    public static func write(_ value: Int32, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterUInt64: FfiConverterPrimitive {
     typealias FfiType = UInt64
     typealias SwiftType = UInt64
@@ -736,7 +752,7 @@ public static func onPool(pool: UInt64, config: ExecutorOnPoolConfig? = nil)thro
      * far on its streams, then idles in `mood`.
      * - `mood`: What the threads or streams do once they go idle.
      */
-open func drain(mood: Mood = .parked)throws   {try rustCallWithError(FfiConverterTypeUFormError_lift) {
+open func drain(mood: Mood)throws   {try rustCallWithError(FfiConverterTypeUFormError_lift) {
         uniffiCallStatus in
     uniffi_uform_uniffi_fn_method_executor_drain(
             self.uniffiCloneHandle(),
@@ -2848,333 +2864,6 @@ public func FfiConverterTypeTrainerContrastiveConfig_lower(_ value: TrainerContr
 
 
 /**
- * The runtime that drives a GPU, numbered as `uform_gpu_vendor_t` numbers them.
- */
-
-public enum GpuVendor: Equatable, Hashable {
-    
-    /**
-     * A device no known runtime claims. Its value elsewhere is 0.
-     */
-    case unknown
-    /**
-     * Driven by the CUDA driver. Its value elsewhere is 1.
-     */
-    case nvidia
-    /**
-     * Driven by the HIP runtime. Its value elsewhere is 2.
-     */
-    case amd
-    /**
-     * Driven by Metal. Its value elsewhere is 3.
-     */
-    case apple
-
-
-
-
-
-}
-
-#if compiler(>=6)
-extension GpuVendor: Sendable {}
-#endif
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public struct FfiConverterTypeGpuVendor: FfiConverterRustBuffer {
-    typealias SwiftType = GpuVendor
-
-    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> GpuVendor {
-        let variant: Int32 = try readInt(&buf)
-        switch variant {
-        
-        case 1: return .unknown
-        
-        case 2: return .nvidia
-        
-        case 3: return .amd
-        
-        case 4: return .apple
-        
-        default: throw UniffiInternalError.unexpectedEnumCase
-        }
-    }
-
-    public static func write(_ value: GpuVendor, into buf: inout [UInt8]) {
-        switch value {
-        
-        
-        case .unknown:
-            writeInt(&buf, Int32(1))
-        
-        
-        case .nvidia:
-            writeInt(&buf, Int32(2))
-        
-        
-        case .amd:
-            writeInt(&buf, Int32(3))
-        
-        
-        case .apple:
-            writeInt(&buf, Int32(4))
-        
-        }
-    }
-}
-
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public func FfiConverterTypeGpuVendor_lift(_ buf: RustBuffer) throws -> GpuVendor {
-    return try FfiConverterTypeGpuVendor.lift(buf)
-}
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public func FfiConverterTypeGpuVendor_lower(_ value: GpuVendor) -> RustBuffer {
-    return FfiConverterTypeGpuVendor.lower(value)
-}
-
-
-
-/**
- * What the threads of an executor do once they go idle.
- */
-
-public enum Mood: Equatable, Hashable {
-    
-    /**
-     * Idle threads block in the operating system and use no CPU; the next call wakes them. Its value
-     * elsewhere is 0.
-     */
-    case parked
-    /**
-     * Idle threads busy-wait with a pause hint, for the lowest dispatch latency. Its value elsewhere is 1.
-     */
-    case spinning
-
-
-
-
-
-}
-
-#if compiler(>=6)
-extension Mood: Sendable {}
-#endif
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public struct FfiConverterTypeMood: FfiConverterRustBuffer {
-    typealias SwiftType = Mood
-
-    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Mood {
-        let variant: Int32 = try readInt(&buf)
-        switch variant {
-        
-        case 1: return .parked
-        
-        case 2: return .spinning
-        
-        default: throw UniffiInternalError.unexpectedEnumCase
-        }
-    }
-
-    public static func write(_ value: Mood, into buf: inout [UInt8]) {
-        switch value {
-        
-        
-        case .parked:
-            writeInt(&buf, Int32(1))
-        
-        
-        case .spinning:
-            writeInt(&buf, Int32(2))
-        
-        }
-    }
-}
-
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public func FfiConverterTypeMood_lift(_ buf: RustBuffer) throws -> Mood {
-    return try FfiConverterTypeMood.lift(buf)
-}
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public func FfiConverterTypeMood_lower(_ value: Mood) -> RustBuffer {
-    return FfiConverterTypeMood.lower(value)
-}
-
-
-
-/**
- * How a mesh's NVLink domains reduce. Each process records, per GPU, whether a multicast object can really
- * be made with it (the multicast attribute, then a tiny object created, the device added and released) and
- * its NVLink fabric as NVML reports it (registration state, cluster UUID, clique id); the tier follows from
- * every record.
- */
-
-public enum MultimemTier: Equatable, Hashable {
-    
-    /**
-     * Every GPU of the run made a multicast object and its fabric registration completed, so NVLink switches
-     * reduce within each domain. Its value elsewhere is "switch-reduced".
-     */
-    case switchReduced
-    /**
-     * Some GPU cannot multicast (no support, an unprovisioned fabric, a failed probe) or the run has none,
-     * so peers of one host read each other's memory. Its value elsewhere is "peer-read".
-     */
-    case peerRead
-
-
-
-
-
-}
-
-#if compiler(>=6)
-extension MultimemTier: Sendable {}
-#endif
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public struct FfiConverterTypeMultimemTier: FfiConverterRustBuffer {
-    typealias SwiftType = MultimemTier
-
-    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> MultimemTier {
-        let variant: Int32 = try readInt(&buf)
-        switch variant {
-        
-        case 1: return .switchReduced
-        
-        case 2: return .peerRead
-        
-        default: throw UniffiInternalError.unexpectedEnumCase
-        }
-    }
-
-    public static func write(_ value: MultimemTier, into buf: inout [UInt8]) {
-        switch value {
-        
-        
-        case .switchReduced:
-            writeInt(&buf, Int32(1))
-        
-        
-        case .peerRead:
-            writeInt(&buf, Int32(2))
-        
-        }
-    }
-}
-
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public func FfiConverterTypeMultimemTier_lift(_ buf: RustBuffer) throws -> MultimemTier {
-    return try FfiConverterTypeMultimemTier.lift(buf)
-}
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public func FfiConverterTypeMultimemTier_lower(_ value: MultimemTier) -> RustBuffer {
-    return FfiConverterTypeMultimemTier.lower(value)
-}
-
-
-
-/**
- * Where a model's weights live.
- */
-
-public enum Residency: Equatable, Hashable {
-    
-    /**
-     * Host memory the process owns, read from the file at load and bound to NUMA nodes. Its value elsewhere
-     * is "ram".
-     */
-    case ram
-    /**
-     * Device memory, one replica per listed device. Its value elsewhere is "vram".
-     */
-    case vram
-
-
-
-
-
-}
-
-#if compiler(>=6)
-extension Residency: Sendable {}
-#endif
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public struct FfiConverterTypeResidency: FfiConverterRustBuffer {
-    typealias SwiftType = Residency
-
-    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Residency {
-        let variant: Int32 = try readInt(&buf)
-        switch variant {
-        
-        case 1: return .ram
-        
-        case 2: return .vram
-        
-        default: throw UniffiInternalError.unexpectedEnumCase
-        }
-    }
-
-    public static func write(_ value: Residency, into buf: inout [UInt8]) {
-        switch value {
-        
-        
-        case .ram:
-            writeInt(&buf, Int32(1))
-        
-        
-        case .vram:
-            writeInt(&buf, Int32(2))
-        
-        }
-    }
-}
-
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public func FfiConverterTypeResidency_lift(_ buf: RustBuffer) throws -> Residency {
-    return try FfiConverterTypeResidency.lift(buf)
-}
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public func FfiConverterTypeResidency_lower(_ value: Residency) -> RustBuffer {
-    return FfiConverterTypeResidency.lower(value)
-}
-
-
-
-/**
  * The error every throwing call raises: its case is the kind, the same set in every language, and its
  * message names the argument and the value.
  */
@@ -3951,7 +3640,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_uform_uniffi_checksum_func_mesh_options_from_environment() != 13456) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_uform_uniffi_checksum_method_executor_drain() != 23916) {
+    if (uniffi_uform_uniffi_checksum_method_executor_drain() != 38627) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_uform_uniffi_checksum_method_executor_free() != 60808) {

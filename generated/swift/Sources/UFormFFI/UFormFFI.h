@@ -270,7 +270,7 @@ uint64_t uniffi_uform_uniffi_fn_constructor_executor_on_pool(uint64_t pool, Rust
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_METHOD_EXECUTOR_DRAIN
 #define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_METHOD_EXECUTOR_DRAIN
-void uniffi_uform_uniffi_fn_method_executor_drain(uint64_t ptr, RustBuffer mood, RustCallStatus *_Nonnull out_status
+void uniffi_uform_uniffi_fn_method_executor_drain(uint64_t ptr, int32_t mood, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_METHOD_EXECUTOR_FREE

@@ -8,7 +8,10 @@
 //! - `forkunion`: the `forkunion` 3.x crate, default busy-waiting pool, `for_n`, back to back;
 //! - `rayon`: a 2-thread Rayon pool, `install` + `into_par_iter().for_each`, back to back;
 //! - `rayon after idle`: the same pool, every dispatch after the parked row's idle time (its workers asleep too).
-//!   The summary line gives `parked/rayon_idle@N` at every N (medians); its idle CPU column repeats `rayon`'s.
+//!   Its idle CPU column repeats `rayon`'s.
+//!
+//! The summary line gives, at every N, the medians' ratios `spinning/forkunion@N`, `parked/rayon@N` (Rayon back to
+//! back) and `parked/rayon_idle@N` (Rayon after the same idle time), and the tail `spinning_p90/forkunion_p90@N`.
 //!
 //! Idle CPU: `getrusage(RUSAGE_SELF)` user+system delta while the main thread sleeps one second right after a
 //! dispatch, with only the measured pool alive (ForkUnion's pool is dropped before anything else is measured,
@@ -153,22 +156,32 @@ fn main() {
         println!(" {:>14.3}", row.idle_cpu_ms);
     }
     let find = |name: &str| rows.iter().find(|r| r.name == name).unwrap();
-    let r1 = find("uform spinning").stats[0].0 as f64 / find("forkunion").stats[0].0 as f64;
-    let r2 = find("uform parked").stats[0].0 as f64 / find("rayon").stats[0].0 as f64;
-    // Parked against Rayon after the same idle time, at every N (issue 16: parked must not lose at any N).
-    let after_idle: Vec<String> = SIZES
-        .iter()
-        .enumerate()
-        .map(|(i, n)| {
-            let ratio = find("uform parked").stats[i].0 as f64 / find("rayon after idle").stats[i].0 as f64;
-            format!("parked/rayon_idle@{n}={ratio:.2}")
+    let ratio = |a: &str, b: &str, i: usize| find(a).stats[i].0 as f64 / find(b).stats[i].0 as f64;
+    let at = |i: usize| SIZES[i];
+    // Spinning against ForkUnion at every N, with each one's p90 against ForkUnion's (the tail); parked against
+    // back-to-back Rayon and against Rayon after the same idle time, at every N.
+    let spinning: Vec<String> = (0..SIZES.len())
+        .map(|i| format!("spinning/forkunion@{}={:.2}", at(i), ratio("uform spinning", "forkunion", i)))
+        .collect();
+    let tails: Vec<String> = (0..SIZES.len())
+        .map(|i| {
+            let p90 = find("uform spinning").stats[i].1 as f64 / find("forkunion").stats[i].1 as f64;
+            format!("spinning_p90/forkunion_p90@{}={p90:.2}", at(i))
         })
+        .collect();
+    let parked: Vec<String> =
+        (0..SIZES.len()).map(|i| format!("parked/rayon@{}={:.2}", at(i), ratio("uform parked", "rayon", i))).collect();
+    let after_idle: Vec<String> = (0..SIZES.len())
+        .map(|i| format!("parked/rayon_idle@{}={:.2}", at(i), ratio("uform parked", "rayon after idle", i)))
         .collect();
     let total: u64 = lines.iter().map(|l| l.0.load(Relaxed)).sum();
     assert!(total > 0);
     println!(
-        "dispatch: spinning/forkunion={r1:.2} parked/rayon={r2:.2} parked_idle_cpu_ms={:.3} {}",
-        find("uform parked").idle_cpu_ms,
-        after_idle.join(" ")
+        "dispatch: {} {} {} {} parked_idle_cpu_ms={:.3}",
+        spinning.join(" "),
+        parked.join(" "),
+        after_idle.join(" "),
+        tails.join(" "),
+        find("uform parked").idle_cpu_ms
     );
 }

@@ -114,7 +114,7 @@ impl Executor {
                 }
             }
         };
-        engine.broadcast(&job, false, lazy);
+        engine.broadcast(&job, false, lazy.then_some(n));
         slot.into_result()
     }
 
@@ -141,7 +141,7 @@ impl Executor {
                 engine.after_task(thread, done);
             }
         };
-        engine.broadcast(&job, false, true);
+        engine.broadcast(&job, false, Some(n));
         slot.into_result()
     }
 
@@ -153,7 +153,7 @@ impl Executor {
         };
         let slot = PanicSlot::default();
         let job = |thread: usize| slot.guard(|| f(thread));
-        self.inner.shared.engine.broadcast(&job, true, false);
+        self.inner.shared.engine.broadcast(&job, true, None);
         slot.into_result()
     }
 }

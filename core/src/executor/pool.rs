@@ -19,14 +19,19 @@
 //! do (a dispatch, a deferred call, a mood change, shutdown) publishes it with a sequentially consistent write and
 //! rings the bell only when `sleepers` is non-zero, so a dispatch to spinning workers makes no system call.
 //!
-//! # Waking late
+//! # Waking late, and only when it pays
 //!
-//! Waking a parked worker costs a system call and an inter-processor interrupt: microseconds, far more than a
-//! tiny task. So a dispatch that finds workers asleep may defer the wake (`lazy`): the caller starts on the work
-//! alone, reports each finished task through [`Engine::after_task`], and rings the bell only once the work has
-//! taken [`WAKE_AFTER`]; after ringing it leaves other threads' slices to the woken workers for up to
-//! [`STEAL_AFTER`] before claiming what is left itself.
-//! Tiny dispatches finish on the caller without any system call; long ones lose at most `WAKE_AFTER`.
+//! Waking a parked worker costs the caller a system call (and, on a virtual machine, the trap of the
+//! inter-processor interrupt behind it), and the worker runs only some time later: microseconds on bare metal,
+//! tens of them on a virtual machine, far more than a tiny task. So a dispatch that finds workers asleep may
+//! defer the wake (`lazy`): the caller starts on the work alone and reports each finished task through
+//! [`Engine::after_task`], which projects, at the pace so far, how long the caller alone would still take. It
+//! rings the bell once that exceeds what a wake costs ([`WakeCost`]: the caller's ring plus the time until a woken
+//! worker runs, both learned from this engine's own wakes): ringing at time 0 with `left` of work still to do ends
+//! at `arrival + (left - (arrival - ring)) / 2`, sooner than `left` exactly when `left > arrival + ring`. After
+//! ringing the caller leaves other threads' slices to the woken workers for up to [`STEAL_AFTER`] before claiming
+//! what is left itself. Tiny dispatches finish on the caller without any system call; long ones lose at most the
+//! time it took to see that they are long.
 
 use crate::types::Mood;
 use std::cell::{Cell, UnsafeCell};
@@ -39,8 +44,13 @@ use std::time::{Duration, Instant};
 /// that back-to-back dispatches do not pay a wake-up.
 pub const PARK_AFTER: Duration = Duration::from_micros(50);
 
-/// How long a lazily waking dispatch works alone before it wakes parked workers: about one wake-up's cost.
-pub const WAKE_AFTER: Duration = Duration::from_micros(4);
+/// How long the tasks after a lazily waking dispatch's first must have run before their pace is trusted: long
+/// enough that the clock reads (tens of nanoseconds on a virtual machine) do not dominate it.
+const PACE_WINDOW: Duration = Duration::from_micros(1);
+
+/// What a wake is assumed to cost until this engine has measured its own (nanoseconds; ring, arrival): a bare-metal
+/// machine's futex wake and wake-up latency.
+const WAKE_COST_GUESS: (u64, u64) = (2_000, 4_000);
 
 /// How long the caller of a dispatch that woke workers late leaves their slices to them before it steals.
 pub const STEAL_AFTER: Duration = Duration::from_micros(200);
@@ -67,11 +77,39 @@ struct Hot {
 
 pub(crate) type Job<'a> = dyn Fn(usize) + Sync + 'a;
 
+/// What waking parked workers costs on this machine, learned from this engine's wakes (moving averages, ns).
+struct WakeCost {
+    /// The caller's `futex_wake`: the system call, and on a virtual machine the interrupt it traps on.
+    ring: AtomicU64,
+    /// From the start of a ring until a woken worker runs.
+    arrival: AtomicU64,
+    /// When the last dispatch rang, in ns since `epoch` (0 for never): a worker that wakes after it measures
+    /// `arrival`.
+    rang_at: AtomicU64,
+    epoch: Instant,
+}
+
+impl WakeCost {
+    fn now(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+    /// Folds `sample` into the moving average `average` (weight 1/8).
+    fn fold(average: &AtomicU64, sample: u64) {
+        let old = average.load(Relaxed);
+        average.store(old - old / 8 + sample / 8, Relaxed);
+    }
+    /// The whole cost of a wake to the caller's dispatch: its ring, then the wait for the worker.
+    fn total(&self) -> u64 {
+        self.ring.load(Relaxed) + self.arrival.load(Relaxed)
+    }
+}
+
 pub(crate) struct Engine {
     hot: Padded<Hot>,
     job: Padded<UnsafeCell<Option<*const Job<'static>>>>,
     exited: Padded<AtomicU32>,
-    bell: Padded<(AtomicU32, AtomicU32)>,   // (futex word, sleepers)
+    bell: Padded<(AtomicU32, AtomicU32)>, // (futex word, sleepers)
+    wake_cost: Padded<WakeCost>,
     caller: Padded<(AtomicU32, AtomicU32)>, // (futex word, caller parked)
     /// Deferred calls queued and not yet taken by any thread.
     pub queued: Padded<AtomicUsize>,
@@ -82,6 +120,10 @@ pub(crate) struct Engine {
     generation: Padded<Cell<u64>>,
     /// When the running dispatch deferred waking parked workers, and still has not woken them; caller-only.
     wake_pending: Cell<Option<Instant>>,
+    /// The tasks of the running lazily waking dispatch; caller-only.
+    lazy_tasks: Cell<usize>,
+    /// When the caller finished its first task of the running lazily waking dispatch; caller-only.
+    first_task: Cell<Option<Instant>>,
     /// When the running dispatch woke parked workers late, if it did; caller-only.
     woke_late: Cell<Option<Instant>>,
     /// When the running dispatch started; caller-only.
@@ -135,12 +177,20 @@ impl Engine {
             job: Padded(UnsafeCell::new(None)),
             exited: Padded::default(),
             bell: Padded::default(),
+            wake_cost: Padded(WakeCost {
+                ring: AtomicU64::new(WAKE_COST_GUESS.0),
+                arrival: AtomicU64::new(WAKE_COST_GUESS.1),
+                rang_at: AtomicU64::new(0),
+                epoch: Instant::now(),
+            }),
             caller: Padded::default(),
             queued: Padded::default(),
             claims: (0..threads).map(|_| Padded(AtomicU64::new(0))).collect(),
             dispatch: Mutex::new(()),
             generation: Padded(Cell::new(0)),
             wake_pending: Cell::new(None),
+            lazy_tasks: Cell::new(0),
+            first_task: Cell::new(None),
             woke_late: Cell::new(None),
             started: Cell::new(None),
             threads,
@@ -250,9 +300,30 @@ impl Engine {
             && self.queued.0.load(SeqCst) == 0
             && hot.mood.load(SeqCst) == 0
         {
+            let cost = &self.wake_cost.0;
+            let slept = cost.now();
             futex_wait(bell, seen);
+            // Woken by a dispatch's ring (not by a mood change, a deferred call or shutdown): how long it took.
+            let rang = cost.rang_at.load(SeqCst);
+            if rang > slept {
+                WakeCost::fold(&cost.arrival, cost.now().saturating_sub(rang));
+            }
         }
         sleepers.fetch_sub(1, SeqCst);
+    }
+
+    /// Wakes every parked worker for the running dispatch, timing the ring (a worker that wakes times its arrival).
+    fn wake_for_dispatch(&self) {
+        let (bell, sleepers) = &self.bell.0;
+        if sleepers.load(SeqCst) == 0 {
+            return;
+        }
+        let cost = &self.wake_cost.0;
+        let start = cost.now().max(1);
+        cost.rang_at.store(start, SeqCst);
+        bell.fetch_add(1, SeqCst);
+        futex_wake(bell, i32::MAX);
+        WakeCost::fold(&cost.ring, cost.now().saturating_sub(start));
     }
 
     fn exit(&self) {
@@ -285,18 +356,34 @@ impl Engine {
     }
 
     /// Called by `job` after each task it finishes (`done` counts them on this thread). On the caller of a lazily
-    /// waking dispatch, rings the bell once the work has lasted [`WAKE_AFTER`]; elsewhere it does nothing.
+    /// waking dispatch, rings the bell once what the caller alone would still take, at its pace so far, exceeds
+    /// what a wake costs (see the module docs); elsewhere it does nothing.
     #[inline]
     pub fn after_task(&self, thread: usize, done: usize) {
         if thread != 0 {
             return;
         }
-        if let Some(start) = self.wake_pending.get() {
-            if (done.is_power_of_two() || done.is_multiple_of(64)) && start.elapsed() >= WAKE_AFTER {
-                self.wake_pending.set(None);
-                self.woke_late.set(Some(Instant::now()));
-                self.ring(i32::MAX);
-            }
+        let Some(start) = self.wake_pending.get() else { return };
+        let left = self.lazy_tasks.get().saturating_sub(done) as u128;
+        let cost = u128::from(self.wake_cost.0.total());
+        let ring = if done == 1 {
+            // The first task carries the dispatch's own start: trusted only when it alone outlasts a wake.
+            let first = Instant::now();
+            self.first_task.set(Some(first));
+            left > 0 && first.duration_since(start).as_nanos() > cost
+        } else if done.is_power_of_two() || done.is_multiple_of(64) {
+            // The pace of the tasks after the first, once they have run long enough that reading the clock is
+            // not most of it.
+            let since_first = self.first_task.get().map_or(Duration::ZERO, |first| first.elapsed());
+            since_first.as_nanos() >= cost.min(PACE_WINDOW.as_nanos())
+                && since_first.as_nanos() * left / (done - 1) as u128 > cost
+        } else {
+            false
+        };
+        if ring {
+            self.wake_pending.set(None);
+            self.woke_late.set(Some(Instant::now()));
+            self.wake_for_dispatch();
         }
     }
 
@@ -318,10 +405,11 @@ impl Engine {
     }
 
     /// Runs `job` on every thread: the caller runs `job(0)`, each worker that enters in time runs
-    /// `job(its index)`. With `every_thread`, waits for every worker to have run it. With `lazy`, parked workers
-    /// are woken only if the work outlasts [`WAKE_AFTER`] (see the module docs); `job` must then report its tasks
-    /// through [`Engine::after_task`]. The caller must hold the dispatch lock, and `threads` must exceed 1.
-    pub fn broadcast(&self, job: &Job<'_>, every_thread: bool, lazy: bool) {
+    /// `job(its index)`. With `every_thread`, waits for every worker to have run it. With `lazy: Some(tasks)`,
+    /// parked workers are woken only once the caller alone would take longer than a wake (see the module docs);
+    /// `job` must then report each of its `tasks` it finishes through [`Engine::after_task`]. The caller must
+    /// hold the dispatch lock, and `threads` must exceed 1.
+    pub fn broadcast(&self, job: &Job<'_>, every_thread: bool, lazy: Option<usize>) {
         let previous_owner = OWNER.with(|o| o.replace(self.address()));
         let generation = self.generation.0.get() + 1;
         self.generation.0.set(generation);
@@ -335,12 +423,14 @@ impl Engine {
         self.hot.0.state.store(generation << GEN_SHIFT | OPEN, SeqCst);
         self.woke_late.set(None);
         self.started.set(None);
-        if lazy && !every_thread && self.bell.0 .1.load(SeqCst) > 0 {
-            let now = Instant::now();
-            self.wake_pending.set(Some(now));
-            self.started.set(Some(now));
-        } else {
-            self.ring(i32::MAX);
+        match lazy {
+            Some(tasks) if !every_thread && self.bell.0 .1.load(SeqCst) > 0 => {
+                let now = Instant::now();
+                self.wake_pending.set(Some(now));
+                self.started.set(Some(now));
+                self.lazy_tasks.set(tasks);
+            }
+            _ => self.wake_for_dispatch(),
         }
         job(0);
         self.wake_pending.set(None);

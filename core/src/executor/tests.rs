@@ -465,6 +465,33 @@ fn dispatches_to_parked_workers_cover_every_index_once() {
     }
 }
 
+/// Work far longer than any wake (16 tasks of 10 ms) is shared in either mood: spinning workers join at once, and
+/// sleeping ones are woken once the caller alone would take longer than a wake costs (they take tasks from the
+/// shared counter while the caller is still busy); every index still runs once.
+#[test]
+fn work_that_outlasts_a_wake_is_shared_in_either_mood() {
+    let executor = ram(2);
+    for mood in [Mood::Spinning, Mood::Parked] {
+        executor.drain(mood).unwrap();
+        std::thread::sleep(Duration::from_millis(3)); // longer than PARK_AFTER: parked workers sleep
+        let caller = std::thread::current().id();
+        let by_workers = AtomicUsize::new(0);
+        let hits: Vec<AtomicU32> = (0..16).map(|_| AtomicU32::new(0)).collect();
+        executor
+            .for_n_dynamic(16, |i| {
+                std::thread::sleep(Duration::from_millis(10));
+                if std::thread::current().id() != caller {
+                    by_workers.fetch_add(1, SeqCst);
+                }
+                hits[i].fetch_add(1, SeqCst);
+            })
+            .unwrap();
+        assert!(hits.iter().all(|h| h.load(SeqCst) == 1), "{mood:?}");
+        assert!(by_workers.load(SeqCst) > 0, "{mood:?}: the caller ran all 16 tasks of 10 ms alone");
+    }
+    executor.free().unwrap();
+}
+
 #[test]
 fn the_quiet_word_says_exactly_when_a_drain_would_change_nothing() {
     let e = ram(2);

@@ -10,6 +10,7 @@
 use super::{Kernels, NR};
 use crate::error::Result;
 use crate::executor::Executor;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Panels of `NR` columns: panel `q` holds `B[p][q·NR + j]` at `q·k·NR + p·NR + j`.
 pub struct Packed {
@@ -133,8 +134,10 @@ pub enum Epilogue<'a> {
     Bias(&'a [f32]),
     /// `C = gelu(A·Bᵀ + bias)`.
     BiasGelu(&'a [f32]),
-    /// `C += A·Bᵀ + bias`: the residual connection, C holding the layer's input.
-    AddBias(&'a [f32]),
+    /// `C = LayerNorm(C + A·Bᵀ + bias)`: the residual connection, then the LayerNorm after it (`gamma`, `beta`,
+    /// `eps`), which the last tile to finish a block of rows applies to those whole rows, so the normalisation
+    /// needs no dispatch of its own.
+    AddBiasLayerNorm { bias: &'a [f32], gamma: &'a [f32], beta: &'a [f32], eps: f32 },
     /// `C = A·Bᵀ`.
     Plain,
     /// `C += A·Bᵀ`.
@@ -195,12 +198,17 @@ pub fn dense_strided(
     let (row_tiles, col_tiles) = (m.div_ceil(mc), n.div_ceil(nc));
     let out = Shared(c.as_mut_ptr());
     let a = a.as_ptr() as usize;
+    // Per block of rows, its tiles finished so far (for the LayerNorm epilogue: the last one normalises the rows).
+    let finished: Vec<AtomicUsize> = match epilogue {
+        Epilogue::AddBiasLayerNorm { .. } => (0..row_tiles).map(|_| AtomicUsize::new(0)).collect(),
+        _ => Vec::new(),
+    };
     executor.for_n_dynamic(row_tiles * col_tiles, |t| {
         #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
         let out = out;
         let (i0, j0) = ((t / col_tiles) * mc, (t % col_tiles) * nc);
         let (rows, cols) = (mc.min(m - i0), nc.min(n - j0));
-        let accumulate = matches!(epilogue, Epilogue::AddBias(_) | Epilogue::Accumulate);
+        let accumulate = matches!(epilogue, Epilogue::AddBiasLayerNorm { .. } | Epilogue::Accumulate);
         // SAFETY: rows `i0..i0+rows` of A are in bounds (checked above); this tile alone writes C's rows
         // `i0..i0+rows`, columns `j0..j0+cols`; the panels of columns `j0..` are in `w.data`.
         unsafe {
@@ -210,9 +218,22 @@ pub fn dense_strided(
             for i in 0..rows {
                 let row = std::slice::from_raw_parts_mut(c.add(i * n), cols);
                 match epilogue {
-                    Epilogue::Bias(bias) | Epilogue::AddBias(bias) => kernels.add(row, &bias[j0..j0 + cols]),
+                    Epilogue::Bias(bias) | Epilogue::AddBiasLayerNorm { bias, .. } => {
+                        kernels.add(row, &bias[j0..j0 + cols])
+                    }
                     Epilogue::BiasGelu(bias) => kernels.bias_gelu(row, &bias[j0..j0 + cols]),
                     Epilogue::Plain | Epilogue::Accumulate => {}
+                }
+            }
+        }
+        if let Epilogue::AddBiasLayerNorm { gamma, beta, eps, .. } = epilogue {
+            // The AcqRel count orders every other tile's writes to these rows before the last tile reads them.
+            if finished[t / col_tiles].fetch_add(1, Ordering::AcqRel) + 1 == col_tiles {
+                for i in i0..i0 + rows {
+                    // SAFETY: every tile of rows `i0..i0+rows` has finished writing (the count says so) and none
+                    // touches them again, so the last one alone holds the whole rows, inside C (checked above).
+                    let row = unsafe { std::slice::from_raw_parts_mut(out.0.add(i * n), n) };
+                    kernels.layer_norm(row, gamma, beta, eps);
                 }
             }
         }
@@ -260,15 +281,27 @@ mod tests {
                     );
                 }
                 let before = c.clone();
-                dense(&executor, &kernels, &a, m, &Packed::weights(&w, n, k), &mut c, Epilogue::AddBias(&bias))
-                    .unwrap();
+                dense(&executor, &kernels, &a, m, &Packed::weights(&w, n, k), &mut c, Epilogue::Accumulate).unwrap();
                 for (idx, (got, old)) in c.iter().zip(&before).enumerate() {
-                    let want = old + old;
+                    let want = old + want[idx];
                     assert!(
                         (got - want).abs() < 2e-4 * want.abs().max(1.0),
                         "{kernels:?} accumulate [{idx}]: {got} vs {want}"
                     );
                 }
+                // The residual and LayerNorm in the tiles: the same floats as adding, then normalising each row.
+                let (gamma, beta) = (values(n, 5), values(n, 6));
+                let mut sequential = before.clone();
+                dense(&executor, &kernels, &a, m, &Packed::weights(&w, n, k), &mut sequential, Epilogue::Accumulate)
+                    .unwrap();
+                for row in sequential.chunks_exact_mut(n) {
+                    kernels.add(row, &bias);
+                    kernels.layer_norm(row, &gamma, &beta, 1e-12);
+                }
+                let mut fused = before.clone();
+                let norm = Epilogue::AddBiasLayerNorm { bias: &bias, gamma: &gamma, beta: &beta, eps: 1e-12 };
+                dense(&executor, &kernels, &a, m, &Packed::weights(&w, n, k), &mut fused, norm).unwrap();
+                assert_eq!(fused, sequential, "{kernels:?} {m}x{n}x{k}: the fused LayerNorm");
             }
         }
     }

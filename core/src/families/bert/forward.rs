@@ -85,28 +85,21 @@ pub fn forward(
         }
     })?;
 
-    let layer_norm = |x: &mut [f32], (gamma, beta): &(Vec<f32>, Vec<f32>)| {
-        let rows = Shared(x.as_mut_ptr());
-        executor.for_slices(total, |range| {
-            #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
-            let rows = rows;
-            for t in range {
-                // SAFETY: each slice normalises its own rows.
-                let row = unsafe { std::slice::from_raw_parts_mut(rows.0.add(t * h), h) };
-                kernels.layer_norm(row, gamma, beta, config.layer_norm_eps);
-            }
-        })
-    };
+    // Residual and LayerNorm after a projection: finished by the projection's own tiles (no dispatch of their own).
+    fn add_norm<'a>(bias: &'a [f32], (gamma, beta): &'a (Vec<f32>, Vec<f32>), eps: f32) -> Epilogue<'a> {
+        Epilogue::AddBiasLayerNorm { bias, gamma, beta, eps }
+    }
+    let eps = config.layer_norm_eps;
+    // Five fork-joins a layer: the QKV projection, attention, the output projection (with its residual and
+    // LayerNorm), the up projection (with GELU) and the down projection (with its residual and LayerNorm).
     for layer in &params.layers {
         let qkv = &mut big[..total * 3 * h];
         dense(executor, kernels, x, total, &layer.qkv, qkv, Epilogue::Bias(&layer.qkv_bias))?;
         attention(executor, kernels, config, qkv, ctx, &spans, attn, per_thread, slots)?;
-        dense(executor, kernels, ctx, total, &layer.out, x, Epilogue::AddBias(&layer.out_bias))?;
-        layer_norm(x, &layer.ln1)?;
+        dense(executor, kernels, ctx, total, &layer.out, x, add_norm(&layer.out_bias, &layer.ln1, eps))?;
         let up = &mut big[..total * config.intermediate];
         dense(executor, kernels, x, total, &layer.up, up, Epilogue::BiasGelu(&layer.up_bias))?;
-        dense(executor, kernels, up, total, &layer.down, x, Epilogue::AddBias(&layer.down_bias))?;
-        layer_norm(x, &layer.ln2)?;
+        dense(executor, kernels, up, total, &layer.down, x, add_norm(&layer.down_bias, &layer.ln2, eps))?;
     }
 
     let out = Shared(pooled.as_mut_ptr());

@@ -51,14 +51,20 @@ mod tests {
     /// uniffi's Swift leaves the matrix to the generator's converter (swift/Sources/UForm/F32Matrix.swift): it emits
     /// none of its own, reads no float sequence, and calls that converter's lift and initialization; the converter
     /// calls only FFI functions the header declares.
-    #[test]
-    fn matrices_reach_swift_through_the_bulk_converter() {
+    /// The generator's outputs for the real IDL, and uniffi's Swift and FFI header from them.
+    fn rendered_swift() -> (Vec<uform_codegen::Output>, String, String) {
         let root = crate::util::root();
         let api = uform_codegen::load(&root.join("idl/uform.yaml")).unwrap_or_else(|d| panic!("{d}"));
         let rendered = uform_codegen::render(&api).unwrap();
         let files = super::bindgen(&root, &rendered).unwrap();
         let file = |name: &str| files.iter().find(|o| o.path.ends_with(name)).map(|o| o.contents.clone()).expect(name);
         let (swift, header) = (file("UForm.swift"), file("UFormFFI.h"));
+        (rendered, swift, header)
+    }
+
+    #[test]
+    fn matrices_reach_swift_through_the_bulk_converter() {
+        let (rendered, swift, header) = rendered_swift();
         assert!(!swift.contains("struct FfiConverterTypeF32Matrix") && !swift.contains("struct F32Matrix"));
         assert!(!swift.contains("FfiConverterSequenceFloat"), "a float sequence still crosses element by element");
         assert!(swift.contains("liftFunc: FfiConverterTypeF32Matrix_lift"));
@@ -83,12 +89,7 @@ mod tests {
     /// header takes it by value; the no-argument `drain()` is the generator's overload.
     #[test]
     fn enums_cross_swift_by_value() {
-        let root = crate::util::root();
-        let api = uform_codegen::load(&root.join("idl/uform.yaml")).unwrap_or_else(|d| panic!("{d}"));
-        let rendered = uform_codegen::render(&api).unwrap();
-        let files = super::bindgen(&root, &rendered).unwrap();
-        let file = |name: &str| files.iter().find(|o| o.path.ends_with(name)).map(|o| o.contents.clone()).expect(name);
-        let (swift, header) = (file("UForm.swift"), file("UFormFFI.h"));
+        let (rendered, swift, header) = rendered_swift();
         let enums = &rendered
             .iter()
             .find(|o| o.path.ends_with("swift/Sources/UForm/Enums.swift"))

@@ -27,6 +27,18 @@ pub extern "C" fn uform_bench_f32_matrix(rows: u32, columns: u32) -> uniffi::Rus
 mod tests {
     use super::*;
 
+    /// An executor of the calling thread alone, as the generated Swift makes one with `ExecutorForRamConfig(threads: 1)`.
+    fn one_thread_executor() -> Executor {
+        Executor::for_ram(Some(ExecutorForRamConfig {
+            memory_domains: None,
+            cpu_class: None,
+            threads: Some(1),
+            deferred_limit: None,
+            scratch_limit: None,
+        }))
+        .unwrap()
+    }
+
     /// What a verb's matrix result is once the scaffolding lowered it: the bytes of the `RustBuffer` Swift lifts.
     fn lowered(matrix: F32Matrix) -> Vec<u8> {
         let Ok(buffer) = <F32Matrix as uniffi::LowerReturn<UniFfiTag>>::lower_return(matrix) else {
@@ -100,16 +112,7 @@ mod tests {
         let Some(dir) = std::env::var_os("UFORM_TEST_MODEL_DIR") else {
             panic!("this test needs the test model: run it with `cargo xtask test rust`, or set UFORM_TEST_MODEL_DIR")
         };
-        let executor = Arc::new(
-            Executor::for_ram(Some(ExecutorForRamConfig {
-                memory_domains: None,
-                cpu_class: None,
-                threads: Some(1),
-                deferred_limit: None,
-                scratch_limit: None,
-            }))
-            .unwrap(),
-        );
+        let executor = Arc::new(one_thread_executor());
         let config = ModelLoadRamConfig { executor: executor.clone(), memory_domains: None };
         let model = Arc::new(Model::load_ram(dir.to_string_lossy().into_owned(), config).unwrap());
         let texts = vec!["a cat on a mat".to_string(), "two dogs".to_string(), "x".to_string()];
@@ -165,16 +168,7 @@ mod tests {
     #[test]
     fn drain_through_the_scaffolding_takes_the_mood_by_value() {
         use uniffi::Lower;
-        let executor = Arc::new(
-            Executor::for_ram(Some(ExecutorForRamConfig {
-                memory_domains: None,
-                cpu_class: None,
-                threads: Some(1),
-                deferred_limit: None,
-                scratch_limit: None,
-            }))
-            .unwrap(),
-        );
+        let executor = Arc::new(one_thread_executor());
         let drain = |mood: i32| {
             let mut status = uniffi::RustCallStatus::default();
             let handle = <Arc<Executor> as Lower<UniFfiTag>>::lower(executor.clone()).as_raw();
@@ -236,15 +230,7 @@ mod tests {
 
     #[test]
     fn a_mesh_keeps_its_executor_alive_and_dropping_frees() {
-        let executor = Executor::for_ram(Some(ExecutorForRamConfig {
-            memory_domains: None,
-            cpu_class: None,
-            threads: Some(1),
-            deferred_limit: None,
-            scratch_limit: None,
-        }))
-        .unwrap();
-        let executor = std::sync::Arc::new(executor);
+        let executor = std::sync::Arc::new(one_thread_executor());
         let mesh = Mesh::bootstrap(executor.clone(), None).unwrap();
         assert!(matches!(executor.free(), Err(UFormError::InUse(_))));
         assert_eq!(mesh.describe().unwrap().host_domain_count, 1);

@@ -179,17 +179,21 @@ fn variant_doc(udl: &Udl, e: &Enum, v: &Variant) -> String {
     format!("{} Its value elsewhere is {value}.", udl.doc_text(&v.doc))
 }
 
+/// An enum's cases as the UDL and the Rust glue name them, with the numbers they cross as (no docs: Swift's).
+fn rust_cases(udl: &Udl, e: &Enum) -> Vec<EnumCase> {
+    e.variants
+        .iter()
+        .map(|v| EnumCase { doc: String::new(), name: udl.variant(&v.name), number: e.number(v) })
+        .collect()
+}
+
 fn enum_udl(udl: &Udl, e: &Enum) -> Rendered {
     EnumUdl {
         // A plain comment: the docs are the Swift's (Enums.swift), and uniffi documents no custom type.
         doc: udl.doc_block(&enum_doc(udl, e), "").replace("/// ", "// ").replace("///\n", "//\n"),
         name: udl.type_name(&e.name),
         bulk_crate: BULK_CRATE,
-        variants: e
-            .variants
-            .iter()
-            .map(|v| EnumCase { doc: String::new(), name: udl.variant(&v.name), number: e.number(v) })
-            .collect(),
+        variants: rust_cases(udl, e),
     }
     .rendered(format!("enum {}", e.name.pascal()))
 }
@@ -571,11 +575,7 @@ fn glue_enum(udl: &Udl, e: &Enum) -> Rendered {
         doc: udl.doc_block(&udl.doc_text(&e.doc), ""),
         name: udl.type_name(&e.name),
         bulk_crate: BULK_CRATE,
-        variants: e
-            .variants
-            .iter()
-            .map(|v| EnumCase { doc: String::new(), name: udl.variant(&v.name), number: e.number(v) })
-            .collect(),
+        variants: rust_cases(udl, e),
     }
     .rendered(format!("enum {}", e.name.pascal()))
 }

@@ -314,15 +314,13 @@ impl Engine {
 
     /// Wakes every parked worker for the running dispatch, timing the ring (a worker that wakes times its arrival).
     fn wake_for_dispatch(&self) {
-        let (bell, sleepers) = &self.bell.0;
-        if sleepers.load(SeqCst) == 0 {
+        if self.bell.0 .1.load(SeqCst) == 0 {
             return;
         }
         let cost = &self.wake_cost.0;
         let start = cost.now().max(1);
         cost.rang_at.store(start, SeqCst);
-        bell.fetch_add(1, SeqCst);
-        futex_wake(bell, i32::MAX);
+        self.ring(i32::MAX);
         WakeCost::fold(&cost.ring, cost.now().saturating_sub(start));
     }
 

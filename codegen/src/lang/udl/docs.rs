@@ -9,7 +9,7 @@ use crate::render::Rendered;
 
 pub struct SwiftDocs;
 
-pub(super) fn ty(ty: &Type) -> String {
+fn ty(ty: &Type) -> String {
     match ty {
         Type::U32 => "UInt32".into(),
         Type::U64 | Type::Address => "UInt64".into(),

@@ -336,23 +336,12 @@ fn swift_overload(api: &Api, class: Option<&Class>, c: &Callable) -> Option<Rend
     short.params.retain(|p| !swift_defaulted(p));
     let name = c.name.camel();
     let target = format!("{name}({})", c.params.iter().map(|p| format!("{}:", p.name.camel())).collect::<String>());
-    let defaulted: Vec<(String, String)> = c
-        .params
-        .iter()
-        .filter(|p| swift_defaulted(p))
-        .map(|p| (p.name.camel(), docs::literal(p).expect("a defaulted parameter")))
-        .collect();
-    let defaults = defaulted.iter().map(|(n, v)| format!("`{n}` = `{v}`")).collect::<Vec<_>>().join(", ");
-    let args = c
-        .params
-        .iter()
-        .map(|p| {
-            let n = p.name.camel();
-            let value = if swift_defaulted(p) { docs::literal(p).expect("a defaulted parameter") } else { n.clone() };
-            format!("{n}: {value}")
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
+    // Each parameter passed on by name, the enum-defaulted ones as their default.
+    let passed: Vec<(String, Option<String>)> =
+        c.params.iter().map(|p| (p.name.camel(), docs::literal(p).filter(|_| swift_defaulted(p)))).collect();
+    let defaults =
+        passed.iter().filter_map(|(n, v)| Some(format!("`{n}` = `{}`", v.as_ref()?))).collect::<Vec<_>>().join(", ");
+    let args = passed.iter().map(|(n, v)| format!("{n}: {}", v.as_ref().unwrap_or(n))).collect::<Vec<_>>().join(", ");
     let returns = plan.outcome.lowering.ty().is_some() || c.kind == CallableKind::Constructor;
     let call = format!(
         "{}{}{}{name}({args})",

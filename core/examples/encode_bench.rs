@@ -31,13 +31,17 @@ fn main() {
     })
     .unwrap();
     let weights = file_weights::FileWeights::open(&dir);
-    let encoder = Encoder::prepare(&weights).unwrap();
+    let precision = std::env::var("UFORM_BENCH_PRECISION").ok();
+    let precision = precision.as_deref().map_or(uform_core::Precision::F32, |p| {
+        uform_core::Precision::parse(p).unwrap_or_else(|| panic!("UFORM_BENCH_PRECISION: f32 or bf16, got {p:?}"))
+    });
+    let encoder = Encoder::prepare(&weights, precision).unwrap();
     let c = encoder.config().clone();
     let opts = EncodeTextOptions::default();
     let first = encoder.encode(&executor, &["hello".to_string()], &opts).unwrap();
     assert_eq!(first.columns as usize, c.hidden);
     println!(
-        "encode_bench: {threads} threads, kernels {} (cpuClass {}), process start to first embedding {:.1} ms",
+        "encode_bench: {threads} threads, {precision} kernels {} (cpuClass {}), process start to first embedding {:.1} ms",
         kernels_for(class.as_deref()).unwrap(),
         class.as_deref().unwrap_or("native"),
         start.elapsed().as_secs_f64() * 1e3

@@ -49,7 +49,7 @@ fn model() -> &'static (FileWeights, Encoder) {
     static MODEL: OnceLock<(FileWeights, Encoder)> = OnceLock::new();
     MODEL.get_or_init(|| {
         let weights = FileWeights::open(&test_model_dir());
-        let encoder = Encoder::prepare(&weights).expect("preparing the test model");
+        let encoder = Encoder::prepare(&weights, uform_core::Precision::F32).expect("preparing the test model");
         (weights, encoder)
     })
 }
@@ -224,7 +224,7 @@ fn half_precision_weights_encode_close_to_the_reference() {
     let exec = executor(2, None);
     for dtype in ["BF16", "F16"] {
         let converted = Converted::new(weights, dtype);
-        let encoder = Encoder::prepare(&converted).unwrap();
+        let encoder = Encoder::prepare(&converted, uform_core::Precision::F32).unwrap();
         let got = encoder.encode(&exec, &f.texts, &EncodeTextOptions::default()).unwrap();
         for (i, (g, w)) in rows(&got).into_iter().zip(&f.embeddings).enumerate() {
             let cosine: f32 = g.iter().zip(w).map(|(a, b)| a * b).sum();
@@ -261,7 +261,7 @@ fn folder(name: &str, files: &[(&str, &str)]) -> Folder {
 #[test]
 fn other_architectures_and_pooling_modes_are_unsupported_naming_what_was_found() {
     let roberta = folder("roberta", &[("config.json", r#"{"model_type": "roberta"}"#)]);
-    let e = Encoder::prepare(&roberta).unwrap_err();
+    let e = Encoder::prepare(&roberta, uform_core::Precision::F32).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unsupported);
     assert!(e.message().contains("roberta"), "{e}");
 
@@ -274,7 +274,7 @@ fn other_architectures_and_pooling_modes_are_unsupported_naming_what_was_found()
             ("1_Pooling/config.json", r#"{"pooling_mode_max_tokens": true}"#),
         ],
     );
-    let e = Encoder::prepare(&max).unwrap_err();
+    let e = Encoder::prepare(&max, uform_core::Precision::F32).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unsupported);
     assert!(e.message().contains("pooling_mode_max_tokens"), "{e}");
     let _ = std::fs::remove_dir_all(&roberta.0);
@@ -411,7 +411,7 @@ fn free_during_an_encode_is_in_use_and_drain_waits_for_it() {
     let exec = executor(2, None);
     let model = Model::load_ram(
         test_model_dir().to_str().unwrap(),
-        ModelLoadRamConfig { executor: exec.clone(), memory_domains: None },
+        ModelLoadRamConfig { executor: exec.clone(), memory_domains: None, precision: None },
     )
     .unwrap();
     model.encode_text(&f.texts[..1], EncodeTextOptions::default()).unwrap(); // prepares the encoder
@@ -441,4 +441,72 @@ fn free_during_an_encode_is_in_use_and_drain_waits_for_it() {
         model.encode_text(&f.texts[..1], EncodeTextOptions::default()).unwrap_err().kind(),
         ErrorKind::FreedHandle
     );
+}
+
+/// Cosine of each row of `got` with the same row of `want`; the smallest.
+fn worst_cosine(got: &F32Matrix, want: &[Vec<f32>]) -> f64 {
+    assert_eq!(got.rows as usize, want.len());
+    let norm = |v: &[f32]| v.iter().map(|a| *a as f64 * *a as f64).sum::<f64>().sqrt();
+    rows(got)
+        .into_iter()
+        .zip(want)
+        .map(|(g, w)| g.iter().zip(w).map(|(a, b)| *a as f64 * *b as f64).sum::<f64>() / (norm(g) * norm(w)))
+        .fold(f64::INFINITY, f64::min)
+}
+
+#[test]
+fn bf16_models_embed_at_cosine_0999_report_half_the_matrix_bytes_and_refuse_training_and_classes_without_bf16() {
+    use uform_core::{Model, ModelLoadRamConfig, Precision, Trainer, TrainerContrastiveConfig};
+    let f = fixture();
+    let dir = test_model_dir();
+    let load = |executor: &Executor, precision: Option<Precision>| {
+        let config = ModelLoadRamConfig { executor: executor.clone(), memory_domains: None, precision };
+        Model::load_ram(dir.to_str().unwrap(), config)
+    };
+    // A class without AVX512_BF16 (icelake has AVX-512 but not its bf16 extension) refuses bf16 at load.
+    if uform_core::capabilities::runnable_cpu_classes().contains(&"intel-icelake") {
+        let e = load(&executor(1, Some("intel-icelake")), Some(Precision::Bf16)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
+        assert!(e.message().contains("intel-icelake") && e.message().contains("AVX512_BF16"), "{e}");
+    }
+    let bf16_classes: Vec<&str> = uform_core::capabilities::runnable_cpu_classes()
+        .into_iter()
+        .filter(|c| ["amd-genoa", "intel-sapphirerapids"].contains(c))
+        .collect();
+    if bf16_classes.is_empty() {
+        // This CPU has no bf16 instructions: its native class refuses bf16, as the docs say.
+        let e = load(&executor(1, None), Some(Precision::Bf16)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
+        return;
+    }
+    let f32_model = load(&executor(2, None), None).unwrap();
+    let f32_described = f32_model.describe().unwrap();
+    assert_eq!(f32_described.precision, Precision::F32);
+    // genoa runs the AVX512_BF16 kernel; sapphirerapids AMX where the OS grants it.
+    for class in bf16_classes {
+        let model = load(&executor(2, Some(class)), Some(Precision::Bf16)).unwrap();
+        let described = model.describe().unwrap();
+        assert_eq!(described.precision, Precision::Bf16);
+        let (mut matrices, mut vectors) = (0u64, 0u64);
+        for t in described.tensors.iter().filter(|t| t.dtype == "F32") {
+            let values: u64 = t.shape.iter().product();
+            if t.shape.len() >= 2 {
+                matrices += values;
+            } else {
+                vectors += values;
+            }
+        }
+        assert_eq!(described.weight_bytes, 2 * matrices + 4 * vectors);
+        assert_eq!(f32_described.weight_bytes, 4 * (matrices + vectors));
+        let got = model.encode_text(&f.texts, EncodeTextOptions::default()).unwrap();
+        let worst = worst_cosine(&got, &f.embeddings);
+        assert!(worst >= 0.999, "{class}: bf16 embeddings at worst cosine {worst} with sentence-transformers'");
+        // Not f32's floats: the products really are bf16's.
+        let exact = f32_model.encode_text(&f.texts, EncodeTextOptions::default()).unwrap();
+        assert!(max_difference(&got, &exact) > 1e-5, "{class}: bf16 gave f32's embeddings");
+        let e = Trainer::contrastive(&model, TrainerContrastiveConfig::default()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
+        assert!(e.message().contains("precision f32"), "{e}");
+        model.free().unwrap();
+    }
 }

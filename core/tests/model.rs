@@ -96,7 +96,7 @@ fn ram() -> Executor {
 }
 
 fn load(path: &str, executor: &Executor) -> Result<Model> {
-    Model::load_ram(path, ModelLoadRamConfig { executor: executor.clone(), memory_domains: None })
+    Model::load_ram(path, ModelLoadRamConfig { executor: executor.clone(), memory_domains: None, precision: None })
 }
 
 fn expected(path: &str, tensors: &[T], architecture: Option<&str>, executor: &Executor) -> ModelDescription {
@@ -117,6 +117,13 @@ fn expected(path: &str, tensors: &[T], architecture: Option<&str>, executor: &Ex
         memory_domains: executor.memory_domains(),
         devices: vec![],
         bytes: tensors.iter().map(|t| t.bytes).sum(),
+        precision: Precision::F32,
+        // Four bytes a value of every floating-point tensor.
+        weight_bytes: tensors
+            .iter()
+            .filter(|t| ["F32", "F16", "BF16"].contains(&t.dtype.as_str()))
+            .map(|t| 4 * t.shape.iter().product::<u64>())
+            .sum(),
         tensors,
     }
 }
@@ -189,7 +196,11 @@ fn memory_domains_are_checked_and_reported() {
     let file = dir.write("m.safetensors", safetensors(&fixture()));
     let executor = ram();
     let node = executor.memory_domains()[0];
-    let config = |domains: Option<Vec<u32>>| ModelLoadRamConfig { executor: executor.clone(), memory_domains: domains };
+    let config = |domains: Option<Vec<u32>>| ModelLoadRamConfig {
+        executor: executor.clone(),
+        memory_domains: domains,
+        precision: None,
+    };
     let model = Model::load_ram(&file, config(Some(vec![node]))).unwrap();
     let d = model.describe().unwrap();
     assert!(d.memory_domains == [node] || model.placement_fallback().is_some(), "{d:?}");

@@ -32,7 +32,8 @@ fn rows(v: &Value) -> Vec<Vec<f32>> {
 }
 
 fn load(executor: &Executor, path: &str) -> Model {
-    Model::load_ram(path, ModelLoadRamConfig { executor: executor.clone(), memory_domains: None }).unwrap()
+    Model::load_ram(path, ModelLoadRamConfig { executor: executor.clone(), memory_domains: None, precision: None })
+        .unwrap()
 }
 
 fn executor() -> Executor {

@@ -69,9 +69,11 @@ fn train_mesh_peer_entry() {
     )
     .unwrap();
     let dir = test_model_dir();
-    let model =
-        Model::load_ram(dir.to_str().unwrap(), ModelLoadRamConfig { executor: executor.clone(), memory_domains: None })
-            .unwrap();
+    let model = Model::load_ram(
+        dir.to_str().unwrap(),
+        ModelLoadRamConfig { executor: executor.clone(), memory_domains: None, precision: None },
+    )
+    .unwrap();
     let trainer =
         Trainer::contrastive(&model, TrainerContrastiveConfig { mesh: Some(mesh.clone()), ..config(&f) }).unwrap();
     let mut out = json!({ "rank": rank, "loss": [], "lr": [], "grad_norm": [], "errors": [] });

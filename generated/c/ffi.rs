@@ -84,6 +84,24 @@ fn mood_to_c(value: uform_core::Mood) -> i32 {
     }
 }
 
+/// The C values of `uform_precision_t`.
+#[allow(dead_code)]
+fn precision_from_c(value: i32, argument: &str) -> Result<uform_core::Precision, Error> {
+    match value {
+        0 => Ok(uform_core::Precision::F32),
+        1 => Ok(uform_core::Precision::Bf16),
+        other => Err(Error::invalid_argument(argument, format!("is {other}, not a `uform_precision_t` value (0, 1)"))),
+    }
+}
+
+#[allow(dead_code)]
+fn precision_to_c(value: uform_core::Precision) -> i32 {
+    match value {
+        uform_core::Precision::F32 => 0,
+        uform_core::Precision::Bf16 => 1,
+    }
+}
+
 /// The C values of `uform_residency_t`.
 #[allow(dead_code)]
 fn residency_from_c(value: i32, argument: &str) -> Result<uform_core::Residency, Error> {
@@ -302,19 +320,36 @@ pub struct uform_model_load_ram_config_t {
     pub executor: *mut uform_executor_t,
     pub memory_domains: *const u32,
     pub memory_domains_count: usize,
+    pub precision: i32,
 }
 
 fn model_load_ram_config_from_c(raw: &uform_model_load_ram_config_t) -> Result<uform_core::ModelLoadRamConfig, Error> {
     Ok(uform_core::ModelLoadRamConfig {
         executor: EXECUTOR_HANDLES.get(raw.executor as usize, "ModelLoadRamConfig.executor", "Executor")?.value.clone(),
         memory_domains: read_list(raw.memory_domains, raw.memory_domains_count, "ModelLoadRamConfig.memory_domains")?,
+        precision: if raw.precision == 0 { None } else { Some(precision_from_c(raw.precision, "ModelLoadRamConfig.precision")?) },
     })
+}
+
+/// `uform_model_load_ram_config_t` as its first layout declared it.
+#[repr(C)]
+#[allow(dead_code)]
+struct uform_model_load_ram_config_t_first {
+    struct_size: u32,
+    executor: *mut uform_executor_t,
+    memory_domains: *const u32,
+    memory_domains_count: usize,
 }
 
 // SAFETY: `#[repr(C)]`, led by `struct_size: u32`, and every field an integer, a float, a C `bool` or a raw pointer, for which all zeros (and whatever a C caller writes) is a valid value.
 unsafe impl Versioned for uform_model_load_ram_config_t {
-    const FIRST_SIZE: usize = std::mem::size_of::<uform_model_load_ram_config_t>();
+    const FIRST_SIZE: usize = std::mem::size_of::<uform_model_load_ram_config_t_first>();
 }
+const _: () = assert!(
+    std::mem::offset_of!(uform_model_load_ram_config_t, precision) >= std::mem::size_of::<uform_model_load_ram_config_t_first>(),
+    "uform_model_load_ram_config_t.precision lies in the first layout's trailing padding: append a field that fills it first"
+);
+
 
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -370,6 +405,8 @@ pub struct uform_model_description_t {
     pub devices: *const u32,
     pub devices_count: usize,
     pub bytes: u64,
+    pub precision: i32,
+    pub weight_bytes: u64,
     pub tensors: *const uform_tensor_description_t,
     pub tensors_count: usize,
 }
@@ -384,6 +421,8 @@ fn model_description_to_c(v: &uform_core::ModelDescription, arena: &mut Arena) -
         memory_domains: arena.list(v.memory_domains.clone()),
         devices: arena.list(v.devices.clone()),
         bytes: v.bytes,
+        precision: precision_to_c(v.precision),
+        weight_bytes: v.weight_bytes,
         tensors: { let items: Vec<_> = v.tensors.iter().map(|x| tensor_description_to_c(x, arena)).collect(); arena.list(items) },
         memory_domains_count: v.memory_domains.len(),
         devices_count: v.devices.len(),

@@ -195,13 +195,14 @@ pub extern "system" fn Java_cloud_unum_uform_UFormNative_executorDrainQuiet<'l>(
 /// `Model.loadRam`
 #[no_mangle]
 #[allow(unused_variables, clippy::too_many_arguments, clippy::needless_question_mark)]
-pub extern "system" fn Java_cloud_unum_uform_UFormNative_modelLoadRam<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, path: JString<'l>, config_executor: jlong, config_memory_domains: JIntArray<'l>) -> jlong {
+pub extern "system" fn Java_cloud_unum_uform_UFormNative_modelLoadRam<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, path: JString<'l>, config_executor: jlong, config_memory_domains: JIntArray<'l>, config_precision_present: jboolean, config_precision: jint) -> jlong {
     runtime::call(&mut env, |env| {
         let path = runtime::string(env, &path)?;
         let config = uform_core::ModelLoadRamConfig {
             // SAFETY: Kotlin holds a use of `config_executor` for the whole call (NativeHandle.use).
             executor: unsafe { runtime::borrow::<uform_core::Executor>(config_executor) }.clone(),
             memory_domains: if config_memory_domains.is_null() { None } else { Some(runtime::u32s(env, &config_memory_domains)?) },
+            precision: if config_precision_present != 0 { Some(runtime::variant(&uform_core::Precision::ALL, config_precision)?) } else { None },
         };
         let value = uform_core::Model::load_ram(path, config)?;
         Ok(runtime::handle(value))
@@ -441,6 +442,8 @@ impl Encode for uform_core::ModelDescription {
         self.memory_domains.encode(out);
         self.devices.encode(out);
         self.bytes.encode(out);
+        self.precision.encode(out);
+        self.weight_bytes.encode(out);
         self.tensors.encode(out);
     }
 }
@@ -464,6 +467,12 @@ impl Encode for uform_core::MultimemTier {
 impl Encode for uform_core::GpuVendor {
     fn encode(&self, out: &mut Vec<u8>) {
         runtime::ordinal(&uform_core::GpuVendor::ALL, self).encode(out);
+    }
+}
+
+impl Encode for uform_core::Precision {
+    fn encode(&self, out: &mut Vec<u8>) {
+        runtime::ordinal(&uform_core::Precision::ALL, self).encode(out);
     }
 }
 

@@ -399,6 +399,7 @@ impl FromJs for uform_core::ModelLoadRamConfig {
             Ok(uform_core::ModelLoadRamConfig {
                 executor: EXECUTOR_HANDLES.get(required::<u32>(object.field("executor")?, "executor")?, "Executor", "executor")?,
                 memory_domains: optional::<Vec<u32>>(object.field("memoryDomains")?, "memoryDomains")?,
+                precision: optional::<uform_core::Precision>(object.field("precision")?, "precision")?,
             })
         })
     }
@@ -415,6 +416,25 @@ impl FromJs for uform_core::ModelLoadVramConfig {
                 devices: optional::<Vec<u32>>(object.field("devices")?, "devices")?,
             })
         })
+    }
+}
+
+impl FromJs for uform_core::Precision {
+    fn from_js(value: Js, argument: &str) -> Result<Self> {
+        match enum_string(value, argument, &["f32", "bf16", ], "Precision")? {
+            0 => Ok(uform_core::Precision::F32),
+            1 => Ok(uform_core::Precision::Bf16),
+            _ => Err(invalid(argument, format!("names no {}", "Precision"))),
+        }
+    }
+}
+
+impl ToJs for uform_core::Precision {
+    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
+        match self {
+            uform_core::Precision::F32 => "f32".to_js(env),
+            uform_core::Precision::Bf16 => "bf16".to_js(env),
+        }
     }
 }
 
@@ -458,6 +478,8 @@ impl ToJs for uform_core::ModelDescription {
         object.set("memoryDomains", &self.memory_domains)?;
         object.set("devices", &self.devices)?;
         object.set("bytes", &self.bytes)?;
+        object.set("precision", &self.precision)?;
+        object.set("weightBytes", &self.weight_bytes)?;
         object.set("tensors", &self.tensors)?;
         Ok(object.finish())
     }

@@ -465,11 +465,13 @@ fn model_load_ram_config_from_kwargs(
     py: Python<'_>,
     executor: Option<&Bound<'_, PyAny>>,
     memory_domains: Option<&Bound<'_, PyAny>>,
+    precision: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<uform_core::ModelLoadRamConfig> {
     let _ = py;
     Ok(uform_core::ModelLoadRamConfig {
         executor: required(py, executor, "executor", executor_from_py)?,
         memory_domains: opt(memory_domains, "memory_domains", |v: &Bound<'_, PyAny>, a: &str| arg_list(v, a, arg_u32))?,
+        precision: opt(precision, "precision", precision_from_py)?,
     })
 }
 
@@ -481,10 +483,12 @@ fn model_load_ram_config_from_py(value: &Bound<'_, PyAny>, argument: &str) -> Py
     };
     let executor = map.get_item("executor")?;
     let memory_domains = map.get_item("memory_domains")?;
+    let precision = map.get_item("precision")?;
     model_load_ram_config_from_kwargs(
         value.py(),
         executor.as_ref(),
         memory_domains.as_ref(),
+        precision.as_ref(),
     )
 }
 
@@ -494,6 +498,7 @@ fn model_load_ram_config_to_py<'py>(py: Python<'py>, value: &uform_core::ModelLo
     let fields = pyo3::types::PyDict::new(py);
     // `executor` holds a handle, only ever read from Python into a call.
     if value.memory_domains.is_some() { fields.set_item("memory_domains", match &value.memory_domains { Some(v) => py_value(py, pyo3::types::PyList::new(py, v.iter().map(|v| py_value(py, *v)).collect::<PyResult<Vec<_>>>()?)?), None => Ok(py.None().into_bound(py)) }?)?; }
+    if value.precision.is_some() { fields.set_item("precision", match &value.precision { Some(v) => precision_to_py(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
     py_value(py, fields)
 }
 
@@ -533,6 +538,27 @@ fn model_load_vram_config_to_py<'py>(py: Python<'py>, value: &uform_core::ModelL
     // `executor` holds a handle, only ever read from Python into a call.
     if value.devices.is_some() { fields.set_item("devices", match &value.devices { Some(v) => py_value(py, pyo3::types::PyList::new(py, v.iter().map(|v| py_value(py, *v)).collect::<PyResult<Vec<_>>>()?)?), None => Ok(py.None().into_bound(py)) }?)?; }
     py_value(py, fields)
+}
+
+/// Reads a `Precision` (or its string) into `uform_core::Precision`.
+#[allow(dead_code)]
+fn precision_from_py(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<uform_core::Precision> {
+    let raw = arg_string(value, argument)?;
+    match raw.as_str() {
+        "f32" => Ok(uform_core::Precision::F32),
+        "bf16" => Ok(uform_core::Precision::Bf16),
+        other => Err(invalid(value.py(), argument, format!("must be one of Precision.F32 ('f32'), Precision.BF16 ('bf16'), got {other:?}"))),
+    }
+}
+
+/// Writes `uform_core::Precision` as a `Precision` member.
+#[allow(dead_code)]
+fn precision_to_py<'py>(py: Python<'py>, value: uform_core::Precision) -> PyResult<Bound<'py, PyAny>> {
+    let raw = match value {
+        uform_core::Precision::F32 => "f32",
+        uform_core::Precision::Bf16 => "bf16",
+    };
+    class(py, "Precision")?.call1((raw,))
 }
 
 /// Reads a `Residency` (or its string) into `uform_core::Residency`.
@@ -578,6 +604,8 @@ fn model_description_to_py<'py>(py: Python<'py>, value: &uform_core::ModelDescri
     fields.set_item("memory_domains", py_value(py, pyo3::types::PyTuple::new(py, value.memory_domains.iter().map(|v| py_value(py, *v)).collect::<PyResult<Vec<_>>>()?)?)?)?;
     fields.set_item("devices", py_value(py, pyo3::types::PyTuple::new(py, value.devices.iter().map(|v| py_value(py, *v)).collect::<PyResult<Vec<_>>>()?)?)?)?;
     fields.set_item("bytes", py_value(py, value.bytes)?)?;
+    fields.set_item("precision", precision_to_py(py, value.precision)?)?;
+    fields.set_item("weight_bytes", py_value(py, value.weight_bytes)?)?;
     fields.set_item("tensors", py_value(py, pyo3::types::PyTuple::new(py, value.tensors.iter().map(|v| tensor_description_to_py(py, v)).collect::<PyResult<Vec<_>>>()?)?)?)?;
     class(py, "ModelDescription")?.call((), Some(&fields))
 }
@@ -639,10 +667,10 @@ pub struct Model {
 impl Model {
     /// Reads safetensors weights into host memory for the threads of a RAM executor.
     #[staticmethod]
-    #[pyo3(signature = (path, *, executor, memory_domains=None))]
-    fn load_ram(py: Python<'_>, path: Bound<'_, PyAny>, executor: Bound<'_, PyAny>, memory_domains: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
+    #[pyo3(signature = (path, *, executor, memory_domains=None, precision=None))]
+    fn load_ram(py: Python<'_>, path: Bound<'_, PyAny>, executor: Bound<'_, PyAny>, memory_domains: Option<Bound<'_, PyAny>>, precision: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
         let path = arg_path(&path, "path")?;
-        let config = model_load_ram_config_from_kwargs(py, Some(&executor), memory_domains.as_ref())?;
+        let config = model_load_ram_config_from_kwargs(py, Some(&executor), memory_domains.as_ref(), precision.as_ref())?;
         let value = py.detach(|| guard(|| uform_core::Model::load_ram(path, config))).map_err(|e| raise(py, e))?;
         Ok(Self { core: value, _borrowed: vec![executor.clone().unbind()] })
     }

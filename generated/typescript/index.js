@@ -408,6 +408,22 @@ const Mood = Object.freeze({
     1: "Spinning",
 });
 
+/** The number format a RAM model keeps its weights in and multiplies them in. */
+const Precision = Object.freeze({
+    /**
+     * 32-bit floats, whatever the file holds (F16 and BF16 tensors are widened when the model is loaded): the
+     * default, and the precision a trainer needs.
+     */
+    F32: "f32",
+    /**
+     * bfloat16 weights, half the bytes of f32, multiplied with the CPU's bf16 instructions (AMX tiles where
+     * the CPU and the OS offer them, else AVX512_BF16) and summed in f32; norms, softmax, activations and
+     * pooling stay f32. Embeddings agree with f32's at a cosine of about 0.999 or better. A CPU class without
+     * AVX512_BF16 refuses it as unsupported, and a trainer refuses a bf16 model.
+     */
+    Bf16: "bf16",
+});
+
 /** Where a model's weights live. */
 const Residency = Object.freeze({
     /** Host memory the process owns, read from the file at load and bound to NUMA nodes. */
@@ -777,6 +793,7 @@ module.exports = {
     Mesh,
     Executor,
     Mood,
+    Precision,
     Residency,
     Model,
     Trainer,

@@ -8,6 +8,7 @@ export const {
     Mesh,
     Executor,
     Mood,
+    Precision,
     Residency,
     Model,
     Trainer,

@@ -507,6 +507,7 @@ uniffi::derive_ffi_traits!(local Mood);
 pub struct ModelLoadRamConfig {
     pub executor: Arc<Executor>,
     pub memory_domains: Option<Vec<u32>>,
+    pub precision: Option<Precision>,
 }
 
 impl From<ModelLoadRamConfig> for uform_core::ModelLoadRamConfig {
@@ -514,6 +515,7 @@ impl From<ModelLoadRamConfig> for uform_core::ModelLoadRamConfig {
         uform_core::ModelLoadRamConfig {
             executor: value.executor.core.clone(),
             memory_domains: value.memory_domains,
+            precision: value.precision.map(|v| v.into()),
         }
     }
 }
@@ -532,6 +534,71 @@ impl From<ModelLoadVramConfig> for uform_core::ModelLoadVramConfig {
         }
     }
 }
+
+/// The number format a RAM model keeps its weights in and multiplies them in.
+///
+/// It crosses as the UDL's custom type `Precision` over `i32`: the number C uses for the case (an argument in a
+/// register, a record's field as uniffi writes an `i32`); generated/swift/Sources/UForm/Enums.swift holds its Swift.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Precision {
+    F32,
+    Bf16,
+}
+
+impl From<Precision> for uform_core::Precision {
+    fn from(value: Precision) -> Self {
+        match value {
+            Precision::F32 => uform_core::Precision::F32,
+            Precision::Bf16 => uform_core::Precision::Bf16,
+        }
+    }
+}
+
+impl From<uform_core::Precision> for Precision {
+    fn from(value: uform_core::Precision) -> Self {
+        match value {
+            uform_core::Precision::F32 => Precision::F32,
+            uform_core::Precision::Bf16 => Precision::Bf16,
+        }
+    }
+}
+
+// SAFETY: an `i32` crosses by value (uniffi's own `i32` conversion does the same); `try_lift` refuses any number
+// that names no case, so a foreign caller cannot make an invalid `Precision`.
+unsafe impl uniffi::FfiConverter<crate::UniFfiTag> for Precision {
+    type FfiType = i32;
+
+    fn lower(obj: Precision) -> i32 {
+        match obj {
+            Precision::F32 => 0,
+            Precision::Bf16 => 1,
+        }
+    }
+
+    fn try_lift(v: i32) -> uniffi::Result<Precision> {
+        match v {
+            0 => Ok(Precision::F32),
+            1 => Ok(Precision::Bf16),
+            other => uniffi::deps::anyhow::bail!("{other} is no Precision"),
+        }
+    }
+
+    fn write(obj: Precision, buf: &mut Vec<u8>) {
+        <i32 as uniffi::FfiConverter<crate::UniFfiTag>>::write(Self::lower(obj), buf)
+    }
+
+    fn try_read(buf: &mut &[u8]) -> uniffi::Result<Precision> {
+        Self::try_lift(<i32 as uniffi::FfiConverter<crate::UniFfiTag>>::try_read(buf)?)
+    }
+
+    const TYPE_ID_META: uniffi::MetadataBuffer =
+        uniffi::MetadataBuffer::from_code(uniffi::metadata::codes::TYPE_CUSTOM)
+            .concat_str("uform_bulk")
+            .concat_str("Precision")
+            .concat(<i32 as uniffi::TypeId<crate::UniFfiTag>>::TYPE_ID_META);
+}
+
+uniffi::derive_ffi_traits!(local Precision);
 
 /// Where a model's weights live.
 ///
@@ -638,6 +705,8 @@ pub struct ModelDescription {
     pub memory_domains: Vec<u32>,
     pub devices: Vec<u32>,
     pub bytes: u64,
+    pub precision: Precision,
+    pub weight_bytes: u64,
     pub tensors: Vec<TensorDescription>,
 }
 
@@ -651,6 +720,8 @@ impl From<ModelDescription> for uform_core::ModelDescription {
             memory_domains: value.memory_domains,
             devices: value.devices,
             bytes: value.bytes,
+            precision: value.precision.into(),
+            weight_bytes: value.weight_bytes,
             tensors: value.tensors.into_iter().map(Into::into).collect(),
         }
     }
@@ -665,6 +736,8 @@ impl From<uform_core::ModelDescription> for ModelDescription {
             memory_domains: value.memory_domains,
             devices: value.devices,
             bytes: value.bytes,
+            precision: value.precision.into(),
+            weight_bytes: value.weight_bytes,
             tensors: value.tensors.into_iter().map(Into::into).collect(),
         }
     }

@@ -39,7 +39,7 @@ fn texts(workloads: &Value, name: &str) -> Vec<String> {
 fn load(model_dir: &str) -> uform_core::Result<Model> {
     let config = ExecutorForRamConfig { threads: Some(threads() as u32), ..Default::default() };
     let executor = Executor::for_ram(config)?;
-    Model::load_ram(model_dir, ModelLoadRamConfig { executor, memory_domains: None })
+    Model::load_ram(model_dir, ModelLoadRamConfig { executor, memory_domains: None, precision: None })
 }
 
 fn worker(model_dir: &str) {

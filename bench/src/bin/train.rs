@@ -41,7 +41,7 @@ fn strings(v: &Value) -> Vec<String> {
 fn load(model_dir: &str) -> uform_core::Result<Model> {
     let config = ExecutorForRamConfig { threads: Some(threads() as u32), ..Default::default() };
     let executor = Executor::for_ram(config)?;
-    Model::load_ram(model_dir, ModelLoadRamConfig { executor, memory_domains: None })
+    Model::load_ram(model_dir, ModelLoadRamConfig { executor, memory_domains: None, precision: None })
 }
 
 /// The batches of `pairs` pairs: (anchors, positives) per step.
@@ -139,8 +139,11 @@ fn mesh_rank(rank: u32, world: u32, directory: &str, steps: usize, model_dir: &s
         ..Default::default()
     };
     let mesh = Mesh::bootstrap(&executor, options).expect("Mesh::bootstrap");
-    let model = Model::load_ram(model_dir, ModelLoadRamConfig { executor: executor.clone(), memory_domains: None })
-        .expect("load the model");
+    let model = Model::load_ram(
+        model_dir,
+        ModelLoadRamConfig { executor: executor.clone(), memory_domains: None, precision: None },
+    )
+    .expect("load the model");
     let config = TrainerContrastiveConfig {
         dropout: Some(0.0),
         max_tokens: Some(128),

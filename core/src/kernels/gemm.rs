@@ -7,16 +7,24 @@
 //! outputs whose size depends only on the shape, never on the thread count, and every output is summed over the
 //! whole of `k` by one micro-kernel call: results are identical whatever threads run them.
 
+use super::bf16;
 use super::{Kernels, NR};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::executor::Executor;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Panels of `NR` columns: panel `q` holds `B[p][q·NR + j]` at `q·k·NR + p·NR + j`.
+/// Panels of `NR` columns: in f32, panel `q` holds `B[p][q·NR + j]` at `q·k·NR + p·NR + j`; in bf16, as
+/// [`bf16`] lays them out.
 pub struct Packed {
     pub n: usize,
     pub k: usize,
-    pub data: Vec<f32>,
+    pub panels: Panels,
+}
+
+/// A packed matrix's values, in the precision it is multiplied in.
+pub enum Panels {
+    F32(Vec<f32>),
+    Bf16(Vec<u16>),
 }
 
 /// Floats a packed `n × k` right-hand side takes.
@@ -62,7 +70,12 @@ impl Packed {
     pub fn weights(w: &[f32], n: usize, k: usize) -> Packed {
         let mut data = vec![0.0; packed_len(n, k)];
         pack_rows(w, k, n, k, &mut data);
-        Packed { n, k, data }
+        Packed { n, k, panels: Panels::F32(data) }
+    }
+
+    /// Packs a weight matrix stored `[n × k]` as bf16 panels, each value rounded to nearest even.
+    pub fn weights_bf16(w: &[f32], n: usize, k: usize) -> Packed {
+        Packed { n, k, panels: Panels::Bf16(bf16::pack_weights(w, n, k)) }
     }
 
     /// Packs `B` given as `k` rows of `n` at stride `ld` (`B[p][j] = src[p·ld + j]`) into `self`, reusing its
@@ -72,8 +85,12 @@ impl Packed {
         assert!(k == 0 || src.len() >= (k - 1) * ld + n, "pack: source too small for {k} × {n}");
         self.n = n;
         self.k = k;
-        self.data.resize(packed_len(n, k), 0.0);
-        let out = Shared(self.data.as_mut_ptr());
+        if !matches!(self.panels, Panels::F32(_)) {
+            self.panels = Panels::F32(Vec::new());
+        }
+        let Panels::F32(data) = &mut self.panels else { unreachable!("made f32 above") };
+        data.resize(packed_len(n, k), 0.0);
+        let out = Shared(data.as_mut_ptr());
         executor.for_n_dynamic(n.div_ceil(NR), |q| {
             #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
             let out = out;
@@ -91,7 +108,7 @@ impl Packed {
 
     /// An empty packing to fill with [`Packed::columns_from`].
     pub fn empty() -> Packed {
-        Packed { n: 0, k: 0, data: Vec::new() }
+        Packed { n: 0, k: 0, panels: Panels::F32(Vec::new()) }
     }
 }
 
@@ -153,11 +170,77 @@ unsafe impl Send for Shared {}
 unsafe impl Sync for Shared {}
 
 /// The tile of a product of `m` rows: tall tiles for tall products, narrow ones when few rows must still
-/// spread over the threads.
-fn tile(m: usize, mr: usize) -> (usize, usize) {
-    let mc = mr * if m >= 256 { 12 } else { 4 };
+/// spread over the threads. bf16 tiles are whole blocks of [`bf16::BLOCK`] rows.
+fn tile(m: usize, mr: usize, panels: &Panels) -> (usize, usize) {
+    let mc = match panels {
+        Panels::F32(_) => mr * if m >= 256 { 12 } else { 4 },
+        Panels::Bf16(_) => {
+            bf16::BLOCK
+                * if m >= 256 {
+                    4
+                } else if m > 64 {
+                    2
+                } else {
+                    1
+                }
+        }
+    };
     let nc = if m <= 64 { 2 * NR } else { 4 * NR };
     (mc, nc)
+}
+
+thread_local! {
+    /// A bf16 tile's rows of A, rounded once for all its panels; kept by the thread for its next tile.
+    static ROUNDED: std::cell::RefCell<Vec<u16>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// [`serial`] for bf16 panels: `C[rows × cols] (+)= A[rows × k] · B` for the panels of columns `j0..j0+cols`, A's
+/// rows rounded to bf16 once, then every panel a block of [`bf16::BLOCK`] rows at a time.
+///
+/// # Safety
+/// As [`serial`]'s, with `panels` the whole packed matrix of `k` rows and `j0` a multiple of `NR`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn serial_bf16(
+    kernel: bf16::Kernel,
+    a: *const f32,
+    lda: usize,
+    rows: usize,
+    panels: &[u16],
+    j0: usize,
+    cols: usize,
+    k: usize,
+    c: *mut f32,
+    ldc: usize,
+    accumulate: bool,
+) {
+    let kp = bf16::padded_k(k);
+    ROUNDED.with_borrow_mut(|rounded| {
+        // SAFETY: the caller's contract covers A's rows.
+        unsafe { bf16::round_rows(kernel, a, lda, rows, k, rounded) };
+        let mut out = [0f32; bf16::BLOCK * NR];
+        kernel.begin();
+        for q in 0..cols.div_ceil(NR) {
+            let width = NR.min(cols - q * NR);
+            let panel = panels[(j0 / NR + q) * kp * NR..][..kp * NR].as_ptr();
+            for i in (0..rows).step_by(bf16::BLOCK) {
+                let r = bf16::BLOCK.min(rows - i);
+                // SAFETY: `rounded` holds `rows` rows of `kp` padded to 16, so the block's padded rows from `i`;
+                // the panel is `kp·NR` values (sliced above); the kernel was begun on this thread.
+                unsafe { kernel.block(kp, rounded.as_ptr().add(i * kp), r, panel, &mut out) };
+                for ii in 0..r {
+                    // SAFETY: the caller's contract covers C's rows `0..rows`, columns `0..cols`.
+                    let dst = unsafe { std::slice::from_raw_parts_mut(c.add((i + ii) * ldc + q * NR), width) };
+                    let src = &out[ii * NR..ii * NR + width];
+                    if accumulate {
+                        dst.iter_mut().zip(src).for_each(|(d, s)| *d += *s);
+                    } else {
+                        dst.copy_from_slice(src);
+                    }
+                }
+            }
+        }
+        kernel.end();
+    })
 }
 
 /// `C[m × w.n] = epilogue(A[m × w.k] · Wᵀ)` on `executor`'s threads, with `A` and `C` dense (strides `w.k` and `w.n`).
@@ -194,7 +277,17 @@ pub fn dense_strided(
     if m == 0 {
         return Ok(());
     }
-    let (mc, nc) = tile(m, kernels.mr);
+    let bf16 = match (&w.panels, kernels.bf16) {
+        (Panels::Bf16(_), None) => {
+            return Err(Error::internal(format!(
+                "bf16 weights reached the {} kernels, which have no bf16",
+                kernels.name
+            )))
+        }
+        (Panels::Bf16(_), Some(kernel)) => Some(kernel),
+        (Panels::F32(_), _) => None,
+    };
+    let (mc, nc) = tile(m, kernels.mr, &w.panels);
     let (row_tiles, col_tiles) = (m.div_ceil(mc), n.div_ceil(nc));
     let out = Shared(c.as_mut_ptr());
     let a = a.as_ptr() as usize;
@@ -210,11 +303,17 @@ pub fn dense_strided(
         let (rows, cols) = (mc.min(m - i0), nc.min(n - j0));
         let accumulate = matches!(epilogue, Epilogue::AddBiasLayerNorm { .. } | Epilogue::Accumulate);
         // SAFETY: rows `i0..i0+rows` of A are in bounds (checked above); this tile alone writes C's rows
-        // `i0..i0+rows`, columns `j0..j0+cols`; the panels of columns `j0..` are in `w.data`.
+        // `i0..i0+rows`, columns `j0..j0+cols`; the panels of columns `j0..` are in `w.panels`.
         unsafe {
             let a = (a as *const f32).add(i0 * lda);
             let c = out.0.add(i0 * n + j0);
-            serial(kernels, a, lda, rows, &w.data[j0 * k..], cols, k, c, n, accumulate);
+            match (&w.panels, bf16) {
+                (Panels::Bf16(panels), Some(kernel)) => {
+                    serial_bf16(kernel, a, lda, rows, panels, j0, cols, k, c, n, accumulate)
+                }
+                (Panels::F32(data), _) => serial(kernels, a, lda, rows, &data[j0 * k..], cols, k, c, n, accumulate),
+                (Panels::Bf16(_), None) => unreachable!("refused above"),
+            }
             for i in 0..rows {
                 let row = std::slice::from_raw_parts_mut(c.add(i * n), cols);
                 match epilogue {

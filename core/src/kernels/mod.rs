@@ -14,7 +14,11 @@
 //! Every micro-kernel reads the same packed right-hand panels (32 columns, see [`gemm`]) and sums over `k`
 //! in order; the x86 ones fuse each multiply-add, so `avx2` and `avx512` agree bit for bit, and `portable`
 //! rounds each product once more.
+//!
+//! For bf16 weights, the classes with AVX512_BF16 add a bf16 kernel ([`bf16`]: AMX tiles on sapphirerapids,
+//! `vdpbf16ps` on genoa), which [`gemm::dense`] runs for weights packed as bf16.
 
+pub(crate) mod bf16;
 pub(crate) mod gemm;
 pub(crate) mod math;
 pub(crate) mod ops;
@@ -35,6 +39,8 @@ pub struct Kernels {
     /// Rows per micro-kernel call.
     pub mr: usize,
     micro: Micro,
+    /// The bf16 products of the class: `None` where it lacks AVX512_BF16 (see [`bf16`]).
+    pub bf16: Option<bf16::Kernel>,
     layer_norm: unsafe fn(&mut [f32], &[f32], &[f32], f32),
     bias_gelu: unsafe fn(&mut [f32], &[f32]),
     add: unsafe fn(&mut [f32], &[f32]),
@@ -88,6 +94,7 @@ macro_rules! kernels {
             name: $name,
             mr: $mr,
             micro: $micro,
+            bf16: None,
             layer_norm: $rowwise::layer_norm,
             bias_gelu: $rowwise::bias_gelu,
             add: $rowwise::add,
@@ -111,7 +118,8 @@ impl Kernels {
         #[cfg(target_arch = "x86_64")]
         {
             if has("avx512f") && has("avx2") && has("fma") {
-                return Ok(kernels!("avx512", x86::AVX512_MR, x86::micro_avx512, rowwise_avx512));
+                let kernels = kernels!("avx512", x86::AVX512_MR, x86::micro_avx512, rowwise_avx512);
+                return Ok(Kernels { bf16: bf16::Kernel::for_features(class.features), ..kernels });
             }
             if has("avx2") && has("fma") {
                 return Ok(kernels!("avx2", x86::AVX2_MR, x86::micro_avx2, rowwise_avx2));

@@ -107,6 +107,19 @@ fn memory_nodes(requested: Option<&[u32]>, executor: &Executor) -> Result<Vec<u3
     Ok(ids.to_vec())
 }
 
+/// Bytes a RAM model's weights take at `precision`: every floating-point tensor's values at four bytes, or for bf16
+/// two for a matrix (what the kernels multiply, and the embedding tables) and four for a vector.
+fn weight_bytes(tensors: &[TensorDescription], precision: Precision) -> u64 {
+    let floats = tensors.iter().filter(|t| matches!(t.dtype.as_str(), "F32" | "F16" | "BF16"));
+    floats
+        .map(|t| {
+            let values: u64 = t.shape.iter().product();
+            let size = if precision == Precision::Bf16 && t.shape.len() >= 2 { 2 } else { 4 };
+            values * size
+        })
+        .sum()
+}
+
 fn describe_source(path: &str, source: &source::Source, residency: Residency) -> ModelDescription {
     let tensors: Vec<TensorDescription> = source
         .shards
@@ -127,6 +140,8 @@ fn describe_source(path: &str, source: &source::Source, residency: Residency) ->
         memory_domains: Vec::new(),
         devices: Vec::new(),
         bytes: tensors.iter().map(|t| t.bytes).sum(),
+        precision: Precision::F32,
+        weight_bytes: 0,
         tensors,
     }
 }
@@ -150,6 +165,17 @@ impl Model {
         let path = path.as_ref();
         let lease = Lease::take(config.executor.lifecycle(), "Executor", "Model.load_ram")?;
         let nodes = memory_nodes(config.memory_domains.as_deref(), &config.executor)?;
+        let precision = config.precision.unwrap_or(ModelLoadRamConfig::DEFAULT_PRECISION);
+        if precision == Precision::Bf16 {
+            let kernels = crate::kernels::Kernels::for_class(config.executor.cpu_class())?;
+            if kernels.bf16.is_none() {
+                let class = config.executor.cpu_class().unwrap_or_else(crate::capabilities::native_cpu_class);
+                return Err(Error::unsupported(format!(
+                    "precision bf16 needs a CPU class with AVX512_BF16 (amd-genoa, intel-sapphirerapids); the \
+                     executor's class {class} lacks it: load the model with precision f32"
+                )));
+            }
+        }
         let mut refused = None;
         let mut place = |region: &[u8]| {
             if refused.is_none() {
@@ -158,6 +184,8 @@ impl Model {
         };
         let source = source::open(path, &mut place)?;
         let mut description = describe_source(path, &source, Residency::Ram);
+        description.precision = precision;
+        description.weight_bytes = weight_bytes(&description.tensors, precision);
         let weights = RamWeights::new(source)?;
         let fallback = match refused {
             None => {
@@ -169,7 +197,7 @@ impl Model {
         let loaded = Loaded {
             weights: Placed::Ram(Arc::new(weights)),
             executor: config.executor,
-            encoder: Default::default(),
+            encoder: Arc::new(crate::verbs::encode::EncoderSlot::new(precision)),
             _lease: lease,
         };
         Ok(Model::new(description, fallback, loaded))
@@ -184,13 +212,14 @@ impl Model {
         let positions = vram::plan_devices(vram::driver_present(), &ordinals, config.devices.as_deref())?;
         let source = source::open(path, &mut |_| {})?;
         let mut description = describe_source(path, &source, Residency::Vram);
+        description.weight_bytes = description.bytes; // the file's bytes, uploaded as they are
         let weights = vram::VramWeights::upload(&source, &config.executor, &positions, &ordinals)?;
         drop(source); // frees the host copy
         description.devices = positions.iter().map(|&p| ordinals[p]).collect();
         let loaded = Loaded {
             weights: Placed::Vram(weights),
             executor: config.executor,
-            encoder: Default::default(),
+            encoder: Arc::new(crate::verbs::encode::EncoderSlot::new(Precision::F32)),
             _lease: lease,
         };
         Ok(Model::new(description, None, loaded))

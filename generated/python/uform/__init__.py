@@ -29,6 +29,7 @@ __all__ = [
     "Mood",
     "ModelLoadRamConfig",
     "ModelLoadVramConfig",
+    "Precision",
     "Residency",
     "TensorDescription",
     "ModelDescription",
@@ -227,6 +228,10 @@ class ModelLoadRamConfig(TypedDict, total=False):
     """The executor whose threads will read the weights; the model borrows it until the model is freed."""
     memory_domains: Optional[Sequence[int]]
     """NUMA node IDs that hold the weights; absent takes the executor's own nodes."""
+    precision: Optional[Precision]
+    """The number format the weights are kept and multiplied in; absent keeps f32. Bf16 needs a CPU class with
+    bf16 instructions.
+    """
 
 
 class ModelLoadVramConfig(TypedDict, total=False):
@@ -237,6 +242,21 @@ class ModelLoadVramConfig(TypedDict, total=False):
     devices: Optional[Sequence[int]]
     """Device ordinals, a subset of the executor's devices, each receiving every tensor; absent takes all of
     them.
+    """
+
+
+class Precision(str, _enum.Enum):
+    """The number format a RAM model keeps its weights in and multiplies them in."""
+
+    F32 = "f32"
+    """32-bit floats, whatever the file holds (F16 and BF16 tensors are widened when the model is loaded): the
+    default, and the precision a trainer needs.
+    """
+    BF16 = "bf16"
+    """bfloat16 weights, half the bytes of f32, multiplied with the CPU's bf16 instructions (AMX tiles where the
+    CPU and the OS offer them, else AVX512_BF16) and summed in f32; norms, softmax, activations and pooling
+    stay f32. Embeddings agree with f32's at a cosine of about 0.999 or better. A CPU class without
+    AVX512_BF16 refuses it as unsupported, and a trainer refuses a bf16 model.
     """
 
 
@@ -281,6 +301,14 @@ class ModelDescription:
     """Device ordinals that hold a replica; none for RAM."""
     bytes: int
     """Bytes of tensor data, summed over every tensor of one replica."""
+    precision: Precision
+    """The number format the weights are kept and multiplied in; f32 for VRAM models, which keep the file's
+    bytes.
+    """
+    weight_bytes: int
+    """Bytes the weights take at that precision: every floating-point tensor's values at four bytes each for f32,
+    and for bf16 two bytes a value of a matrix and four of a vector; a VRAM model's are the file's bytes.
+    """
     tensors: Tuple[TensorDescription, ...]
     """Every tensor, in file order, shard after shard for a sharded model."""
 
@@ -450,6 +478,7 @@ _native._init({
     "Mood": Mood,
     "ModelLoadRamConfig": ModelLoadRamConfig,
     "ModelLoadVramConfig": ModelLoadVramConfig,
+    "Precision": Precision,
     "Residency": Residency,
     "TensorDescription": TensorDescription,
     "ModelDescription": ModelDescription,

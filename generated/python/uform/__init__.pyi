@@ -250,6 +250,7 @@ class ModelLoadRamConfig(TypedDict, total=False):
 
     executor: Required[Executor]
     memory_domains: Optional[Sequence[int]]
+    precision: Optional[Precision]
 
 
 class ModelLoadVramConfig(TypedDict, total=False):
@@ -257,6 +258,13 @@ class ModelLoadVramConfig(TypedDict, total=False):
 
     executor: Required[Executor]
     devices: Optional[Sequence[int]]
+
+
+class Precision(str, enum.Enum):
+    """The number format a RAM model keeps its weights in and multiplies them in."""
+
+    F32 = "f32"
+    BF16 = "bf16"
 
 
 class Residency(str, enum.Enum):
@@ -289,6 +297,8 @@ class ModelDescription:
     memory_domains: Tuple[int, ...]
     devices: Tuple[int, ...]
     bytes: int
+    precision: Precision
+    weight_bytes: int
     tensors: Tuple[TensorDescription, ...]
 
 
@@ -322,6 +332,7 @@ class Model:
         *,
         executor: Executor,
         memory_domains: Optional[Sequence[int]] = ...,
+        precision: Optional[Precision] = ...,
     ) -> Model:
         """Reads safetensors weights into host memory for the threads of a RAM executor."""
 

@@ -3,7 +3,7 @@
 //! one pass over contiguous memory. Query, key and value sit side by side, so their three matrices are the fused
 //! `[3·hidden × hidden]` matrix the forward pass multiplies by, and their biases one vector.
 
-use super::params::{decode, view, Layer, Params};
+use super::params::{decode, view, Layer, Params, Table};
 use crate::error::Result;
 use crate::families::Config;
 use crate::kernels::gemm::Packed;
@@ -168,9 +168,9 @@ impl Master {
         let e = &self.embeddings;
         Params {
             prefix,
-            word: v(&e.word),
-            position: v(&e.position),
-            token_type: v(&e.token_type),
+            word: Table::F32(v(&e.word)),
+            position: Table::F32(v(&e.position)),
+            token_type: Table::F32(v(&e.token_type)),
             embedding_ln: (v(&e.ln.0), v(&e.ln.1)),
             layers: self
                 .layers

@@ -30,8 +30,8 @@ impl std::fmt::Debug for Encoder {
 }
 
 impl Encoder {
-    /// Reads the folder beside `weights` and converts the layers' weights.
-    pub fn prepare(weights: &dyn Weights) -> Result<Encoder> {
+    /// Reads the folder beside `weights` and converts the layers' weights to `precision`.
+    pub fn prepare(weights: &dyn Weights, precision: crate::types::Precision) -> Result<Encoder> {
         let dir = weights.directory().ok_or_else(|| {
             Error::unsupported(format!(
                 "{} needs the model's folder (config.json, tokenizer.json); these weights have none",
@@ -41,7 +41,7 @@ impl Encoder {
         let layout = Layout::around(dir)?;
         let config = Config::read(&layout)?;
         let tokenizers = Arc::new(Tokenizers::read(&layout.transformer, config.max_tokens)?);
-        let params = Params::read(weights, &config)?;
+        let params = Params::read(weights, &config, precision)?;
         Ok(Encoder { config, tokenizers, params })
     }
 

@@ -1,11 +1,14 @@
-//! The BERT weights, read through [`Weights`] and converted once: the layers' matrices to f32 packed panels (query,
-//! key and value fused into one), vectors and the embedding tables to f32. The encoder then owns every value it
+//! The BERT weights, read through [`Weights`] and converted once: the layers' matrices to packed panels (query,
+//! key and value fused into one) and the embedding tables, both at the model's precision (f32 or bf16), and the
+//! vectors (biases, norms) to f32. The encoder then owns every value it
 //! reads per call, so nothing it computes with can change under it, and a trainer can publish new values.
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::families::Config;
+use crate::kernels::bf16;
 use crate::kernels::gemm::Packed;
 use crate::model::{TensorView, Weights};
+use crate::types::Precision;
 
 /// One encoder layer.
 pub struct Layer {
@@ -26,11 +29,50 @@ pub struct Params {
     /// `""` or `"bert."`: the prefix the checkpoint's tensor names carry.
     pub prefix: &'static str,
     /// `[vocab × hidden]`, `[positions × hidden]` and `[type_vocab × hidden]`.
-    pub word: Vec<f32>,
-    pub position: Vec<f32>,
-    pub token_type: Vec<f32>,
+    pub word: Table,
+    pub position: Table,
+    pub token_type: Table,
     pub embedding_ln: (Vec<f32>, Vec<f32>),
     pub layers: Vec<Layer>,
+}
+
+/// An embedding table, rows of `hidden` values, at the model's precision.
+pub enum Table {
+    F32(Vec<f32>),
+    Bf16(Vec<u16>),
+}
+
+impl Table {
+    fn new(values: Vec<f32>, precision: Precision) -> Table {
+        match precision {
+            Precision::F32 => Table::F32(values),
+            Precision::Bf16 => Table::Bf16(values.iter().map(|v| bf16::to_bf16(*v)).collect()),
+        }
+    }
+
+    /// `out = row r` (`add`: `out += row r`), in f32.
+    #[inline]
+    fn row_into(&self, r: usize, out: &mut [f32], add: bool) {
+        let h = out.len();
+        match self {
+            Table::F32(v) => {
+                let row = &v[r * h..(r + 1) * h];
+                if add {
+                    out.iter_mut().zip(row).for_each(|(o, x)| *o += *x);
+                } else {
+                    out.copy_from_slice(row);
+                }
+            }
+            Table::Bf16(v) => {
+                let row = &v[r * h..(r + 1) * h];
+                if add {
+                    out.iter_mut().zip(row).for_each(|(o, x)| *o += bf16::to_f32(*x));
+                } else {
+                    out.iter_mut().zip(row).for_each(|(o, x)| *o = bf16::to_f32(*x));
+                }
+            }
+        }
+    }
 }
 
 /// Decodes little-endian `F32`, `F16` or `BF16` values into `out`.
@@ -109,7 +151,7 @@ fn read(weights: &dyn Weights, name: &str, shape: &[usize]) -> Result<Vec<f32>> 
 }
 
 impl Params {
-    pub fn read(weights: &dyn Weights, config: &Config) -> Result<Params> {
+    pub fn read(weights: &dyn Weights, config: &Config, precision: Precision) -> Result<Params> {
         let prefix = if weights.tensor("embeddings.word_embeddings.weight").is_some() { "" } else { "bert." };
         let h = config.hidden;
         let i = config.intermediate;
@@ -118,9 +160,15 @@ impl Params {
         let norm = |name: String| -> Result<(Vec<f32>, Vec<f32>)> {
             Ok((vector(format!("{name}.weight"), h)?, vector(format!("{name}.bias"), h)?))
         };
-        let word = matrix("embeddings.word_embeddings.weight".into(), config.vocab, h)?;
-        let position = matrix("embeddings.position_embeddings.weight".into(), config.positions, h)?;
-        let token_type = matrix("embeddings.token_type_embeddings.weight".into(), config.type_vocab, h)?;
+        let table =
+            |name: &str, rows: usize| Ok(Table::new(matrix(format!("embeddings.{name}.weight"), rows, h)?, precision));
+        let word = table("word_embeddings", config.vocab)?;
+        let position = table("position_embeddings", config.positions)?;
+        let token_type = table("token_type_embeddings", config.type_vocab)?;
+        let pack = |w: &[f32], n: usize, k: usize| match precision {
+            Precision::F32 => Packed::weights(w, n, k),
+            Precision::Bf16 => Packed::weights_bf16(w, n, k),
+        };
         let mut layers = Vec::with_capacity(config.layers);
         for l in 0..config.layers {
             let at = |rest: &str| format!("encoder.layer.{l}.{rest}");
@@ -131,14 +179,14 @@ impl Params {
                 qkv_bias.extend(vector(at(&format!("attention.self.{part}.bias")), h)?);
             }
             layers.push(Layer {
-                qkv: Packed::weights(&qkv, 3 * h, h),
+                qkv: pack(&qkv, 3 * h, h),
                 qkv_bias,
-                out: Packed::weights(&matrix(at("attention.output.dense.weight"), h, h)?, h, h),
+                out: pack(&matrix(at("attention.output.dense.weight"), h, h)?, h, h),
                 out_bias: vector(at("attention.output.dense.bias"), h)?,
                 ln1: norm(at("attention.output.LayerNorm"))?,
-                up: Packed::weights(&matrix(at("intermediate.dense.weight"), i, h)?, i, h),
+                up: pack(&matrix(at("intermediate.dense.weight"), i, h)?, i, h),
                 up_bias: vector(at("intermediate.dense.bias"), i)?,
-                down: Packed::weights(&matrix(at("output.dense.weight"), h, i)?, h, i),
+                down: pack(&matrix(at("output.dense.weight"), h, i)?, h, i),
                 down_bias: vector(at("output.dense.bias"), h)?,
                 ln2: norm(at("output.LayerNorm"))?,
             });
@@ -152,14 +200,9 @@ impl Params {
     /// position and type rows added in that order.
     #[inline]
     pub fn embed(&self, id: usize, position: usize, token_type: usize, row: &mut [f32]) {
-        let h = row.len();
-        row.copy_from_slice(&self.word[id * h..(id + 1) * h]);
-        for (v, p) in row.iter_mut().zip(&self.position[position * h..(position + 1) * h]) {
-            *v += *p;
-        }
-        for (v, t) in row.iter_mut().zip(&self.token_type[token_type * h..(token_type + 1) * h]) {
-            *v += *t;
-        }
+        self.word.row_into(id, row, false);
+        self.position.row_into(position, row, true);
+        self.token_type.row_into(token_type, row, true);
     }
 }
 

@@ -2,9 +2,9 @@
 //!
 //! An [`Encoder`] is prepared once per model from its [`Weights`] (the first encode does it; the model keeps it):
 //! the folder's `config.json`, `tokenizer.json` and sentence-transformers modules are read, and every layer's
-//! weights, whatever their element type (F32, F16 or BF16), are converted to f32 and packed for the matrix
-//! kernels, query, key and value fused. The embedding tables are not copied: each call reads the rows its tokens
-//! need from the weights. [`Encoder::encode`] then tokenises (on the executor's threads), runs the layers with
+//! weights, whatever their element type (F32, F16 or BF16), are converted to the model's precision (f32, or bf16
+//! rounded to nearest even) and packed for the matrix kernels, query, key and value fused; the embedding tables
+//! are kept at that precision too, the vectors in f32. [`Encoder::encode`] then tokenises (on the executor's threads), runs the layers with
 //! the kernels of the executor's CPU class in the executor's scratch, pools and normalises:
 //!
 //! - Memory: a call of any size is cut into batches whose scratch fits the executor's `scratchLimit` (see
@@ -32,7 +32,7 @@ use crate::families::bert::{forward, Encoder};
 use crate::families::tokenize::Tokens;
 use crate::kernels::Kernels;
 use crate::model::Weights;
-use crate::types::{EncodeTextOptions, F32Matrix};
+use crate::types::{EncodeTextOptions, F32Matrix, Precision};
 use std::sync::{Arc, Mutex};
 
 impl Encoder {
@@ -116,9 +116,8 @@ pub fn kernels_for(cpu_class: Option<&str>) -> Result<&'static str> {
     Kernels::for_class(cpu_class).map(|k| k.name)
 }
 
-/// Where a model keeps its encoder: prepared by the first encode, shared by later ones.
-#[derive(Default)]
-pub struct EncoderSlot(Mutex<Option<Arc<Encoder>>>);
+/// Where a model keeps its encoder: prepared by the first encode at the model's precision, shared by later ones.
+pub struct EncoderSlot(Mutex<Option<Arc<Encoder>>>, Precision);
 
 impl std::fmt::Debug for EncoderSlot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -127,6 +126,16 @@ impl std::fmt::Debug for EncoderSlot {
 }
 
 impl EncoderSlot {
+    /// An empty slot whose encoder will keep its weights at `precision`.
+    pub fn new(precision: Precision) -> EncoderSlot {
+        EncoderSlot(Mutex::new(None), precision)
+    }
+
+    /// The precision the encoder's weights are kept at.
+    pub fn precision(&self) -> Precision {
+        self.1
+    }
+
     /// The prepared encoder, preparing it from `weights` on first use (a failure is not kept: the next call
     /// tries again).
     pub fn get_or_prepare(&self, weights: &dyn Weights) -> Result<Arc<Encoder>> {
@@ -134,7 +143,7 @@ impl EncoderSlot {
         if let Some(encoder) = &*slot {
             return Ok(encoder.clone());
         }
-        let encoder = Arc::new(Encoder::prepare(weights)?);
+        let encoder = Arc::new(Encoder::prepare(weights, self.1)?);
         *slot = Some(encoder.clone());
         Ok(encoder)
     }

@@ -199,6 +199,14 @@ impl Trainer {
     pub fn contrastive(model: &Model, config: TrainerContrastiveConfig) -> Result<Trainer> {
         let mesh = config.mesh.as_ref();
         let (weights, executor, slot) = model.ram_parts("Trainer.contrastive", "Trainer.contrastive trains")?;
+        if slot.precision() != crate::types::Precision::F32 {
+            return Err(Error::unsupported(format!(
+                "{} trains f32 weights; this model was loaded with precision {}: load it again with precision f32 to \
+                 train it",
+                crate::path::name("Trainer.contrastive"),
+                slot.precision()
+            )));
+        }
         let encoder = slot.get_or_prepare(weights.as_ref())?;
         let settings = Settings::check(&config, &encoder)?;
         Kernels::for_class(executor.cpu_class())?;

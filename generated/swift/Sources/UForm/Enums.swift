@@ -223,6 +223,65 @@ public func FfiConverterTypeMood_lower(_ value: Mood) -> Int32 {
     return FfiConverterTypeMood.lower(value)
 }
 
+/// The number format a RAM model keeps its weights in and multiplies them in.
+public enum Precision: Equatable, Hashable {
+    /// 32-bit floats, whatever the file holds (F16 and BF16 tensors are widened when the model is loaded):
+    /// the default, and the precision a trainer needs. Its value elsewhere is "f32".
+    case f32
+    /// bfloat16 weights, half the bytes of f32, multiplied with the CPU's bf16 instructions (AMX tiles where
+    /// the CPU and the OS offer them, else AVX512_BF16) and summed in f32; norms, softmax, activations and
+    /// pooling stay f32. Embeddings agree with f32's at a cosine of about 0.999 or better. A CPU class
+    /// without AVX512_BF16 refuses it as unsupported, and a trainer refuses a bf16 model. Its value elsewhere
+    /// is "bf16".
+    case bf16
+}
+
+#if compiler(>=6)
+extension Precision: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypePrecision {
+    public static func lift(_ value: Int32) throws -> Precision {
+        switch value {
+        case 0: return .f32
+        case 1: return .bf16
+        default: throw UFormEnumError.unknownCase(name: "Precision", value: value)
+        }
+    }
+
+    public static func lower(_ value: Precision) -> Int32 {
+        switch value {
+        case .f32: return 0
+        case .bf16: return 1
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Precision {
+        return try lift(readEnumValue(&buf))
+    }
+
+    public static func write(_ value: Precision, into buf: inout [UInt8]) {
+        writeEnumValue(lower(value), into: &buf)
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypePrecision_lift(_ value: Int32) throws -> Precision {
+    return try FfiConverterTypePrecision.lift(value)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypePrecision_lower(_ value: Precision) -> Int32 {
+    return FfiConverterTypePrecision.lower(value)
+}
+
 /// Where a model's weights live.
 public enum Residency: Equatable, Hashable {
     /// Host memory the process owns, read from the file at load and bound to NUMA nodes. Its value elsewhere

@@ -2270,6 +2270,17 @@ public struct ModelDescription: Equatable, Hashable {
      */
     public var bytes: UInt64
     /**
+     * The number format the weights are kept and multiplied in; f32 for VRAM models, which keep the file's
+     * bytes.
+     */
+    public var precision: Precision
+    /**
+     * Bytes the weights take at that precision: every floating-point tensor's values at four bytes each for
+     * f32, and for bf16 two bytes a value of a matrix and four of a vector; a VRAM model's are the file's
+     * bytes.
+     */
+    public var weightBytes: UInt64
+    /**
      * Every tensor, in file order, shard after shard for a sharded model.
      */
     public var tensors: [TensorDescription]
@@ -2299,6 +2310,15 @@ public struct ModelDescription: Equatable, Hashable {
          * Bytes of tensor data, summed over every tensor of one replica.
          */bytes: UInt64, 
         /**
+         * The number format the weights are kept and multiplied in; f32 for VRAM models, which keep the file's
+         * bytes.
+         */precision: Precision, 
+        /**
+         * Bytes the weights take at that precision: every floating-point tensor's values at four bytes each for
+         * f32, and for bf16 two bytes a value of a matrix and four of a vector; a VRAM model's are the file's
+         * bytes.
+         */weightBytes: UInt64, 
+        /**
          * Every tensor, in file order, shard after shard for a sharded model.
          */tensors: [TensorDescription]) {
         self.path = path
@@ -2308,6 +2328,8 @@ public struct ModelDescription: Equatable, Hashable {
         self.memoryDomains = memoryDomains
         self.devices = devices
         self.bytes = bytes
+        self.precision = precision
+        self.weightBytes = weightBytes
         self.tensors = tensors
     }
 
@@ -2334,6 +2356,8 @@ public struct FfiConverterTypeModelDescription: FfiConverterRustBuffer {
                 memoryDomains: FfiConverterSequenceUInt32.read(from: &buf), 
                 devices: FfiConverterSequenceUInt32.read(from: &buf), 
                 bytes: FfiConverterUInt64.read(from: &buf), 
+                precision: FfiConverterTypePrecision.read(from: &buf), 
+                weightBytes: FfiConverterUInt64.read(from: &buf), 
                 tensors: FfiConverterSequenceTypeTensorDescription.read(from: &buf)
         )
     }
@@ -2346,6 +2370,8 @@ public struct FfiConverterTypeModelDescription: FfiConverterRustBuffer {
         FfiConverterSequenceUInt32.write(value.memoryDomains, into: &buf)
         FfiConverterSequenceUInt32.write(value.devices, into: &buf)
         FfiConverterUInt64.write(value.bytes, into: &buf)
+        FfiConverterTypePrecision.write(value.precision, into: &buf)
+        FfiConverterUInt64.write(value.weightBytes, into: &buf)
         FfiConverterSequenceTypeTensorDescription.write(value.tensors, into: &buf)
     }
 }
@@ -2378,6 +2404,11 @@ public struct ModelLoadRamConfig {
      * NUMA node IDs that hold the weights; absent takes the executor's own nodes.
      */
     public var memoryDomains: [UInt32]?
+    /**
+     * The number format the weights are kept and multiplied in; absent keeps f32. Bf16 needs a CPU class
+     * with bf16 instructions.
+     */
+    public var precision: Precision?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -2387,9 +2418,14 @@ public struct ModelLoadRamConfig {
          */executor: Executor, 
         /**
          * NUMA node IDs that hold the weights; absent takes the executor's own nodes.
-         */memoryDomains: [UInt32]? = nil) {
+         */memoryDomains: [UInt32]? = nil, 
+        /**
+         * The number format the weights are kept and multiplied in; absent keeps f32. Bf16 needs a CPU class
+         * with bf16 instructions.
+         */precision: Precision? = nil) {
         self.executor = executor
         self.memoryDomains = memoryDomains
+        self.precision = precision
     }
 
     
@@ -2409,13 +2445,15 @@ public struct FfiConverterTypeModelLoadRamConfig: FfiConverterRustBuffer {
         return
             try ModelLoadRamConfig(
                 executor: FfiConverterTypeExecutor.read(from: &buf), 
-                memoryDomains: FfiConverterOptionSequenceUInt32.read(from: &buf)
+                memoryDomains: FfiConverterOptionSequenceUInt32.read(from: &buf), 
+                precision: FfiConverterOptionTypePrecision.read(from: &buf)
         )
     }
 
     public static func write(_ value: ModelLoadRamConfig, into buf: inout [UInt8]) {
         FfiConverterTypeExecutor.write(value.executor, into: &buf)
         FfiConverterOptionSequenceUInt32.write(value.memoryDomains, into: &buf)
+        FfiConverterOptionTypePrecision.write(value.precision, into: &buf)
     }
 }
 
@@ -3386,6 +3424,30 @@ fileprivate struct FfiConverterOptionSequenceUInt64: FfiConverterRustBuffer {
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterSequenceUInt64.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypePrecision: FfiConverterRustBuffer {
+    typealias SwiftType = Precision?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypePrecision.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypePrecision.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }

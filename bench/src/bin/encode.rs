@@ -2,7 +2,8 @@
 //! over stdin/stdout by bench/encode/driver.py (the protocol is in bench/encode/README.md), and this machine's FMA
 //! peak, which the table divides by.
 //!
-//! `encode MODEL_DIR` (with UFORM_BENCH_WORKLOADS naming workloads.json): prints `{"ready": …}` once the first
+//! `encode MODEL_DIR [bf16]` (with UFORM_BENCH_WORKLOADS naming workloads.json; `bf16` loads the model with
+//! precision bf16): prints `{"ready": …}` once the first
 //! embedding exists, or `{"unavailable": "<error>"}`; then answers `{"run": W, "reps": N}` with the N encode times
 //! of workload W, and `{"embed": W}` with its rows.
 //!
@@ -16,11 +17,14 @@
 //! 16 independent accumulator chains of the widest FMA this CPU has (AVX-512, else AVX2+FMA); best of 5 rounds.
 //! Each thread's FLOP count is divided by its own CPU time (`peak_gflops`: the cores' peak, whatever else runs on
 //! the machine); `wall_gflops` divides by wall time instead (what this process got).
+//!
+//! `encode --bf16-peak`: the same for this CPU's bf16 products: AMX `tdpbf16ps` on 4 tiles of sums where the CPU
+//! and OS offer it, else AVX512_BF16 `vdpbf16ps` on 16 chains (`bench/src/peak.rs`).
 
 use serde_json::{json, Value};
 use std::io::{BufRead, Write};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
-use uform_core::{EncodeTextOptions, Executor, ExecutorForRamConfig, Model, ModelLoadRamConfig};
+use uform_core::{EncodeTextOptions, Executor, ExecutorForRamConfig, Model, ModelLoadRamConfig, Precision};
 
 fn threads() -> usize {
     std::env::var("UFORM_BENCH_THREADS").ok().and_then(|t| t.parse().ok()).unwrap_or(2)
@@ -36,22 +40,24 @@ fn texts(workloads: &Value, name: &str) -> Vec<String> {
     list.iter().map(|t| t.as_str().expect("texts are strings").to_string()).collect()
 }
 
-fn load(model_dir: &str) -> uform_core::Result<Model> {
+fn load(model_dir: &str, precision: Precision) -> uform_core::Result<Model> {
     let config = ExecutorForRamConfig { threads: Some(threads() as u32), ..Default::default() };
     let executor = Executor::for_ram(config)?;
-    Model::load_ram(model_dir, ModelLoadRamConfig { executor, memory_domains: None, precision: None })
+    Model::load_ram(model_dir, ModelLoadRamConfig { executor, memory_domains: None, precision: Some(precision) })
 }
 
-fn worker(model_dir: &str) {
+fn worker(model_dir: &str, precision: Precision) {
     let path = std::env::var("UFORM_BENCH_WORKLOADS").expect("UFORM_BENCH_WORKLOADS names workloads.json");
     let workloads: Value =
         serde_json::from_str(&std::fs::read_to_string(&path).expect("workloads.json")).expect("workloads.json is JSON");
     let encode = |model: &Model, texts: &[String]| model.encode_text(texts, EncodeTextOptions::default());
-    let model = match load(model_dir).and_then(|m| encode(&m, &texts(&workloads, "latency")).map(|e| (m, e))) {
+    let model = match load(model_dir, precision).and_then(|m| encode(&m, &texts(&workloads, "latency")).map(|e| (m, e)))
+    {
         Ok((model, first)) => {
             let at = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64();
             let shape = [first.rows, first.columns];
-            reply(json!({"ready": "uform (Rust)", "first_embedding_at": at, "shape": shape}));
+            let ready = format!("uform (Rust, {precision})");
+            reply(json!({"ready": ready, "first_embedding_at": at, "shape": shape}));
             model
         }
         Err(e) => {
@@ -98,7 +104,7 @@ fn scale(model_dir: &str) {
     let path = std::env::var("UFORM_BENCH_WORKLOADS").expect("UFORM_BENCH_WORKLOADS names workloads.json");
     let workloads: Value =
         serde_json::from_str(&std::fs::read_to_string(&path).expect("workloads.json")).expect("workloads.json is JSON");
-    let model = load(model_dir).expect("loading the model");
+    let model = load(model_dir, Precision::F32).expect("loading the model");
     let encode = |texts: &[String]| model.encode_text(texts, EncodeTextOptions::default()).expect("encode_text");
     let short = texts(&workloads, "short");
     let many: Vec<String> = (0..100_000).map(|i| format!("{} ({i})", short[i % short.len()])).collect();
@@ -147,10 +153,16 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("--peak") => reply(uform_bench::peak::fma_peak(threads())),
+        Some("--bf16-peak") => reply(uform_bench::peak::bf16_peak(threads())),
         Some("--scale") => scale(args.get(1).expect("encode --scale MODEL_DIR")),
-        Some(dir) => worker(dir),
+        Some(dir) => {
+            let precision = args.get(1).map_or(Precision::F32, |p| Precision::parse(p).expect("f32 or bf16"));
+            worker(dir, precision)
+        }
         None => {
-            eprintln!("usage: encode MODEL_DIR | encode --scale MODEL_DIR | encode --peak");
+            eprintln!(
+                "usage: encode MODEL_DIR [f32|bf16] | encode --scale MODEL_DIR | encode --peak | encode --bf16-peak"
+            );
             std::process::exit(2);
         }
     }

@@ -277,6 +277,11 @@ fn other_architectures_and_pooling_modes_are_unsupported_naming_what_was_found()
     let e = Encoder::prepare(&max, uform_core::Precision::F32).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unsupported);
     assert!(e.message().contains("pooling_mode_max_tokens"), "{e}");
+    // sentence-transformers 5's spelling: one `pooling_mode` string.
+    std::fs::write(max.0.join("1_Pooling/config.json"), r#"{"pooling_mode": "max"}"#).unwrap();
+    let e = Encoder::prepare(&max, uform_core::Precision::F32).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unsupported);
+    assert!(e.message().contains("pooling_mode \"max\""), "{e}");
     let _ = std::fs::remove_dir_all(&roberta.0);
     let _ = std::fs::remove_dir_all(&max.0);
 }
@@ -507,6 +512,56 @@ fn bf16_models_embed_at_cosine_0999_report_half_the_matrix_bytes_and_refuse_trai
         let e = Trainer::contrastive(&model, TrainerContrastiveConfig::default()).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
         assert!(e.message().contains("precision f32"), "{e}");
+        model.free().unwrap();
+    }
+}
+
+/// The random-weight checkpoints `tests/fixtures/families/make_families.py` made with transformers, and
+/// sentence-transformers' embeddings of their texts.
+fn family_reference(family: &str) -> (PathBuf, Vec<String>, Vec<Vec<f32>>) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/families");
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(root.join("reference.json")).unwrap()).unwrap();
+    let entry = &json[family];
+    let texts = entry["texts"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect();
+    let rows = entry["embeddings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32).collect())
+        .collect();
+    (root.join(family), texts, rows)
+}
+
+#[test]
+fn distilbert_reproduces_sentence_transformers_and_is_not_trained_yet() {
+    use uform_core::{Model, ModelLoadRamConfig, Trainer, TrainerContrastiveConfig};
+    let (dir, texts, want) = family_reference("distilbert");
+    let executor = executor(2, None);
+    let config = ModelLoadRamConfig { executor: executor.clone(), memory_domains: None, precision: None };
+    let model = Model::load_ram(dir.to_str().unwrap(), config).unwrap();
+    assert_eq!(model.describe().unwrap().architecture.as_deref(), Some("distilbert"));
+    let got = model.encode_text(&texts, EncodeTextOptions::default()).unwrap();
+    assert_eq!(got.columns, 64);
+    for (i, (g, w)) in rows(&got).into_iter().zip(&want).enumerate() {
+        let cosine: f64 = g.iter().zip(w).map(|(a, b)| *a as f64 * *b as f64).sum(); // both unit length
+        let diff = g.iter().zip(w).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+        assert!(cosine >= 0.9999 && diff <= 1e-4, "text {i}: cosine {cosine}, max abs difference {diff}");
+    }
+    let e = Trainer::contrastive(&model, TrainerContrastiveConfig::default()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
+    assert!(e.message().contains("DistilBert"), "{e}");
+    model.free().unwrap();
+    // bf16 runs this family too, where the CPU has it (issue 33).
+    if uform_core::verbs::encode::kernels_for(None).is_ok_and(|k| k == "avx512")
+        && uform_core::capabilities::runnable_cpu_classes().contains(&"intel-sapphirerapids")
+    {
+        let precision = Some(uform_core::Precision::Bf16);
+        let model =
+            Model::load_ram(dir.to_str().unwrap(), ModelLoadRamConfig { executor, memory_domains: None, precision })
+                .unwrap();
+        let got = model.encode_text(&texts, EncodeTextOptions::default()).unwrap();
+        let worst = worst_cosine(&got, &want);
+        assert!(worst >= 0.999, "bf16 DistilBERT at worst cosine {worst}");
         model.free().unwrap();
     }
 }

@@ -1,4 +1,4 @@
-//! What the model folder says of a BERT-family encoder: the shape from `config.json`, and from
+//! What the model folder says of a BERT-family encoder (BERT or DistilBERT, see [`Family`]): the shape from `config.json`, and from
 //! sentence-transformers' `1_Pooling/config.json` and `sentence_bert_config.json` the pooling, the normalisation
 //! and the maximum length. The folder's parts are found as [`crate::model::layout`] says.
 
@@ -16,9 +16,20 @@ pub enum Pooling {
     Cls,
 }
 
+/// The architectures whose encoders run the BERT forward pass: post-norm layers of fused-QKV attention and a GELU
+/// feed-forward, absolute position embeddings; they differ in their `config.json` keys and tensor names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// `model_type: "bert"` (all-MiniLM, bge, e5 and the other BERT checkpoints).
+    Bert,
+    /// `model_type: "distilbert"` (msmarco-distilbert and friends): no token type embeddings, its own names.
+    DistilBert,
+}
+
 /// The model's shape and its sentence-transformers pipeline.
 #[derive(Clone, Debug)]
 pub struct Config {
+    pub family: Family,
     pub hidden: usize,
     pub heads: usize,
     pub layers: usize,
@@ -47,8 +58,8 @@ fn count(config: &Value, key: &str, path: &Path) -> Result<usize> {
 }
 
 impl Config {
-    /// Reads the model's folders; anything but a BERT encoder with mean or CLS pooling is unsupported, naming what
-    /// was found.
+    /// Reads the model's folders; anything but a BERT or DistilBERT encoder with mean or CLS pooling is unsupported,
+    /// naming what was found.
     pub fn read(layout: &Layout) -> Result<Config> {
         let dir = &layout.transformer;
         let path = dir.join("config.json");
@@ -60,37 +71,55 @@ impl Config {
             ))
         })?;
         let model_type = config.get("model_type").and_then(Value::as_str).unwrap_or("");
-        if model_type != "bert" {
-            return Err(Error::unsupported(format!(
-                "{} runs BERT-family encoders (`model_type: \"bert\"`); `{}` has model_type {:?}",
-                super::verb(),
-                path.display(),
-                config.get("model_type").map_or("absent".to_string(), Value::to_string)
-            )));
-        }
+        let family = match model_type {
+            "bert" => Family::Bert,
+            "distilbert" => Family::DistilBert,
+            _ => {
+                return Err(Error::unsupported(format!(
+                    "{} runs BERT and DistilBERT encoders (`model_type` \"bert\" or \"distilbert\"); `{}` has \
+                     model_type {:?}",
+                    super::verb(),
+                    path.display(),
+                    config.get("model_type").map_or("absent".to_string(), Value::to_string)
+                )))
+            }
+        };
         let text = |key: &str, default: &str| config.get(key).and_then(Value::as_str).unwrap_or(default).to_string();
-        let act = text("hidden_act", "gelu");
+        // The keys each family spells its shape and choices with.
+        let [act_key, hidden_key, heads_key, layers_key, intermediate_key] = match family {
+            Family::Bert => {
+                ["hidden_act", "hidden_size", "num_attention_heads", "num_hidden_layers", "intermediate_size"]
+            }
+            Family::DistilBert => ["activation", "dim", "n_heads", "n_layers", "hidden_dim"],
+        };
+        let act = text(act_key, "gelu");
         if act != "gelu" {
             return Err(Error::unsupported(format!(
-                "{} runs BERT with `hidden_act: \"gelu\"` (the erf form); `{}` has {act:?}",
+                "{} runs `{act_key}: \"gelu\"` (the erf form); `{}` has {act:?}",
                 super::verb(),
                 path.display()
             )));
         }
-        let position = text("position_embedding_type", "absolute");
+        let position = match family {
+            Family::Bert => text("position_embedding_type", "absolute"),
+            Family::DistilBert if config.get("sinusoidal_pos_embds").and_then(Value::as_bool) == Some(true) => {
+                "sinusoidal".to_string()
+            }
+            Family::DistilBert => "absolute".to_string(),
+        };
         if position != "absolute" {
             return Err(Error::unsupported(format!(
-                "{} runs BERT with absolute position embeddings; `{}` has {position:?}",
+                "{} runs learned absolute position embeddings; `{}` has {position:?}",
                 super::verb(),
                 path.display()
             )));
         }
-        let hidden = count(&config, "hidden_size", &path)?;
-        let heads = count(&config, "num_attention_heads", &path)?;
+        let hidden = count(&config, hidden_key, &path)?;
+        let heads = count(&config, heads_key, &path)?;
         if hidden % heads != 0 {
             return Err(Error::new(
                 ErrorKind::InvalidArgument,
-                format!("`{}`: hidden_size {hidden} is not a multiple of num_attention_heads {heads}", path.display()),
+                format!("`{}`: {hidden_key} {hidden} is not a multiple of {heads_key} {heads}", path.display()),
             ));
         }
         let positions = count(&config, "max_position_embeddings", &path)?;
@@ -98,20 +127,34 @@ impl Config {
         let max_seq = read_json(dir, "sentence_bert_config.json")?
             .and_then(|v| v.get("max_seq_length").and_then(Value::as_u64))
             .map(|v| v as usize);
+        let number = |key: &str, default: f64| config.get(key).and_then(Value::as_f64).unwrap_or(default);
+        let (hidden_dropout, attention_dropout) = match family {
+            Family::Bert => (number("hidden_dropout_prob", 0.1), number("attention_probs_dropout_prob", 0.1)),
+            Family::DistilBert => (number("dropout", 0.1), number("attention_dropout", 0.1)),
+        };
         Ok(Config {
+            family,
             hidden,
             heads,
-            layers: count(&config, "num_hidden_layers", &path)?,
-            intermediate: count(&config, "intermediate_size", &path)?,
+            layers: count(&config, layers_key, &path)?,
+            intermediate: count(&config, intermediate_key, &path)?,
             vocab: count(&config, "vocab_size", &path)?,
             positions,
-            type_vocab: config.get("type_vocab_size").and_then(Value::as_u64).unwrap_or(2).max(1) as usize,
-            layer_norm_eps: config.get("layer_norm_eps").and_then(Value::as_f64).unwrap_or(1e-12) as f32,
+            // DistilBERT has no token type embeddings: one row of zeros stands for them.
+            type_vocab: match family {
+                Family::Bert => config.get("type_vocab_size").and_then(Value::as_u64).unwrap_or(2).max(1) as usize,
+                Family::DistilBert => 1,
+            },
+            // DistilBERT's LayerNorms are built with 1e-12 whatever the config says.
+            layer_norm_eps: match family {
+                Family::Bert => number("layer_norm_eps", 1e-12) as f32,
+                Family::DistilBert => 1e-12,
+            },
             pooling,
             normalize,
             max_tokens: max_seq.filter(|m| *m >= 1).unwrap_or(positions).min(positions),
-            hidden_dropout: config.get("hidden_dropout_prob").and_then(Value::as_f64).unwrap_or(0.1) as f32,
-            attention_dropout: config.get("attention_probs_dropout_prob").and_then(Value::as_f64).unwrap_or(0.1) as f32,
+            hidden_dropout: hidden_dropout as f32,
+            attention_dropout: attention_dropout as f32,
         })
     }
 
@@ -148,6 +191,18 @@ fn read_pooling(dir: &Path) -> Result<Pooling> {
     let path = dir.join("config.json");
     let config = read_json(dir, "config.json")?
         .ok_or_else(|| Error::unsupported(format!("the pooling module's `{}` is missing", path.display())))?;
+    // sentence-transformers 5 writes one `pooling_mode` string; earlier versions one boolean per mode.
+    if let Some(mode) = config.get("pooling_mode").and_then(Value::as_str) {
+        return match mode {
+            "mean" => Ok(Pooling::Mean),
+            "cls" => Ok(Pooling::Cls),
+            _ => Err(Error::unsupported(format!(
+                "{} pools by mean or CLS alone; `{}` has pooling_mode {mode:?}",
+                super::verb(),
+                path.display()
+            ))),
+        };
+    }
     let on: Vec<&str> = config
         .as_object()
         .into_iter()

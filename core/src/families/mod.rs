@@ -6,7 +6,7 @@ pub mod bert;
 pub(crate) mod config;
 pub(crate) mod tokenize;
 
-pub use config::{Config, Pooling};
+pub use config::{Config, Family, Pooling};
 
 /// The verb a family's messages name (the one that prepares it), in each language's spelling.
 pub(crate) fn verb() -> impl std::fmt::Display {

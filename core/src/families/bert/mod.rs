@@ -1,4 +1,5 @@
-//! The BERT family: an [`Encoder`] prepared once from a model's [`Weights`] (its configuration, tokenizer and
+//! The BERT family (BERT, and DistilBERT, which differs only in names and in having no token types: see
+//! [`crate::families::Family`]): an [`Encoder`] prepared once from a model's [`Weights`] (its configuration, tokenizer and
 //! packed layer weights), its forward pass ([`forward`]), and for training the pass that keeps what the backward
 //! pass reads with the backward pass itself ([`train`]) over fp32 master weights ([`master`]). It knows no verb:
 //! `crate::verbs` batch, pool and train with it.

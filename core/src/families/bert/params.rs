@@ -4,7 +4,7 @@
 //! reads per call, so nothing it computes with can change under it, and a trainer can publish new values.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::families::Config;
+use crate::families::{Config, Family};
 use crate::kernels::bf16;
 use crate::kernels::gemm::Packed;
 use crate::model::{TensorView, Weights};
@@ -152,7 +152,8 @@ fn read(weights: &dyn Weights, name: &str, shape: &[usize]) -> Result<Vec<f32>> 
 
 impl Params {
     pub fn read(weights: &dyn Weights, config: &Config, precision: Precision) -> Result<Params> {
-        let prefix = if weights.tensor("embeddings.word_embeddings.weight").is_some() { "" } else { "bert." };
+        let names = Names::of(config.family);
+        let prefix = if weights.tensor("embeddings.word_embeddings.weight").is_some() { "" } else { names.prefix };
         let h = config.hidden;
         let i = config.intermediate;
         let vector = |name: String, len: usize| read(weights, &format!("{prefix}{name}"), &[len]);
@@ -164,34 +165,77 @@ impl Params {
             |name: &str, rows: usize| Ok(Table::new(matrix(format!("embeddings.{name}.weight"), rows, h)?, precision));
         let word = table("word_embeddings", config.vocab)?;
         let position = table("position_embeddings", config.positions)?;
-        let token_type = table("token_type_embeddings", config.type_vocab)?;
+        let token_type = match config.family {
+            Family::Bert => table("token_type_embeddings", config.type_vocab)?,
+            Family::DistilBert => Table::new(vec![0.0; h], precision), // none: one row of zeros
+        };
         let pack = |w: &[f32], n: usize, k: usize| match precision {
             Precision::F32 => Packed::weights(w, n, k),
             Precision::Bf16 => Packed::weights_bf16(w, n, k),
         };
         let mut layers = Vec::with_capacity(config.layers);
         for l in 0..config.layers {
-            let at = |rest: &str| format!("encoder.layer.{l}.{rest}");
+            let at = |rest: &str| format!("{}.{l}.{rest}", names.layer);
             let mut qkv = Vec::with_capacity(3 * h * h);
             let mut qkv_bias = Vec::with_capacity(3 * h);
-            for part in ["query", "key", "value"] {
-                qkv.extend(matrix(at(&format!("attention.self.{part}.weight")), h, h)?);
-                qkv_bias.extend(vector(at(&format!("attention.self.{part}.bias")), h)?);
+            for part in names.qkv {
+                qkv.extend(matrix(at(&format!("{part}.weight")), h, h)?);
+                qkv_bias.extend(vector(at(&format!("{part}.bias")), h)?);
             }
             layers.push(Layer {
                 qkv: pack(&qkv, 3 * h, h),
                 qkv_bias,
-                out: pack(&matrix(at("attention.output.dense.weight"), h, h)?, h, h),
-                out_bias: vector(at("attention.output.dense.bias"), h)?,
-                ln1: norm(at("attention.output.LayerNorm"))?,
-                up: pack(&matrix(at("intermediate.dense.weight"), i, h)?, i, h),
-                up_bias: vector(at("intermediate.dense.bias"), i)?,
-                down: pack(&matrix(at("output.dense.weight"), h, i)?, h, i),
-                down_bias: vector(at("output.dense.bias"), h)?,
-                ln2: norm(at("output.LayerNorm"))?,
+                out: pack(&matrix(at(&format!("{}.weight", names.out)), h, h)?, h, h),
+                out_bias: vector(at(&format!("{}.bias", names.out)), h)?,
+                ln1: norm(at(names.ln1))?,
+                up: pack(&matrix(at(&format!("{}.weight", names.up)), i, h)?, i, h),
+                up_bias: vector(at(&format!("{}.bias", names.up)), i)?,
+                down: pack(&matrix(at(&format!("{}.weight", names.down)), h, i)?, h, i),
+                down_bias: vector(at(&format!("{}.bias", names.down)), h)?,
+                ln2: norm(at(names.ln2))?,
             });
         }
         Ok(Params { prefix, word, position, token_type, embedding_ln: norm("embeddings.LayerNorm".into())?, layers })
+    }
+}
+
+/// Where a family keeps each part of a layer: `{layer}.{l}.{part}.weight` (and `.bias`), under the prefix a
+/// checkpoint with a head carries (`bert.`, `distilbert.`). The embeddings are `embeddings.*` in both.
+struct Names {
+    prefix: &'static str,
+    layer: &'static str,
+    qkv: [&'static str; 3],
+    out: &'static str,
+    ln1: &'static str,
+    up: &'static str,
+    down: &'static str,
+    ln2: &'static str,
+}
+
+impl Names {
+    fn of(family: Family) -> Names {
+        match family {
+            Family::Bert => Names {
+                prefix: "bert.",
+                layer: "encoder.layer",
+                qkv: ["attention.self.query", "attention.self.key", "attention.self.value"],
+                out: "attention.output.dense",
+                ln1: "attention.output.LayerNorm",
+                up: "intermediate.dense",
+                down: "output.dense",
+                ln2: "output.LayerNorm",
+            },
+            Family::DistilBert => Names {
+                prefix: "distilbert.",
+                layer: "transformer.layer",
+                qkv: ["attention.q_lin", "attention.k_lin", "attention.v_lin"],
+                out: "attention.out_lin",
+                ln1: "sa_layer_norm",
+                up: "ffn.lin1",
+                down: "ffn.lin2",
+                ln2: "output_layer_norm",
+            },
+        }
     }
 }
 

@@ -111,6 +111,7 @@ mod tests {
 
     fn minilm() -> Config {
         Config {
+            family: crate::families::Family::Bert,
             hidden: 384,
             heads: 12,
             layers: 6,

@@ -21,8 +21,9 @@
 //!   under a size cap, module paths inside the folder).
 //! - A text the tokenizer gives no tokens (only a tokenizer without special tokens does, for an empty text) is a
 //!   row of zeros: it never reaches the forward pass.
-//! - Errors: a model that is not BERT, other pooling modes or modules: unsupported, naming what was found; a text
-//!   with a NUL character or a `max_tokens` outside `1..=max_position_embeddings`: invalid argument.
+//! - Errors: a model that is neither BERT nor DistilBERT, other pooling modes or modules: unsupported, naming what
+//!   was found; a text with a NUL character or a `max_tokens` outside `1..=max_position_embeddings`: invalid
+//!   argument.
 
 mod batch;
 

@@ -208,6 +208,13 @@ impl Trainer {
             )));
         }
         let encoder = slot.get_or_prepare(weights.as_ref())?;
+        if encoder.config().family != crate::families::Family::Bert {
+            return Err(Error::unsupported(format!(
+                "{} trains BERT encoders (`model_type: \"bert\"`) so far; this model is {:?}",
+                crate::path::name("Trainer.contrastive"),
+                encoder.config().family
+            )));
+        }
         let settings = Settings::check(&config, &encoder)?;
         Kernels::for_class(executor.cpu_class())?;
         let master = Master::read(weights.as_ref(), encoder.config(), encoder.params().prefix)?;

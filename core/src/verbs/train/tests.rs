@@ -32,6 +32,7 @@ impl Weights for Random {
 
 fn config(pooling: Pooling) -> Config {
     Config {
+        family: crate::families::Family::Bert,
         hidden: 8,
         heads: 2,
         layers: 2,

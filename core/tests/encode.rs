@@ -533,35 +533,36 @@ fn family_reference(family: &str) -> (PathBuf, Vec<String>, Vec<Vec<f32>>) {
 }
 
 #[test]
-fn distilbert_reproduces_sentence_transformers_and_is_not_trained_yet() {
-    use uform_core::{Model, ModelLoadRamConfig, Trainer, TrainerContrastiveConfig};
-    let (dir, texts, want) = family_reference("distilbert");
-    let executor = executor(2, None);
-    let config = ModelLoadRamConfig { executor: executor.clone(), memory_domains: None, precision: None };
-    let model = Model::load_ram(dir.to_str().unwrap(), config).unwrap();
-    assert_eq!(model.describe().unwrap().architecture.as_deref(), Some("distilbert"));
-    let got = model.encode_text(&texts, EncodeTextOptions::default()).unwrap();
-    assert_eq!(got.columns, 64);
-    for (i, (g, w)) in rows(&got).into_iter().zip(&want).enumerate() {
-        let cosine: f64 = g.iter().zip(w).map(|(a, b)| *a as f64 * *b as f64).sum(); // both unit length
-        let diff = g.iter().zip(w).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
-        assert!(cosine >= 0.9999 && diff <= 1e-4, "text {i}: cosine {cosine}, max abs difference {diff}");
-    }
-    let e = Trainer::contrastive(&model, TrainerContrastiveConfig::default()).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
-    assert!(e.message().contains("DistilBert"), "{e}");
-    model.free().unwrap();
-    // bf16 runs this family too, where the CPU has it (issue 33).
-    if uform_core::verbs::encode::kernels_for(None).is_ok_and(|k| k == "avx512")
-        && uform_core::capabilities::runnable_cpu_classes().contains(&"intel-sapphirerapids")
-    {
-        let precision = Some(uform_core::Precision::Bf16);
-        let model =
-            Model::load_ram(dir.to_str().unwrap(), ModelLoadRamConfig { executor, memory_domains: None, precision })
-                .unwrap();
+fn every_family_checkpoint_reproduces_sentence_transformers_in_f32_and_bf16_and_is_not_trained_yet() {
+    use uform_core::{Model, ModelLoadRamConfig, Precision, Trainer, TrainerContrastiveConfig};
+    let bf16 = uform_core::capabilities::runnable_cpu_classes().contains(&"intel-sapphirerapids")
+        || uform_core::capabilities::runnable_cpu_classes().contains(&"amd-genoa");
+    for (family, debug, width) in [("distilbert", "DistilBert", 64), ("xlm-roberta", "Roberta", 64)] {
+        let (dir, texts, want) = family_reference(family);
+        let load = |precision: Option<Precision>| {
+            let config = ModelLoadRamConfig { executor: executor(2, None), memory_domains: None, precision };
+            Model::load_ram(dir.to_str().unwrap(), config).unwrap()
+        };
+        let model = load(None);
+        assert_eq!(model.describe().unwrap().architecture.as_deref(), Some(family));
         let got = model.encode_text(&texts, EncodeTextOptions::default()).unwrap();
-        let worst = worst_cosine(&got, &want);
-        assert!(worst >= 0.999, "bf16 DistilBERT at worst cosine {worst}");
+        assert_eq!(got.columns, width, "{family}");
+        for (i, (g, w)) in rows(&got).into_iter().zip(&want).enumerate() {
+            let cosine: f64 = g.iter().zip(w).map(|(a, b)| *a as f64 * *b as f64).sum(); // both unit length
+            let diff = g.iter().zip(w).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+            assert!(cosine >= 0.9999 && diff <= 1e-4, "{family} text {i}: cosine {cosine}, max abs difference {diff}");
+        }
+        let e = Trainer::contrastive(&model, TrainerContrastiveConfig::default()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
+        assert!(e.message().contains(debug), "{e}");
         model.free().unwrap();
+        // bf16 runs every family too, where the CPU has it (issue 33).
+        if bf16 {
+            let model = load(Some(Precision::Bf16));
+            let got = model.encode_text(&texts, EncodeTextOptions::default()).unwrap();
+            let worst = worst_cosine(&got, &want);
+            assert!(worst >= 0.999, "bf16 {family} at worst cosine {worst}");
+            model.free().unwrap();
+        }
     }
 }

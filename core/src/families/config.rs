@@ -24,6 +24,9 @@ pub enum Family {
     Bert,
     /// `model_type: "distilbert"` (msmarco-distilbert and friends): no token type embeddings, its own names.
     DistilBert,
+    /// `model_type: "xlm-roberta"` or `"roberta"` (multilingual-e5, paraphrase-multilingual, bge-m3's dense output):
+    /// BERT's names under `roberta.`, positions counted from the padding index plus one.
+    Roberta,
 }
 
 /// The model's shape and its sentence-transformers pipeline.
@@ -35,7 +38,11 @@ pub struct Config {
     pub layers: usize,
     pub intermediate: usize,
     pub vocab: usize,
+    /// Positions a text may use (`max_position_embeddings` less [`Config::position_offset`]).
     pub positions: usize,
+    /// The position embedding of a text's first token: 0, or for RoBERTa the padding index plus one, as its
+    /// position ids count from there.
+    pub position_offset: usize,
     pub type_vocab: usize,
     pub layer_norm_eps: f32,
     pub pooling: Pooling,
@@ -74,10 +81,11 @@ impl Config {
         let family = match model_type {
             "bert" => Family::Bert,
             "distilbert" => Family::DistilBert,
+            "xlm-roberta" | "roberta" => Family::Roberta,
             _ => {
                 return Err(Error::unsupported(format!(
-                    "{} runs BERT and DistilBERT encoders (`model_type` \"bert\" or \"distilbert\"); `{}` has \
-                     model_type {:?}",
+                    "{} runs BERT, DistilBERT and (XLM-)RoBERTa encoders (`model_type` \"bert\", \"distilbert\", \
+                     \"xlm-roberta\" or \"roberta\"); `{}` has model_type {:?}",
                     super::verb(),
                     path.display(),
                     config.get("model_type").map_or("absent".to_string(), Value::to_string)
@@ -87,7 +95,7 @@ impl Config {
         let text = |key: &str, default: &str| config.get(key).and_then(Value::as_str).unwrap_or(default).to_string();
         // The keys each family spells its shape and choices with.
         let [act_key, hidden_key, heads_key, layers_key, intermediate_key] = match family {
-            Family::Bert => {
+            Family::Bert | Family::Roberta => {
                 ["hidden_act", "hidden_size", "num_attention_heads", "num_hidden_layers", "intermediate_size"]
             }
             Family::DistilBert => ["activation", "dim", "n_heads", "n_layers", "hidden_dim"],
@@ -101,7 +109,7 @@ impl Config {
             )));
         }
         let position = match family {
-            Family::Bert => text("position_embedding_type", "absolute"),
+            Family::Bert | Family::Roberta => text("position_embedding_type", "absolute"),
             Family::DistilBert if config.get("sinusoidal_pos_embds").and_then(Value::as_bool) == Some(true) => {
                 "sinusoidal".to_string()
             }
@@ -122,14 +130,29 @@ impl Config {
                 format!("`{}`: {hidden_key} {hidden} is not a multiple of {heads_key} {heads}", path.display()),
             ));
         }
-        let positions = count(&config, "max_position_embeddings", &path)?;
+        let table = count(&config, "max_position_embeddings", &path)?;
+        let position_offset = match family {
+            Family::Roberta => config.get("pad_token_id").and_then(Value::as_u64).unwrap_or(1) as usize + 1,
+            Family::Bert | Family::DistilBert => 0,
+        };
+        let positions = table.checked_sub(position_offset).filter(|p| *p > 0).ok_or_else(|| {
+            Error::new(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "`{}`: max_position_embeddings {table} leaves no position past the padding index's {position_offset}",
+                    path.display()
+                ),
+            )
+        })?;
         let (pooling, normalize) = pipeline(layout)?;
         let max_seq = read_json(dir, "sentence_bert_config.json")?
             .and_then(|v| v.get("max_seq_length").and_then(Value::as_u64))
             .map(|v| v as usize);
         let number = |key: &str, default: f64| config.get(key).and_then(Value::as_f64).unwrap_or(default);
         let (hidden_dropout, attention_dropout) = match family {
-            Family::Bert => (number("hidden_dropout_prob", 0.1), number("attention_probs_dropout_prob", 0.1)),
+            Family::Bert | Family::Roberta => {
+                (number("hidden_dropout_prob", 0.1), number("attention_probs_dropout_prob", 0.1))
+            }
             Family::DistilBert => (number("dropout", 0.1), number("attention_dropout", 0.1)),
         };
         Ok(Config {
@@ -140,14 +163,17 @@ impl Config {
             intermediate: count(&config, intermediate_key, &path)?,
             vocab: count(&config, "vocab_size", &path)?,
             positions,
+            position_offset,
             // DistilBERT has no token type embeddings: one row of zeros stands for them.
             type_vocab: match family {
-                Family::Bert => config.get("type_vocab_size").and_then(Value::as_u64).unwrap_or(2).max(1) as usize,
+                Family::Bert | Family::Roberta => {
+                    config.get("type_vocab_size").and_then(Value::as_u64).unwrap_or(2).max(1) as usize
+                }
                 Family::DistilBert => 1,
             },
             // DistilBERT's LayerNorms are built with 1e-12 whatever the config says.
             layer_norm_eps: match family {
-                Family::Bert => number("layer_norm_eps", 1e-12) as f32,
+                Family::Bert | Family::Roberta => number("layer_norm_eps", 1e-12) as f32,
                 Family::DistilBert => 1e-12,
             },
             pooling,

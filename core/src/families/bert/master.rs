@@ -168,6 +168,7 @@ impl Master {
         let e = &self.embeddings;
         Params {
             prefix,
+            position_offset: config.position_offset,
             word: Table::F32(v(&e.word)),
             position: Table::F32(v(&e.position)),
             token_type: Table::F32(v(&e.token_type)),

@@ -26,8 +26,10 @@ pub struct Layer {
 
 /// Every prepared weight, the embedding tables included, in memory the encoder owns.
 pub struct Params {
-    /// `""` or `"bert."`: the prefix the checkpoint's tensor names carry.
+    /// `""`, `"bert."`, `"distilbert."` or `"roberta."`: the prefix the checkpoint's tensor names carry.
     pub prefix: &'static str,
+    /// The position table's row of a text's first token ([`Config::position_offset`]).
+    pub position_offset: usize,
     /// `[vocab × hidden]`, `[positions × hidden]` and `[type_vocab × hidden]`.
     pub word: Table,
     pub position: Table,
@@ -164,9 +166,9 @@ impl Params {
         let table =
             |name: &str, rows: usize| Ok(Table::new(matrix(format!("embeddings.{name}.weight"), rows, h)?, precision));
         let word = table("word_embeddings", config.vocab)?;
-        let position = table("position_embeddings", config.positions)?;
+        let position = table("position_embeddings", config.positions + config.position_offset)?;
         let token_type = match config.family {
-            Family::Bert => table("token_type_embeddings", config.type_vocab)?,
+            Family::Bert | Family::Roberta => table("token_type_embeddings", config.type_vocab)?,
             Family::DistilBert => Table::new(vec![0.0; h], precision), // none: one row of zeros
         };
         let pack = |w: &[f32], n: usize, k: usize| match precision {
@@ -195,7 +197,9 @@ impl Params {
                 ln2: norm(at(names.ln2))?,
             });
         }
-        Ok(Params { prefix, word, position, token_type, embedding_ln: norm("embeddings.LayerNorm".into())?, layers })
+        let embedding_ln = norm("embeddings.LayerNorm".into())?;
+        let position_offset = config.position_offset;
+        Ok(Params { prefix, position_offset, word, position, token_type, embedding_ln, layers })
     }
 }
 
@@ -215,8 +219,8 @@ struct Names {
 impl Names {
     fn of(family: Family) -> Names {
         match family {
-            Family::Bert => Names {
-                prefix: "bert.",
+            Family::Bert | Family::Roberta => Names {
+                prefix: if family == Family::Bert { "bert." } else { "roberta." },
                 layer: "encoder.layer",
                 qkv: ["attention.self.query", "attention.self.key", "attention.self.value"],
                 out: "attention.output.dense",
@@ -241,11 +245,12 @@ impl Names {
 
 impl Params {
     /// Writes token `id`'s embedding at position `position` with token type `token_type` into `row`: the word,
-    /// position and type rows added in that order.
+    /// position and type rows added in that order. `position` counts from 0; the table's row is `position_offset`
+    /// further (RoBERTa's padding index plus one).
     #[inline]
     pub fn embed(&self, id: usize, position: usize, token_type: usize, row: &mut [f32]) {
         self.word.row_into(id, row, false);
-        self.position.row_into(position, row, true);
+        self.position.row_into(self.position_offset + position, row, true);
         self.token_type.row_into(token_type, row, true);
     }
 }

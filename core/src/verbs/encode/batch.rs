@@ -118,6 +118,7 @@ mod tests {
             intermediate: 1536,
             vocab: 30522,
             positions: 512,
+            position_offset: 0,
             type_vocab: 2,
             layer_norm_eps: 1e-12,
             pooling: Pooling::Mean,

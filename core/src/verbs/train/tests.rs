@@ -39,6 +39,7 @@ fn config(pooling: Pooling) -> Config {
         intermediate: 12,
         vocab: 11,
         positions: 9,
+        position_offset: 0,
         type_vocab: 2,
         layer_norm_eps: 1e-12,
         pooling,

@@ -537,7 +537,9 @@ fn every_family_checkpoint_reproduces_sentence_transformers_in_f32_and_bf16_and_
     use uform_core::{Model, ModelLoadRamConfig, Precision, Trainer, TrainerContrastiveConfig};
     let bf16 = uform_core::capabilities::runnable_cpu_classes().contains(&"intel-sapphirerapids")
         || uform_core::capabilities::runnable_cpu_classes().contains(&"amd-genoa");
-    for (family, debug, width) in [("distilbert", "DistilBert", 64), ("xlm-roberta", "Roberta", 64)] {
+    for (family, debug, width) in
+        [("distilbert", "DistilBert", 64), ("xlm-roberta", "Roberta", 64), ("mpnet", "MpNet", 64)]
+    {
         let (dir, texts, want) = family_reference(family);
         let load = |precision: Option<Precision>| {
             let config = ModelLoadRamConfig { executor: executor(2, None), memory_domains: None, precision };

@@ -27,6 +27,9 @@ pub enum Family {
     /// `model_type: "xlm-roberta"` or `"roberta"` (multilingual-e5, paraphrase-multilingual, bge-m3's dense output):
     /// BERT's names under `roberta.`, positions counted from the padding index plus one.
     Roberta,
+    /// `model_type: "mpnet"` (all-mpnet-base-v2): RoBERTa's positions, no token types, and a relative position
+    /// bias added to every head's attention scores ([`Config::relative_buckets`]).
+    MpNet,
 }
 
 /// The model's shape and its sentence-transformers pipeline.
@@ -50,6 +53,8 @@ pub struct Config {
     pub normalize: bool,
     /// Tokens kept per text by default: `max_seq_length`, else the position embeddings.
     pub max_tokens: usize,
+    /// MPNet's `relative_attention_num_buckets` (32 when absent); `None` for the families without a relative bias.
+    pub relative_buckets: Option<usize>,
     /// `hidden_dropout_prob` and `attention_probs_dropout_prob` (0.1 each when absent, as transformers' BERT).
     pub hidden_dropout: f32,
     pub attention_dropout: f32,
@@ -82,10 +87,11 @@ impl Config {
             "bert" => Family::Bert,
             "distilbert" => Family::DistilBert,
             "xlm-roberta" | "roberta" => Family::Roberta,
+            "mpnet" => Family::MpNet,
             _ => {
                 return Err(Error::unsupported(format!(
-                    "{} runs BERT, DistilBERT and (XLM-)RoBERTa encoders (`model_type` \"bert\", \"distilbert\", \
-                     \"xlm-roberta\" or \"roberta\"); `{}` has model_type {:?}",
+                    "{} runs BERT, DistilBERT, (XLM-)RoBERTa and MPNet encoders (`model_type` \"bert\", \
+                     \"distilbert\", \"xlm-roberta\", \"roberta\" or \"mpnet\"); `{}` has model_type {:?}",
                     super::verb(),
                     path.display(),
                     config.get("model_type").map_or("absent".to_string(), Value::to_string)
@@ -95,7 +101,7 @@ impl Config {
         let text = |key: &str, default: &str| config.get(key).and_then(Value::as_str).unwrap_or(default).to_string();
         // The keys each family spells its shape and choices with.
         let [act_key, hidden_key, heads_key, layers_key, intermediate_key] = match family {
-            Family::Bert | Family::Roberta => {
+            Family::Bert | Family::Roberta | Family::MpNet => {
                 ["hidden_act", "hidden_size", "num_attention_heads", "num_hidden_layers", "intermediate_size"]
             }
             Family::DistilBert => ["activation", "dim", "n_heads", "n_layers", "hidden_dim"],
@@ -110,6 +116,7 @@ impl Config {
         }
         let position = match family {
             Family::Bert | Family::Roberta => text("position_embedding_type", "absolute"),
+            Family::MpNet => "absolute".to_string(),
             Family::DistilBert if config.get("sinusoidal_pos_embds").and_then(Value::as_bool) == Some(true) => {
                 "sinusoidal".to_string()
             }
@@ -132,7 +139,9 @@ impl Config {
         }
         let table = count(&config, "max_position_embeddings", &path)?;
         let position_offset = match family {
-            Family::Roberta => config.get("pad_token_id").and_then(Value::as_u64).unwrap_or(1) as usize + 1,
+            Family::Roberta | Family::MpNet => {
+                config.get("pad_token_id").and_then(Value::as_u64).unwrap_or(1) as usize + 1
+            }
             Family::Bert | Family::DistilBert => 0,
         };
         let positions = table.checked_sub(position_offset).filter(|p| *p > 0).ok_or_else(|| {
@@ -150,7 +159,7 @@ impl Config {
             .map(|v| v as usize);
         let number = |key: &str, default: f64| config.get(key).and_then(Value::as_f64).unwrap_or(default);
         let (hidden_dropout, attention_dropout) = match family {
-            Family::Bert | Family::Roberta => {
+            Family::Bert | Family::Roberta | Family::MpNet => {
                 (number("hidden_dropout_prob", 0.1), number("attention_probs_dropout_prob", 0.1))
             }
             Family::DistilBert => (number("dropout", 0.1), number("attention_dropout", 0.1)),
@@ -169,16 +178,23 @@ impl Config {
                 Family::Bert | Family::Roberta => {
                     config.get("type_vocab_size").and_then(Value::as_u64).unwrap_or(2).max(1) as usize
                 }
-                Family::DistilBert => 1,
+                Family::DistilBert | Family::MpNet => 1,
             },
             // DistilBERT's LayerNorms are built with 1e-12 whatever the config says.
             layer_norm_eps: match family {
-                Family::Bert | Family::Roberta => number("layer_norm_eps", 1e-12) as f32,
+                Family::Bert | Family::Roberta | Family::MpNet => number("layer_norm_eps", 1e-12) as f32,
                 Family::DistilBert => 1e-12,
             },
             pooling,
             normalize,
             max_tokens: max_seq.filter(|m| *m >= 1).unwrap_or(positions).min(positions),
+            relative_buckets: match family {
+                Family::MpNet => Some(match config.get("relative_attention_num_buckets") {
+                    None => 32,
+                    Some(_) => count(&config, "relative_attention_num_buckets", &path)?,
+                }),
+                _ => None,
+            },
             hidden_dropout: hidden_dropout as f32,
             attention_dropout: attention_dropout as f32,
         })

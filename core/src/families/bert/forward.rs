@@ -95,7 +95,7 @@ pub fn forward(
     for layer in &params.layers {
         let qkv = &mut big[..total * 3 * h];
         dense(executor, kernels, x, total, &layer.qkv, qkv, Epilogue::Bias(&layer.qkv_bias))?;
-        attention(executor, kernels, config, qkv, ctx, &spans, attn, per_thread, slots)?;
+        attention(executor, kernels, config, params, qkv, ctx, &spans, attn, per_thread, slots)?;
         dense(executor, kernels, ctx, total, &layer.out, x, add_norm(&layer.out_bias, &layer.ln1, eps))?;
         let up = &mut big[..total * config.intermediate];
         dense(executor, kernels, x, total, &layer.up, up, Epilogue::BiasGelu(&layer.up_bias))?;
@@ -129,13 +129,32 @@ pub fn forward(
     })
 }
 
-/// Self-attention of every (text, head) pair: `softmax(Q·Kᵀ/√d)·V` into `ctx`, claimed dynamically by the first
-/// `slots` threads, each with its own part of `scratch` for the scores and the packed keys and values.
+/// MPNet's bucket of a relative position `d` (key index less query index) among `buckets`, as transformers'
+/// `relative_position_bucket` computes it (max distance 128, the logarithm in f32 and truncated).
+pub fn relative_bucket(d: i64, buckets: usize) -> usize {
+    let half = (buckets / 2) as i64;
+    let n = -d;
+    let sign = if n < 0 { half } else { 0 };
+    let n = n.abs();
+    let exact = half / 2;
+    let bucket = if n < exact {
+        n
+    } else {
+        let log = (n as f32 / exact as f32).ln() / (128.0f64 / exact as f64).ln() as f32;
+        (exact + (log * (half - exact) as f32) as i64).min(half - 1)
+    };
+    (sign + bucket) as usize
+}
+
+/// Self-attention of every (text, head) pair: `softmax(Q·Kᵀ/√d + bias)·V` into `ctx` (the bias: MPNet's relative
+/// position bias, else none), claimed dynamically by the first `slots` threads, each with its own part of `scratch`
+/// for the scores and the packed keys and values.
 #[allow(clippy::too_many_arguments)]
 fn attention(
     executor: &Executor,
     kernels: &Kernels,
     config: &Config,
+    params: &Params,
     qkv: &[f32],
     ctx: &mut [f32],
     spans: &[Range<usize>],
@@ -156,6 +175,8 @@ fn attention(
         }
         // SAFETY: each thread index below `slots` owns its `per_thread` floats of scratch.
         let mine = unsafe { std::slice::from_raw_parts_mut(space.0.add(thread * per_thread), per_thread) };
+        // A head's relative bias by distance, `len - 1 + d` for `d` in `-(len-1)..len` (MPNet only).
+        let mut by_distance = Vec::new();
         loop {
             let task = next.fetch_add(1, Ordering::Relaxed);
             if task >= tasks {
@@ -173,12 +194,47 @@ fn attention(
             // context of this head is columns `head·dh..` of the span's rows, which only this task writes.
             unsafe {
                 gemm::serial(kernels, q.as_ptr(), ld, len, keys, len, dh, scores.as_mut_ptr(), len, false);
-                for row in scores.chunks_exact_mut(len) {
-                    kernels.softmax(row, scale);
+                match (&params.relative_bias, config.relative_buckets) {
+                    (Some(bias), Some(buckets)) => {
+                        by_distance.clear();
+                        by_distance.extend(
+                            (0..2 * len - 1)
+                                .map(|i| bias[relative_bucket(i as i64 - (len as i64 - 1), buckets) * heads + head]),
+                        );
+                        for (i, row) in scores.chunks_exact_mut(len).enumerate() {
+                            // Key j of query i is at distance j - i: entry len - 1 - i + j.
+                            for (v, b) in row.iter_mut().zip(&by_distance[len - 1 - i..]) {
+                                *v = *v * scale + b;
+                            }
+                            kernels.softmax(row, 1.0);
+                        }
+                    }
+                    _ => {
+                        for row in scores.chunks_exact_mut(len) {
+                            kernels.softmax(row, scale);
+                        }
+                    }
                 }
                 let c = out.0.add(span.start * h + head * dh);
                 gemm::serial(kernels, scores.as_ptr(), len, len, values, dh, len, c, h, false);
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    /// transformers' buckets for distances -200..=200, recorded by tests/fixtures/families/make_families.py.
+    #[test]
+    fn mpnet_relative_buckets_are_transformers_buckets() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/families/reference.json");
+        let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let table = &json["mpnet"]["relative_buckets"];
+        let (distances, buckets) = (table["distances"].as_array().unwrap(), table["buckets"].as_array().unwrap());
+        assert_eq!((distances.len(), buckets.len()), (401, 401));
+        for (d, want) in distances.iter().zip(buckets) {
+            let (d, want) = (d.as_i64().unwrap(), want.as_u64().unwrap() as usize);
+            assert_eq!(super::relative_bucket(d, 32), want, "distance {d}");
+        }
+    }
 }

@@ -169,6 +169,7 @@ impl Master {
         Params {
             prefix,
             position_offset: config.position_offset,
+            relative_bias: None,
             word: Table::F32(v(&e.word)),
             position: Table::F32(v(&e.position)),
             token_type: Table::F32(v(&e.token_type)),

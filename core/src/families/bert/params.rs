@@ -36,6 +36,8 @@ pub struct Params {
     pub token_type: Table,
     pub embedding_ln: (Vec<f32>, Vec<f32>),
     pub layers: Vec<Layer>,
+    /// MPNet's relative position bias, `[buckets × heads]`, shared by every layer.
+    pub relative_bias: Option<Vec<f32>>,
 }
 
 /// An embedding table, rows of `hidden` values, at the model's precision.
@@ -169,7 +171,11 @@ impl Params {
         let position = table("position_embeddings", config.positions + config.position_offset)?;
         let token_type = match config.family {
             Family::Bert | Family::Roberta => table("token_type_embeddings", config.type_vocab)?,
-            Family::DistilBert => Table::new(vec![0.0; h], precision), // none: one row of zeros
+            Family::DistilBert | Family::MpNet => Table::new(vec![0.0; h], precision), // none: one row of zeros
+        };
+        let relative_bias = match config.relative_buckets {
+            Some(buckets) => Some(matrix("encoder.relative_attention_bias.weight".into(), buckets, config.heads)?),
+            None => None,
         };
         let pack = |w: &[f32], n: usize, k: usize| match precision {
             Precision::F32 => Packed::weights(w, n, k),
@@ -199,7 +205,7 @@ impl Params {
         }
         let embedding_ln = norm("embeddings.LayerNorm".into())?;
         let position_offset = config.position_offset;
-        Ok(Params { prefix, position_offset, word, position, token_type, embedding_ln, layers })
+        Ok(Params { prefix, position_offset, word, position, token_type, embedding_ln, layers, relative_bias })
     }
 }
 
@@ -225,6 +231,16 @@ impl Names {
                 qkv: ["attention.self.query", "attention.self.key", "attention.self.value"],
                 out: "attention.output.dense",
                 ln1: "attention.output.LayerNorm",
+                up: "intermediate.dense",
+                down: "output.dense",
+                ln2: "output.LayerNorm",
+            },
+            Family::MpNet => Names {
+                prefix: "mpnet.",
+                layer: "encoder.layer",
+                qkv: ["attention.attn.q", "attention.attn.k", "attention.attn.v"],
+                out: "attention.attn.o",
+                ln1: "attention.LayerNorm",
                 up: "intermediate.dense",
                 down: "output.dense",
                 ln2: "output.LayerNorm",

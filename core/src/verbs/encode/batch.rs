@@ -119,6 +119,7 @@ mod tests {
             vocab: 30522,
             positions: 512,
             position_offset: 0,
+            relative_buckets: None,
             type_vocab: 2,
             layer_norm_eps: 1e-12,
             pooling: Pooling::Mean,

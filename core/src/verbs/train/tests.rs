@@ -40,6 +40,7 @@ fn config(pooling: Pooling) -> Config {
         vocab: 11,
         positions: 9,
         position_offset: 0,
+        relative_buckets: None,
         type_vocab: 2,
         layer_norm_eps: 1e-12,
         pooling,

@@ -568,3 +568,86 @@ fn every_family_checkpoint_reproduces_sentence_transformers_in_f32_and_bf16_and_
         }
     }
 }
+
+#[test]
+fn cross_encoders_rerank_as_sentence_transformers_and_bad_input_is_refused() {
+    use uform_core::{Model, ModelLoadRamConfig, RerankOptions};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/families");
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(root.join("reference.json")).unwrap()).unwrap();
+    for family in ["bert-reranker", "xlm-roberta-reranker"] {
+        let entry = &json[family];
+        let query = entry["query"].as_str().unwrap();
+        let documents: Vec<String> =
+            entry["documents"].as_array().unwrap().iter().map(|d| d.as_str().unwrap().to_string()).collect();
+        let want: Vec<f64> = entry["scores"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        let config = ModelLoadRamConfig { executor: executor(2, None), memory_domains: None, precision: None };
+        let model = Model::load_ram(root.join(family).to_str().unwrap(), config).unwrap();
+        let got = model.rerank(query, &documents, RerankOptions::default()).unwrap();
+        assert_eq!(got.iter().map(|s| s.index).collect::<Vec<_>>(), (0..documents.len() as u32).collect::<Vec<_>>());
+        for (s, w) in got.iter().zip(&want) {
+            assert!((s.score - w).abs() <= 1e-4, "{family} document {}: {} vs {w}", s.index, s.score);
+        }
+        let sorted =
+            model.rerank(query, &documents, RerankOptions { sorted: Some(true), ..Default::default() }).unwrap();
+        assert!(sorted.windows(2).all(|p| p[0].score >= p[1].score), "{family}: {sorted:?}");
+        for s in &sorted {
+            assert_eq!(s.score, got[s.index as usize].score, "{family}: the sorted scores keep their indices");
+        }
+        let e = model.rerank("", &documents, RerankOptions::default()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+        let e = model.rerank(query, &[], RerankOptions::default()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+        let e =
+            model.rerank(query, &documents, RerankOptions { max_tokens: Some(0), ..Default::default() }).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+        model.free().unwrap();
+    }
+    // An embedding model has no classification head.
+    let config = ModelLoadRamConfig { executor: executor(1, None), memory_domains: None, precision: None };
+    let model = Model::load_ram(root.join("distilbert").to_str().unwrap(), config).unwrap();
+    let e = model.rerank("q", &["d".to_string()], RerankOptions::default()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
+    model.free().unwrap();
+}
+
+#[test]
+fn prompts_and_matryoshka_dimensions_match_sentence_transformers() {
+    use uform_core::{Model, ModelLoadRamConfig};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/families");
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(root.join("reference.json")).unwrap()).unwrap();
+    let rows_of = |key: &str| -> Vec<Vec<f32>> {
+        json["distilbert"][key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32).collect())
+            .collect()
+    };
+    let (dir, texts, _) = family_reference("distilbert");
+    let config = ModelLoadRamConfig { executor: executor(2, None), memory_domains: None, precision: None };
+    let model = Model::load_ram(dir.to_str().unwrap(), config).unwrap();
+    let close = |got: &F32Matrix, want: &[Vec<f32>], what: &str| {
+        assert_eq!(got.columns as usize, want[0].len(), "{what}");
+        for (i, (g, w)) in rows(got).into_iter().zip(want).enumerate() {
+            let diff = g.iter().zip(w).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+            assert!(diff <= 1e-4, "{what} text {i}: max abs difference {diff}");
+        }
+    };
+    let named = EncodeTextOptions { prompt_name: Some("query".into()), ..Default::default() };
+    let prompted = model.encode_text(&texts, named).unwrap();
+    close(&prompted, &rows_of("prompted_query"), "prompt_name query");
+    let given = EncodeTextOptions { prompt: Some("query: ".into()), ..Default::default() };
+    assert_eq!(model.encode_text(&texts, given).unwrap(), prompted, "the same prompt given as text");
+    let cut = model.encode_text(&texts, EncodeTextOptions { dimensions: Some(24), ..Default::default() }).unwrap();
+    close(&cut, &rows_of("truncated_24"), "dimensions 24");
+    for bad in [
+        EncodeTextOptions { prompt_name: Some("nope".into()), ..Default::default() },
+        EncodeTextOptions { prompt: Some("a".into()), prompt_name: Some("query".into()), ..Default::default() },
+        EncodeTextOptions { dimensions: Some(0), ..Default::default() },
+        EncodeTextOptions { dimensions: Some(65), ..Default::default() },
+    ] {
+        let e = model.encode_text(&texts, bad.clone()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{bad:?}: {e}");
+    }
+    model.free().unwrap();
+}

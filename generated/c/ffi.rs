@@ -436,18 +436,81 @@ pub struct uform_encode_text_options_t {
     pub struct_size: u32,
     pub normalize: bool,
     pub max_tokens: u32,
+    pub dimensions: u32,
+    pub prompt_name: *const c_char,
+    pub prompt: *const c_char,
 }
 
 fn encode_text_options_from_c(raw: &uform_encode_text_options_t) -> Result<uform_core::EncodeTextOptions, Error> {
     Ok(uform_core::EncodeTextOptions {
         normalize: raw.normalize.then_some(true),
         max_tokens: nonzero(raw.max_tokens),
+        dimensions: nonzero(raw.dimensions),
+        prompt_name: read_str(raw.prompt_name, "EncodeTextOptions.prompt_name")?,
+        prompt: read_str(raw.prompt, "EncodeTextOptions.prompt")?,
     })
+}
+
+/// `uform_encode_text_options_t` as its first layout declared it.
+#[repr(C)]
+#[allow(dead_code)]
+struct uform_encode_text_options_t_first {
+    struct_size: u32,
+    normalize: bool,
+    max_tokens: u32,
 }
 
 // SAFETY: `#[repr(C)]`, led by `struct_size: u32`, and every field an integer, a float, a C `bool` or a raw pointer, for which all zeros (and whatever a C caller writes) is a valid value.
 unsafe impl Versioned for uform_encode_text_options_t {
-    const FIRST_SIZE: usize = std::mem::size_of::<uform_encode_text_options_t>();
+    const FIRST_SIZE: usize = std::mem::size_of::<uform_encode_text_options_t_first>();
+}
+const _: () = assert!(
+    std::mem::offset_of!(uform_encode_text_options_t, dimensions) >= std::mem::size_of::<uform_encode_text_options_t_first>(),
+    "uform_encode_text_options_t.dimensions lies in the first layout's trailing padding: append a field that fills it first"
+);
+const _: () = assert!(
+    std::mem::offset_of!(uform_encode_text_options_t, prompt_name) >= std::mem::size_of::<uform_encode_text_options_t_first>(),
+    "uform_encode_text_options_t.prompt_name lies in the first layout's trailing padding: append a field that fills it first"
+);
+const _: () = assert!(
+    std::mem::offset_of!(uform_encode_text_options_t, prompt) >= std::mem::size_of::<uform_encode_text_options_t_first>(),
+    "uform_encode_text_options_t.prompt lies in the first layout's trailing padding: append a field that fills it first"
+);
+
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct uform_rerank_options_t {
+    pub struct_size: u32,
+    pub sorted: bool,
+    pub max_tokens: u32,
+}
+
+fn rerank_options_from_c(raw: &uform_rerank_options_t) -> Result<uform_core::RerankOptions, Error> {
+    Ok(uform_core::RerankOptions {
+        sorted: raw.sorted.then_some(true),
+        max_tokens: nonzero(raw.max_tokens),
+    })
+}
+
+// SAFETY: `#[repr(C)]`, led by `struct_size: u32`, and every field an integer, a float, a C `bool` or a raw pointer, for which all zeros (and whatever a C caller writes) is a valid value.
+unsafe impl Versioned for uform_rerank_options_t {
+    const FIRST_SIZE: usize = std::mem::size_of::<uform_rerank_options_t>();
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct uform_rerank_score_t {
+    pub index: u32,
+    pub score: f64,
+}
+
+fn rerank_score_to_c(v: &uform_core::RerankScore, arena: &mut Arena) -> uform_rerank_score_t {
+    let _ = &arena;
+    uform_rerank_score_t {
+        index: v.index,
+        score: v.score,
+    }
 }
 
 #[repr(C)]
@@ -656,6 +719,22 @@ pub unsafe extern "C" fn uform_model_encode_text(model: *mut uform_model_t, text
         let value = model.value.encode_text(&texts, options)?;
         // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
         unsafe { *matrix = f32_matrix_to_c(value) };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn uform_model_rerank(model: *mut uform_model_t, query: *const c_char, documents: *const *const c_char, documents_count: usize, options: *const uform_rerank_options_t, scores: *mut *const uform_rerank_score_t, scores_count: *mut usize) -> uform_status_t {
+    guard("uform_model_rerank", || {
+        let model = MODEL_HANDLES.get(model as usize, "model", "Model")?;
+        let query = read_str(query, "query")?.ok_or_else(|| null_argument("query"))?;
+        let documents = read_str_list(documents, documents_count, "documents")?;
+        let options = if options.is_null() { Default::default() } else { rerank_options_from_c(&read_versioned(options, "options")?)? };
+        check_out(scores, "scores")?;
+        check_out(scores_count, "scores_count")?;
+        let (ptr, len) = process_cached("uform_model_rerank", |arena| { let v = model.value.rerank(query, &documents, options)?; let items: Vec<_> = v.iter().map(|x| rerank_score_to_c(x, arena)).collect(); Ok(arena.list_parts(items)) })?;
+        // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
+        unsafe { *scores = ptr; *scores_count = len };
         Ok(())
     })
 }

@@ -583,10 +583,68 @@ typedef struct uform_encode_text_options_t {
      * absent.
      */
     uint32_t max_tokens;
+    /**
+     * Keeps the first dimensions of each embedding, as sentence-transformers' `truncate_dim` does for
+     * Matryoshka models, normalising what is kept when embeddings are normalised; absent keeps them all. Zero
+     * or more than the model has is an invalid argument. Zero means absent. Appended in 0.4.0: absent when
+     * `struct_size` is zero or ends before it.
+     */
+    uint32_t dimensions;
+    /**
+     * The name of a prompt in the model's `config_sentence_transformers.json` (like "query" for e5),
+     * prepended to every text; absent takes its `default_prompt_name`, if any. A name the model lacks is an
+     * invalid argument. NULL means absent. Appended in 0.4.0: absent when `struct_size` is zero or ends
+     * before it.
+     */
+    const char *prompt_name;
+    /**
+     * A prompt prepended to every text as given (like "query: "), instead of the model's; giving it together
+     * with `prompt_name` is an invalid argument. NULL means absent. Appended in 0.4.0: absent when
+     * `struct_size` is zero or ends before it.
+     */
+    const char *prompt;
 } uform_encode_text_options_t;
 
 /** `uform_encode_text_options_t` with `struct_size` set and every other field absent. */
 #define UFORM_ENCODE_TEXT_OPTIONS_INIT { .struct_size = sizeof(uform_encode_text_options_t) }
+
+/**
+ * How `uform_model_rerank` scores its documents. Start from `UFORM_RERANK_OPTIONS_INIT`, or zero-initialise
+ * it: a zero field means absent. It can grow: see `struct_size`.
+ */
+typedef struct uform_rerank_options_t {
+    /**
+     * `sizeof(uform_rerank_options_t)` as the caller's uform.h declares it, which `UFORM_RERANK_OPTIONS_INIT`
+     * sets: a later library that appended fields reads only these bytes and takes the fields it appended as
+     * absent. Zero means the first layout, the fields up to `max_tokens`.
+     */
+    uint32_t struct_size;
+    /**
+     * Returns the scores best first instead of in input order; each keeps its document's index either way.
+     * Zero means absent.
+     */
+    bool sorted;
+    /**
+     * Tokens kept per query and document pair, special tokens included, the longer of the two losing tokens
+     * first, as sentence-transformers' CrossEncoder truncates; absent takes the model's own maximum. Zero
+     * means absent.
+     */
+    uint32_t max_tokens;
+} uform_rerank_options_t;
+
+/** `uform_rerank_options_t` with `struct_size` set and every other field absent. */
+#define UFORM_RERANK_OPTIONS_INIT { .struct_size = sizeof(uform_rerank_options_t) }
+
+/** One document's score from `uform_model_rerank`. */
+typedef struct uform_rerank_score_t {
+    /** The document's position in the list given. */
+    uint32_t index;
+    /**
+     * How well the document answers the query: the cross-encoder's output after the activation its
+     * configuration names (sigmoid for a single label, as sentence-transformers' CrossEncoder applies).
+     */
+    double score;
+} uform_rerank_score_t;
 
 /**
  * How `uform_trainer_contrastive` fine-tunes an encoder; every default is sentence-transformers' trainer
@@ -817,6 +875,24 @@ uform_status_t uform_model_describe(uform_model_t *model, uform_model_descriptio
  * where a value is required is `UFORM_STATUS_INVALID_ARGUMENT`.
  */
 uform_status_t uform_model_encode_text(uform_model_t *model, const char *const *texts, size_t texts_count, const uform_encode_text_options_t *options, uform_f32_matrix_t *matrix);
+
+/**
+ * Scores documents against a query with a cross-encoder (a sequence-classification model in
+ * sentence-transformers' CrossEncoder layout: BERT or XLM-RoBERTa with its classification head), one score
+ * per document, in input order unless `uform_rerank_options_t` `sorted` says best first. Batches, memory and
+ * in-flight rules as `uform_model_encode_text`. An empty query or an empty document list is an invalid
+ * argument; a model without a classification head is unsupported.
+ * @param model The model to act on.
+ * @param query The query, UTF-8 without NUL characters; not empty.
+ * @param documents The documents to score, UTF-8 without NUL characters; at least one.
+ * @param options The order of the scores, and how many tokens of each pair to keep. NULL means every field
+ * absent.
+ * @param scores Receives the array, owned by the model and valid until `uform_model_free`.
+ * @param scores_count Receives the number of elements.
+ * @return `UFORM_STATUS_OK`, or the error kind with `uform_last_error_message` saying why; a NULL pointer
+ * where a value is required is `UFORM_STATUS_INVALID_ARGUMENT`.
+ */
+uform_status_t uform_model_rerank(uform_model_t *model, const char *query, const char *const *documents, size_t documents_count, const uform_rerank_options_t *options, const uform_rerank_score_t **scores, size_t *scores_count);
 
 /**
  * Releases the weights and returns the executor's borrow; a second `uform_model_free` does nothing.

@@ -240,7 +240,7 @@ pub extern "system" fn Java_cloud_unum_uform_UFormNative_modelDescribe<'l>(mut e
 /// `Model.encodeText`
 #[no_mangle]
 #[allow(unused_variables, clippy::too_many_arguments, clippy::needless_question_mark)]
-pub extern "system" fn Java_cloud_unum_uform_UFormNative_modelEncodeText<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, handle: jlong, texts: JObjectArray<'l>, options_normalize_present: jboolean, options_normalize: jboolean, options_max_tokens_present: jboolean, options_max_tokens: jint) -> jobject {
+pub extern "system" fn Java_cloud_unum_uform_UFormNative_modelEncodeText<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, handle: jlong, texts: JObjectArray<'l>, options_normalize_present: jboolean, options_normalize: jboolean, options_max_tokens_present: jboolean, options_max_tokens: jint, options_dimensions_present: jboolean, options_dimensions: jint, options_prompt_name: JString<'l>, options_prompt: JString<'l>) -> jobject {
     runtime::call(&mut env, |env| {
         // SAFETY: Kotlin holds a use of `handle` for the whole call (NativeHandle.use).
         let this = unsafe { runtime::borrow::<uform_core::Model>(handle) };
@@ -248,8 +248,29 @@ pub extern "system" fn Java_cloud_unum_uform_UFormNative_modelEncodeText<'l>(mut
         let options = uform_core::EncodeTextOptions {
             normalize: if options_normalize_present != 0 { Some(options_normalize != 0) } else { None },
             max_tokens: if options_max_tokens_present != 0 { Some(options_max_tokens as u32) } else { None },
+            dimensions: if options_dimensions_present != 0 { Some(options_dimensions as u32) } else { None },
+            prompt_name: if options_prompt_name.is_null() { None } else { Some(runtime::string(env, &options_prompt_name)?) },
+            prompt: if options_prompt.is_null() { None } else { Some(runtime::string(env, &options_prompt)?) },
         };
         let value = this.encode_text(&texts, options)?;
+        Ok(runtime::bytes(env, &value)?)
+    })
+}
+
+/// `Model.rerank`
+#[no_mangle]
+#[allow(unused_variables, clippy::too_many_arguments, clippy::needless_question_mark)]
+pub extern "system" fn Java_cloud_unum_uform_UFormNative_modelRerank<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, handle: jlong, query: JString<'l>, documents: JObjectArray<'l>, options_sorted_present: jboolean, options_sorted: jboolean, options_max_tokens_present: jboolean, options_max_tokens: jint) -> jobject {
+    runtime::call(&mut env, |env| {
+        // SAFETY: Kotlin holds a use of `handle` for the whole call (NativeHandle.use).
+        let this = unsafe { runtime::borrow::<uform_core::Model>(handle) };
+        let query = runtime::string(env, &query)?;
+        let documents = runtime::strings(env, &documents)?;
+        let options = uform_core::RerankOptions {
+            sorted: if options_sorted_present != 0 { Some(options_sorted != 0) } else { None },
+            max_tokens: if options_max_tokens_present != 0 { Some(options_max_tokens as u32) } else { None },
+        };
+        let value = this.rerank(query, &documents, options)?;
         Ok(runtime::bytes(env, &value)?)
     })
 }
@@ -445,6 +466,13 @@ impl Encode for uform_core::ModelDescription {
         self.precision.encode(out);
         self.weight_bytes.encode(out);
         self.tensors.encode(out);
+    }
+}
+
+impl Encode for uform_core::RerankScore {
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.index.encode(out);
+        self.score.encode(out);
     }
 }
 

@@ -492,6 +492,9 @@ impl FromJs for uform_core::EncodeTextOptions {
             Ok(uform_core::EncodeTextOptions {
                 normalize: optional::<bool>(object.field("normalize")?, "normalize")?,
                 max_tokens: optional::<u32>(object.field("maxTokens")?, "maxTokens")?,
+                dimensions: optional::<u32>(object.field("dimensions")?, "dimensions")?,
+                prompt_name: optional::<String>(object.field("promptName")?, "promptName")?,
+                prompt: optional::<String>(object.field("prompt")?, "prompt")?,
             })
         })
     }
@@ -502,6 +505,39 @@ impl ToJs for uform_core::EncodeTextOptions {
         let object = Object::new(env)?;
         object.set_optional("normalize", self.normalize.as_ref())?;
         object.set_optional("maxTokens", self.max_tokens.as_ref())?;
+        object.set_optional("dimensions", self.dimensions.as_ref())?;
+        object.set_optional("promptName", self.prompt_name.as_ref())?;
+        object.set_optional("prompt", self.prompt.as_ref())?;
+        Ok(object.finish())
+    }
+}
+
+impl FromJs for uform_core::RerankOptions {
+    fn from_js(value: Js, argument: &str) -> Result<Self> {
+        let Some(object) = record(value, argument)? else { return Ok(Default::default()) };
+        fields_of(argument, || {
+            Ok(uform_core::RerankOptions {
+                sorted: optional::<bool>(object.field("sorted")?, "sorted")?,
+                max_tokens: optional::<u32>(object.field("maxTokens")?, "maxTokens")?,
+            })
+        })
+    }
+}
+
+impl ToJs for uform_core::RerankOptions {
+    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
+        let object = Object::new(env)?;
+        object.set_optional("sorted", self.sorted.as_ref())?;
+        object.set_optional("maxTokens", self.max_tokens.as_ref())?;
+        Ok(object.finish())
+    }
+}
+
+impl ToJs for uform_core::RerankScore {
+    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
+        let object = Object::new(env)?;
+        object.set("index", &self.index)?;
+        object.set("score", &self.score)?;
         Ok(object.finish())
     }
 }
@@ -551,6 +587,14 @@ impl CompiledModel {
         let options = optional::<uform_core::EncodeTextOptions>(Js::of(&options), "options")?.unwrap_or_default();
         let value = guard(|| self.inner.encode_text(&texts, options))?;
         Ok(Out(f32_matrix(env.raw(), value)?))
+    }
+    #[napi(js_name = "rerank")]
+    pub fn rerank(&self, env: Env, query: Unknown<'_>, documents: Unknown<'_>, options: Unknown<'_>) -> Result<Out> {
+        let query = required::<String>(Js::of(&query), "query")?;
+        let documents = required::<Vec<String>>(Js::of(&documents), "documents")?;
+        let options = optional::<uform_core::RerankOptions>(Js::of(&options), "options")?.unwrap_or_default();
+        let value = guard(|| self.inner.rerank(query, &documents, options))?;
+        Ok(Out(value.to_js(env.raw())?))
     }
     #[napi(js_name = "free")]
     pub fn free(&self) -> Result<()> {
@@ -626,6 +670,38 @@ unsafe extern "C" fn fast_model_encode_text_async(env: sys::napi_env, info: sys:
             let options = optional::<uform_core::EncodeTextOptions>(args.get(2), "options")?.unwrap_or_default();
             let in_flight = guard(|| inner.begin_call("encodeTextAsync"))?;
             Ok(Some(offload(args.env(), move || { let value = guard(|| inner.encode_text(&texts, options)); drop(in_flight); value }, move |env, value| { f32_matrix(env, value) })?))
+        })
+    }
+}
+
+/// `CompiledModel.rerank` for the wrapper: `modelRerank(handle, …)`.
+unsafe extern "C" fn fast_model_rerank(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
+    unsafe {
+        raw_call::<4>(env, info, |args| {
+            let handle = required::<u32>(args.get(0), "handle")?;
+            let inner = MODEL_HANDLES.get(handle, "Model", "rerank")?;
+            let query = required::<String>(args.get(1), "query")?;
+            let documents = required::<Vec<String>>(args.get(2), "documents")?;
+            let options = optional::<uform_core::RerankOptions>(args.get(3), "options")?.unwrap_or_default();
+            let value = guard(|| inner.rerank(query, &documents, options))?;
+            Ok(Some(value.to_js(args.env())?))
+        })
+    }
+}
+
+/// `Model.rerankAsync` for the wrapper: `modelRerankAsync(handle, …)`, returning a promise.
+unsafe extern "C" fn fast_model_rerank_async(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
+    unsafe {
+        raw_call::<4>(env, info, |args| {
+            let handle = required::<u32>(args.get(0), "handle")?;
+            let inner = MODEL_HANDLES.get(handle, "Model", "rerankAsync")?;
+            let query = required::<String>(args.get(1), "query")?;
+            let documents = required::<Vec<String>>(args.get(2), "documents")?;
+            let options = optional::<uform_core::RerankOptions>(args.get(3), "options")?.unwrap_or_default();
+            let in_flight = guard(|| inner.begin_call("rerankAsync"))?;
+            Ok(Some(offload(args.env(), move || { let value = guard(|| inner.rerank(query, &documents, options)); drop(in_flight); value }, move |env, value| { value.to_js(env) })?))
         })
     }
 }
@@ -840,6 +916,8 @@ pub const FAST: &[(&str, sys::napi_callback)] = &[
     ("modelDescribe", Some(fast_model_describe)),
     ("modelEncodeText", Some(fast_model_encode_text)),
     ("modelEncodeTextAsync", Some(fast_model_encode_text_async)),
+    ("modelRerank", Some(fast_model_rerank)),
+    ("modelRerankAsync", Some(fast_model_rerank_async)),
     ("modelFree", Some(fast_model_free)),
     ("trainerStep", Some(fast_trainer_step)),
     ("trainerStepAsync", Some(fast_trainer_step_async)),

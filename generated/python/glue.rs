@@ -616,11 +616,17 @@ fn encode_text_options_from_kwargs(
     py: Python<'_>,
     normalize: Option<&Bound<'_, PyAny>>,
     max_tokens: Option<&Bound<'_, PyAny>>,
+    dimensions: Option<&Bound<'_, PyAny>>,
+    prompt_name: Option<&Bound<'_, PyAny>>,
+    prompt: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<uform_core::EncodeTextOptions> {
     let _ = py;
     Ok(uform_core::EncodeTextOptions {
         normalize: opt(normalize, "normalize", arg_bool)?,
         max_tokens: opt(max_tokens, "max_tokens", arg_u32)?,
+        dimensions: opt(dimensions, "dimensions", arg_u32)?,
+        prompt_name: opt(prompt_name, "prompt_name", arg_string)?,
+        prompt: opt(prompt, "prompt", arg_string)?,
     })
 }
 
@@ -632,10 +638,16 @@ fn encode_text_options_from_py(value: &Bound<'_, PyAny>, argument: &str) -> PyRe
     };
     let normalize = map.get_item("normalize")?;
     let max_tokens = map.get_item("max_tokens")?;
+    let dimensions = map.get_item("dimensions")?;
+    let prompt_name = map.get_item("prompt_name")?;
+    let prompt = map.get_item("prompt")?;
     encode_text_options_from_kwargs(
         value.py(),
         normalize.as_ref(),
         max_tokens.as_ref(),
+        dimensions.as_ref(),
+        prompt_name.as_ref(),
+        prompt.as_ref(),
     )
 }
 
@@ -645,7 +657,57 @@ fn encode_text_options_to_py<'py>(py: Python<'py>, value: &uform_core::EncodeTex
     let fields = pyo3::types::PyDict::new(py);
     if value.normalize.is_some() { fields.set_item("normalize", match &value.normalize { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
     if value.max_tokens.is_some() { fields.set_item("max_tokens", match &value.max_tokens { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
+    if value.dimensions.is_some() { fields.set_item("dimensions", match &value.dimensions { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
+    if value.prompt_name.is_some() { fields.set_item("prompt_name", match &value.prompt_name { Some(v) => py_value(py, AsRef::<str>::as_ref(&v)), None => Ok(py.None().into_bound(py)) }?)?; }
+    if value.prompt.is_some() { fields.set_item("prompt", match &value.prompt { Some(v) => py_value(py, AsRef::<str>::as_ref(&v)), None => Ok(py.None().into_bound(py)) }?)?; }
     py_value(py, fields)
+}
+
+/// Reads the keyword arguments of `RerankOptions` into `uform_core::RerankOptions`.
+#[allow(clippy::too_many_arguments)]
+fn rerank_options_from_kwargs(
+    py: Python<'_>,
+    sorted: Option<&Bound<'_, PyAny>>,
+    max_tokens: Option<&Bound<'_, PyAny>>,
+) -> PyResult<uform_core::RerankOptions> {
+    let _ = py;
+    Ok(uform_core::RerankOptions {
+        sorted: opt(sorted, "sorted", arg_bool)?,
+        max_tokens: opt(max_tokens, "max_tokens", arg_u32)?,
+    })
+}
+
+/// Reads a mapping with the keys of `RerankOptions` into `uform_core::RerankOptions`.
+#[allow(dead_code)]
+fn rerank_options_from_py(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<uform_core::RerankOptions> {
+    let Ok(map) = value.cast::<pyo3::types::PyDict>() else {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!("`{argument}` must be a dict")));
+    };
+    let sorted = map.get_item("sorted")?;
+    let max_tokens = map.get_item("max_tokens")?;
+    rerank_options_from_kwargs(
+        value.py(),
+        sorted.as_ref(),
+        max_tokens.as_ref(),
+    )
+}
+
+/// Writes `uform_core::RerankOptions` as a `RerankOptions` dict with the fields that are present.
+#[allow(dead_code)]
+fn rerank_options_to_py<'py>(py: Python<'py>, value: &uform_core::RerankOptions) -> PyResult<Bound<'py, PyAny>> {
+    let fields = pyo3::types::PyDict::new(py);
+    if value.sorted.is_some() { fields.set_item("sorted", match &value.sorted { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
+    if value.max_tokens.is_some() { fields.set_item("max_tokens", match &value.max_tokens { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
+    py_value(py, fields)
+}
+
+/// Writes `uform_core::RerankScore` as a `RerankScore`.
+#[allow(dead_code)]
+fn rerank_score_to_py<'py>(py: Python<'py>, value: &uform_core::RerankScore) -> PyResult<Bound<'py, PyAny>> {
+    let fields = pyo3::types::PyDict::new(py);
+    fields.set_item("index", py_value(py, value.index)?)?;
+    fields.set_item("score", py_value(py, value.score)?)?;
+    class(py, "RerankScore")?.call((), Some(&fields))
 }
 
 #[allow(dead_code)]
@@ -693,12 +755,26 @@ impl Model {
     /// that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the
     /// executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it.
     /// While it runs, `Executor.drain()` on its executor waits for it and `Model.free()` is an in-use error.
-    #[pyo3(signature = (texts, *, normalize=None, max_tokens=None))]
-    fn encode_text(&self, py: Python<'_>, texts: Bound<'_, PyAny>, normalize: Option<Bound<'_, PyAny>>, max_tokens: Option<Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    #[pyo3(signature = (texts, *, normalize=None, max_tokens=None, dimensions=None, prompt_name=None, prompt=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn encode_text(&self, py: Python<'_>, texts: Bound<'_, PyAny>, normalize: Option<Bound<'_, PyAny>>, max_tokens: Option<Bound<'_, PyAny>>, dimensions: Option<Bound<'_, PyAny>>, prompt_name: Option<Bound<'_, PyAny>>, prompt: Option<Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
         let texts = arg_list(&texts, "texts", arg_string)?;
-        let options = encode_text_options_from_kwargs(py, normalize.as_ref(), max_tokens.as_ref())?;
+        let options = encode_text_options_from_kwargs(py, normalize.as_ref(), max_tokens.as_ref(), dimensions.as_ref(), prompt_name.as_ref(), prompt.as_ref())?;
         let value = py.detach(|| guard(|| self.core.encode_text(&texts, options))).map_err(|e| raise(py, e))?;
         Ok((f32_matrix_to_py(py, value))?.unbind())
+    }
+    /// Scores documents against a query with a cross-encoder (a sequence-classification model in
+    /// sentence-transformers' CrossEncoder layout: BERT or XLM-RoBERTa with its classification head), one
+    /// score per document, in input order unless `RerankOptions` `sorted` says best first. Batches, memory
+    /// and in-flight rules as `Model.encode_text()`. An empty query or an empty document list is an invalid
+    /// argument; a model without a classification head is unsupported.
+    #[pyo3(signature = (query, documents, *, sorted=None, max_tokens=None))]
+    fn rerank(&self, py: Python<'_>, query: Bound<'_, PyAny>, documents: Bound<'_, PyAny>, sorted: Option<Bound<'_, PyAny>>, max_tokens: Option<Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let query = arg_string(&query, "query")?;
+        let documents = arg_list(&documents, "documents", arg_string)?;
+        let options = rerank_options_from_kwargs(py, sorted.as_ref(), max_tokens.as_ref())?;
+        let value = py.detach(|| guard(|| self.core.rerank(query, &documents, options))).map_err(|e| raise(py, e))?;
+        Ok((py_value(py, pyo3::types::PyList::new(py, value.iter().map(|v| rerank_score_to_py(py, v)).collect::<PyResult<Vec<_>>>()?)?))?.unbind())
     }
     /// Releases the weights and returns the executor's borrow; a second `Model.free()` does nothing.
     fn free(&self, py: Python<'_>) -> PyResult<()> {

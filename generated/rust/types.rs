@@ -399,6 +399,41 @@ pub struct EncodeTextOptions {
     pub normalize: Option<bool>,
     /// Tokens kept per text, longer texts being truncated; absent takes the model's own maximum.
     pub max_tokens: Option<u32>,
+    /// Keeps the first dimensions of each embedding, as sentence-transformers' `truncate_dim` does for Matryoshka
+    /// models, normalising what is kept when embeddings are normalised; absent keeps them all. Zero or more than the
+    /// model has is an invalid argument.
+    pub dimensions: Option<u32>,
+    /// The name of a prompt in the model's `config_sentence_transformers.json` (like "query" for e5), prepended to
+    /// every text; absent takes its `default_prompt_name`, if any. A name the model lacks is an invalid argument.
+    pub prompt_name: Option<String>,
+    /// A prompt prepended to every text as given (like "query: "), instead of the model's; giving it together with
+    /// `prompt_name` is an invalid argument.
+    pub prompt: Option<String>,
+}
+
+/// How `Model::rerank` scores its documents.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct RerankOptions {
+    /// Returns the scores best first instead of in input order; each keeps its document's index either way.
+    pub sorted: Option<bool>,
+    /// Tokens kept per query and document pair, special tokens included, the longer of the two losing tokens first, as
+    /// sentence-transformers' CrossEncoder truncates; absent takes the model's own maximum.
+    pub max_tokens: Option<u32>,
+}
+
+impl RerankOptions {
+    /// What an absent `sorted` means.
+    pub const DEFAULT_SORTED: bool = false;
+}
+
+/// One document's score from `Model::rerank`.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct RerankScore {
+    /// The document's position in the list given.
+    pub index: u32,
+    /// How well the document answers the query: the cross-encoder's output after the activation its configuration names
+    /// (sigmoid for a single label, as sentence-transformers' CrossEncoder applies).
+    pub score: f64,
 }
 
 /// How `Trainer::contrastive` fine-tunes an encoder; every default is sentence-transformers' trainer default.

@@ -403,6 +403,47 @@ export interface EncodeTextOptions {
     normalize?: boolean;
     /** Tokens kept per text, longer texts being truncated; absent takes the model's own maximum. */
     maxTokens?: number;
+    /**
+     * Keeps the first dimensions of each embedding, as sentence-transformers' `truncate_dim` does for
+     * Matryoshka models, normalising what is kept when embeddings are normalised; absent keeps them all. Zero
+     * or more than the model has is an invalid argument.
+     */
+    dimensions?: number;
+    /**
+     * The name of a prompt in the model's `config_sentence_transformers.json` (like "query" for e5),
+     * prepended to every text; absent takes its `default_prompt_name`, if any. A name the model lacks is an
+     * invalid argument.
+     */
+    promptName?: string;
+    /**
+     * A prompt prepended to every text as given (like "query: "), instead of the model's; giving it together
+     * with `promptName` is an invalid argument.
+     */
+    prompt?: string;
+}
+
+/** How `rerank` scores its documents. */
+export interface RerankOptions {
+    /**
+     * Returns the scores best first instead of in input order; each keeps its document's index either way.
+     */
+    sorted?: boolean;
+    /**
+     * Tokens kept per query and document pair, special tokens included, the longer of the two losing tokens
+     * first, as sentence-transformers' CrossEncoder truncates; absent takes the model's own maximum.
+     */
+    maxTokens?: number;
+}
+
+/** One document's score from `rerank`. */
+export interface RerankScore {
+    /** The document's position in the list given. */
+    index: number;
+    /**
+     * How well the document answers the query: the cross-encoder's output after the activation its
+     * configuration names (sigmoid for a single label, as sentence-transformers' CrossEncoder applies).
+     */
+    score: number;
 }
 
 /**
@@ -470,6 +511,29 @@ export declare class Model implements Disposable {
      * @param options Whether to normalise, and how many tokens of each text to keep.
      */
     encodeTextAsync(texts: string[], options?: EncodeTextOptions): Promise<F32Matrix>;
+    /**
+     * Scores documents against a query with a cross-encoder (a sequence-classification model in
+     * sentence-transformers' CrossEncoder layout: BERT or XLM-RoBERTa with its classification head), one
+     * score per document, in input order unless `RerankOptions` `sorted` says best first. Batches, memory and
+     * in-flight rules as `encodeText`. An empty query or an empty document list is an invalid argument; a
+     * model without a classification head is unsupported.
+     * @param query The query, UTF-8 without NUL characters; not empty.
+     * @param documents The documents to score, UTF-8 without NUL characters; at least one.
+     * @param options The order of the scores, and how many tokens of each pair to keep.
+     */
+    rerank(query: string, documents: string[], options?: RerankOptions): RerankScore[];
+    /**
+     * Scores documents against a query with a cross-encoder (a sequence-classification model in
+     * sentence-transformers' CrossEncoder layout: BERT or XLM-RoBERTa with its classification head), one
+     * score per document, in input order unless `RerankOptions` `sorted` says best first. Batches, memory and
+     * in-flight rules as `encodeText`. An empty query or an empty document list is an invalid argument; a
+     * model without a classification head is unsupported. Runs off the event loop: the promise resolves with
+     * what `rerank` returns, or rejects with the error it throws.
+     * @param query The query, UTF-8 without NUL characters; not empty.
+     * @param documents The documents to score, UTF-8 without NUL characters; at least one.
+     * @param options The order of the scores, and how many tokens of each pair to keep.
+     */
+    rerankAsync(query: string, documents: string[], options?: RerankOptions): Promise<RerankScore[]>;
     /** Releases the weights and returns the executor's borrow; a second `free` does nothing. */
     free(): void;
     /** The backend handle verbs read weights through. */
@@ -483,6 +547,7 @@ export declare class CompiledModel {
     private constructor();
     describe(): CompiledModelDescription;
     encodeText(texts: string[], options?: EncodeTextOptions): F32Matrix;
+    rerank(query: string, documents: string[], options?: RerankOptions): RerankScore[];
     free(): void;
 }
 

@@ -748,6 +748,9 @@ impl From<uform_core::ModelDescription> for ModelDescription {
 pub struct EncodeTextOptions {
     pub normalize: Option<bool>,
     pub max_tokens: Option<u32>,
+    pub dimensions: Option<u32>,
+    pub prompt_name: Option<String>,
+    pub prompt: Option<String>,
 }
 
 impl From<EncodeTextOptions> for uform_core::EncodeTextOptions {
@@ -755,6 +758,9 @@ impl From<EncodeTextOptions> for uform_core::EncodeTextOptions {
         uform_core::EncodeTextOptions {
             normalize: value.normalize,
             max_tokens: value.max_tokens,
+            dimensions: value.dimensions,
+            prompt_name: value.prompt_name,
+            prompt: value.prompt,
         }
     }
 }
@@ -763,6 +769,57 @@ impl From<uform_core::EncodeTextOptions> for EncodeTextOptions {
         EncodeTextOptions {
             normalize: value.normalize,
             max_tokens: value.max_tokens,
+            dimensions: value.dimensions,
+            prompt_name: value.prompt_name,
+            prompt: value.prompt,
+        }
+    }
+}
+
+/// How `Model.rerank` scores its documents.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RerankOptions {
+    pub sorted: Option<bool>,
+    pub max_tokens: Option<u32>,
+}
+
+impl From<RerankOptions> for uform_core::RerankOptions {
+    fn from(value: RerankOptions) -> Self {
+        uform_core::RerankOptions {
+            sorted: value.sorted,
+            max_tokens: value.max_tokens,
+        }
+    }
+}
+impl From<uform_core::RerankOptions> for RerankOptions {
+    fn from(value: uform_core::RerankOptions) -> Self {
+        RerankOptions {
+            sorted: value.sorted,
+            max_tokens: value.max_tokens,
+        }
+    }
+}
+
+/// One document's score from `Model.rerank`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RerankScore {
+    pub index: u32,
+    pub score: f64,
+}
+
+impl From<RerankScore> for uform_core::RerankScore {
+    fn from(value: RerankScore) -> Self {
+        uform_core::RerankScore {
+            index: value.index,
+            score: value.score,
+        }
+    }
+}
+impl From<uform_core::RerankScore> for RerankScore {
+    fn from(value: uform_core::RerankScore) -> Self {
+        RerankScore {
+            index: value.index,
+            score: value.score,
         }
     }
 }
@@ -811,6 +868,22 @@ impl Model {
     /// on its own thread.
     pub async fn encode_text_async(self: Arc<Self>, texts: Vec<String>, options: Option<EncodeTextOptions>) -> Result<F32Matrix, UFormError> {
         off_thread(move || self.encode_text(texts, options)).await
+    }
+    /// Scores documents against a query with a cross-encoder (a sequence-classification model in
+    /// sentence-transformers' CrossEncoder layout: BERT or XLM-RoBERTa with its classification head), one
+    /// score per document, in input order unless `RerankOptions` `sorted` says best first. Batches, memory
+    /// and in-flight rules as `Model.encodeText`. An empty query or an empty document list is an invalid
+    /// argument; a model without a classification head is unsupported.
+    pub fn rerank(&self, query: String, documents: Vec<String>, options: Option<RerankOptions>) -> Result<Vec<RerankScore>, UFormError> {
+        guard(|| Ok(self.core.rerank(query, &documents, options.map(Into::into).unwrap_or_default())?.into_iter().map(Into::into).collect()))
+    }
+    /// Scores documents against a query with a cross-encoder (a sequence-classification model in
+    /// sentence-transformers' CrossEncoder layout: BERT or XLM-RoBERTa with its classification head), one
+    /// score per document, in input order unless `RerankOptions` `sorted` says best first. Batches, memory
+    /// and in-flight rules as `Model.encodeText`. An empty query or an empty document list is an invalid
+    /// argument; a model without a classification head is unsupported. Runs on its own thread.
+    pub async fn rerank_async(self: Arc<Self>, query: String, documents: Vec<String>, options: Option<RerankOptions>) -> Result<Vec<RerankScore>, UFormError> {
+        off_thread(move || self.rerank(query, documents, options)).await
     }
     /// Releases the weights and returns the executor's borrow; a second `Model.free` does nothing.
     pub fn free(&self) -> Result<(), UFormError> {

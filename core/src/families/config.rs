@@ -32,6 +32,13 @@ pub enum Family {
     MpNet,
 }
 
+/// What a sequence-classification checkpoint (sentence-transformers' CrossEncoder layout) applies to its logit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Activation {
+    Sigmoid,
+    Identity,
+}
+
 /// The model's shape and its sentence-transformers pipeline.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -53,6 +60,13 @@ pub struct Config {
     pub normalize: bool,
     /// Tokens kept per text by default: `max_seq_length`, else the position embeddings.
     pub max_tokens: usize,
+    /// The prompts of `config_sentence_transformers.json` by name, and its `default_prompt_name`.
+    pub prompts: Prompts,
+    pub default_prompt: Option<String>,
+    /// Whether mean pooling counts a prompt's tokens (`include_prompt` of the pooling module; true when absent).
+    pub include_prompt: bool,
+    /// For a `*ForSequenceClassification` checkpoint (a cross-encoder), the activation of its single logit.
+    pub classifier: Option<Activation>,
     /// MPNet's `relative_attention_num_buckets` (32 when absent); `None` for the families without a relative bias.
     pub relative_buckets: Option<usize>,
     /// `hidden_dropout_prob` and `attention_probs_dropout_prob` (0.1 each when absent, as transformers' BERT).
@@ -153,7 +167,9 @@ impl Config {
                 ),
             )
         })?;
-        let (pooling, normalize) = pipeline(layout)?;
+        let (pooling, normalize, include_prompt) = pipeline(layout)?;
+        let (prompts, default_prompt) = prompts(dir)?;
+        let classifier = classifier(&config, dir, &path)?;
         let max_seq = read_json(dir, "sentence_bert_config.json")?
             .and_then(|v| v.get("max_seq_length").and_then(Value::as_u64))
             .map(|v| v as usize);
@@ -188,6 +204,10 @@ impl Config {
             pooling,
             normalize,
             max_tokens: max_seq.filter(|m| *m >= 1).unwrap_or(positions).min(positions),
+            prompts,
+            default_prompt,
+            include_prompt,
+            classifier,
             relative_buckets: match family {
                 Family::MpNet => Some(match config.get("relative_attention_num_buckets") {
                     None => 32,
@@ -205,11 +225,64 @@ impl Config {
     }
 }
 
-/// The pooling and normalisation `modules.json` lists. Without `modules.json` (a plain Hugging Face model):
-/// mean pooling, no normalisation, as sentence-transformers does for such a model.
-fn pipeline(layout: &Layout) -> Result<(Pooling, bool)> {
+/// Prompts by name, as `config_sentence_transformers.json` lists them.
+type Prompts = Vec<(String, String)>;
+
+/// `config_sentence_transformers.json`'s `prompts` (name to text) and `default_prompt_name`; none without the file.
+fn prompts(dir: &Path) -> Result<(Prompts, Option<String>)> {
+    let Some(config) = read_json(dir, "config_sentence_transformers.json")? else { return Ok((Vec::new(), None)) };
+    let prompts: Vec<(String, String)> = config
+        .get("prompts")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, text)| Some((name.clone(), text.as_str()?.to_string())))
+        .collect();
+    let default = config.get("default_prompt_name").and_then(Value::as_str).map(str::to_string);
+    if let Some(name) = default.as_ref().filter(|name| !prompts.iter().any(|(n, _)| n == *name)) {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            format!(
+                "`{}` names default prompt {name:?}, which its prompts lack",
+                dir.join("config_sentence_transformers.json").display()
+            ),
+        ));
+    }
+    Ok((prompts, default))
+}
+
+/// The activation of a `*ForSequenceClassification` checkpoint's logit, as sentence-transformers' CrossEncoder
+/// reads it (`activation_fn` of `config_sentence_transformers.json` since version 5, before that
+/// `sentence_transformers.activation_fn` or `sbert_ce_default_activation_function` in `config.json`; sigmoid for one
+/// label when none is there); `None` for other architectures.
+fn classifier(config: &Value, dir: &Path, path: &Path) -> Result<Option<Activation>> {
+    let architectures = config.get("architectures").and_then(Value::as_array).into_iter().flatten();
+    if !architectures.filter_map(Value::as_str).any(|a| a.ends_with("ForSequenceClassification")) {
+        return Ok(None);
+    }
+    let st = read_json(dir, "config_sentence_transformers.json")?;
+    let named = st
+        .as_ref()
+        .and_then(|st| st.get("activation_fn"))
+        .or_else(|| config.pointer("/sentence_transformers/activation_fn"))
+        .or_else(|| config.get("sbert_ce_default_activation_function"))
+        .and_then(Value::as_str);
+    match named {
+        None | Some("torch.nn.modules.activation.Sigmoid") => Ok(Some(Activation::Sigmoid)),
+        Some("torch.nn.modules.linear.Identity") => Ok(Some(Activation::Identity)),
+        Some(other) => Err(Error::unsupported(format!(
+            "{} applies a sigmoid or nothing to a cross-encoder's score; `{}` names {other:?}",
+            crate::path::name("Model.rerank"),
+            path.display()
+        ))),
+    }
+}
+
+/// The pooling, normalisation and `include_prompt` `modules.json` lists. Without `modules.json` (a plain Hugging
+/// Face model): mean pooling, no normalisation, as sentence-transformers does for such a model.
+fn pipeline(layout: &Layout) -> Result<(Pooling, bool, bool)> {
     let Some(modules) = &layout.modules else {
-        return Ok((Pooling::Mean, false));
+        return Ok((Pooling::Mean, false, true));
     };
     let (mut pooling, mut normalize) = (None, false);
     for module in modules {
@@ -226,13 +299,19 @@ fn pipeline(layout: &Layout) -> Result<(Pooling, bool)> {
             }
         }
     }
-    Ok((pooling.unwrap_or(Pooling::Mean), normalize))
+    let (pooling, include_prompt) = pooling.unwrap_or((Pooling::Mean, true));
+    Ok((pooling, normalize, include_prompt))
 }
 
-fn read_pooling(dir: &Path) -> Result<Pooling> {
+fn read_pooling(dir: &Path) -> Result<(Pooling, bool)> {
     let path = dir.join("config.json");
     let config = read_json(dir, "config.json")?
         .ok_or_else(|| Error::unsupported(format!("the pooling module's `{}` is missing", path.display())))?;
+    let include_prompt = config.get("include_prompt").and_then(Value::as_bool).unwrap_or(true);
+    read_mode(&config, &path).map(|pooling| (pooling, include_prompt))
+}
+
+fn read_mode(config: &Value, path: &Path) -> Result<Pooling> {
     // sentence-transformers 5 writes one `pooling_mode` string; earlier versions one boolean per mode.
     if let Some(mode) = config.get("pooling_mode").and_then(Value::as_str) {
         return match mode {

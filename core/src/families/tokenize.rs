@@ -121,6 +121,39 @@ impl Tokenizers {
             .collect()
     }
 
+    /// Tokenises the pair (`query`, `documents[i]`) for every `i` of `which` on the executor's threads, in `which`'s
+    /// order: the two texts with the special tokens between them, longest first truncated to `max_tokens` together,
+    /// as sentence-transformers' CrossEncoder tokenises. Both are tokenised whole.
+    pub fn encode_pairs(
+        &self,
+        executor: &Executor,
+        query: &str,
+        documents: &[String],
+        which: &[usize],
+        max_tokens: usize,
+    ) -> Result<Vec<Tokens>> {
+        let tokenizer = self.for_max(max_tokens)?;
+        let slots: Vec<OnceLock<Result<Tokens>>> = which.iter().map(|_| OnceLock::new()).collect();
+        executor.for_n_dynamic(which.len(), |j| {
+            let i = which[j];
+            let result = tokenizer
+                .encode_fast((query, documents[i].as_str()), true)
+                .map(|encoding| {
+                    let keep = encoding.len().min(max_tokens);
+                    Tokens {
+                        ids: encoding.get_ids()[..keep].to_vec(),
+                        type_ids: encoding.get_type_ids()[..keep].to_vec(),
+                    }
+                })
+                .map_err(|e| Error::internal(format!("tokenising `documents[{i}]` with the query failed: {e}")));
+            let _ = slots[j].set(result);
+        })?;
+        slots
+            .into_iter()
+            .map(|slot| slot.into_inner().unwrap_or_else(|| Err(Error::internal("a document was not tokenised"))))
+            .collect()
+    }
+
     /// `text`'s encoding by `tokenizer` (truncated, special tokens added), from a prefix of it (module docs).
     fn one(&self, tokenizer: &Tokenizer, text: &str, max_tokens: usize) -> tokenizers::Result<tokenizers::Encoding> {
         let wanted = max_tokens.saturating_sub(self.added) + MARGIN;

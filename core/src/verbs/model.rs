@@ -278,6 +278,19 @@ impl Model {
         crate::verbs::encode::encode_text(&encoder, weights.as_ref(), &executor, texts, &options)
     }
 
+    /// Scores `documents` against `query` with a cross-encoder, on the executor's threads; a [`ModelCall`] while
+    /// it runs, as [`Model::encode_text`].
+    pub fn rerank(
+        &self,
+        query: impl AsRef<str>,
+        documents: &[String],
+        options: RerankOptions,
+    ) -> Result<Vec<RerankScore>> {
+        let _call = self.begin_call("rerank")?;
+        let (weights, executor, encoder) = self.ram_parts("rerank", "Model.rerank runs")?;
+        crate::verbs::encode::rerank(&encoder, weights.as_ref(), &executor, query.as_ref(), documents, &options)
+    }
+
     /// A RAM model's weights, executor and encoder slot, for a verb `method` (`what` says who needs RAM, like
     /// `Model.encode_text runs`); a VRAM model is unsupported.
     pub(crate) fn ram_parts(

@@ -34,6 +34,8 @@ __all__ = [
     "TensorDescription",
     "ModelDescription",
     "EncodeTextOptions",
+    "RerankOptions",
+    "RerankScore",
     "Model",
     "TrainerContrastiveConfig",
     "TrainStep",
@@ -320,6 +322,43 @@ class EncodeTextOptions(TypedDict, total=False):
     """Scales every embedding to unit length; absent follows the model's sentence-transformers modules."""
     max_tokens: Optional[int]
     """Tokens kept per text, longer texts being truncated; absent takes the model's own maximum."""
+    dimensions: Optional[int]
+    """Keeps the first dimensions of each embedding, as sentence-transformers' `truncate_dim` does for Matryoshka
+    models, normalising what is kept when embeddings are normalised; absent keeps them all. Zero or more than
+    the model has is an invalid argument.
+    """
+    prompt_name: Optional[str]
+    """The name of a prompt in the model's `config_sentence_transformers.json` (like "query" for e5), prepended
+    to every text; absent takes its `default_prompt_name`, if any. A name the model lacks is an invalid
+    argument.
+    """
+    prompt: Optional[str]
+    """A prompt prepended to every text as given (like "query: "), instead of the model's; giving it together
+    with `prompt_name` is an invalid argument.
+    """
+
+
+class RerankOptions(TypedDict, total=False):
+    """How `Model.rerank()` scores its documents."""
+
+    sorted: Optional[bool]
+    """Returns the scores best first instead of in input order; each keeps its document's index either way."""
+    max_tokens: Optional[int]
+    """Tokens kept per query and document pair, special tokens included, the longer of the two losing tokens
+    first, as sentence-transformers' CrossEncoder truncates; absent takes the model's own maximum.
+    """
+
+
+@_dataclasses.dataclass(frozen=True)
+class RerankScore:
+    """One document's score from `Model.rerank()`."""
+
+    index: int
+    """The document's position in the list given."""
+    score: float
+    """How well the document answers the query: the cross-encoder's output after the activation its configuration
+    names (sigmoid for a single label, as sentence-transformers' CrossEncoder applies).
+    """
 
 
 class TrainerContrastiveConfig(TypedDict, total=False):
@@ -483,6 +522,8 @@ _native._init({
     "TensorDescription": TensorDescription,
     "ModelDescription": ModelDescription,
     "EncodeTextOptions": EncodeTextOptions,
+    "RerankOptions": RerankOptions,
+    "RerankScore": RerankScore,
     "TrainerContrastiveConfig": TrainerContrastiveConfig,
     "TrainStep": TrainStep,
     "UFormError": UFormError,

@@ -307,6 +307,25 @@ class EncodeTextOptions(TypedDict, total=False):
 
     normalize: Optional[bool]
     max_tokens: Optional[int]
+    dimensions: Optional[int]
+    prompt_name: Optional[str]
+    prompt: Optional[str]
+
+
+class RerankOptions(TypedDict, total=False):
+    """How `Model.rerank()` scores its documents."""
+
+    sorted: Optional[bool]
+    max_tokens: Optional[int]
+
+
+@final
+@dataclasses.dataclass(frozen=True)
+class RerankScore:
+    """One document's score from `Model.rerank()`."""
+
+    index: int
+    score: float
 
 
 @final
@@ -354,12 +373,30 @@ class Model:
         *,
         normalize: Optional[bool] = ...,
         max_tokens: Optional[int] = ...,
+        dimensions: Optional[int] = ...,
+        prompt_name: Optional[str] = ...,
+        prompt: Optional[str] = ...,
     ) -> npt.NDArray[np.float32]:
         """Embeds texts with a BERT-family encoder on the executor's threads, one row per text in input order; an
         empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
         that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the
         executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it.
         While it runs, `Executor.drain()` on its executor waits for it and `Model.free()` is an in-use error.
+        """
+
+    def rerank(
+        self,
+        query: str,
+        documents: Sequence[str],
+        *,
+        sorted: Optional[bool] = ...,
+        max_tokens: Optional[int] = ...,
+    ) -> List[RerankScore]:
+        """Scores documents against a query with a cross-encoder (a sequence-classification model in
+        sentence-transformers' CrossEncoder layout: BERT or XLM-RoBERTa with its classification head), one
+        score per document, in input order unless `RerankOptions` `sorted` says best first. Batches, memory
+        and in-flight rules as `Model.encode_text()`. An empty query or an empty document list is an invalid
+        argument; a model without a classification head is unsupported.
         """
 
     def free(self) -> None:

@@ -170,6 +170,7 @@ impl Master {
             prefix,
             position_offset: config.position_offset,
             relative_bias: None,
+            head: None,
             word: Table::F32(v(&e.word)),
             position: Table::F32(v(&e.position)),
             token_type: Table::F32(v(&e.token_type)),

@@ -38,6 +38,54 @@ pub struct Params {
     pub layers: Vec<Layer>,
     /// MPNet's relative position bias, `[buckets × heads]`, shared by every layer.
     pub relative_bias: Option<Vec<f32>>,
+    /// A cross-encoder's classification head.
+    pub head: Option<Head>,
+}
+
+/// A sequence-classification head with one label, on the first token's vector `x`: `out · tanh(dense · x + b) + c`
+/// (BERT's pooler and classifier; RoBERTa's `classifier.dense` and `classifier.out_proj`).
+pub struct Head {
+    pub dense: Vec<f32>,
+    pub dense_bias: Vec<f32>,
+    pub out: Vec<f32>,
+    pub out_bias: f32,
+}
+
+impl Head {
+    /// The logit of one first-token vector.
+    pub fn logit(&self, x: &[f32]) -> f32 {
+        let h = x.len();
+        let mut logit = self.out_bias as f64;
+        for (j, (row, b)) in self.dense.chunks_exact(h).zip(&self.dense_bias).enumerate() {
+            let pre: f64 = row.iter().zip(x).map(|(w, v)| *w as f64 * *v as f64).sum::<f64>() + *b as f64;
+            logit += self.out[j] as f64 * pre.tanh();
+        }
+        logit as f32
+    }
+
+    fn read(weights: &dyn Weights, config: &Config, prefix: &str) -> Result<Option<Head>> {
+        if config.classifier.is_none() {
+            return Ok(None);
+        }
+        let h = config.hidden;
+        let (dense, out) = match config.family {
+            Family::Roberta => ("classifier.dense".to_string(), "classifier.out_proj"),
+            _ => (format!("{prefix}pooler.dense"), "classifier"),
+        };
+        let labels = weights.tensor(&format!("{out}.weight")).map_or(0, |t| t.shape.first().copied().unwrap_or(0));
+        if labels != 1 {
+            return Err(Error::unsupported(format!(
+                "{} scores with one label; `{out}.weight` gives {labels}",
+                crate::path::name("Model.rerank")
+            )));
+        }
+        Ok(Some(Head {
+            dense: read(weights, &format!("{dense}.weight"), &[h, h])?,
+            dense_bias: read(weights, &format!("{dense}.bias"), &[h])?,
+            out: read(weights, &format!("{out}.weight"), &[1, h])?,
+            out_bias: read(weights, &format!("{out}.bias"), &[1])?[0],
+        }))
+    }
 }
 
 /// An embedding table, rows of `hidden` values, at the model's precision.
@@ -205,7 +253,8 @@ impl Params {
         }
         let embedding_ln = norm("embeddings.LayerNorm".into())?;
         let position_offset = config.position_offset;
-        Ok(Params { prefix, position_offset, word, position, token_type, embedding_ln, layers, relative_bias })
+        let head = Head::read(weights, config, prefix)?;
+        Ok(Params { prefix, position_offset, word, position, token_type, embedding_ln, layers, relative_bias, head })
     }
 }
 

@@ -30,55 +30,174 @@ mod batch;
 use crate::error::{Error, Result};
 use crate::executor::Executor;
 use crate::families::bert::{forward, Encoder};
+use crate::families::config::Activation;
 use crate::families::tokenize::Tokens;
+use crate::families::{Config, Pooling};
 use crate::kernels::Kernels;
 use crate::model::Weights;
-use crate::types::{EncodeTextOptions, F32Matrix, Precision};
+use crate::types::{EncodeTextOptions, F32Matrix, Precision, RerankOptions, RerankScore};
 use std::sync::{Arc, Mutex};
 
 impl Encoder {
+    /// `options.max_tokens` checked against the model, or the model's own maximum.
+    fn max_tokens(&self, max_tokens: Option<u32>) -> Result<usize> {
+        match max_tokens {
+            None => Ok(self.config.max_tokens),
+            Some(m) if m >= 1 && m as usize <= self.config.positions => Ok(m as usize),
+            Some(m) => Err(Error::invalid_argument(
+                "options.max_tokens",
+                format!("must be between 1 and {} (the model's position embeddings), got {m}", self.config.positions),
+            )),
+        }
+    }
+
+    /// The prompt `options` asks for: `prompt` as given, `prompt_name` from the model's prompts, else the model's
+    /// default prompt, else none.
+    fn prompt<'a>(&'a self, options: &'a EncodeTextOptions) -> Result<Option<&'a str>> {
+        let named = |name: &str| self.config.prompts.iter().find(|(n, _)| n == name).map(|(_, text)| text.as_str());
+        let prompt = match (&options.prompt, &options.prompt_name) {
+            (Some(_), Some(_)) => {
+                return Err(Error::invalid_argument(
+                    "options.prompt",
+                    format!("and {} cannot both be given", crate::path::name("options.prompt_name")),
+                ))
+            }
+            (Some(prompt), None) => Some(prompt.as_str()),
+            (None, Some(name)) => Some(named(name).ok_or_else(|| {
+                let known: Vec<&str> = self.config.prompts.iter().map(|(n, _)| n.as_str()).collect();
+                Error::invalid_argument(
+                    "options.prompt_name",
+                    format!("names {name:?}, which the model's prompts lack; it has {known:?}"),
+                )
+            })?),
+            (None, None) => self.config.default_prompt.as_deref().and_then(named),
+        };
+        let prompt = prompt.filter(|p| !p.is_empty());
+        if prompt.is_some() && !self.config.include_prompt {
+            return Err(Error::unsupported(format!(
+                "{} pools the prompt's tokens with the text's; this model's pooling leaves them out (include_prompt: \
+                 false)",
+                crate::families::verb()
+            )));
+        }
+        Ok(prompt)
+    }
+
     /// Embeds `texts` with the same `weights` it was prepared from, on `executor`'s threads.
     pub fn encode(&self, executor: &Executor, texts: &[String], options: &EncodeTextOptions) -> Result<F32Matrix> {
-        let max_tokens = match options.max_tokens {
-            None => self.config.max_tokens,
-            Some(m) if m >= 1 && m as usize <= self.config.positions => m as usize,
-            Some(m) => {
+        let max_tokens = self.max_tokens(options.max_tokens)?;
+        check_nul(texts, "texts")?;
+        let prompt = self.prompt(options)?;
+        if let Some(at) = prompt.and_then(|p| p.find('\0')) {
+            return Err(Error::invalid_argument("options.prompt", format!("contains a NUL character at byte {at}")));
+        }
+        let h = self.config.hidden;
+        let columns = match options.dimensions {
+            None => h,
+            Some(d) if d >= 1 && d as usize <= h => d as usize,
+            Some(d) => {
                 return Err(Error::invalid_argument(
-                    "options.max_tokens",
-                    format!(
-                        "must be between 1 and {} (the model's position embeddings), got {m}",
-                        self.config.positions
-                    ),
+                    "options.dimensions",
+                    format!("must be between 1 and {h} (the model's dimensions), got {d}"),
                 ))
             }
         };
-        if let Some((i, at)) = texts.iter().enumerate().find_map(|(i, t)| t.find('\0').map(|at| (i, at))) {
-            return Err(Error::invalid_argument(
-                &format!("texts[{i}]"),
-                format!("contains a NUL character at byte {at}"),
-            ));
-        }
-        let kernels = Kernels::for_class(executor.cpu_class())?;
-        let h = self.config.hidden;
-        if texts.is_empty() {
-            return Ok(F32Matrix { data: Vec::new(), rows: 0, columns: h as u32 });
-        }
-        let rows = u32::try_from(texts.len())
-            .map_err(|_| Error::invalid_argument("texts", format!("holds {} texts, over 2^32 - 1", texts.len())))?;
-        let mut data = batch::output(texts.len(), h)?;
         let normalize = options.normalize.unwrap_or(self.config.normalize);
+        let tokenize = |which: &[usize]| match prompt {
+            None => self.tokenizers.encode(executor, texts, which, max_tokens),
+            Some(prompt) => {
+                let prompted: Vec<String> = which.iter().map(|&i| format!("{prompt}{}", texts[i])).collect();
+                let all: Vec<usize> = (0..which.len()).collect();
+                self.tokenizers.encode(executor, &prompted, &all, max_tokens)
+            }
+        };
+        // Truncated embeddings are normalised after the cut, as a Matryoshka model's are compared.
+        let mut data = self.rows(executor, &self.config, texts, &tokenize, normalize && columns == h)?;
+        if columns < h {
+            data = truncate(&data, h, columns, normalize)?;
+        }
+        let rows = u32::try_from(texts.len()).expect("checked by rows()");
+        Ok(F32Matrix { data, rows, columns: columns as u32 })
+    }
+
+    /// Scores `documents` against `query` with the model's classification head: one score per document, in input
+    /// order, or best first when `options.sorted`.
+    pub fn rerank(
+        &self,
+        executor: &Executor,
+        query: &str,
+        documents: &[String],
+        options: &RerankOptions,
+    ) -> Result<Vec<RerankScore>> {
+        let (Some(head), Some(activation)) = (&self.params.head, self.config.classifier) else {
+            return Err(Error::unsupported(format!(
+                "{} needs a cross-encoder (a *ForSequenceClassification checkpoint with one label); this model has no \
+                 classification head",
+                crate::path::name("Model.rerank")
+            )));
+        };
+        if query.is_empty() {
+            return Err(Error::invalid_argument("query", "is empty".to_string()));
+        }
+        if documents.is_empty() {
+            return Err(Error::invalid_argument("documents", "is empty: give at least one document".to_string()));
+        }
+        check_nul(std::slice::from_ref(&query.to_string()), "query")?;
+        check_nul(documents, "documents")?;
+        let max_tokens = self.max_tokens(options.max_tokens)?;
+        // The head reads the first token's vector, as it comes out of the last layer.
+        let first = Config { pooling: Pooling::Cls, ..self.config.clone() };
+        let tokenize = |which: &[usize]| self.tokenizers.encode_pairs(executor, query, documents, which, max_tokens);
+        let rows = self.rows(executor, &first, documents, &tokenize, false)?;
+        let h = self.config.hidden;
+        let mut scores: Vec<RerankScore> = rows
+            .chunks_exact(h)
+            .enumerate()
+            .map(|(index, x)| {
+                let logit = head.logit(x) as f64;
+                let score = match activation {
+                    Activation::Sigmoid => 1.0 / (1.0 + (-logit).exp()),
+                    Activation::Identity => logit,
+                };
+                RerankScore { index: index as u32, score }
+            })
+            .collect();
+        if options.sorted.unwrap_or(RerankOptions::DEFAULT_SORTED) {
+            scores.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
+        }
+        Ok(scores)
+    }
+
+    /// Runs the layers over every input (`inputs[i]`'s bytes order them, longest first), tokenised a chunk at a time
+    /// by `tokenize` (given the inputs' indices), pooled as `config` says, into one row each in input order.
+    fn rows(
+        &self,
+        executor: &Executor,
+        config: &Config,
+        inputs: &[String],
+        tokenize: &dyn Fn(&[usize]) -> Result<Vec<Tokens>>,
+        normalize: bool,
+    ) -> Result<Vec<f32>> {
+        let kernels = Kernels::for_class(executor.cpu_class())?;
+        let h = config.hidden;
+        u32::try_from(inputs.len())
+            .map_err(|_| Error::invalid_argument("texts", format!("holds {} texts, over 2^32 - 1", inputs.len())))?;
+        let mut data = batch::output(inputs.len(), h)?;
+        if inputs.is_empty() {
+            return Ok(data);
+        }
         let mut scratch = executor.host_scratch()?;
-        let planner = batch::Planner::new(&self.config, executor.threads(), scratch.limit());
+        let planner = batch::Planner::new(config, executor.threads(), scratch.limit());
 
         // Longest first by bytes; tokenised a chunk at a time into `pending`, which holds about one batch.
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(texts[i].len()));
+        let mut order: Vec<usize> = (0..inputs.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(inputs[i].len()));
         let chunk = (8 * executor.threads()).max(64);
         let (mut next, mut pending, mut pending_tokens) = (0, Vec::<(usize, Tokens)>::new(), 0);
         while next < order.len() || !pending.is_empty() {
             while next < order.len() && pending_tokens < planner.capacity() {
                 let which = &order[next..(next + chunk).min(order.len())];
-                let tokens = self.tokenizers.encode(executor, texts, which, max_tokens)?;
+                let tokens = tokenize(which)?;
                 next += which.len();
                 // A text without tokens (a tokenizer that adds no special tokens, given an empty text) keeps its
                 // row of zeros: there is nothing to pool.
@@ -99,7 +218,7 @@ impl Encoder {
             forward::forward(
                 executor,
                 &kernels,
-                &self.config,
+                config,
                 &self.params,
                 &tokens,
                 &rows_out,
@@ -109,8 +228,33 @@ impl Encoder {
                 &mut scratch,
             )?;
         }
-        Ok(F32Matrix { data, rows, columns: h as u32 })
+        Ok(data)
     }
+}
+
+/// Refuses a text with a NUL character, naming it as `name[i]`.
+fn check_nul(texts: &[String], name: &str) -> Result<()> {
+    match texts.iter().enumerate().find_map(|(i, t)| t.find('\0').map(|at| (i, at))) {
+        Some((i, at)) => {
+            let what = if name == "query" { name.to_string() } else { format!("{name}[{i}]") };
+            Err(Error::invalid_argument(&what, format!("contains a NUL character at byte {at}")))
+        }
+        None => Ok(()),
+    }
+}
+
+/// The first `columns` of each row of `h`, scaled to unit length when `normalize` (a zero row stays zero).
+fn truncate(data: &[f32], h: usize, columns: usize, normalize: bool) -> Result<Vec<f32>> {
+    let mut out = batch::output(data.len() / h, columns)?;
+    for (row, kept) in data.chunks_exact(h).zip(out.chunks_exact_mut(columns)) {
+        kept.copy_from_slice(&row[..columns]);
+        if normalize {
+            let norm = kept.iter().map(|v| v * v).sum::<f32>().sqrt();
+            // sentence-transformers divides by max(‖v‖, 1e-12).
+            kept.iter_mut().for_each(|v| *v /= norm.max(1e-12));
+        }
+    }
+    Ok(out)
 }
 /// The name of the kernels `cpu_class` selects (`None`: this CPU's native class): `avx512`, `avx2` or `portable`.
 pub fn kernels_for(cpu_class: Option<&str>) -> Result<&'static str> {
@@ -158,6 +302,18 @@ impl EncoderSlot {
     pub fn clear(&self) {
         *self.0.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
+}
+
+/// `Model.rerank`: prepares the encoder once, then scores `documents` against `query`.
+pub fn rerank(
+    slot: &EncoderSlot,
+    weights: &dyn Weights,
+    executor: &Executor,
+    query: &str,
+    documents: &[String],
+    options: &RerankOptions,
+) -> Result<Vec<RerankScore>> {
+    slot.get_or_prepare(weights)?.rerank(executor, query, documents, options)
 }
 
 /// `Model.encodeText`: prepares the encoder once, then embeds `texts`.

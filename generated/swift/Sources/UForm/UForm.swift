@@ -1073,6 +1073,18 @@ public protocol ModelProtocol: AnyObject, Sendable {
      */
     func free() throws 
     
+    /**
+     * Scores documents against a query with a cross-encoder (a sequence-classification model in
+     * sentence-transformers' CrossEncoder layout: BERT or XLM-RoBERTa with its classification head), one
+     * score per document, in input order unless `RerankOptions` `sorted` says best first. Batches, memory
+     * and in-flight rules as `Model.encodeText`. An empty query or an empty document list is an invalid
+     * argument; a model without a classification head is unsupported.
+     * - `query`: The query, UTF-8 without NUL characters; not empty.
+     * - `documents`: The documents to score, UTF-8 without NUL characters; at least one.
+     * - `options`: The order of the scores, and how many tokens of each pair to keep.
+     */
+    func rerank(query: String, documents: [String], options: RerankOptions?) async throws  -> [RerankScore]
+    
 }
 /**
  * Weights placed where an executor's threads or streams read them.
@@ -1228,6 +1240,32 @@ open func free()throws   {try rustCallWithError(FfiConverterTypeUFormError_lift)
             self.uniffiCloneHandle(),uniffiCallStatus
     )
 }
+}
+    
+    /**
+     * Scores documents against a query with a cross-encoder (a sequence-classification model in
+     * sentence-transformers' CrossEncoder layout: BERT or XLM-RoBERTa with its classification head), one
+     * score per document, in input order unless `RerankOptions` `sorted` says best first. Batches, memory
+     * and in-flight rules as `Model.encodeText`. An empty query or an empty document list is an invalid
+     * argument; a model without a classification head is unsupported.
+     * - `query`: The query, UTF-8 without NUL characters; not empty.
+     * - `documents`: The documents to score, UTF-8 without NUL characters; at least one.
+     * - `options`: The order of the scores, and how many tokens of each pair to keep.
+     */
+open func rerank(query: String, documents: [String], options: RerankOptions? = nil)async throws  -> [RerankScore]  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_uform_uniffi_fn_method_model_rerank_async(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(query),FfiConverterSequenceString.lower(documents),FfiConverterOptionTypeRerankOptions.lower(options)
+                )
+            },
+            pollFunc: ffi_uform_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_uform_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_uform_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterSequenceTypeRerankScore.lift,
+            errorHandler: FfiConverterTypeUFormError_lift
+        )
 }
     
 
@@ -1511,6 +1549,23 @@ public struct EncodeTextOptions: Equatable, Hashable {
      * Tokens kept per text, longer texts being truncated; absent takes the model's own maximum.
      */
     public var maxTokens: UInt32?
+    /**
+     * Keeps the first dimensions of each embedding, as sentence-transformers' `truncate_dim` does for
+     * Matryoshka models, normalising what is kept when embeddings are normalised; absent keeps them all.
+     * Zero or more than the model has is an invalid argument.
+     */
+    public var dimensions: UInt32?
+    /**
+     * The name of a prompt in the model's `config_sentence_transformers.json` (like "query" for e5),
+     * prepended to every text; absent takes its `default_prompt_name`, if any. A name the model lacks is an
+     * invalid argument.
+     */
+    public var promptName: String?
+    /**
+     * A prompt prepended to every text as given (like "query: "), instead of the model's; giving it together
+     * with `promptName` is an invalid argument.
+     */
+    public var prompt: String?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -1520,9 +1575,26 @@ public struct EncodeTextOptions: Equatable, Hashable {
          */normalize: Bool? = nil, 
         /**
          * Tokens kept per text, longer texts being truncated; absent takes the model's own maximum.
-         */maxTokens: UInt32? = nil) {
+         */maxTokens: UInt32? = nil, 
+        /**
+         * Keeps the first dimensions of each embedding, as sentence-transformers' `truncate_dim` does for
+         * Matryoshka models, normalising what is kept when embeddings are normalised; absent keeps them all.
+         * Zero or more than the model has is an invalid argument.
+         */dimensions: UInt32? = nil, 
+        /**
+         * The name of a prompt in the model's `config_sentence_transformers.json` (like "query" for e5),
+         * prepended to every text; absent takes its `default_prompt_name`, if any. A name the model lacks is an
+         * invalid argument.
+         */promptName: String? = nil, 
+        /**
+         * A prompt prepended to every text as given (like "query: "), instead of the model's; giving it together
+         * with `promptName` is an invalid argument.
+         */prompt: String? = nil) {
         self.normalize = normalize
         self.maxTokens = maxTokens
+        self.dimensions = dimensions
+        self.promptName = promptName
+        self.prompt = prompt
     }
 
     
@@ -1542,13 +1614,19 @@ public struct FfiConverterTypeEncodeTextOptions: FfiConverterRustBuffer {
         return
             try EncodeTextOptions(
                 normalize: FfiConverterOptionBool.read(from: &buf), 
-                maxTokens: FfiConverterOptionUInt32.read(from: &buf)
+                maxTokens: FfiConverterOptionUInt32.read(from: &buf), 
+                dimensions: FfiConverterOptionUInt32.read(from: &buf), 
+                promptName: FfiConverterOptionString.read(from: &buf), 
+                prompt: FfiConverterOptionString.read(from: &buf)
         )
     }
 
     public static func write(_ value: EncodeTextOptions, into buf: inout [UInt8]) {
         FfiConverterOptionBool.write(value.normalize, into: &buf)
         FfiConverterOptionUInt32.write(value.maxTokens, into: &buf)
+        FfiConverterOptionUInt32.write(value.dimensions, into: &buf)
+        FfiConverterOptionString.write(value.promptName, into: &buf)
+        FfiConverterOptionString.write(value.prompt, into: &buf)
     }
 }
 
@@ -2547,6 +2625,148 @@ public func FfiConverterTypeModelLoadVramConfig_lower(_ value: ModelLoadVramConf
 
 
 /**
+ * How `Model.rerank` scores its documents.
+ */
+public struct RerankOptions: Equatable, Hashable {
+    /**
+     * Returns the scores best first instead of in input order; each keeps its document's index either way.
+     */
+    public var sorted: Bool?
+    /**
+     * Tokens kept per query and document pair, special tokens included, the longer of the two losing tokens
+     * first, as sentence-transformers' CrossEncoder truncates; absent takes the model's own maximum.
+     */
+    public var maxTokens: UInt32?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * Returns the scores best first instead of in input order; each keeps its document's index either way.
+         */sorted: Bool? = false, 
+        /**
+         * Tokens kept per query and document pair, special tokens included, the longer of the two losing tokens
+         * first, as sentence-transformers' CrossEncoder truncates; absent takes the model's own maximum.
+         */maxTokens: UInt32? = nil) {
+        self.sorted = sorted
+        self.maxTokens = maxTokens
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension RerankOptions: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeRerankOptions: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> RerankOptions {
+        return
+            try RerankOptions(
+                sorted: FfiConverterOptionBool.read(from: &buf), 
+                maxTokens: FfiConverterOptionUInt32.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: RerankOptions, into buf: inout [UInt8]) {
+        FfiConverterOptionBool.write(value.sorted, into: &buf)
+        FfiConverterOptionUInt32.write(value.maxTokens, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRerankOptions_lift(_ buf: RustBuffer) throws -> RerankOptions {
+    return try FfiConverterTypeRerankOptions.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRerankOptions_lower(_ value: RerankOptions) -> RustBuffer {
+    return FfiConverterTypeRerankOptions.lower(value)
+}
+
+
+/**
+ * One document's score from `Model.rerank`.
+ */
+public struct RerankScore: Equatable, Hashable {
+    /**
+     * The document's position in the list given.
+     */
+    public var index: UInt32
+    /**
+     * How well the document answers the query: the cross-encoder's output after the activation its
+     * configuration names (sigmoid for a single label, as sentence-transformers' CrossEncoder applies).
+     */
+    public var score: Double
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The document's position in the list given.
+         */index: UInt32, 
+        /**
+         * How well the document answers the query: the cross-encoder's output after the activation its
+         * configuration names (sigmoid for a single label, as sentence-transformers' CrossEncoder applies).
+         */score: Double) {
+        self.index = index
+        self.score = score
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension RerankScore: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeRerankScore: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> RerankScore {
+        return
+            try RerankScore(
+                index: FfiConverterUInt32.read(from: &buf), 
+                score: FfiConverterDouble.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: RerankScore, into buf: inout [UInt8]) {
+        FfiConverterUInt32.write(value.index, into: &buf)
+        FfiConverterDouble.write(value.score, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRerankScore_lift(_ buf: RustBuffer) throws -> RerankScore {
+    return try FfiConverterTypeRerankScore.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRerankScore_lower(_ value: RerankScore) -> RustBuffer {
+    return FfiConverterTypeRerankScore.lower(value)
+}
+
+
+/**
  * One tensor of a model, as its file describes it.
  */
 public struct TensorDescription: Equatable, Hashable {
@@ -3360,6 +3580,30 @@ fileprivate struct FfiConverterOptionTypeMeshOptions: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeRerankOptions: FfiConverterRustBuffer {
+    typealias SwiftType = RerankOptions?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeRerankOptions.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeRerankOptions.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypeTrainerContrastiveConfig: FfiConverterRustBuffer {
     typealias SwiftType = TrainerContrastiveConfig?
 
@@ -3556,6 +3800,31 @@ fileprivate struct FfiConverterSequenceTypeGpuDevice: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterSequenceTypeRerankScore: FfiConverterRustBuffer {
+    typealias SwiftType = [RerankScore]
+
+    public static func write(_ value: [RerankScore], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterTypeRerankScore.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [RerankScore] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [RerankScore]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterTypeRerankScore.read(from: &buf))
+        }
+        return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterSequenceTypeTensorDescription: FfiConverterRustBuffer {
     typealias SwiftType = [TensorDescription]
 
@@ -3721,6 +3990,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_uform_uniffi_checksum_method_model_free() != 2780) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_uform_uniffi_checksum_method_model_rerank_async() != 31124) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_uform_uniffi_checksum_method_trainer_free() != 63235) {

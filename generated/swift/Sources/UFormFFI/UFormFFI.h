@@ -338,6 +338,11 @@ uint64_t uniffi_uform_uniffi_fn_method_model_encode_text_async(uint64_t ptr, Rus
 void uniffi_uform_uniffi_fn_method_model_free(uint64_t ptr, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_METHOD_MODEL_RERANK_ASYNC
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_METHOD_MODEL_RERANK_ASYNC
+uint64_t uniffi_uform_uniffi_fn_method_model_rerank_async(uint64_t ptr, RustBuffer query, RustBuffer documents, RustBuffer options
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_CLONE_TRAINER
 #define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_CLONE_TRAINER
 uint64_t uniffi_uform_uniffi_fn_clone_trainer(uint64_t handle, RustCallStatus *_Nonnull out_status
@@ -715,6 +720,12 @@ uint16_t uniffi_uform_uniffi_checksum_method_model_encode_text_async(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_METHOD_MODEL_FREE
 #define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_METHOD_MODEL_FREE
 uint16_t uniffi_uform_uniffi_checksum_method_model_free(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_METHOD_MODEL_RERANK_ASYNC
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_METHOD_MODEL_RERANK_ASYNC
+uint16_t uniffi_uform_uniffi_checksum_method_model_rerank_async(void
     
 );
 #endif

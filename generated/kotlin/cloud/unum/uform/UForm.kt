@@ -446,6 +446,47 @@ data class EncodeTextOptions(
     var normalize: Boolean? = null,
     /** Tokens kept per text, longer texts being truncated; absent takes the model's own maximum. */
     var maxTokens: UInt? = null,
+    /**
+     * Keeps the first dimensions of each embedding, as sentence-transformers' `truncate_dim` does for
+     * Matryoshka models, normalising what is kept when embeddings are normalised; absent keeps them all. Zero
+     * or more than the model has is an invalid argument.
+     */
+    var dimensions: UInt? = null,
+    /**
+     * The name of a prompt in the model's `config_sentence_transformers.json` (like "query" for e5),
+     * prepended to every text; absent takes its `default_prompt_name`, if any. A name the model lacks is an
+     * invalid argument.
+     */
+    var promptName: String? = null,
+    /**
+     * A prompt prepended to every text as given (like "query: "), instead of the model's; giving it together
+     * with `promptName` is an invalid argument.
+     */
+    var prompt: String? = null,
+)
+
+/** How [Model.rerank] scores its documents. */
+data class RerankOptions(
+    /**
+     * Returns the scores best first instead of in input order; each keeps its document's index either way.
+     */
+    var sorted: Boolean? = false,
+    /**
+     * Tokens kept per query and document pair, special tokens included, the longer of the two losing tokens
+     * first, as sentence-transformers' CrossEncoder truncates; absent takes the model's own maximum.
+     */
+    var maxTokens: UInt? = null,
+)
+
+/** One document's score from [Model.rerank]. */
+data class RerankScore(
+    /** The document's position in the list given. */
+    var index: UInt,
+    /**
+     * How well the document answers the query: the cross-encoder's output after the activation its
+     * configuration names (sigmoid for a single label, as sentence-transformers' CrossEncoder applies).
+     */
+    var score: Double,
 )
 
 /**
@@ -517,7 +558,26 @@ class Model internal constructor(pointer: Long) : AutoCloseable {
     fun encodeText(texts: List<String>, options: EncodeTextOptions? = null): F32Matrix {
         val optionsValue = options ?: EncodeTextOptions()
         return handle.use(this) { self ->
-            Reader(UFormNative.modelEncodeText(self, texts.toTypedArray(), optionsValue.normalize != null, optionsValue.normalize ?: false, optionsValue.maxTokens != null, optionsValue.maxTokens?.toInt() ?: 0)).matrix()
+            Reader(UFormNative.modelEncodeText(self, texts.toTypedArray(), optionsValue.normalize != null, optionsValue.normalize ?: false, optionsValue.maxTokens != null, optionsValue.maxTokens?.toInt() ?: 0, optionsValue.dimensions != null, optionsValue.dimensions?.toInt() ?: 0, optionsValue.promptName, optionsValue.prompt)).matrix()
+        }
+    }
+
+    /**
+     * Scores documents against a query with a cross-encoder (a sequence-classification model in
+     * sentence-transformers' CrossEncoder layout: BERT or XLM-RoBERTa with its classification head), one
+     * score per document, in input order unless [RerankOptions] `sorted` says best first. Batches, memory and
+     * in-flight rules as [Model.encodeText]. An empty query or an empty document list is an invalid argument;
+     * a model without a classification head is unsupported.
+     * @param query The query, UTF-8 without NUL characters; not empty.
+     * @param documents The documents to score, UTF-8 without NUL characters; at least one.
+     * @param options The order of the scores, and how many tokens of each pair to keep.
+     * @throws UFormException of the kind the error names.
+     */
+    @Throws(UFormException::class)
+    fun rerank(query: String, documents: List<String>, options: RerankOptions? = null): List<RerankScore> {
+        val optionsValue = options ?: RerankOptions()
+        return handle.use(this) { self ->
+            Reader(UFormNative.modelRerank(self, query, documents.toTypedArray(), optionsValue.sorted != null, optionsValue.sorted ?: false, optionsValue.maxTokens != null, optionsValue.maxTokens?.toInt() ?: 0)).list { readRerankScore() }
         }
     }
 

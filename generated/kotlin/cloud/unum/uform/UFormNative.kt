@@ -38,7 +38,8 @@ internal object UFormNative {
     @JvmStatic external fun modelLoadRam(path: String, configExecutor: Long, configMemoryDomains: IntArray?, configPrecisionPresent: Boolean, configPrecision: Int): Long
     @JvmStatic external fun modelLoadVram(path: String, configExecutor: Long, configDevices: IntArray?): Long
     @JvmStatic external fun modelDescribe(handle: Long): ByteArray
-    @JvmStatic external fun modelEncodeText(handle: Long, texts: Array<String>, optionsNormalizePresent: Boolean, optionsNormalize: Boolean, optionsMaxTokensPresent: Boolean, optionsMaxTokens: Int): ByteArray
+    @JvmStatic external fun modelEncodeText(handle: Long, texts: Array<String>, optionsNormalizePresent: Boolean, optionsNormalize: Boolean, optionsMaxTokensPresent: Boolean, optionsMaxTokens: Int, optionsDimensionsPresent: Boolean, optionsDimensions: Int, optionsPromptName: String?, optionsPrompt: String?): ByteArray
+    @JvmStatic external fun modelRerank(handle: Long, query: String, documents: Array<String>, optionsSortedPresent: Boolean, optionsSorted: Boolean, optionsMaxTokensPresent: Boolean, optionsMaxTokens: Int): ByteArray
     @JvmStatic external fun modelFree(handle: Long)
     @JvmStatic external fun modelRelease(handle: Long)
     @JvmStatic external fun trainerContrastive(model: Long, configLearningRatePresent: Boolean, configLearningRate: Double, configWeightDecayPresent: Boolean, configWeightDecay: Double, configWarmupStepsPresent: Boolean, configWarmupSteps: Int, configTotalStepsPresent: Boolean, configTotalSteps: Int, configMaxGradNormPresent: Boolean, configMaxGradNorm: Double, configScalePresent: Boolean, configScale: Double, configMaxTokensPresent: Boolean, configMaxTokens: Int, configDropoutPresent: Boolean, configDropout: Double, configSeedPresent: Boolean, configSeed: Long, configMesh: Long): Long
@@ -240,6 +241,12 @@ internal fun Reader.readModelDescription(): ModelDescription = ModelDescription(
     precision = Precision.entries[i32()],
     weightBytes = u64(),
     tensors = list { readTensorDescription() },
+)
+
+/** Reads a [RerankScore] in the layout the native library writes it. */
+internal fun Reader.readRerankScore(): RerankScore = RerankScore(
+    index = u32(),
+    score = f64(),
 )
 
 /** Reads a [TrainStep] in the layout the native library writes it. */

@@ -260,10 +260,10 @@ fn folder(name: &str, files: &[(&str, &str)]) -> Folder {
 
 #[test]
 fn other_architectures_and_pooling_modes_are_unsupported_naming_what_was_found() {
-    let roberta = folder("roberta", &[("config.json", r#"{"model_type": "roberta"}"#)]);
+    let roberta = folder("gpt2", &[("config.json", r#"{"model_type": "gpt2"}"#)]);
     let e = Encoder::prepare(&roberta, uform_core::Precision::F32).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unsupported);
-    assert!(e.message().contains("roberta"), "{e}");
+    assert!(e.message().contains("gpt2"), "{e}");
 
     let config = std::fs::read_to_string(test_model_dir().join("config.json")).unwrap();
     let max = folder(
@@ -546,7 +546,19 @@ fn every_family_checkpoint_reproduces_sentence_transformers_in_f32_and_bf16_and_
             Model::load_ram(dir.to_str().unwrap(), config).unwrap()
         };
         let model = load(None);
-        assert_eq!(model.describe().unwrap().architecture.as_deref(), Some(family));
+        let described = model.describe().unwrap();
+        assert_eq!(described.architecture.as_deref(), Some(family));
+        assert_eq!(described.family.as_deref(), Some(family));
+        assert_eq!((described.max_tokens, described.dimensions, described.cross_encoder), (64, width, false));
+        // The prompts' names as config_sentence_transformers.json lists them.
+        let st: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("config_sentence_transformers.json")).unwrap())
+                .unwrap();
+        let expected: Vec<String> = st["prompts"].as_object().unwrap().keys().cloned().collect();
+        let mut found = described.prompts.clone();
+        found.sort();
+        assert_eq!(found, expected, "{family}");
+        assert!(family != "distilbert" || found == ["passage", "query"], "{found:?}");
         let got = model.encode_text(&texts, EncodeTextOptions::default()).unwrap();
         assert_eq!(got.columns, width, "{family}");
         for (i, (g, w)) in rows(&got).into_iter().zip(&want).enumerate() {
@@ -582,6 +594,7 @@ fn cross_encoders_rerank_as_sentence_transformers_and_bad_input_is_refused() {
         let want: Vec<f64> = entry["scores"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
         let config = ModelLoadRamConfig { executor: executor(2, None), memory_domains: None, precision: None };
         let model = Model::load_ram(root.join(family).to_str().unwrap(), config).unwrap();
+        assert!(model.describe().unwrap().cross_encoder, "{family}");
         let got = model.rerank(query, &documents, RerankOptions::default()).unwrap();
         assert_eq!(got.iter().map(|s| s.index).collect::<Vec<_>>(), (0..documents.len() as u32).collect::<Vec<_>>());
         for (s, w) in got.iter().zip(&want) {

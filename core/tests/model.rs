@@ -118,6 +118,12 @@ fn expected(path: &str, tensors: &[T], architecture: Option<&str>, executor: &Ex
         devices: vec![],
         bytes: tensors.iter().map(|t| t.bytes).sum(),
         precision: Precision::F32,
+        // Folders of weights alone: nothing the encoder would run.
+        family: None,
+        max_tokens: 0,
+        dimensions: 0,
+        prompts: vec![],
+        cross_encoder: false,
         // Four bytes a value of every floating-point tensor.
         weight_bytes: tensors
             .iter()

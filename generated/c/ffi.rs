@@ -407,6 +407,12 @@ pub struct uform_model_description_t {
     pub bytes: u64,
     pub precision: i32,
     pub weight_bytes: u64,
+    pub family: *const c_char,
+    pub max_tokens: u32,
+    pub dimensions: u32,
+    pub prompts: *const *const c_char,
+    pub prompts_count: usize,
+    pub cross_encoder: bool,
     pub tensors: *const uform_tensor_description_t,
     pub tensors_count: usize,
 }
@@ -423,9 +429,15 @@ fn model_description_to_c(v: &uform_core::ModelDescription, arena: &mut Arena) -
         bytes: v.bytes,
         precision: precision_to_c(v.precision),
         weight_bytes: v.weight_bytes,
+        family: v.family.as_deref().map_or(std::ptr::null(), |s| arena.string(s)),
+        max_tokens: v.max_tokens,
+        dimensions: v.dimensions,
+        prompts: { let items: Vec<_> = v.prompts.iter().map(|s| arena.string(s)).collect(); arena.list(items) },
+        cross_encoder: v.cross_encoder,
         tensors: { let items: Vec<_> = v.tensors.iter().map(|x| tensor_description_to_c(x, arena)).collect(); arena.list(items) },
         memory_domains_count: v.memory_domains.len(),
         devices_count: v.devices.len(),
+        prompts_count: v.prompts.len(),
         tensors_count: v.tensors.len(),
     }
 }

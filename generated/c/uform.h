@@ -555,6 +555,27 @@ typedef struct uform_model_description_t {
      */
     uint64_t weight_bytes;
     /**
+     * The text family its encoder runs, like "bert", "distilbert", "xlm-roberta" or "mpnet", read from the
+     * folder's `config.json` when the model is loaded; none when the folder holds no model the encoder runs.
+     * NULL when absent; else NUL-terminated, owned by UForm, like the record holding it.
+     */
+    const char *family;
+    /**
+     * Tokens a text keeps by default (sentence-transformers' `max_seq_length`, else the positions); 0 without
+     * a family.
+     */
+    uint32_t max_tokens;
+    /** The width of its embeddings; 0 without a family. */
+    uint32_t dimensions;
+    /**
+     * The names of the prompts in its `config_sentence_transformers.json`, for `uform_encode_text_options_t`
+     * `prompt_name`; empty without any. Owned by UForm, like the record holding it.
+     */
+    const char *const *prompts;
+    size_t prompts_count;
+    /** Whether it is a cross-encoder with a classification head, which `uform_model_rerank` needs. */
+    bool cross_encoder;
+    /**
      * Every tensor, in file order, shard after shard for a sharded model. Owned by UForm, like the record
      * holding it.
      */

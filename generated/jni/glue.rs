@@ -465,6 +465,11 @@ impl Encode for uform_core::ModelDescription {
         self.bytes.encode(out);
         self.precision.encode(out);
         self.weight_bytes.encode(out);
+        self.family.encode(out);
+        self.max_tokens.encode(out);
+        self.dimensions.encode(out);
+        self.prompts.encode(out);
+        self.cross_encoder.encode(out);
         self.tensors.encode(out);
     }
 }

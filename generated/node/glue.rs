@@ -480,6 +480,11 @@ impl ToJs for uform_core::ModelDescription {
         object.set("bytes", &self.bytes)?;
         object.set("precision", &self.precision)?;
         object.set("weightBytes", &self.weight_bytes)?;
+        object.set_nullable("family", self.family.as_ref())?;
+        object.set("maxTokens", &self.max_tokens)?;
+        object.set("dimensions", &self.dimensions)?;
+        object.set("prompts", &self.prompts)?;
+        object.set("crossEncoder", &self.cross_encoder)?;
         object.set("tensors", &self.tensors)?;
         Ok(object.finish())
     }

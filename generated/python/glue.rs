@@ -606,6 +606,11 @@ fn model_description_to_py<'py>(py: Python<'py>, value: &uform_core::ModelDescri
     fields.set_item("bytes", py_value(py, value.bytes)?)?;
     fields.set_item("precision", precision_to_py(py, value.precision)?)?;
     fields.set_item("weight_bytes", py_value(py, value.weight_bytes)?)?;
+    fields.set_item("family", match &value.family { Some(v) => py_value(py, AsRef::<str>::as_ref(&v)), None => Ok(py.None().into_bound(py)) }?)?;
+    fields.set_item("max_tokens", py_value(py, value.max_tokens)?)?;
+    fields.set_item("dimensions", py_value(py, value.dimensions)?)?;
+    fields.set_item("prompts", py_value(py, pyo3::types::PyTuple::new(py, value.prompts.iter().map(|v| py_value(py, AsRef::<str>::as_ref(&v))).collect::<PyResult<Vec<_>>>()?)?)?)?;
+    fields.set_item("cross_encoder", py_value(py, value.cross_encoder)?)?;
     fields.set_item("tensors", py_value(py, pyo3::types::PyTuple::new(py, value.tensors.iter().map(|v| tensor_description_to_py(py, v)).collect::<PyResult<Vec<_>>>()?)?)?)?;
     class(py, "ModelDescription")?.call((), Some(&fields))
 }

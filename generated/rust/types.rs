@@ -388,6 +388,19 @@ pub struct ModelDescription {
     /// Bytes the weights take at that precision: every floating-point tensor's values at four bytes each for f32, and
     /// for bf16 two bytes a value of a matrix and four of a vector; a VRAM model's are the file's bytes.
     pub weight_bytes: u64,
+    /// The text family its encoder runs, like "bert", "distilbert", "xlm-roberta" or "mpnet", read from the folder's
+    /// `config.json` when the model is loaded; none when the folder holds no model the encoder runs.
+    pub family: Option<String>,
+    /// Tokens a text keeps by default (sentence-transformers' `max_seq_length`, else the positions); 0 without a
+    /// family.
+    pub max_tokens: u32,
+    /// The width of its embeddings; 0 without a family.
+    pub dimensions: u32,
+    /// The names of the prompts in its `config_sentence_transformers.json`, for `EncodeTextOptions` `prompt_name`;
+    /// empty without any.
+    pub prompts: Vec<String>,
+    /// Whether it is a cross-encoder with a classification head, which `Model::rerank` needs.
+    pub cross_encoder: bool,
     /// Every tensor, in file order, shard after shard for a sharded model.
     pub tensors: Vec<TensorDescription>,
 }

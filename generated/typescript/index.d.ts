@@ -382,6 +382,25 @@ export interface CompiledModelDescription {
      * bytes.
      */
     weightBytes: number;
+    /**
+     * The text family its encoder runs, like "bert", "distilbert", "xlm-roberta" or "mpnet", read from the
+     * folder's `config.json` when the model is loaded; none when the folder holds no model the encoder runs.
+     */
+    family: string | null;
+    /**
+     * Tokens a text keeps by default (sentence-transformers' `max_seq_length`, else the positions); 0 without
+     * a family.
+     */
+    maxTokens: number;
+    /** The width of its embeddings; 0 without a family. */
+    dimensions: number;
+    /**
+     * The names of the prompts in its `config_sentence_transformers.json`, for `EncodeTextOptions`
+     * `prompt_name`; empty without any.
+     */
+    prompts: string[];
+    /** Whether it is a cross-encoder with a classification head, which `rerank` needs. */
+    crossEncoder: boolean;
     /** Every tensor, in file order, shard after shard for a sharded model. */
     tensors: TensorDescription[];
 }

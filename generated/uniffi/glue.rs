@@ -707,6 +707,11 @@ pub struct ModelDescription {
     pub bytes: u64,
     pub precision: Precision,
     pub weight_bytes: u64,
+    pub family: Option<String>,
+    pub max_tokens: u32,
+    pub dimensions: u32,
+    pub prompts: Vec<String>,
+    pub cross_encoder: bool,
     pub tensors: Vec<TensorDescription>,
 }
 
@@ -722,6 +727,11 @@ impl From<ModelDescription> for uform_core::ModelDescription {
             bytes: value.bytes,
             precision: value.precision.into(),
             weight_bytes: value.weight_bytes,
+            family: value.family,
+            max_tokens: value.max_tokens,
+            dimensions: value.dimensions,
+            prompts: value.prompts,
+            cross_encoder: value.cross_encoder,
             tensors: value.tensors.into_iter().map(Into::into).collect(),
         }
     }
@@ -738,6 +748,11 @@ impl From<uform_core::ModelDescription> for ModelDescription {
             bytes: value.bytes,
             precision: value.precision.into(),
             weight_bytes: value.weight_bytes,
+            family: value.family,
+            max_tokens: value.max_tokens,
+            dimensions: value.dimensions,
+            prompts: value.prompts,
+            cross_encoder: value.cross_encoder,
             tensors: value.tensors.into_iter().map(Into::into).collect(),
         }
     }

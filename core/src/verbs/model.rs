@@ -142,8 +142,26 @@ fn describe_source(path: &str, source: &source::Source, residency: Residency) ->
         bytes: tensors.iter().map(|t| t.bytes).sum(),
         precision: Precision::F32,
         weight_bytes: 0,
+        family: None,
+        max_tokens: 0,
+        dimensions: 0,
+        prompts: Vec::new(),
+        cross_encoder: false,
         tensors,
     }
+}
+
+/// Fills what the folder beside the weights says of the model the encoder would run; a folder it would refuse (or
+/// none) leaves those fields empty, as loading weights never depends on them.
+fn describe_folder(description: &mut ModelDescription, source: &source::Source) {
+    let config = crate::model::layout::Layout::around(&source.directory)
+        .and_then(|layout| crate::families::Config::read(&layout));
+    let Ok(config) = config else { return };
+    description.family = description.architecture.clone();
+    description.max_tokens = u32::try_from(config.max_tokens).unwrap_or(u32::MAX);
+    description.dimensions = u32::try_from(config.hidden).unwrap_or(u32::MAX);
+    description.prompts = config.prompts.iter().map(|(name, _)| name.clone()).collect();
+    description.cross_encoder = config.classifier.is_some();
 }
 
 impl Model {
@@ -184,6 +202,7 @@ impl Model {
         };
         let source = source::open(path, &mut place)?;
         let mut description = describe_source(path, &source, Residency::Ram);
+        describe_folder(&mut description, &source);
         description.precision = precision;
         description.weight_bytes = weight_bytes(&description.tensors, precision);
         let weights = RamWeights::new(source)?;
@@ -212,6 +231,7 @@ impl Model {
         let positions = vram::plan_devices(vram::driver_present(), &ordinals, config.devices.as_deref())?;
         let source = source::open(path, &mut |_| {})?;
         let mut description = describe_source(path, &source, Residency::Vram);
+        describe_folder(&mut description, &source);
         description.weight_bytes = description.bytes; // the file's bytes, uploaded as they are
         let weights = vram::VramWeights::upload(&source, &config.executor, &positions, &ordinals)?;
         drop(source); // frees the host copy

@@ -299,6 +299,11 @@ class ModelDescription:
     bytes: int
     precision: Precision
     weight_bytes: int
+    family: Optional[str]
+    max_tokens: int
+    dimensions: int
+    prompts: Tuple[str, ...]
+    cross_encoder: bool
     tensors: Tuple[TensorDescription, ...]
 
 

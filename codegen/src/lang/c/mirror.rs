@@ -82,6 +82,9 @@ impl RustC {
                     let rec = api.record(r).map_or_else(String::new, |r| r.name.snake());
                     format!("{{ let items: Vec<_> = v.{name}.iter().map(|x| {rec}_to_c(x, arena)).collect(); arena.list(items) }}")
                 }
+                Type::String | Type::Path => {
+                    format!("{{ let items: Vec<_> = v.{name}.iter().map(|s| arena.string(s)).collect(); arena.list(items) }}")
+                }
                 _ => format!("arena.list(v.{name}.clone())"),
             },
             Type::Record(r) => format!("{}_to_c(&v.{name}, arena)", r.snake()),

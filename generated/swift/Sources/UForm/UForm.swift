@@ -2359,6 +2359,29 @@ public struct ModelDescription: Equatable, Hashable {
      */
     public var weightBytes: UInt64
     /**
+     * The text family its encoder runs, like "bert", "distilbert", "xlm-roberta" or "mpnet", read from the
+     * folder's `config.json` when the model is loaded; none when the folder holds no model the encoder runs.
+     */
+    public var family: String?
+    /**
+     * Tokens a text keeps by default (sentence-transformers' `max_seq_length`, else the positions); 0
+     * without a family.
+     */
+    public var maxTokens: UInt32
+    /**
+     * The width of its embeddings; 0 without a family.
+     */
+    public var dimensions: UInt32
+    /**
+     * The names of the prompts in its `config_sentence_transformers.json`, for `EncodeTextOptions`
+     * `prompt_name`; empty without any.
+     */
+    public var prompts: [String]
+    /**
+     * Whether it is a cross-encoder with a classification head, which `Model.rerank` needs.
+     */
+    public var crossEncoder: Bool
+    /**
      * Every tensor, in file order, shard after shard for a sharded model.
      */
     public var tensors: [TensorDescription]
@@ -2397,6 +2420,24 @@ public struct ModelDescription: Equatable, Hashable {
          * bytes.
          */weightBytes: UInt64, 
         /**
+         * The text family its encoder runs, like "bert", "distilbert", "xlm-roberta" or "mpnet", read from the
+         * folder's `config.json` when the model is loaded; none when the folder holds no model the encoder runs.
+         */family: String? = nil, 
+        /**
+         * Tokens a text keeps by default (sentence-transformers' `max_seq_length`, else the positions); 0
+         * without a family.
+         */maxTokens: UInt32, 
+        /**
+         * The width of its embeddings; 0 without a family.
+         */dimensions: UInt32, 
+        /**
+         * The names of the prompts in its `config_sentence_transformers.json`, for `EncodeTextOptions`
+         * `prompt_name`; empty without any.
+         */prompts: [String], 
+        /**
+         * Whether it is a cross-encoder with a classification head, which `Model.rerank` needs.
+         */crossEncoder: Bool, 
+        /**
          * Every tensor, in file order, shard after shard for a sharded model.
          */tensors: [TensorDescription]) {
         self.path = path
@@ -2408,6 +2449,11 @@ public struct ModelDescription: Equatable, Hashable {
         self.bytes = bytes
         self.precision = precision
         self.weightBytes = weightBytes
+        self.family = family
+        self.maxTokens = maxTokens
+        self.dimensions = dimensions
+        self.prompts = prompts
+        self.crossEncoder = crossEncoder
         self.tensors = tensors
     }
 
@@ -2436,6 +2482,11 @@ public struct FfiConverterTypeModelDescription: FfiConverterRustBuffer {
                 bytes: FfiConverterUInt64.read(from: &buf), 
                 precision: FfiConverterTypePrecision.read(from: &buf), 
                 weightBytes: FfiConverterUInt64.read(from: &buf), 
+                family: FfiConverterOptionString.read(from: &buf), 
+                maxTokens: FfiConverterUInt32.read(from: &buf), 
+                dimensions: FfiConverterUInt32.read(from: &buf), 
+                prompts: FfiConverterSequenceString.read(from: &buf), 
+                crossEncoder: FfiConverterBool.read(from: &buf), 
                 tensors: FfiConverterSequenceTypeTensorDescription.read(from: &buf)
         )
     }
@@ -2450,6 +2501,11 @@ public struct FfiConverterTypeModelDescription: FfiConverterRustBuffer {
         FfiConverterUInt64.write(value.bytes, into: &buf)
         FfiConverterTypePrecision.write(value.precision, into: &buf)
         FfiConverterUInt64.write(value.weightBytes, into: &buf)
+        FfiConverterOptionString.write(value.family, into: &buf)
+        FfiConverterUInt32.write(value.maxTokens, into: &buf)
+        FfiConverterUInt32.write(value.dimensions, into: &buf)
+        FfiConverterSequenceString.write(value.prompts, into: &buf)
+        FfiConverterBool.write(value.crossEncoder, into: &buf)
         FfiConverterSequenceTypeTensorDescription.write(value.tensors, into: &buf)
     }
 }

@@ -436,6 +436,25 @@ data class ModelDescription(
      * bytes.
      */
     var weightBytes: ULong,
+    /**
+     * The text family its encoder runs, like "bert", "distilbert", "xlm-roberta" or "mpnet", read from the
+     * folder's `config.json` when the model is loaded; none when the folder holds no model the encoder runs.
+     */
+    var family: String? = null,
+    /**
+     * Tokens a text keeps by default (sentence-transformers' `max_seq_length`, else the positions); 0 without
+     * a family.
+     */
+    var maxTokens: UInt,
+    /** The width of its embeddings; 0 without a family. */
+    var dimensions: UInt,
+    /**
+     * The names of the prompts in its `config_sentence_transformers.json`, for [EncodeTextOptions]
+     * `prompt_name`; empty without any.
+     */
+    var prompts: List<String>,
+    /** Whether it is a cross-encoder with a classification head, which [Model.rerank] needs. */
+    var crossEncoder: Boolean,
     /** Every tensor, in file order, shard after shard for a sharded model. */
     var tensors: List<TensorDescription>,
 )

@@ -240,6 +240,11 @@ internal fun Reader.readModelDescription(): ModelDescription = ModelDescription(
     bytes = u64(),
     precision = Precision.entries[i32()],
     weightBytes = u64(),
+    family = optional { string() },
+    maxTokens = u32(),
+    dimensions = u32(),
+    prompts = list { string() },
+    crossEncoder = bool(),
     tensors = list { readTensorDescription() },
 )
 

@@ -84,6 +84,41 @@ fn count(config: &Value, key: &str, path: &Path) -> Result<usize> {
 }
 
 impl Config {
+    /// A BERT of the given shape with the pipeline sentence-transformers gives all-MiniLM (mean pooling, normalised,
+    /// two token types, no prompts, no head, dropout 0.1), for the tests that need a configuration without a folder.
+    #[cfg(test)]
+    pub fn bert(
+        hidden: usize,
+        heads: usize,
+        layers: usize,
+        intermediate: usize,
+        vocab: usize,
+        positions: usize,
+    ) -> Config {
+        Config {
+            family: Family::Bert,
+            hidden,
+            heads,
+            layers,
+            intermediate,
+            vocab,
+            positions,
+            position_offset: 0,
+            relative_buckets: None,
+            prompts: Vec::new(),
+            default_prompt: None,
+            include_prompt: true,
+            classifier: None,
+            type_vocab: 2,
+            layer_norm_eps: 1e-12,
+            pooling: Pooling::Mean,
+            normalize: true,
+            max_tokens: positions,
+            hidden_dropout: 0.1,
+            attention_dropout: 0.1,
+        }
+    }
+
     /// Reads the model's folders; anything but a BERT or DistilBERT encoder with mean or CLS pooling is unsupported,
     /// naming what was found.
     pub fn read(layout: &Layout) -> Result<Config> {

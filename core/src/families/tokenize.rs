@@ -100,25 +100,7 @@ impl Tokenizers {
         max_tokens: usize,
     ) -> Result<Vec<Tokens>> {
         let tokenizer = self.for_max(max_tokens)?;
-        let slots: Vec<OnceLock<Result<Tokens>>> = which.iter().map(|_| OnceLock::new()).collect();
-        executor.for_n_dynamic(which.len(), |j| {
-            let i = which[j];
-            let result = self
-                .one(&tokenizer, &texts[i], max_tokens)
-                .map(|encoding| {
-                    let keep = encoding.len().min(max_tokens);
-                    Tokens {
-                        ids: encoding.get_ids()[..keep].to_vec(),
-                        type_ids: encoding.get_type_ids()[..keep].to_vec(),
-                    }
-                })
-                .map_err(|e| Error::internal(format!("tokenising `texts[{i}]` failed: {e}")));
-            let _ = slots[j].set(result);
-        })?;
-        slots
-            .into_iter()
-            .map(|slot| slot.into_inner().unwrap_or_else(|| Err(Error::internal("a text was not tokenised"))))
-            .collect()
+        each(executor, which, max_tokens, "texts[{i}]", |i| self.one(&tokenizer, &texts[i], max_tokens))
     }
 
     /// Tokenises the pair (`query`, `documents[i]`) for every `i` of `which` on the executor's threads, in `which`'s
@@ -133,25 +115,9 @@ impl Tokenizers {
         max_tokens: usize,
     ) -> Result<Vec<Tokens>> {
         let tokenizer = self.for_max(max_tokens)?;
-        let slots: Vec<OnceLock<Result<Tokens>>> = which.iter().map(|_| OnceLock::new()).collect();
-        executor.for_n_dynamic(which.len(), |j| {
-            let i = which[j];
-            let result = tokenizer
-                .encode_fast((query, documents[i].as_str()), true)
-                .map(|encoding| {
-                    let keep = encoding.len().min(max_tokens);
-                    Tokens {
-                        ids: encoding.get_ids()[..keep].to_vec(),
-                        type_ids: encoding.get_type_ids()[..keep].to_vec(),
-                    }
-                })
-                .map_err(|e| Error::internal(format!("tokenising `documents[{i}]` with the query failed: {e}")));
-            let _ = slots[j].set(result);
-        })?;
-        slots
-            .into_iter()
-            .map(|slot| slot.into_inner().unwrap_or_else(|| Err(Error::internal("a document was not tokenised"))))
-            .collect()
+        each(executor, which, max_tokens, "documents[{i}]` with `query", |i| {
+            tokenizer.encode_fast((query, documents[i].as_str()), true)
+        })
     }
 
     /// `text`'s encoding by `tokenizer` (truncated, special tokens added), from a prefix of it (module docs).
@@ -169,6 +135,32 @@ impl Tokenizers {
             window = window.saturating_mul(4).min(cap);
         }
     }
+}
+
+/// `encode(i)` for every `i` of `which` on the executor's threads, in `which`'s order, cut to `max_tokens`; a
+/// failure names the input as `what` does, its `{i}` replaced.
+fn each(
+    executor: &Executor,
+    which: &[usize],
+    max_tokens: usize,
+    what: &str,
+    encode: impl Fn(usize) -> tokenizers::Result<tokenizers::Encoding> + Sync,
+) -> Result<Vec<Tokens>> {
+    let slots: Vec<OnceLock<Result<Tokens>>> = which.iter().map(|_| OnceLock::new()).collect();
+    executor.for_n_dynamic(which.len(), |j| {
+        let i = which[j];
+        let result = encode(i)
+            .map(|encoding| {
+                let keep = encoding.len().min(max_tokens);
+                Tokens { ids: encoding.get_ids()[..keep].to_vec(), type_ids: encoding.get_type_ids()[..keep].to_vec() }
+            })
+            .map_err(|e| Error::internal(format!("tokenising `{}` failed: {e}", what.replace("{i}", &i.to_string()))));
+        let _ = slots[j].set(result);
+    })?;
+    slots
+        .into_iter()
+        .map(|slot| slot.into_inner().unwrap_or_else(|| Err(Error::internal("an input was not tokenised"))))
+        .collect()
 }
 
 /// The first at most `bytes` bytes of `text`, ending before its last whitespace in that span (or, without one in

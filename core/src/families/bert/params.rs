@@ -273,38 +273,46 @@ struct Names {
 
 impl Names {
     fn of(family: Family) -> Names {
-        match family {
-            Family::Bert | Family::Roberta => Names {
-                prefix: if family == Family::Bert { "bert." } else { "roberta." },
-                layer: "encoder.layer",
-                qkv: ["attention.self.query", "attention.self.key", "attention.self.value"],
-                out: "attention.output.dense",
-                ln1: "attention.output.LayerNorm",
-                up: "intermediate.dense",
-                down: "output.dense",
-                ln2: "output.LayerNorm",
-            },
-            Family::MpNet => Names {
-                prefix: "mpnet.",
-                layer: "encoder.layer",
-                qkv: ["attention.attn.q", "attention.attn.k", "attention.attn.v"],
-                out: "attention.attn.o",
-                ln1: "attention.LayerNorm",
-                up: "intermediate.dense",
-                down: "output.dense",
-                ln2: "output.LayerNorm",
-            },
-            Family::DistilBert => Names {
-                prefix: "distilbert.",
-                layer: "transformer.layer",
-                qkv: ["attention.q_lin", "attention.k_lin", "attention.v_lin"],
-                out: "attention.out_lin",
-                ln1: "sa_layer_norm",
-                up: "ffn.lin1",
-                down: "ffn.lin2",
-                ln2: "output_layer_norm",
-            },
-        }
+        // (prefix, layers, query key value, output, its norm, up, down, its norm)
+        let (prefix, layer, qkv, out, ln1, up, down, ln2) = match family {
+            Family::Bert | Family::Roberta => (
+                if family == Family::Bert { "bert." } else { "roberta." },
+                "encoder.layer",
+                ["attention.self.query", "attention.self.key", "attention.self.value"],
+                "attention.output.dense",
+                "attention.output.LayerNorm",
+                "intermediate.dense",
+                "output.dense",
+                "output.LayerNorm",
+            ),
+            Family::MpNet => {
+                let qkv = ["attention.attn.q", "attention.attn.k", "attention.attn.v"];
+                (
+                    "mpnet.",
+                    "encoder.layer",
+                    qkv,
+                    "attention.attn.o",
+                    "attention.LayerNorm",
+                    "intermediate.dense",
+                    "output.dense",
+                    "output.LayerNorm",
+                )
+            }
+            Family::DistilBert => {
+                let qkv = ["attention.q_lin", "attention.k_lin", "attention.v_lin"];
+                (
+                    "distilbert.",
+                    "transformer.layer",
+                    qkv,
+                    "attention.out_lin",
+                    "sa_layer_norm",
+                    "ffn.lin1",
+                    "ffn.lin2",
+                    "output_layer_norm",
+                )
+            }
+        };
+        Names { prefix, layer, qkv, out, ln1, up, down, ln2 }
     }
 }
 

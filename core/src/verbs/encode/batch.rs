@@ -107,31 +107,9 @@ pub fn output(rows: usize, columns: usize) -> Result<Vec<f32>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::families::Pooling;
 
     fn minilm() -> Config {
-        Config {
-            family: crate::families::Family::Bert,
-            hidden: 384,
-            heads: 12,
-            layers: 6,
-            intermediate: 1536,
-            vocab: 30522,
-            positions: 512,
-            position_offset: 0,
-            relative_buckets: None,
-            prompts: Vec::new(),
-            default_prompt: None,
-            include_prompt: true,
-            classifier: None,
-            type_vocab: 2,
-            layer_norm_eps: 1e-12,
-            pooling: Pooling::Mean,
-            normalize: true,
-            max_tokens: 256,
-            hidden_dropout: 0.1,
-            attention_dropout: 0.1,
-        }
+        Config { max_tokens: 256, ..Config::bert(384, 12, 6, 1536, 30522, 512) }
     }
 
     #[test]

@@ -31,28 +31,7 @@ impl Weights for Random {
 }
 
 fn config(pooling: Pooling) -> Config {
-    Config {
-        family: crate::families::Family::Bert,
-        hidden: 8,
-        heads: 2,
-        layers: 2,
-        intermediate: 12,
-        vocab: 11,
-        positions: 9,
-        position_offset: 0,
-        relative_buckets: None,
-        prompts: Vec::new(),
-        default_prompt: None,
-        include_prompt: true,
-        classifier: None,
-        type_vocab: 2,
-        layer_norm_eps: 1e-12,
-        pooling,
-        normalize: true,
-        max_tokens: 9,
-        hidden_dropout: 0.0,
-        attention_dropout: 0.0,
-    }
+    Config { pooling, hidden_dropout: 0.0, attention_dropout: 0.0, ..Config::bert(8, 2, 2, 12, 11, 9) }
 }
 
 fn random_weights(config: &Config) -> Random {

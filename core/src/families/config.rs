@@ -30,6 +30,21 @@ pub enum Family {
     /// `model_type: "mpnet"` (all-mpnet-base-v2): RoBERTa's positions, no token types, and a relative position
     /// bias added to every head's attention scores ([`Config::relative_buckets`]).
     MpNet,
+    /// `model_type: "modernbert"` (gte-modernbert, modernbert-embed): pre-norm layers without biases, rotary
+    /// positions, a gated GELU, and sliding-window attention in most layers ([`Config::modern`]).
+    ModernBert,
+}
+
+/// What ModernBERT adds to the shape.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Modern {
+    /// Per layer: whether it attends globally (else within [`Modern::window`] tokens either side).
+    pub global: Vec<bool>,
+    /// The rotary bases of global and of sliding-window layers.
+    pub theta_global: f64,
+    pub theta_local: f64,
+    /// Tokens either side a sliding-window layer's token attends to (`sliding_window`, else `local_attention / 2`).
+    pub window: usize,
 }
 
 /// What a sequence-classification checkpoint (sentence-transformers' CrossEncoder layout) applies to its logit.
@@ -58,7 +73,8 @@ pub struct Config {
     pub pooling: Pooling,
     /// Whether `modules.json` lists a `Normalize` module.
     pub normalize: bool,
-    /// Tokens kept per text by default: `max_seq_length`, else the position embeddings.
+    /// Tokens kept per text by default: `max_seq_length`, else the tokenizer's `model_max_length`, at most the
+    /// position embeddings.
     pub max_tokens: usize,
     /// The prompts of `config_sentence_transformers.json` by name, and its `default_prompt_name`.
     pub prompts: Prompts,
@@ -67,6 +83,9 @@ pub struct Config {
     pub include_prompt: bool,
     /// For a `*ForSequenceClassification` checkpoint (a cross-encoder), the activation of its single logit.
     pub classifier: Option<Activation>,
+    /// ModernBERT's layer kinds, rotary bases and window; `None` for the other families. Its `intermediate` is
+    /// twice `intermediate_size`: the gated GELU's input and gate come from one projection.
+    pub modern: Option<Modern>,
     /// MPNet's `relative_attention_num_buckets` (32 when absent); `None` for the families without a relative bias.
     pub relative_buckets: Option<usize>,
     /// `hidden_dropout_prob` and `attention_probs_dropout_prob` (0.1 each when absent, as transformers' BERT).
@@ -109,6 +128,7 @@ impl Config {
             default_prompt: None,
             include_prompt: true,
             classifier: None,
+            modern: None,
             type_vocab: 2,
             layer_norm_eps: 1e-12,
             pooling: Pooling::Mean,
@@ -137,10 +157,12 @@ impl Config {
             "distilbert" => Family::DistilBert,
             "xlm-roberta" | "roberta" => Family::Roberta,
             "mpnet" => Family::MpNet,
+            "modernbert" => Family::ModernBert,
             _ => {
                 return Err(Error::unsupported(format!(
-                    "{} runs BERT, DistilBERT, (XLM-)RoBERTa and MPNet encoders (`model_type` \"bert\", \
-                     \"distilbert\", \"xlm-roberta\", \"roberta\" or \"mpnet\"); `{}` has model_type {:?}",
+                    "{} runs BERT, DistilBERT, (XLM-)RoBERTa, MPNet and ModernBERT encoders (`model_type` \"bert\", \
+                     \"distilbert\", \"xlm-roberta\", \"roberta\", \"mpnet\" or \"modernbert\"); `{}` has model_type \
+                     {:?}",
                     super::verb(),
                     path.display(),
                     config.get("model_type").map_or("absent".to_string(), Value::to_string)
@@ -154,6 +176,9 @@ impl Config {
                 ["hidden_act", "hidden_size", "num_attention_heads", "num_hidden_layers", "intermediate_size"]
             }
             Family::DistilBert => ["activation", "dim", "n_heads", "n_layers", "hidden_dim"],
+            Family::ModernBert => {
+                ["hidden_activation", "hidden_size", "num_attention_heads", "num_hidden_layers", "intermediate_size"]
+            }
         };
         let act = text(act_key, "gelu");
         if act != "gelu" {
@@ -166,12 +191,13 @@ impl Config {
         let position = match family {
             Family::Bert | Family::Roberta => text("position_embedding_type", "absolute"),
             Family::MpNet => "absolute".to_string(),
+            Family::ModernBert => "rotary".to_string(),
             Family::DistilBert if config.get("sinusoidal_pos_embds").and_then(Value::as_bool) == Some(true) => {
                 "sinusoidal".to_string()
             }
             Family::DistilBert => "absolute".to_string(),
         };
-        if position != "absolute" {
+        if position != "absolute" && family != Family::ModernBert {
             return Err(Error::unsupported(format!(
                 "{} runs learned absolute position embeddings; `{}` has {position:?}",
                 super::verb(),
@@ -191,7 +217,7 @@ impl Config {
             Family::Roberta | Family::MpNet => {
                 config.get("pad_token_id").and_then(Value::as_u64).unwrap_or(1) as usize + 1
             }
-            Family::Bert | Family::DistilBert => 0,
+            Family::Bert | Family::DistilBert | Family::ModernBert => 0,
         };
         let positions = table.checked_sub(position_offset).filter(|p| *p > 0).ok_or_else(|| {
             Error::new(
@@ -205,22 +231,35 @@ impl Config {
         let (pooling, normalize, include_prompt) = pipeline(layout)?;
         let (prompts, default_prompt) = prompts(dir)?;
         let classifier = classifier(&config, dir, &path)?;
-        let max_seq = read_json(dir, "sentence_bert_config.json")?
-            .and_then(|v| v.get("max_seq_length").and_then(Value::as_u64))
-            .map(|v| v as usize);
+        // sentence-transformers' max_seq_length; without it (version 6 keeps it out of the file), as it derives
+        // one: the tokenizer's model_max_length, under the positions (a float like 1e30 means none).
+        let max_seq = match read_json(dir, "sentence_bert_config.json")?.and_then(|v| v.get("max_seq_length").cloned())
+        {
+            Some(v) => v.as_u64().map(|v| v as usize),
+            None => read_json(dir, "tokenizer_config.json")?
+                .and_then(|v| v.get("model_max_length").and_then(Value::as_u64))
+                .map(|v| v as usize),
+        };
         let number = |key: &str, default: f64| config.get(key).and_then(Value::as_f64).unwrap_or(default);
         let (hidden_dropout, attention_dropout) = match family {
             Family::Bert | Family::Roberta | Family::MpNet => {
                 (number("hidden_dropout_prob", 0.1), number("attention_probs_dropout_prob", 0.1))
             }
             Family::DistilBert => (number("dropout", 0.1), number("attention_dropout", 0.1)),
+            Family::ModernBert => (number("mlp_dropout", 0.0), number("attention_dropout", 0.0)),
         };
+        let layers = count(&config, layers_key, &path)?;
+        let modern = match family {
+            Family::ModernBert => Some(modern(&config, layers, &path)?),
+            _ => None,
+        };
+        let intermediate = count(&config, intermediate_key, &path)? * if modern.is_some() { 2 } else { 1 };
         Ok(Config {
             family,
             hidden,
             heads,
-            layers: count(&config, layers_key, &path)?,
-            intermediate: count(&config, intermediate_key, &path)?,
+            layers,
+            intermediate,
             vocab: count(&config, "vocab_size", &path)?,
             positions,
             position_offset,
@@ -229,12 +268,13 @@ impl Config {
                 Family::Bert | Family::Roberta => {
                     config.get("type_vocab_size").and_then(Value::as_u64).unwrap_or(2).max(1) as usize
                 }
-                Family::DistilBert | Family::MpNet => 1,
+                Family::DistilBert | Family::MpNet | Family::ModernBert => 1,
             },
             // DistilBERT's LayerNorms are built with 1e-12 whatever the config says.
             layer_norm_eps: match family {
                 Family::Bert | Family::Roberta | Family::MpNet => number("layer_norm_eps", 1e-12) as f32,
                 Family::DistilBert => 1e-12,
+                Family::ModernBert => number("norm_eps", 1e-5) as f32,
             },
             pooling,
             normalize,
@@ -243,6 +283,7 @@ impl Config {
             default_prompt,
             include_prompt,
             classifier,
+            modern,
             relative_buckets: match family {
                 Family::MpNet => Some(match config.get("relative_attention_num_buckets") {
                     None => 32,
@@ -258,6 +299,40 @@ impl Config {
     pub fn head_dim(&self) -> usize {
         self.hidden / self.heads
     }
+}
+
+/// ModernBERT's layer kinds, rotary bases and window from `config.json`; biases are refused (no checkpoint of the
+/// family has them).
+fn modern(config: &Value, layers: usize, path: &Path) -> Result<Modern> {
+    for key in ["norm_bias", "attention_bias", "mlp_bias"] {
+        if config.get(key).and_then(Value::as_bool) == Some(true) {
+            return Err(Error::unsupported(format!(
+                "{} runs ModernBERT without biases; `{}` has {key}: true",
+                super::verb(),
+                path.display()
+            )));
+        }
+    }
+    let every = config.get("global_attn_every_n_layers").and_then(Value::as_u64).filter(|n| *n > 0).unwrap_or(3);
+    let global: Vec<bool> = match config.get("layer_types").and_then(Value::as_array) {
+        Some(kinds) if kinds.len() == layers => kinds.iter().map(|k| k.as_str() != Some("sliding_attention")).collect(),
+        _ => (0..layers).map(|l| (l as u64).is_multiple_of(every)).collect(),
+    };
+    let theta = |kind: &str, old: &str, default: f64| {
+        config
+            .pointer(&format!("/rope_parameters/{kind}/rope_theta"))
+            .or_else(|| config.get(old))
+            .and_then(Value::as_f64)
+            .unwrap_or(default)
+    };
+    let local = config.get("local_attention").and_then(Value::as_u64).unwrap_or(128) as usize;
+    let window = config.get("sliding_window").and_then(Value::as_u64).map_or(local / 2, |w| w as usize);
+    Ok(Modern {
+        global,
+        theta_global: theta("full_attention", "global_rope_theta", 160_000.0),
+        theta_local: theta("sliding_attention", "local_rope_theta", 10_000.0),
+        window,
+    })
 }
 
 /// Prompts by name, as `config_sentence_transformers.json` lists them.

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::executor::{Executor, Scratch};
 use crate::families::tokenize::Tokens;
 use crate::families::{Config, Pooling};
-use crate::kernels::gemm::{self, dense, packed_len, Epilogue, Shared};
+use crate::kernels::gemm::{self, dense, dense_strided, packed_len, Epilogue, Shared};
 use crate::kernels::Kernels;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -92,14 +92,20 @@ pub fn forward(
     let eps = config.layer_norm_eps;
     // Five fork-joins a layer: the QKV projection, attention, the output projection (with its residual and
     // LayerNorm), the up projection (with GELU) and the down projection (with its residual and LayerNorm).
-    for layer in &params.layers {
+    let layers = if config.modern.is_some() { &params.layers[..0] } else { &params.layers[..] };
+    for layer in layers {
         let qkv = &mut big[..total * 3 * h];
         dense(executor, kernels, x, total, &layer.qkv, qkv, Epilogue::Bias(&layer.qkv_bias))?;
-        attention(executor, kernels, config, params, qkv, ctx, &spans, attn, per_thread, slots)?;
+        attention(executor, kernels, config, params, qkv, ctx, &spans, attn, per_thread, slots, None)?;
         dense(executor, kernels, ctx, total, &layer.out, x, add_norm(&layer.out_bias, &layer.ln1, eps))?;
         let up = &mut big[..total * config.intermediate];
         dense(executor, kernels, x, total, &layer.up, up, Epilogue::BiasGelu(&layer.up_bias))?;
         dense(executor, kernels, up, total, &layer.down, x, add_norm(&layer.down_bias, &layer.ln2, eps))?;
+    }
+
+    if let Some(modern) = &config.modern {
+        let scratch = (&mut *big, &mut *ctx, &mut *attn);
+        modern_layers(executor, kernels, config, modern, params, &spans, x, scratch, per_thread, slots)?;
     }
 
     let out = Shared(pooled.as_mut_ptr());
@@ -125,6 +131,99 @@ pub fn forward(
             let norm = row.iter().map(|v| v * v).sum::<f32>().sqrt();
             // sentence-transformers divides by max(‖v‖, 1e-12).
             kernels.scale(row, 1.0 / norm.max(1e-12));
+        }
+    })
+}
+
+/// ModernBERT's layers over `x` (the normalised embeddings): per layer, `x += Wo · attention(rotary(Wqkv ·
+/// norm(x)))` with a sliding window in its local layers, then `x += Wo' · (gelu(input) · gate)` of `Wi · norm(x)`;
+/// the final norm after the last. Scratch: `big` holds QKV then the gated GELU's input and gate, `ctx` the normed
+/// rows then attention's output.
+#[allow(clippy::too_many_arguments)]
+fn modern_layers(
+    executor: &Executor,
+    kernels: &Kernels,
+    config: &Config,
+    modern: &crate::families::config::Modern,
+    params: &Params,
+    spans: &[Range<usize>],
+    x: &mut [f32],
+    (big, ctx, attn): (&mut [f32], &mut [f32], &mut [f32]),
+    per_thread: usize,
+    slots: usize,
+) -> Result<()> {
+    let (h, wide, eps) = (config.hidden, config.intermediate, config.layer_norm_eps);
+    let total = spans.last().map_or(0, |s| s.end);
+    let (x, ctx) = (&mut x[..total * h], &mut ctx[..total * h]);
+    let zeros = vec![0.0; wide / 2];
+    // `to[t] = norm(from[t])` for every token, or a copy where the layer has no norm (layer 0's attention).
+    let normed = |from: &[f32], to: &mut [f32], (gamma, beta): &(Vec<f32>, Vec<f32>)| -> Result<()> {
+        let to = Shared(to.as_mut_ptr());
+        executor.for_n_dynamic(total, |t| {
+            #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
+            let to = to;
+            // SAFETY: row `t` of `to` (total × h) is this task's alone.
+            let row = unsafe { std::slice::from_raw_parts_mut(to.0.add(t * h), h) };
+            row.copy_from_slice(&from[t * h..(t + 1) * h]);
+            if !gamma.is_empty() {
+                kernels.layer_norm(row, gamma, beta, eps);
+            }
+        })
+    };
+    for (l, layer) in params.layers.iter().enumerate() {
+        normed(x, ctx, &layer.ln1)?;
+        let qkv = &mut big[..total * 3 * h];
+        dense(executor, kernels, ctx, total, &layer.qkv, qkv, Epilogue::Plain)?;
+        let theta = if modern.global[l] { modern.theta_global } else { modern.theta_local };
+        rotary(executor, config, qkv, spans, theta)?;
+        let window = (!modern.global[l]).then_some(modern.window);
+        attention(executor, kernels, config, params, qkv, ctx, spans, attn, per_thread, slots, window)?;
+        dense(executor, kernels, ctx, total, &layer.out, x, Epilogue::Accumulate)?;
+        normed(x, ctx, &layer.ln2)?;
+        let up = &mut big[..total * wide];
+        dense(executor, kernels, ctx, total, &layer.up, up, Epilogue::Plain)?;
+        let rows = Shared(up.as_mut_ptr());
+        executor.for_n_dynamic(total, |t| {
+            #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
+            let rows = rows;
+            // SAFETY: row `t` of `up` (total × wide) is this task's alone.
+            let row = unsafe { std::slice::from_raw_parts_mut(rows.0.add(t * wide), wide) };
+            let (input, gate) = row.split_at_mut(wide / 2);
+            kernels.bias_gelu(input, &zeros);
+            input.iter_mut().zip(gate.iter()).for_each(|(v, g)| *v *= *g);
+        })?;
+        dense_strided(executor, kernels, up, wide, total, &layer.down, x, Epilogue::Accumulate)?;
+    }
+    if let Some(norm) = &params.final_norm {
+        normed(x, ctx, norm)?;
+        x.copy_from_slice(ctx);
+    }
+    Ok(())
+}
+
+/// Rotary positions on every token's queries and keys (the first two thirds of its `qkv` row), by its position in
+/// its text, as transformers' ModernBERT computes them in f32: pairs `(i, i + d/2)` of each head turned by
+/// `position / base^(2i/d)`.
+fn rotary(executor: &Executor, config: &Config, qkv: &mut [f32], spans: &[Range<usize>], base: f64) -> Result<()> {
+    let (h, heads, dh) = (config.hidden, config.heads, config.head_dim());
+    let half = dh / 2;
+    let inverse: Vec<f32> = (0..half).map(|i| 1.0 / (base as f32).powf((2 * i) as f32 / dh as f32)).collect();
+    let rows = Shared(qkv.as_mut_ptr());
+    executor.for_n_dynamic(spans.len(), |text| {
+        #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
+        let rows = rows;
+        for (p, t) in spans[text].clone().enumerate() {
+            // SAFETY: token `t`'s row of 3h belongs to this text's span alone; its first 2h are Q and K.
+            let row = unsafe { std::slice::from_raw_parts_mut(rows.0.add(t * 3 * h), 2 * h) };
+            for head in 0..2 * heads {
+                let v = &mut row[head * dh..(head + 1) * dh];
+                for (i, inv) in inverse.iter().enumerate() {
+                    let (sin, cos) = (p as f32 * inv).sin_cos();
+                    let (a, b) = (v[i], v[i + half]);
+                    v[i] = a * cos - b * sin;
+                    v[i + half] = b * cos + a * sin;
+                }
+            }
         }
     })
 }
@@ -161,6 +260,7 @@ fn attention(
     scratch: &mut [f32],
     per_thread: usize,
     slots: usize,
+    window: Option<usize>,
 ) -> Result<()> {
     let (h, heads, dh) = (config.hidden, config.heads, config.head_dim());
     let ld = 3 * h;
@@ -194,25 +294,28 @@ fn attention(
             // context of this head is columns `head·dh..` of the span's rows, which only this task writes.
             unsafe {
                 gemm::serial(kernels, q.as_ptr(), ld, len, keys, len, dh, scores.as_mut_ptr(), len, false);
-                match (&params.relative_bias, config.relative_buckets) {
-                    (Some(bias), Some(buckets)) => {
-                        by_distance.clear();
-                        by_distance.extend(
-                            (0..2 * len - 1)
-                                .map(|i| bias[relative_bucket(i as i64 - (len as i64 - 1), buckets) * heads + head]),
-                        );
-                        for (i, row) in scores.chunks_exact_mut(len).enumerate() {
-                            // Key j of query i is at distance j - i: entry len - 1 - i + j.
-                            for (v, b) in row.iter_mut().zip(&by_distance[len - 1 - i..]) {
-                                *v = *v * scale + b;
-                            }
-                            kernels.softmax(row, 1.0);
-                        }
+                let relative = params.relative_bias.as_ref().zip(config.relative_buckets);
+                if relative.is_none() && window.is_none() {
+                    for row in scores.chunks_exact_mut(len) {
+                        kernels.softmax(row, scale);
                     }
-                    _ => {
-                        for row in scores.chunks_exact_mut(len) {
-                            kernels.softmax(row, scale);
+                } else {
+                    // Key j of query i is at distance j - i: entry len - 1 - i + j of `by_distance`, the head's
+                    // relative bias (MPNet), or 0 within a sliding window (ModernBERT) and a mask outside it.
+                    by_distance.clear();
+                    by_distance.extend((0..2 * len - 1).map(|e| {
+                        let d = e as i64 - (len as i64 - 1);
+                        match (relative, window) {
+                            (_, Some(w)) if d.unsigned_abs() as usize > w => f32::MIN,
+                            (Some((bias, buckets)), _) => bias[relative_bucket(d, buckets) * heads + head],
+                            _ => 0.0,
                         }
+                    }));
+                    for (i, row) in scores.chunks_exact_mut(len).enumerate() {
+                        for (v, b) in row.iter_mut().zip(&by_distance[len - 1 - i..]) {
+                            *v = if *b == f32::MIN { f32::MIN } else { *v * scale + b };
+                        }
+                        kernels.softmax(row, 1.0);
                     }
                 }
                 let c = out.0.add(span.start * h + head * dh);

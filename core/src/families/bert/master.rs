@@ -171,6 +171,7 @@ impl Master {
             position_offset: config.position_offset,
             relative_bias: None,
             head: None,
+            final_norm: None,
             word: Table::F32(v(&e.word)),
             position: Table::F32(v(&e.position)),
             token_type: Table::F32(v(&e.token_type)),

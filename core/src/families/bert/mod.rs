@@ -1,5 +1,7 @@
-//! The BERT family (BERT, and DistilBERT, which differs only in names and in having no token types: see
-//! [`crate::families::Family`]): an [`Encoder`] prepared once from a model's [`Weights`] (its configuration, tokenizer and
+//! The BERT family and its relatives (see [`crate::families::Family`]): BERT; DistilBERT and (XLM-)RoBERTa, which
+//! differ in names, token types and where positions start; MPNet, which adds a relative position bias to the scores;
+//! and ModernBERT, whose pre-norm layers with rotary positions, a gated GELU and sliding windows run in
+//! `forward::modern_layers` over the same weights, attention and pooling. An [`Encoder`] prepared once from a model's [`Weights`] (its configuration, tokenizer and
 //! packed layer weights), its forward pass ([`forward`]), and for training the pass that keeps what the backward
 //! pass reads with the backward pass itself ([`train`]) over fp32 master weights ([`master`]). It knows no verb:
 //! `crate::verbs` batch, pool and train with it.

@@ -40,6 +40,8 @@ pub struct Params {
     pub relative_bias: Option<Vec<f32>>,
     /// A cross-encoder's classification head.
     pub head: Option<Head>,
+    /// ModernBERT's norm after the last layer.
+    pub final_norm: Option<(Vec<f32>, Vec<f32>)>,
 }
 
 /// A sequence-classification head with one label, on the first token's vector `x`: `out · tanh(dense · x + b) + c`
@@ -92,6 +94,8 @@ impl Head {
 pub enum Table {
     F32(Vec<f32>),
     Bf16(Vec<u16>),
+    /// A table the family does not have (DistilBERT's token types, ModernBERT's positions): every row zero.
+    Zero,
 }
 
 impl Table {
@@ -107,6 +111,8 @@ impl Table {
     fn row_into(&self, r: usize, out: &mut [f32], add: bool) {
         let h = out.len();
         match self {
+            Table::Zero if add => {}
+            Table::Zero => out.fill(0.0),
             Table::F32(v) => {
                 let row = &v[r * h..(r + 1) * h];
                 if add {
@@ -204,6 +210,9 @@ fn read(weights: &dyn Weights, name: &str, shape: &[usize]) -> Result<Vec<f32>> 
 
 impl Params {
     pub fn read(weights: &dyn Weights, config: &Config, precision: Precision) -> Result<Params> {
+        if config.family == Family::ModernBert {
+            return Params::read_modern(weights, config, precision);
+        }
         let names = Names::of(config.family);
         let prefix = if weights.tensor("embeddings.word_embeddings.weight").is_some() { "" } else { names.prefix };
         let h = config.hidden;
@@ -219,7 +228,7 @@ impl Params {
         let position = table("position_embeddings", config.positions + config.position_offset)?;
         let token_type = match config.family {
             Family::Bert | Family::Roberta => table("token_type_embeddings", config.type_vocab)?,
-            Family::DistilBert | Family::MpNet => Table::new(vec![0.0; h], precision), // none: one row of zeros
+            Family::DistilBert | Family::MpNet | Family::ModernBert => Table::Zero,
         };
         let relative_bias = match config.relative_buckets {
             Some(buckets) => Some(matrix("encoder.relative_attention_bias.weight".into(), buckets, config.heads)?),
@@ -254,7 +263,64 @@ impl Params {
         let embedding_ln = norm("embeddings.LayerNorm".into())?;
         let position_offset = config.position_offset;
         let head = Head::read(weights, config, prefix)?;
-        Ok(Params { prefix, position_offset, word, position, token_type, embedding_ln, layers, relative_bias, head })
+        let final_norm = None;
+        Ok(Params {
+            prefix,
+            position_offset,
+            word,
+            position,
+            token_type,
+            embedding_ln,
+            layers,
+            relative_bias,
+            head,
+            final_norm,
+        })
+    }
+
+    /// ModernBERT's weights in the same [`Layer`]s: `Wqkv`, `attn.Wo`, `mlp.Wi` (input and gate, `2·I` rows) and
+    /// `mlp.Wo` as the four projections with zero biases, `attn_norm` (none in layer 0: left empty) and `mlp_norm`
+    /// as the two norms with zero shifts, `final_norm` after the last layer; no position or token type tables.
+    fn read_modern(weights: &dyn Weights, config: &Config, precision: Precision) -> Result<Params> {
+        let prefix = if weights.tensor("embeddings.tok_embeddings.weight").is_some() { "" } else { "model." };
+        let (h, i) = (config.hidden, config.intermediate);
+        let matrix = |name: String, n: usize, k: usize| read(weights, &format!("{prefix}{name}"), &[n, k]);
+        let norm = |name: &str| -> Result<(Vec<f32>, Vec<f32>)> {
+            Ok((read(weights, &format!("{prefix}{name}.weight"), &[h])?, vec![0.0; h]))
+        };
+        let pack = |w: &[f32], n: usize, k: usize| match precision {
+            Precision::F32 => Packed::weights(w, n, k),
+            Precision::Bf16 => Packed::weights_bf16(w, n, k),
+        };
+        let mut layers = Vec::with_capacity(config.layers);
+        for l in 0..config.layers {
+            let at = |rest: &str| format!("layers.{l}.{rest}");
+            layers.push(Layer {
+                qkv: pack(&matrix(at("attn.Wqkv.weight"), 3 * h, h)?, 3 * h, h),
+                qkv_bias: vec![0.0; 3 * h],
+                out: pack(&matrix(at("attn.Wo.weight"), h, h)?, h, h),
+                out_bias: vec![0.0; h],
+                ln1: if l == 0 { (Vec::new(), Vec::new()) } else { norm(&at("attn_norm"))? },
+                up: pack(&matrix(at("mlp.Wi.weight"), i, h)?, i, h),
+                up_bias: vec![0.0; i],
+                down: pack(&matrix(at("mlp.Wo.weight"), h, i / 2)?, h, i / 2),
+                down_bias: vec![0.0; h],
+                ln2: norm(&at("mlp_norm"))?,
+            });
+        }
+        let word = Table::new(matrix("embeddings.tok_embeddings.weight".into(), config.vocab, h)?, precision);
+        Ok(Params {
+            prefix: if prefix.is_empty() { "" } else { "model." },
+            position_offset: 0,
+            word,
+            position: Table::Zero,
+            token_type: Table::Zero,
+            embedding_ln: norm("embeddings.norm")?,
+            layers,
+            relative_bias: None,
+            head: None,
+            final_norm: Some(norm("final_norm")?),
+        })
     }
 }
 
@@ -298,7 +364,7 @@ impl Names {
                     "output.LayerNorm",
                 )
             }
-            Family::DistilBert => {
+            Family::DistilBert | Family::ModernBert => {
                 let qkv = ["attention.q_lin", "attention.k_lin", "attention.v_lin"];
                 (
                     "distilbert.",

@@ -555,9 +555,9 @@ typedef struct uform_model_description_t {
      */
     uint64_t weight_bytes;
     /**
-     * The text family its encoder runs, like "bert", "distilbert", "xlm-roberta" or "mpnet", read from the
-     * folder's `config.json` when the model is loaded; none when the folder holds no model the encoder runs.
-     * NULL when absent; else NUL-terminated, owned by UForm, like the record holding it.
+     * The text family its encoder runs, like "bert", "distilbert", "xlm-roberta", "mpnet" or "modernbert",
+     * read from the folder's `config.json` when the model is loaded; none when the folder holds no model the
+     * encoder runs. NULL when absent; else NUL-terminated, owned by UForm, like the record holding it.
      */
     const char *family;
     /**
@@ -882,11 +882,11 @@ uform_status_t uform_model_load_vram(const char *path, const uform_model_load_vr
 uform_status_t uform_model_describe(uform_model_t *model, uform_model_description_t *description);
 
 /**
- * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa or MPNet encoder on the executor's threads, one row per
- * text in input order, with the prompt and dimensions `uform_encode_text_options_t` asks for; an empty list
- * gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer that adds no
- * special tokens) a row of zeros. A call of any size runs in batches that fit the executor's scratch limit
- * (`uform_executor_for_ram_config_t` `scratch_limit`); only the result grows with it. While it runs,
+ * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder on the executor's threads,
+ * one row per text in input order, with the prompt and dimensions `uform_encode_text_options_t` asks for; an
+ * empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer that
+ * adds no special tokens) a row of zeros. A call of any size runs in batches that fit the executor's scratch
+ * limit (`uform_executor_for_ram_config_t` `scratch_limit`); only the result grows with it. While it runs,
  * `uform_executor_drain` on its executor waits for it and `uform_model_free` is an in-use error.
  * @param model The model to act on.
  * @param texts The texts to embed, UTF-8 without NUL characters.

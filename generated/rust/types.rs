@@ -388,8 +388,8 @@ pub struct ModelDescription {
     /// Bytes the weights take at that precision: every floating-point tensor's values at four bytes each for f32, and
     /// for bf16 two bytes a value of a matrix and four of a vector; a VRAM model's are the file's bytes.
     pub weight_bytes: u64,
-    /// The text family its encoder runs, like "bert", "distilbert", "xlm-roberta" or "mpnet", read from the folder's
-    /// `config.json` when the model is loaded; none when the folder holds no model the encoder runs.
+    /// The text family its encoder runs, like "bert", "distilbert", "xlm-roberta", "mpnet" or "modernbert", read from
+    /// the folder's `config.json` when the model is loaded; none when the folder holds no model the encoder runs.
     pub family: Option<String>,
     /// Tokens a text keeps by default (sentence-transformers' `max_seq_length`, else the positions); 0 without a
     /// family.

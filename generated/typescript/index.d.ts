@@ -383,8 +383,9 @@ export interface CompiledModelDescription {
      */
     weightBytes: number;
     /**
-     * The text family its encoder runs, like "bert", "distilbert", "xlm-roberta" or "mpnet", read from the
-     * folder's `config.json` when the model is loaded; none when the folder holds no model the encoder runs.
+     * The text family its encoder runs, like "bert", "distilbert", "xlm-roberta", "mpnet" or "modernbert",
+     * read from the folder's `config.json` when the model is loaded; none when the folder holds no model the
+     * encoder runs.
      */
     family: string | null;
     /**
@@ -510,24 +511,24 @@ export declare class Model implements Disposable {
     /** Reports the model's file, architecture, residency and tensors. */
     describe(): ModelDescription;
     /**
-     * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa or MPNet encoder on the executor's threads, one row
-     * per text in input order, with the prompt and dimensions `EncodeTextOptions` asks for; an empty list
-     * gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer that adds no
-     * special tokens) a row of zeros. A call of any size runs in batches that fit the executor's scratch
-     * limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs, `drain`
-     * on its executor waits for it and `free` is an in-use error.
+     * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder on the executor's
+     * threads, one row per text in input order, with the prompt and dimensions `EncodeTextOptions` asks for;
+     * an empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
+     * that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the executor's
+     * scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs,
+     * `drain` on its executor waits for it and `free` is an in-use error.
      * @param texts The texts to embed, UTF-8 without NUL characters.
      * @param options Whether to normalise, and how many tokens of each text to keep.
      */
     encodeText(texts: string[], options?: EncodeTextOptions): F32Matrix;
     /**
-     * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa or MPNet encoder on the executor's threads, one row
-     * per text in input order, with the prompt and dimensions `EncodeTextOptions` asks for; an empty list
-     * gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer that adds no
-     * special tokens) a row of zeros. A call of any size runs in batches that fit the executor's scratch
-     * limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs, `drain`
-     * on its executor waits for it and `free` is an in-use error. Runs off the event loop: the promise
-     * resolves with what `encodeText` returns, or rejects with the error it throws.
+     * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder on the executor's
+     * threads, one row per text in input order, with the prompt and dimensions `EncodeTextOptions` asks for;
+     * an empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
+     * that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the executor's
+     * scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs,
+     * `drain` on its executor waits for it and `free` is an in-use error. Runs off the event loop: the
+     * promise resolves with what `encodeText` returns, or rejects with the error it throws.
      * @param texts The texts to embed, UTF-8 without NUL characters.
      * @param options Whether to normalise, and how many tokens of each text to keep.
      */

@@ -545,12 +545,12 @@ class Model {
     }
 
     /**
-     * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa or MPNet encoder on the executor's threads, one row
-     * per text in input order, with the prompt and dimensions `EncodeTextOptions` asks for; an empty list
-     * gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer that adds no
-     * special tokens) a row of zeros. A call of any size runs in batches that fit the executor's scratch
-     * limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs, `drain`
-     * on its executor waits for it and `free` is an in-use error.
+     * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder on the executor's
+     * threads, one row per text in input order, with the prompt and dimensions `EncodeTextOptions` asks for;
+     * an empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
+     * that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the executor's
+     * scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs,
+     * `drain` on its executor waits for it and `free` is an in-use error.
      * @param texts The texts to embed, UTF-8 without NUL characters.
      * @param options Whether to normalise, and how many tokens of each text to keep.
      */
@@ -563,13 +563,13 @@ class Model {
     }
 
     /**
-     * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa or MPNet encoder on the executor's threads, one row
-     * per text in input order, with the prompt and dimensions `EncodeTextOptions` asks for; an empty list
-     * gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer that adds no
-     * special tokens) a row of zeros. A call of any size runs in batches that fit the executor's scratch
-     * limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs, `drain`
-     * on its executor waits for it and `free` is an in-use error. Runs off the event loop: the promise
-     * resolves with what `encodeText` returns, or rejects with the error it throws.
+     * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder on the executor's
+     * threads, one row per text in input order, with the prompt and dimensions `EncodeTextOptions` asks for;
+     * an empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
+     * that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the executor's
+     * scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs,
+     * `drain` on its executor waits for it and `free` is an in-use error. Runs off the event loop: the
+     * promise resolves with what `encodeText` returns, or rejects with the error it throws.
      * @param texts The texts to embed, UTF-8 without NUL characters.
      * @param options Whether to normalise, and how many tokens of each text to keep.
      */

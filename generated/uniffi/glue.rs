@@ -867,22 +867,22 @@ impl Model {
     pub fn describe(&self) -> Result<ModelDescription, UFormError> {
         guard(|| Ok(self.core.describe()?.into()))
     }
-    /// Embeds texts with a BERT, DistilBERT, XLM-RoBERTa or MPNet encoder on the executor's threads, one row
-    /// per text in input order, with the prompt and dimensions `EncodeTextOptions` asks for; an empty list
-    /// gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer that adds no
-    /// special tokens) a row of zeros. A call of any size runs in batches that fit the executor's scratch
-    /// limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs,
-    /// `Executor.drain` on its executor waits for it and `Model.free` is an in-use error.
+    /// Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder on the executor's
+    /// threads, one row per text in input order, with the prompt and dimensions `EncodeTextOptions` asks for;
+    /// an empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
+    /// that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the
+    /// executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it.
+    /// While it runs, `Executor.drain` on its executor waits for it and `Model.free` is an in-use error.
     pub fn encode_text(&self, texts: Vec<String>, options: Option<EncodeTextOptions>) -> Result<F32Matrix, UFormError> {
         guard(|| Ok(self.core.encode_text(&texts, options.map(Into::into).unwrap_or_default())?.into()))
     }
-    /// Embeds texts with a BERT, DistilBERT, XLM-RoBERTa or MPNet encoder on the executor's threads, one row
-    /// per text in input order, with the prompt and dimensions `EncodeTextOptions` asks for; an empty list
-    /// gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer that adds no
-    /// special tokens) a row of zeros. A call of any size runs in batches that fit the executor's scratch
-    /// limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs,
-    /// `Executor.drain` on its executor waits for it and `Model.free` is an in-use error. Runs on its own
-    /// thread.
+    /// Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder on the executor's
+    /// threads, one row per text in input order, with the prompt and dimensions `EncodeTextOptions` asks for;
+    /// an empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
+    /// that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the
+    /// executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it.
+    /// While it runs, `Executor.drain` on its executor waits for it and `Model.free` is an in-use error. Runs
+    /// on its own thread.
     pub async fn encode_text_async(self: Arc<Self>, texts: Vec<String>, options: Option<EncodeTextOptions>) -> Result<F32Matrix, UFormError> {
         off_thread(move || self.encode_text(texts, options)).await
     }

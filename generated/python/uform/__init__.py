@@ -312,8 +312,9 @@ class ModelDescription:
     and for bf16 two bytes a value of a matrix and four of a vector; a VRAM model's are the file's bytes.
     """
     family: Optional[str]
-    """The text family its encoder runs, like "bert", "distilbert", "xlm-roberta" or "mpnet", read from the
-    folder's `config.json` when the model is loaded; none when the folder holds no model the encoder runs.
+    """The text family its encoder runs, like "bert", "distilbert", "xlm-roberta", "mpnet" or "modernbert", read
+    from the folder's `config.json` when the model is loaded; none when the folder holds no model the encoder
+    runs.
     """
     max_tokens: int
     """Tokens a text keeps by default (sentence-transformers' `max_seq_length`, else the positions); 0 without a

@@ -382,12 +382,12 @@ class Model:
         prompt_name: Optional[str] = ...,
         prompt: Optional[str] = ...,
     ) -> npt.NDArray[np.float32]:
-        """Embeds texts with a BERT, DistilBERT, XLM-RoBERTa or MPNet encoder on the executor's threads, one row
-        per text in input order, with the prompt and dimensions `EncodeTextOptions` asks for; an empty list
-        gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer that adds no
-        special tokens) a row of zeros. A call of any size runs in batches that fit the executor's scratch
-        limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs,
-        `Executor.drain()` on its executor waits for it and `Model.free()` is an in-use error.
+        """Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder on the executor's
+        threads, one row per text in input order, with the prompt and dimensions `EncodeTextOptions` asks for;
+        an empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
+        that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the
+        executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it.
+        While it runs, `Executor.drain()` on its executor waits for it and `Model.free()` is an in-use error.
         """
 
     def rerank(

@@ -1,7 +1,7 @@
 /*
  * The C encodeText scenarios 22–25 (../../../shared/SCENARIOS.md), against generated/c/uform.h and libuform, and
  * issue 29's: batches within the scratch limit (26), the model file changed after loading (27), a text without
- * tokens (28).
+ * tokens (28); and issue 33's bf16 models (29).
  * Needs UFORM_TEST_MODEL_DIR (the all-MiniLM-L6-v2 folder) and UFORM_TEST_REFERENCE (the reference embeddings,
  * flattened by tests/c/flatten_reference.py); `cargo xtask test c` sets both. UFORM_TEST_ENCODE_ROWS caps how many
  * reference texts are encoded (valgrind runs a few). Prints one line per test and closes with "N passed, N failed".
@@ -378,6 +378,112 @@ static void test_28_a_text_without_tokens_is_zeros(void) {
     remove_linked_model(folder);
 }
 
+/* Whether `name` is one of the comma-separated capabilities available. */
+static int available(const char *name) {
+    char list[4096];
+    snprintf(list, sizeof list, "%s", uform_capabilities_available());
+    for (char *c = strtok(list, ","); c; c = strtok(NULL, ","))
+        if (strcmp(c, name) == 0) return 1;
+    return 0;
+}
+
+/* A two-thread RAM executor dispatching as `cpu_class` (NULL: the CPU's own). */
+static uform_executor_t *class_executor(const char *cpu_class) {
+    uform_executor_for_ram_config_t config = UFORM_EXECUTOR_FOR_RAM_CONFIG_INIT;
+    config.threads = 2;
+    config.cpu_class = cpu_class;
+    uform_executor_t *executor = NULL;
+    CHECK_STATUS(uform_executor_for_ram(&config, &executor), UFORM_STATUS_OK);
+    return executor;
+}
+
+/* `Model.loadRam(model_dir, { executor, precision: bf16 })`. */
+static uform_status_t load_bf16(uform_executor_t *executor, uform_model_t **model) {
+    uform_model_load_ram_config_t config = UFORM_MODEL_LOAD_RAM_CONFIG_INIT;
+    config.executor = executor;
+    config.precision = UFORM_PRECISION_BF16;
+    return uform_model_load_ram(model_dir, &config, model);
+}
+
+/* 29. A bf16 model, on each runnable class with AVX512_BF16, reports bf16 and its weight bytes (two a matrix value,
+ * four a vector value, where f32 takes four each), embeds the reference texts at cosine >= 0.999 each without
+ * giving f32's floats, and a trainer refuses it; intel-icelake (and a CPU without bf16 at all) refuses bf16 at
+ * load. Under valgrind, which offers no AVX-512, the native class's refusal is what is checked. */
+static void test_29_bf16_models(void) {
+    static const char *bf16_classes[2] = {"amd-genoa", "intel-sapphirerapids"};
+    uform_model_t *model = NULL;
+    if (available("intel-icelake")) {
+        uform_executor_t *icelake = class_executor("intel-icelake");
+        CHECK_STATUS(load_bf16(icelake, &model), UFORM_STATUS_UNSUPPORTED);
+        CHECK(says("intel-icelake") && says("AVX512_BF16"));
+        CHECK_STATUS(uform_executor_free(icelake), UFORM_STATUS_OK);
+    }
+    if (!available(bf16_classes[0]) && !available(bf16_classes[1])) {
+        uform_executor_t *native = class_executor(NULL); /* no bf16 instructions: the native class refuses bf16 */
+        CHECK_STATUS(load_bf16(native, &model), UFORM_STATUS_UNSUPPORTED);
+        CHECK_STATUS(uform_executor_free(native), UFORM_STATUS_OK);
+        return;
+    }
+    size_t rows = ref_rows;
+    const char *cap = getenv("UFORM_TEST_ENCODE_ROWS");
+    if (cap && (size_t)atoi(cap) < rows) rows = (size_t)atoi(cap);
+    uform_executor_t *plain = ram_executor();
+    uform_model_t *f32_model = test_model(plain);
+    uform_model_description_t f32_d;
+    memset(&f32_d, 0, sizeof f32_d);
+    CHECK_STATUS(uform_model_describe(f32_model, &f32_d), UFORM_STATUS_OK);
+    CHECK(f32_d.precision == UFORM_PRECISION_F32);
+    uform_f32_matrix_t exact, got;
+    memset(&exact, 0, sizeof exact);
+    memset(&got, 0, sizeof got);
+    CHECK_STATUS(uform_model_encode_text(f32_model, (const char *const *)ref_texts, rows, NULL, &exact), UFORM_STATUS_OK);
+    for (size_t k = 0; k < 2; k++) {
+        if (!available(bf16_classes[k])) continue;
+        uform_executor_t *executor = class_executor(bf16_classes[k]);
+        CHECK_STATUS(load_bf16(executor, &model), UFORM_STATUS_OK);
+        uform_model_description_t d;
+        memset(&d, 0, sizeof d);
+        CHECK_STATUS(uform_model_describe(model, &d), UFORM_STATUS_OK);
+        CHECK(d.precision == UFORM_PRECISION_BF16);
+        uint64_t matrices = 0, vectors = 0;
+        for (size_t i = 0; i < d.tensors_count; i++) {
+            const uform_tensor_description_t *t = &d.tensors[i];
+            uint64_t values = 1;
+            for (size_t s = 0; s < t->shape_count; s++) values *= t->shape[s];
+            if (strcmp(t->dtype, "F32") != 0) continue;
+            if (t->shape_count >= 2) matrices += values;
+            else vectors += values;
+        }
+        CHECK(matrices > 0 && d.weight_bytes == 2 * matrices + 4 * vectors);
+        CHECK(f32_d.weight_bytes == 4 * (matrices + vectors) && d.weight_bytes < f32_d.weight_bytes);
+        CHECK_STATUS(uform_model_encode_text(model, (const char *const *)ref_texts, rows, NULL, &got), UFORM_STATUS_OK);
+        CHECK(got.rows == rows && got.columns == ref_dims && exact.rows == rows);
+        for (size_t r = 0; got.data && got.rows == rows && got.columns == ref_dims && r < rows; r++) {
+            const float *g = got.data + r * ref_dims, *want = ref_embeddings + r * ref_dims;
+            double dot = 0, gg = 0, ww = 0;
+            for (size_t c = 0; c < ref_dims; c++) {
+                dot += (double)g[c] * want[c];
+                gg += (double)g[c] * g[c];
+                ww += (double)want[c] * want[c];
+            }
+            double cosine = dot / sqrt(gg * ww);
+            if (cosine < 0.999) fprintf(stderr, "    %s row %zu: cosine %.6f\n", bf16_classes[k], r, cosine);
+            CHECK(cosine >= 0.999);
+        }
+        /* Not f32's floats: the products really are bf16's. */
+        CHECK(got.data && exact.data && got.rows == rows && max_difference(got.data, exact.data, rows * ref_dims) > 1e-5f);
+        uform_f32_matrix_free(&got);
+        uform_trainer_t *trainer = NULL;
+        CHECK_STATUS(uform_trainer_contrastive(model, NULL, &trainer), UFORM_STATUS_UNSUPPORTED);
+        CHECK(says("precision f32") && trainer == NULL);
+        CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK);
+        CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
+    }
+    uform_f32_matrix_free(&exact);
+    CHECK_STATUS(uform_model_free(f32_model), UFORM_STATUS_OK);
+    CHECK_STATUS(uform_executor_free(plain), UFORM_STATUS_OK);
+}
+
 int main(void) {
     scratch_root = getenv("UFORM_TEST_DIR") ? getenv("UFORM_TEST_DIR") : "/tmp";
     model_dir = getenv("UFORM_TEST_MODEL_DIR");
@@ -389,6 +495,7 @@ int main(void) {
         {"test_26_batches_within_the_scratch_limit", test_26_batches_within_the_scratch_limit, 1},
         {"test_27_the_model_file_changes_after_loading", test_27_the_model_file_changes_after_loading, 1},
         {"test_28_a_text_without_tokens_is_zeros", test_28_a_text_without_tokens_is_zeros, 1},
+        {"test_29_bf16_models", test_29_bf16_models, 1},
     };
     int status = run_tests(tests, sizeof tests / sizeof tests[0], have_model,
                            "UFORM_TEST_MODEL_DIR and UFORM_TEST_REFERENCE are not set or unreadable; run the suite "

@@ -1,13 +1,13 @@
 // encodeText scenarios 22–25 of SCENARIOS.md against the test model (all-MiniLM-L6-v2) and the committed reference
 // embeddings; 26–29 of issue 29: 20,000 texts under a 64 MiB scratch limit, a 10 MB text, the model file changed
-// after loading, a text without tokens. `cargo xtask test node` sets UFORM_TEST_MODEL_DIR and UFORM_TEST_REFERENCE; without them these fail.
+// after loading, a text without tokens; and bf16 models (issue 33). `cargo xtask test node` sets UFORM_TEST_MODEL_DIR and UFORM_TEST_REFERENCE; without them these fail.
 import assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { Executor, Model } from 'uform';
-import { throwsUForm } from './helpers.mjs';
+import { Executor, Model, Precision, Trainer, capabilitiesAvailable } from 'uform';
+import { cosine, throwsUForm } from './helpers.mjs';
 
 const RUN_THROUGH = 'run the suite through `cargo xtask test node`, which installs the test model';
 let modelDir, reference, executor, model;
@@ -197,6 +197,57 @@ test('29: a text the tokenizer gives no tokens is a row of zeros', () => {
     m.free();
     ex.free();
     rmSync(folder, { recursive: true, force: true });
+});
+
+test('bf16: a bf16 model reports its bytes, embeds at cosine 0.999 but not as f32, and refuses training; icelake refuses bf16', () => {
+    ready();
+    const classes = capabilitiesAvailable().split(',');
+    if (classes.includes('intel-icelake')) {
+        const icelake = Executor.forRam({ threads: 1, cpuClass: 'intel-icelake' });
+        try {
+            throwsUForm(() => Model.loadRam(modelDir, { executor: icelake, precision: Precision.Bf16 }), 'unsupported', 'AVX512_BF16');
+        } finally {
+            icelake.free();
+        }
+    }
+    const bf16Classes = classes.filter((c) => c === 'amd-genoa' || c === 'intel-sapphirerapids');
+    if (bf16Classes.length === 0) {
+        // This CPU has no bf16 instructions: its native class refuses bf16.
+        throwsUForm(() => Model.loadRam(modelDir, { executor, precision: Precision.Bf16 }), 'unsupported');
+        return;
+    }
+    const f32 = model.describe();
+    assert.equal(f32.precision, Precision.F32);
+    const exact = model.encodeText(reference.texts);
+    for (const cpuClass of bf16Classes) {
+        const ex = Executor.forRam({ threads: 2, cpuClass });
+        const bf16 = Model.loadRam(modelDir, { executor: ex, precision: Precision.Bf16 });
+        try {
+            const described = bf16.describe();
+            assert.equal(described.precision, Precision.Bf16);
+            let matrices = 0, vectors = 0;
+            for (const t of described.tensors.filter((t) => t.dtype === 'F32')) {
+                const values = t.shape.reduce((a, b) => a * b, 1);
+                if (t.shape.length >= 2) matrices += values;
+                else vectors += values;
+            }
+            assert.equal(described.weightBytes, 2 * matrices + 4 * vectors);
+            assert.equal(f32.weightBytes, 4 * (matrices + vectors));
+            assert.ok(described.weightBytes < f32.weightBytes);
+            const got = bf16.encodeText(reference.texts);
+            assert.equal(got.rows, reference.texts.length);
+            reference.embeddings.forEach((want, r) => {
+                const c = cosine(got.data.subarray(r * 384, (r + 1) * 384), want);
+                assert.ok(c >= 0.999, `${cpuClass} row ${r}: cosine ${c}`);
+            });
+            // Not f32's floats: the products really are bf16's.
+            assert.ok(maxDifference(got.data, exact.data) > 1e-5, `${cpuClass}: bf16 gave f32's embeddings`);
+            throwsUForm(() => Trainer.contrastive(bf16), 'unsupported', 'precision f32');
+        } finally {
+            bf16.free();
+            ex.free();
+        }
+    }
 });
 
 test('25: encodeTextAsync returns the same numbers while the event loop keeps running', async () => {

@@ -1,6 +1,6 @@
 """encodeText scenarios 22–24 of SCENARIOS.md against the test model (all-MiniLM-L6-v2) and the committed
 reference embeddings, plus 10,000 encode calls with flat resident memory; 20,000 texts in one call under a 64 MiB
-scratch limit; a 10 MB text; the model file changed after loading; a text without tokens. Needs
+scratch limit; a 10 MB text; the model file changed after loading; a text without tokens; bf16 models. Needs
 UFORM_TEST_MODEL_DIR and UFORM_TEST_REFERENCE, which `cargo xtask test python` sets."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import uform
-from uform import Executor, Model
+from uform import Executor, Model, Precision, Trainer
 
 from test_reliability import rss_kib
 
@@ -221,3 +221,39 @@ def test_29_a_text_without_tokens_is_a_row_of_zeros(tmp_path: pathlib.Path, test
         assert not got[0].any() and not got[2].any()
         np.testing.assert_array_equal(got[1], model.encode_text(["hello world"])[0])
     executor.free()
+
+
+def test_bf16_models_embed_at_cosine_0999_not_as_f32_and_refuse_training_and_classes_without_bf16(
+    model: Model, test_model_dir: pathlib.Path, reference: Dict[str, Any]
+) -> None:
+    classes = uform.capabilities_available().split(",")
+    if "intel-icelake" in classes:
+        with Executor.for_ram(threads=1, cpu_class="intel-icelake") as icelake:
+            with pytest.raises(uform.UnsupportedError, match="AVX512_BF16"):
+                Model.load_ram(test_model_dir, executor=icelake, precision=Precision.BF16)
+    bf16_classes = [c for c in classes if c in ("amd-genoa", "intel-sapphirerapids")]
+    if not bf16_classes:  # this CPU has no bf16 instructions: its native class refuses bf16
+        with Executor.for_ram(threads=1) as executor, pytest.raises(uform.UnsupportedError):
+            Model.load_ram(test_model_dir, executor=executor, precision=Precision.BF16)
+        return
+    f32 = model.describe()
+    assert f32.precision == Precision.F32
+    exact = model.encode_text(reference["texts"])
+    want = np.array(reference["embeddings"], dtype=np.float64)
+    for cpu_class in bf16_classes:
+        with Executor.for_ram(threads=2, cpu_class=cpu_class) as executor:
+            with Model.load_ram(test_model_dir, executor=executor, precision=Precision.BF16) as bf16:
+                described = bf16.describe()
+                assert described.precision == Precision.BF16
+                floats = [t for t in described.tensors if t.dtype == "F32"]
+                matrices = sum(int(np.prod(t.shape)) for t in floats if len(t.shape) >= 2)
+                vectors = sum(int(np.prod(t.shape)) for t in floats if len(t.shape) < 2)
+                assert described.weight_bytes == 2 * matrices + 4 * vectors
+                assert f32.weight_bytes == 4 * (matrices + vectors) > described.weight_bytes
+                got = bf16.encode_text(reference["texts"]).astype(np.float64)
+                cosines = (got * want).sum(axis=1) / np.linalg.norm(got, axis=1) / np.linalg.norm(want, axis=1)
+                assert cosines.min() >= 0.999, f"{cpu_class}: worst cosine {cosines.min()}"
+                # Not f32's floats: the products really are bf16's.
+                assert float(np.max(np.abs(got - exact))) > 1e-5, f"{cpu_class}: bf16 gave f32's embeddings"
+                with pytest.raises(uform.UnsupportedError, match="precision f32"):
+                    Trainer.contrastive(bf16)

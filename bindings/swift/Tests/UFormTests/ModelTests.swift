@@ -1,6 +1,7 @@
-// Model and encodeText scenarios 18–25 of SCENARIOS.md in Swift, numbered after the scenario each covers. Loading and
-// encoding are `async throws` in Swift (the IDL's `async: true`), so every call here awaits: scenario 25's async form.
-// The encode test needs UFORM_TEST_MODEL_DIR and UFORM_TEST_REFERENCE (set by the runner where `swift test` runs).
+// Model and encodeText scenarios 18–25 of SCENARIOS.md in Swift, numbered after the scenario each covers, and bf16
+// models (issue 33). Loading and encoding are `async throws` in Swift (the IDL's `async: true`), so every call here
+// awaits: scenario 25's async form. The encode tests need UFORM_TEST_MODEL_DIR and UFORM_TEST_REFERENCE (set by the
+// runner where `swift test` runs).
 
 import Foundation
 import XCTest
@@ -73,9 +74,36 @@ private func temporary(_ name: String) throws -> URL {
     return url
 }
 
+/// The test model's folder and the reference's texts and embeddings: the runner's variables, or the TestModel folder
+/// `cargo xtask package swift --out DIR` puts beside the package. Nil, the test failed, when either is missing.
+private func referenceFixture() throws -> (modelDir: String, texts: [String], embeddings: [[Double]])? {
+    let env = ProcessInfo.processInfo.environment
+    let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    let beside = package.appendingPathComponent("TestModel")
+    let modelDir = env["UFORM_TEST_MODEL_DIR"] ?? beside.appendingPathComponent("model").path
+    let referencePath = env["UFORM_TEST_REFERENCE"] ?? beside.appendingPathComponent("reference.json").path
+    guard FileManager.default.fileExists(atPath: modelDir + "/model.safetensors"),
+          FileManager.default.fileExists(atPath: referencePath) else {
+        XCTFail("no test model at \(modelDir) or no reference at \(referencePath): set UFORM_TEST_MODEL_DIR and UFORM_TEST_REFERENCE, or use the folder `cargo xtask package swift --out DIR` makes")
+        return nil
+    }
+    let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: referencePath)))
+    guard let reference = json as? [String: Any], let texts = reference["texts"] as? [String],
+          let embeddings = reference["embeddings"] as? [[Double]] else {
+        XCTFail("unreadable reference")
+        return nil
+    }
+    return (modelDir: modelDir, texts: texts, embeddings: embeddings)
+}
+
 final class ModelTests: XCTestCase {
     private func load(_ path: String, _ executor: Executor) async throws -> Model {
         try await Model.loadRam(path: path, config: ModelLoadRamConfig(executor: executor))
+    }
+
+    private func loadBf16(_ path: String, _ executor: Executor) async throws -> Model {
+        try await Model.loadRam(path: path, config: ModelLoadRamConfig(executor: executor, precision: .bf16))
     }
 
     private func checkDescription(_ model: Model, _ path: String, _ architecture: String?) throws {
@@ -193,20 +221,8 @@ final class ModelTests: XCTestCase {
     }
 
     func test22To25EncodeTextReproducesTheReference() async throws {
-        // The runner's variables, or the TestModel folder `cargo xtask package swift --out DIR` puts beside the package.
-        let env = ProcessInfo.processInfo.environment
-        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let beside = package.appendingPathComponent("TestModel")
-        let modelDir = env["UFORM_TEST_MODEL_DIR"] ?? beside.appendingPathComponent("model").path
-        let referencePath = env["UFORM_TEST_REFERENCE"] ?? beside.appendingPathComponent("reference.json").path
-        guard FileManager.default.fileExists(atPath: modelDir + "/model.safetensors"),
-              FileManager.default.fileExists(atPath: referencePath) else {
-            return XCTFail("no test model at \(modelDir) or no reference at \(referencePath): set UFORM_TEST_MODEL_DIR and UFORM_TEST_REFERENCE, or use the folder `cargo xtask package swift --out DIR` makes")
-        }
-        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: referencePath)))
-        guard let reference = json as? [String: Any], let texts = reference["texts"] as? [String],
-              let embeddings = reference["embeddings"] as? [[Double]] else { return XCTFail("unreadable reference") }
+        guard let fixture = try referenceFixture() else { return }
+        let modelDir = fixture.modelDir, texts = fixture.texts, embeddings = fixture.embeddings
         let executor = try Executor.forRam(config: ExecutorForRamConfig(threads: 2))
         let model = try await load(modelDir, executor)
         let m = try await model.encodeText(texts: texts)
@@ -234,5 +250,73 @@ final class ModelTests: XCTestCase {
         try executor.free()
         XCTAssertEqual(kept.rows, 2)
         XCTAssertEqual(kept.data.count, 768)
+    }
+
+    func testBf16ModelsEmbedNearTheReferenceButNotAsF32AndRefuseTrainingAndIcelake() async throws {
+        guard let fixture = try referenceFixture() else { return }
+        let classes = capabilitiesAvailable().split(separator: ",").map(String.init)
+        if classes.contains("intel-icelake") {
+            let icelake = try Executor.forRam(config: ExecutorForRamConfig(cpuClass: "intel-icelake", threads: 1))
+            let refused = await thrownAsync { _ = try await self.loadBf16(fixture.modelDir, icelake) }
+            guard case .Unsupported(let message) = refused else { return XCTFail("icelake: \(text(refused))") }
+            XCTAssertTrue(message.contains("AVX512_BF16"), message)
+            try icelake.free()
+        }
+        let bf16Classes = classes.filter { $0 == "amd-genoa" || $0 == "intel-sapphirerapids" }
+        if bf16Classes.isEmpty {
+            // This CPU has no bf16 instructions: its native class refuses bf16.
+            let native = try Executor.forRam(config: ExecutorForRamConfig(threads: 1))
+            let refused = await thrownAsync { _ = try await self.loadBf16(fixture.modelDir, native) }
+            guard case .Unsupported = refused else { return XCTFail("native class: \(text(refused))") }
+            try native.free()
+            return
+        }
+        let plain = try Executor.forRam(config: ExecutorForRamConfig(threads: 2))
+        let f32 = try await load(fixture.modelDir, plain)
+        let f32Described = try f32.describe()
+        XCTAssertEqual(f32Described.precision, .f32)
+        let exact = try await f32.encodeText(texts: fixture.texts)
+        for cpuClass in bf16Classes {
+            let executor = try Executor.forRam(config: ExecutorForRamConfig(cpuClass: cpuClass, threads: 2))
+            let model = try await loadBf16(fixture.modelDir, executor)
+            let d = try model.describe()
+            XCTAssertEqual(d.precision, .bf16)
+            var matrices: UInt64 = 0
+            var vectors: UInt64 = 0
+            for t in d.tensors where t.dtype == "F32" {
+                let values = t.shape.reduce(UInt64(1), *)
+                if t.shape.count >= 2 {
+                    matrices += values
+                } else {
+                    vectors += values
+                }
+            }
+            XCTAssertEqual(d.weightBytes, 2 * matrices + 4 * vectors)
+            XCTAssertEqual(f32Described.weightBytes, 4 * (matrices + vectors))
+            XCTAssertTrue(d.weightBytes < f32Described.weightBytes, "\(d.weightBytes) bytes")
+            let m = try await model.encodeText(texts: fixture.texts)
+            XCTAssertEqual(m.data.count, fixture.texts.count * 384)
+            for (r, want) in fixture.embeddings.enumerated() where m.data.count == fixture.texts.count * 384 {
+                var dot = 0.0, gg = 0.0, ww = 0.0
+                for c in 0..<384 {
+                    let g = Double(m.data[r * 384 + c])
+                    dot += g * want[c]
+                    gg += g * g
+                    ww += want[c] * want[c]
+                }
+                let cosine = dot / (gg * ww).squareRoot()
+                XCTAssertTrue(cosine >= 0.999, "\(cpuClass) row \(r): cosine \(cosine)")
+            }
+            // Not f32's floats: the products really are bf16's.
+            let worst = zip(m.data, exact.data).map { abs($0 - $1) }.max() ?? 0
+            XCTAssertTrue(worst > 1e-5, "\(cpuClass): bf16 gave f32's embeddings")
+            let refused = thrown { _ = try Trainer.contrastive(model: model) }
+            guard case .Unsupported(let message) = refused else { return XCTFail("\(cpuClass) trainer: \(text(refused))") }
+            XCTAssertTrue(message.contains("precision f32"), message)
+            try model.free()
+            try executor.free()
+        }
+        try f32.free()
+        try plain.free()
     }
 }

@@ -1,4 +1,5 @@
-// Model and encodeText scenarios 18–25 of SCENARIOS.md in Kotlin, numbered after the scenario each covers.
+// Model and encodeText scenarios 18–25 of SCENARIOS.md in Kotlin, numbered after the scenario each covers, and bf16
+// models (issue 33).
 // The encode tests need UFORM_TEST_MODEL_DIR and UFORM_TEST_REFERENCE, which `cargo xtask test kotlin` sets.
 
 package cloud.unum.uform
@@ -256,6 +257,63 @@ class ModelTest {
                 assertTrue(encoded!!.exceptionOrNull() is UFormException.FreedHandle, "$encoded")
             }
             error("the encode never was in flight 20 ms after its thread started, in 20 attempts")
+        }
+    }
+
+    @Test
+    fun `bf16 models embed near the reference but not as f32, report their weight bytes, and refuse training and icelake`() {
+        val modelDir = required("UFORM_TEST_MODEL_DIR")
+        val reference = Reference(required("UFORM_TEST_REFERENCE"))
+        val bf16 = { executor: Executor -> Model.loadRam(modelDir, ModelLoadRamConfig(executor, precision = Precision.BF16)) }
+        val classes = capabilitiesAvailable().split(",")
+        if ("intel-icelake" in classes) {
+            Executor.forRam(ExecutorForRamConfig(cpuClass = "intel-icelake", threads = 1u)).use { icelake ->
+                val e = assertThrows<UFormException.Unsupported> { bf16(icelake) }
+                assertTrue(e.message!!.contains("AVX512_BF16"), e.message)
+            }
+        }
+        val bf16Classes = classes.filter { it == "amd-genoa" || it == "intel-sapphirerapids" }
+        if (bf16Classes.isEmpty()) {
+            // This CPU has no bf16 instructions: its native class refuses bf16.
+            Executor.forRam(ExecutorForRamConfig(threads = 1u)).use { assertThrows<UFormException.Unsupported> { bf16(it) } }
+            return
+        }
+        Executor.forRam(ExecutorForRamConfig(threads = 2u)).use { plain ->
+            load(modelDir, plain).use { f32 ->
+                val f32Described = f32.describe()
+                assertEquals(Precision.F32, f32Described.precision)
+                val exact = f32.encodeText(reference.texts)
+                for (cpuClass in bf16Classes) {
+                    Executor.forRam(ExecutorForRamConfig(cpuClass = cpuClass, threads = 2u)).use { executor ->
+                        bf16(executor).use { model ->
+                            val d = model.describe()
+                            assertEquals(Precision.BF16, d.precision)
+                            val floats = d.tensors.filter { it.dtype == "F32" }
+                            val values = { t: TensorDescription -> t.shape.fold(1uL) { a, b -> a * b } }
+                            val matrices = floats.filter { it.shape.size >= 2 }.sumOf(values)
+                            val vectors = floats.filter { it.shape.size < 2 }.sumOf(values)
+                            assertEquals(2uL * matrices + 4uL * vectors, d.weightBytes)
+                            assertEquals(4uL * (matrices + vectors), f32Described.weightBytes)
+                            assertTrue(d.weightBytes < f32Described.weightBytes)
+                            val got = model.encodeText(reference.texts)
+                            for ((r, want) in reference.embeddings.withIndex()) {
+                                var dot = 0.0; var gg = 0.0; var ww = 0.0
+                                for (c in 0 until 384) {
+                                    val g = got.data[r * 384 + c].toDouble()
+                                    dot += g * want[c]; gg += g * g; ww += want[c] * want[c]
+                                }
+                                val cosine = dot / sqrt(gg * ww)
+                                assertTrue(cosine >= 0.999, "$cpuClass row $r: cosine $cosine")
+                            }
+                            // Not f32's floats: the products really are bf16's.
+                            val worst = got.data.indices.maxOf { abs(got.data[it] - exact.data[it]) }
+                            assertTrue(worst > 1e-5f, "$cpuClass: bf16 gave f32's embeddings")
+                            val e = assertThrows<UFormException.Unsupported> { Trainer.contrastive(model) }
+                            assertTrue(e.message!!.contains("precision f32"), e.message)
+                        }
+                    }
+                }
+            }
         }
     }
 }

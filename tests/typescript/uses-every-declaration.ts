@@ -151,3 +151,25 @@ export async function trainers(executor: Executor): Promise<void> {
     // @ts-expect-error: Trainer has no public constructor
     new Trainer();
 }
+
+export async function families(executor: Executor): Promise<void> {
+    using model = Model.loadRam("a-family-checkpoint", { executor });
+    const d: uform.ModelDescription = model.describe();
+    const family: string | null = d.family;
+    const counts: number[] = [d.maxTokens, d.dimensions];
+    const prompts: string[] = d.prompts;
+    const crossEncoder: boolean = d.crossEncoder;
+    const encode: uform.EncodeTextOptions = { dimensions: 24, promptName: "query" };
+    const matrix: uform.F32Matrix = model.encodeText(["a"], encode);
+    const prompted: uform.F32Matrix = await model.encodeTextAsync(["a"], { prompt: "query: " });
+    const options: uform.RerankOptions = { sorted: true, maxTokens: 64 };
+    const scores: uform.RerankScore[] = model.rerank("a query", ["a document"], options);
+    const pending: Promise<uform.RerankScore[]> = model.rerankAsync("a query", ["a document"]);
+    const best: number[] = [scores[0]!.index, scores[0]!.score, (await pending).length];
+    const raw: uform.RerankScore[] = model.compiled.rerank("a query", ["a document"], {});
+    void [family, counts, prompts, crossEncoder, matrix, prompted, best, raw];
+    // @ts-expect-error: a prompt's name is a string
+    model.encodeText(["a"], { promptName: 1 });
+    // @ts-expect-error: the documents are a list
+    model.rerank("a query", "a document");
+}

@@ -257,3 +257,84 @@ def test_bf16_models_embed_at_cosine_0999_not_as_f32_and_refuse_training_and_cla
                 assert float(np.max(np.abs(got - exact))) > 1e-5, f"{cpu_class}: bf16 gave f32's embeddings"
                 with pytest.raises(uform.UnsupportedError, match="precision f32"):
                     Trainer.contrastive(bf16)
+# Scenarios 33–35 (issue 31): the random-weight family checkpoints of tests/fixtures/families, found beside
+# UFORM_TEST_REFERENCE (../families), against sentence-transformers' reference.
+
+
+@pytest.fixture(scope="module")
+def families() -> Tuple[pathlib.Path, Dict[str, Any]]:
+    value = os.environ.get("UFORM_TEST_REFERENCE")
+    if not value:
+        pytest.fail("UFORM_TEST_REFERENCE is not set: run the suite through `cargo xtask test python`")
+    root = pathlib.Path(value).parent.parent / "families"
+    return root, json.loads((root / "reference.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(
+    "family, prompts",
+    [("distilbert", ["passage", "query"]), ("xlm-roberta", ["document", "query"]), ("mpnet", ["document", "query"]), ("modernbert", ["document", "query"])],
+)
+def test_33_every_family_reproduces_its_reference(
+    families: Tuple[pathlib.Path, Dict[str, Any]], family: str, prompts: List[str]
+) -> None:
+    root, reference = families
+    executor = Executor.for_ram(threads=2)
+    with Model.load_ram(root / family, executor=executor) as model:
+        d = model.describe()
+        assert (d.family, d.architecture, d.max_tokens, d.dimensions, d.cross_encoder) == (family, family, 64, 64, False)
+        assert sorted(d.prompts) == prompts
+        got = model.encode_text(reference[family]["texts"])
+        assert got.shape == (len(reference[family]["texts"]), 64)
+        want = np.array(reference[family]["embeddings"], dtype=np.float64)
+        for row, (g, w) in enumerate(zip(got.astype(np.float64), want)):
+            cosine, worst = float(g @ w), float(np.max(np.abs(g - w)))  # both unit length
+            assert cosine >= 0.9999 and worst <= 1e-4, f"{family} text {row}: cosine {cosine}, max diff {worst}"
+    executor.free()
+
+
+@pytest.mark.parametrize("family", ["bert-reranker", "xlm-roberta-reranker"])
+def test_34_cross_encoders_rerank_as_sentence_transformers(
+    families: Tuple[pathlib.Path, Dict[str, Any]], family: str
+) -> None:
+    root, reference = families
+    query, documents, want = (reference[family][k] for k in ("query", "documents", "scores"))
+    executor = Executor.for_ram(threads=2)
+    with Model.load_ram(root / family, executor=executor) as model:
+        assert model.describe().cross_encoder is True
+        got = model.rerank(query, documents)
+        assert all(isinstance(s, uform.RerankScore) for s in got)
+        assert [s.index for s in got] == list(range(len(documents)))
+        np.testing.assert_allclose([s.score for s in got], want, rtol=0, atol=1e-4)
+        ranked = model.rerank(query, documents, sorted=True)
+        assert [s.score for s in ranked] == sorted((s.score for s in got), reverse=True)
+        assert all(s.score == got[s.index].score for s in ranked) and ranked[0].index != 0
+        for args, options in [(("", documents), {}), ((query, []), {}), ((query, documents), {"max_tokens": 0})]:
+            with pytest.raises(uform.InvalidArgumentError):
+                model.rerank(*args, **options)
+    with Model.load_ram(root / "distilbert", executor=executor) as plain:
+        with pytest.raises(uform.UnsupportedError):
+            plain.rerank("q", ["d"])
+    executor.free()
+
+
+def test_35_prompts_and_dimensions_match_sentence_transformers(families: Tuple[pathlib.Path, Dict[str, Any]]) -> None:
+    root, reference = families
+    texts = reference["distilbert"]["texts"]
+    executor = Executor.for_ram(threads=2)
+    with Model.load_ram(root / "distilbert", executor=executor) as model:
+        named = model.encode_text(texts, prompt_name="query")
+        np.testing.assert_allclose(named, reference["distilbert"]["prompted_query"], rtol=0, atol=1e-4)
+        np.testing.assert_array_equal(model.encode_text(texts, prompt="query: "), named)
+        cut = model.encode_text(texts, dimensions=24)
+        assert cut.shape == (len(texts), 24)
+        np.testing.assert_allclose(cut, reference["distilbert"]["truncated_24"], rtol=0, atol=1e-4)
+        bad: List[Dict[str, Any]] = [
+            {"prompt_name": "nope"},
+            {"prompt": "a", "prompt_name": "query"},
+            {"dimensions": 0},
+            {"dimensions": 65},
+        ]
+        for options in bad:
+            with pytest.raises(uform.InvalidArgumentError):
+                model.encode_text(texts, **options)
+    executor.free()

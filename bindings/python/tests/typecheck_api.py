@@ -175,3 +175,20 @@ def trainers(directory: pathlib.Path) -> None:
         trainer.save(os.fspath(directory / "again"))
         trainer.free()
         uform.Trainer.contrastive(model).free()
+
+
+def families(directory: pathlib.Path) -> None:
+    with Executor.for_ram(threads=1) as ex, uform.Model.load_ram(directory, executor=ex) as model:
+        d: uform.ModelDescription = model.describe()
+        family: Optional[str] = d.family
+        counts: Tuple[int, int] = (d.max_tokens, d.dimensions)
+        prompts: Tuple[str, ...] = d.prompts
+        cross_encoder: bool = d.cross_encoder
+        options: uform.EncodeTextOptions = {"dimensions": 24, "prompt_name": "query"}
+        cut: npt.NDArray[np.float32] = model.encode_text(["a"], **options)
+        prompted: npt.NDArray[np.float32] = model.encode_text(["a"], prompt="query: ", dimensions=None)
+        rerank: uform.RerankOptions = {"sorted": True, "max_tokens": 64}
+        scores: List[uform.RerankScore] = model.rerank("a query", ["a document"], **rerank)
+        index: int = scores[0].index
+        score: float = model.rerank("a query", ("a document",), sorted=False, max_tokens=None)[0].score
+        print(family, counts, prompts, cross_encoder, cut, prompted, index, score)

@@ -5,8 +5,8 @@
 //! DIR/UFormNative.artifactbundle  DIR/UFormNative.artifactbundle.zip{,.sha256}
 //! DIR/Sources/UForm/*.swift       DIR/Sources/UFormBench/main.swift   DIR/Tests/UFormTests/*.swift
 //! DIR/Consumer/                   a user's package depending on DIR through `file://DIR`, from the version
-//! DIR/TestModel/                  the test model, the reference embeddings and the training fixture (untracked) for
-//!                                 the encode and trainer tests
+//! DIR/TestModel/                  the test model, the reference embeddings, the training fixture and the family
+//!                                 checkpoints (untracked) for the encode, trainer and family tests
 //! ```
 //!
 //! DIR becomes a git repository whose one commit is tagged with the IDL's version, so the consumer's dependency is
@@ -45,6 +45,7 @@ pub fn write_folder(out: &Path, packaged: &Packaged) -> Result<(), String> {
     copy_tree(&crate::util::test_model_dir()?, &out.join("TestModel/model"))?;
     copy(&root.join("tests/fixtures/encode/reference.json"), &out.join("TestModel/reference.json"))?;
     copy(&root.join("tests/fixtures/train/reference.json"), &out.join("TestModel/train-reference.json"))?;
+    copy_tree(&root.join("tests/fixtures/families"), &out.join("TestModel/families"))?;
     let url = format!("file://{}", out.display());
     let identity = out.file_name().map(|n| n.to_string_lossy().to_lowercase()).ok_or("--out names no folder")?;
     write(&out.join("Consumer/Package.swift"), &manifests::consumer(&url, &identity, &packaged.version))?;

@@ -11,6 +11,9 @@
 //! with the static library — and test_train_mesh.c once more, built with the prefix's pkg-config flags and run
 //! natively.
 //!
+//! test_encode.c also loads the family checkpoints of tests/fixtures/families (`UFORM_TEST_FAMILIES`), their reference
+//! flattened by tests/c/flatten_families.py into `UFORM_TEST_FAMILIES_REFERENCE`.
+//!
 //! `overhead()` is the C part of `cargo xtask bench overhead`.
 
 use crate::util::{apt_install, cargo, root, run_in, status, test_model_dir, CORE_BUILD};
@@ -44,6 +47,14 @@ pub fn run() -> Result<(), String> {
         .arg(root.join("tests/fixtures/train/reference.json"))
         .arg(&train_reference);
     status(flatten, "flattening the training fixture")?;
+    let families = root.join("tests/fixtures/families");
+    let families_reference = out.join("families-reference.txt");
+    let mut flatten = Command::new("python3");
+    flatten
+        .arg(root.join("tests/c/flatten_families.py"))
+        .arg(families.join("reference.json"))
+        .arg(&families_reference);
+    status(flatten, "flattening the family checkpoints' reference")?;
     let ddp = ddp_fixtures(&out)?;
     // The ABI tests: a program built against an older header (tests/c/abi/older/uform.h), and one whose structs
     // are newer than the library, each against today's libuform.
@@ -70,7 +81,9 @@ pub fn run() -> Result<(), String> {
                 .env("UFORM_TEST_MODEL_DIR", &model_dir)
                 .env("UFORM_TEST_REFERENCE", &reference)
                 .env("UFORM_TEST_TRAIN_REFERENCE", &train_reference)
-                .env("UFORM_TEST_TRAIN_DDP", &ddp);
+                .env("UFORM_TEST_TRAIN_DDP", &ddp)
+                .env("UFORM_TEST_FAMILIES", &families)
+                .env("UFORM_TEST_FAMILIES_REFERENCE", &families_reference);
         };
         let mut native = Command::new(&binary);
         env(&mut native);

@@ -320,3 +320,155 @@ final class ModelTests: XCTestCase {
         try plain.free()
     }
 }
+
+/// Scenarios 33–35 (issue 31): the random-weight family checkpoints of tests/fixtures/families against
+/// sentence-transformers' reference, found in UFORM_TEST_FAMILIES, else in TestModel/families beside the package
+/// (`cargo xtask package swift --out DIR` copies them there), else beside UFORM_TEST_REFERENCE (`../families`).
+final class FamiliesTests: XCTestCase {
+    private func families() throws -> (root: URL, reference: [String: [String: Any]])? {
+        let env = ProcessInfo.processInfo.environment
+        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        var candidates: [URL] = []
+        if let path = env["UFORM_TEST_FAMILIES"] { candidates.append(URL(fileURLWithPath: path)) }
+        candidates.append(package.appendingPathComponent("TestModel").appendingPathComponent("families"))
+        if let path = env["UFORM_TEST_REFERENCE"] {
+            candidates.append(URL(fileURLWithPath: path).deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("families"))
+        }
+        guard let root = candidates.first(where: {
+            FileManager.default.fileExists(atPath: $0.appendingPathComponent("reference.json").path)
+        }) else {
+            XCTFail("no families fixture in \(candidates.map { $0.path }): set UFORM_TEST_FAMILIES, or use the folder `cargo xtask package swift --out DIR` makes")
+            return nil
+        }
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: root.appendingPathComponent("reference.json")))
+        guard let reference = json as? [String: [String: Any]] else {
+            XCTFail("unreadable \(root.path)/reference.json")
+            return nil
+        }
+        return (root, reference)
+    }
+
+    private func load(_ root: URL, _ family: String, _ executor: Executor) async throws -> Model {
+        try await Model.loadRam(path: root.appendingPathComponent(family).path, config: ModelLoadRamConfig(executor: executor))
+    }
+
+    /// The largest |got - want| of a matrix against rows of the same shape (infinity when the shapes differ).
+    private func maxDifference(_ m: F32Matrix, _ want: [[Double]]) -> Double {
+        guard let width = want.first?.count, Int(m.rows) == want.count, Int(m.columns) == width,
+              m.data.count == want.count * width else { return .infinity }
+        var worst = 0.0
+        for (r, row) in want.enumerated() {
+            for (c, w) in row.enumerated() { worst = max(worst, abs(Double(m.data[r * width + c]) - w)) }
+        }
+        return worst
+    }
+
+    func test33EveryFamilyReproducesItsReference() async throws {
+        guard let found = try families() else { return }
+        let prompts = ["distilbert": ["passage", "query"], "xlm-roberta": ["document", "query"], "mpnet": ["document", "query"], "modernbert": ["document", "query"]]
+        let executor = try Executor.forRam(config: ExecutorForRamConfig(threads: 2))
+        for family in ["distilbert", "xlm-roberta", "mpnet", "modernbert"] {
+            guard let texts = found.reference[family]?["texts"] as? [String],
+                  let embeddings = found.reference[family]?["embeddings"] as? [[Double]] else {
+                return XCTFail("unreadable \(family)")
+            }
+            let model = try await load(found.root, family, executor)
+            let d = try model.describe()
+            XCTAssertEqual(d.family, family)
+            XCTAssertEqual(d.architecture, family)
+            XCTAssertEqual(d.maxTokens, 64)
+            XCTAssertEqual(d.dimensions, 64)
+            XCTAssertFalse(d.crossEncoder)
+            XCTAssertEqual(d.prompts.sorted(), prompts[family])
+            let m = try await model.encodeText(texts: texts)
+            XCTAssertEqual(m.rows, UInt32(texts.count))
+            XCTAssertEqual(m.columns, 64)
+            for (r, want) in embeddings.enumerated() where m.data.count == texts.count * 64 {
+                var cosine = 0.0, worst = 0.0 // both unit length
+                for c in 0..<64 {
+                    let g = Double(m.data[r * 64 + c])
+                    cosine += g * want[c]
+                    worst = max(worst, abs(g - want[c]))
+                }
+                XCTAssertTrue(cosine >= 0.9999 && worst <= 1e-4, "\(family) text \(r): cosine \(cosine), max abs difference \(worst)")
+            }
+            try model.free()
+        }
+        try executor.free()
+    }
+
+    func test34CrossEncodersRerankAsSentenceTransformers() async throws {
+        guard let found = try families() else { return }
+        let executor = try Executor.forRam(config: ExecutorForRamConfig(threads: 2))
+        for family in ["bert-reranker", "xlm-roberta-reranker"] {
+            guard let query = found.reference[family]?["query"] as? String,
+                  let documents = found.reference[family]?["documents"] as? [String],
+                  let want = found.reference[family]?["scores"] as? [Double] else {
+                return XCTFail("unreadable \(family)")
+            }
+            let model = try await load(found.root, family, executor)
+            let d = try model.describe()
+            XCTAssertTrue(d.crossEncoder)
+            let got = try await model.rerank(query: query, documents: documents)
+            XCTAssertEqual(got.map { $0.index }, (0..<documents.count).map { UInt32($0) })
+            for (i, s) in got.enumerated() where got.count == want.count {
+                XCTAssertLessThanOrEqual(abs(s.score - want[i]), 1e-4, "\(family) document \(i): \(s.score) vs \(want[i])")
+            }
+            let sorted = try await model.rerank(query: query, documents: documents, options: RerankOptions(sorted: true))
+            XCTAssertEqual(sorted.map { $0.score }, got.map { $0.score }.sorted(by: >))
+            for s in sorted where Int(s.index) < got.count {
+                XCTAssertEqual(s.score, got[Int(s.index)].score, "\(family): the sorted scores keep their indices")
+            }
+            XCTAssertNotEqual(sorted.first?.index, 0)
+            let bad: [(String, [String], RerankOptions)] = [
+                ("", documents, RerankOptions()),
+                (query, [], RerankOptions()),
+                (query, documents, RerankOptions(maxTokens: 0)),
+            ]
+            for (q, docs, options) in bad {
+                let error = await thrownAsync { _ = try await model.rerank(query: q, documents: docs, options: options) }
+                guard case .InvalidArgument = error else {
+                    return XCTFail("\(family): expected invalid argument, got \(text(error))")
+                }
+            }
+            try model.free()
+        }
+        let plain = try await load(found.root, "distilbert", executor)
+        let error = await thrownAsync { _ = try await plain.rerank(query: "q", documents: ["d"]) }
+        guard case .Unsupported = error else { return XCTFail("expected unsupported, got \(text(error))") }
+        try plain.free()
+        try executor.free()
+    }
+
+    func test35PromptsAndDimensionsMatchSentenceTransformers() async throws {
+        guard let found = try families() else { return }
+        guard let distilbert = found.reference["distilbert"], let texts = distilbert["texts"] as? [String],
+              let prompted = distilbert["prompted_query"] as? [[Double]],
+              let truncated = distilbert["truncated_24"] as? [[Double]] else {
+            return XCTFail("unreadable distilbert")
+        }
+        let executor = try Executor.forRam(config: ExecutorForRamConfig(threads: 2))
+        let model = try await load(found.root, "distilbert", executor)
+        let named = try await model.encodeText(texts: texts, options: EncodeTextOptions(promptName: "query"))
+        XCTAssertLessThanOrEqual(maxDifference(named, prompted), 1e-4)
+        let given = try await model.encodeText(texts: texts, options: EncodeTextOptions(prompt: "query: "))
+        XCTAssertEqual(given, named)
+        let cut = try await model.encodeText(texts: texts, options: EncodeTextOptions(dimensions: 24))
+        XCTAssertEqual(cut.columns, 24)
+        XCTAssertLessThanOrEqual(maxDifference(cut, truncated), 1e-4)
+        let bad = [
+            EncodeTextOptions(promptName: "nope"),
+            EncodeTextOptions(promptName: "query", prompt: "a"),
+            EncodeTextOptions(dimensions: 0),
+            EncodeTextOptions(dimensions: 65),
+        ]
+        for options in bad {
+            let error = await thrownAsync { _ = try await model.encodeText(texts: texts, options: options) }
+            guard case .InvalidArgument = error else { return XCTFail("\(options): expected invalid argument, got \(text(error))") }
+        }
+        try model.free()
+        try executor.free()
+    }
+}

@@ -317,3 +317,96 @@ class ModelTest {
         }
     }
 }
+
+/**
+ * Scenarios 33–35 (issue 31): the random-weight family checkpoints of tests/fixtures/families, found beside
+ * UFORM_TEST_REFERENCE (../families), against sentence-transformers' reference.
+ */
+class FamiliesTest {
+    private val root = File(required("UFORM_TEST_REFERENCE")).parentFile.parentFile.resolve("families")
+
+    @Suppress("UNCHECKED_CAST")
+    private val reference = Json(root.resolve("reference.json").readText()).parse() as Map<String, Map<String, Any?>>
+
+    @Suppress("UNCHECKED_CAST")
+    private fun texts(family: String, key: String) = reference.getValue(family)[key] as List<String>
+
+    @Suppress("UNCHECKED_CAST")
+    private fun rows(family: String, key: String) = (reference.getValue(family)[key] as List<List<Double>>).map { it.toDoubleArray() }
+
+    private fun maxDifference(m: F32Matrix, want: List<DoubleArray>): Double {
+        assertEquals(want.size.toUInt(), m.rows)
+        assertEquals(want[0].size.toUInt(), m.columns)
+        var worst = 0.0
+        for ((r, row) in want.withIndex()) for ((c, w) in row.withIndex()) worst = maxOf(worst, abs(m.data[r * row.size + c] - w))
+        return worst
+    }
+
+    private fun <T> withModel(family: String, body: (Model) -> T): T =
+        Executor.forRam(ExecutorForRamConfig(threads = 2u)).use { executor ->
+            Model.loadRam(root.resolve(family).path, ModelLoadRamConfig(executor)).use(body)
+        }
+
+    @Test
+    fun `33 every family reproduces its sentence-transformers reference and describe says what it runs`() {
+        val prompts = mapOf("distilbert" to listOf("passage", "query"), "xlm-roberta" to listOf("document", "query"), "mpnet" to listOf("document", "query"), "modernbert" to listOf("document", "query"))
+        for ((family, names) in prompts) withModel(family) { model ->
+            val d = model.describe()
+            assertEquals(listOf<Any?>(family, family, 64u, 64u, false), listOf<Any?>(d.family, d.architecture, d.maxTokens, d.dimensions, d.crossEncoder))
+            assertEquals(names, d.prompts.sorted())
+            val m = model.encodeText(texts(family, "texts"))
+            assertEquals(64u, m.columns)
+            for ((r, want) in rows(family, "embeddings").withIndex()) {
+                var cosine = 0.0; var worst = 0.0 // both unit length
+                for (c in 0 until 64) {
+                    cosine += m.data[r * 64 + c] * want[c]
+                    worst = maxOf(worst, abs(m.data[r * 64 + c] - want[c]))
+                }
+                assertTrue(cosine >= 0.9999 && worst <= 1e-4, "$family text $r: cosine $cosine, max abs difference $worst")
+            }
+        }
+    }
+
+    @Test
+    fun `34 35 rerank reproduces the cross-encoders' scores in input order and sorted, and bad input is refused`() {
+        for (family in listOf("bert-reranker", "xlm-roberta-reranker")) withModel(family) { model ->
+            val query = reference.getValue(family)["query"] as String
+            val documents = texts(family, "documents")
+            @Suppress("UNCHECKED_CAST")
+            val want = reference.getValue(family)["scores"] as List<Double>
+            assertTrue(model.describe().crossEncoder)
+            val got = model.rerank(query, documents)
+            assertEquals(documents.indices.map { it.toUInt() }, got.map { it.index })
+            for ((i, s) in got.withIndex()) assertTrue(abs(s.score - want[i]) <= 1e-4, "$family document $i: ${s.score} vs ${want[i]}")
+            val sorted = model.rerank(query, documents, RerankOptions(sorted = true))
+            assertEquals(got.map { it.score }.sortedDescending(), sorted.map { it.score })
+            for (s in sorted) assertEquals(got[s.index.toInt()].score, s.score, "$family: the sorted scores keep their indices")
+            assertTrue(sorted[0].index != 0u)
+            assertThrows<UFormException.InvalidArgument> { model.rerank("", documents) }
+            assertThrows<UFormException.InvalidArgument> { model.rerank(query, emptyList()) }
+            assertThrows<UFormException.InvalidArgument> { model.rerank(query, documents, RerankOptions(maxTokens = 0u)) }
+        }
+        withModel("distilbert") { model -> assertThrows<UFormException.Unsupported> { model.rerank("q", listOf("d")) } }
+    }
+
+    @Test
+    fun `33 35 a prompt by name or as text and Matryoshka dimensions match sentence-transformers, bad options are refused`() {
+        val texts = texts("distilbert", "texts")
+        withModel("distilbert") { model ->
+            val named = model.encodeText(texts, EncodeTextOptions(promptName = "query"))
+            assertTrue(maxDifference(named, rows("distilbert", "prompted_query")) <= 1e-4)
+            assertEquals(named, model.encodeText(texts, EncodeTextOptions(prompt = "query: ")))
+            val cut = model.encodeText(texts, EncodeTextOptions(dimensions = 24u))
+            assertEquals(24u, cut.columns)
+            assertTrue(maxDifference(cut, rows("distilbert", "truncated_24")) <= 1e-4)
+            for (bad in listOf(
+                EncodeTextOptions(promptName = "nope"),
+                EncodeTextOptions(prompt = "a", promptName = "query"),
+                EncodeTextOptions(dimensions = 0u),
+                EncodeTextOptions(dimensions = 65u),
+            )) {
+                assertThrows<UFormException.InvalidArgument>("$bad") { model.encodeText(texts, bad) }
+            }
+        }
+    }
+}

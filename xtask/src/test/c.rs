@@ -50,10 +50,7 @@ pub fn run() -> Result<(), String> {
     let families = root.join("tests/fixtures/families");
     let families_reference = out.join("families-reference.txt");
     let mut flatten = Command::new("python3");
-    flatten
-        .arg(root.join("tests/c/flatten_families.py"))
-        .arg(families.join("reference.json"))
-        .arg(&families_reference);
+    flatten.arg(root.join("tests/c/flatten_families.py")).arg(families.join("reference.json")).arg(&families_reference);
     status(flatten, "flattening the family checkpoints' reference")?;
     let ddp = ddp_fixtures(&out)?;
     // The ABI tests: a program built against an older header (tests/c/abi/older/uform.h), and one whose structs

@@ -744,7 +744,8 @@ pub unsafe extern "C" fn uform_model_rerank(model: *mut uform_model_t, query: *c
         let options = if options.is_null() { Default::default() } else { rerank_options_from_c(&read_versioned(options, "options")?)? };
         check_out(scores, "scores")?;
         check_out(scores_count, "scores_count")?;
-        let (ptr, len) = process_cached("uform_model_rerank", |arena| { let v = model.value.rerank(query, &documents, options)?; let items: Vec<_> = v.iter().map(|x| rerank_score_to_c(x, arena)).collect(); Ok(arena.list_parts(items)) })?;
+        let v = model.value.rerank(query, &documents, options)?;
+        let (ptr, len) = thread_arena("uform_model_rerank", |arena| { let items: Vec<_> = v.iter().map(|x| rerank_score_to_c(x, arena)).collect(); arena.list_parts(items) });
         // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
         unsafe { *scores = ptr; *scores_count = len };
         Ok(())
@@ -850,7 +851,7 @@ pub unsafe extern "C" fn uform_mesh_options_from_environment(options: *mut uform
         check_out(found, "found")?;
         match uform_core::mesh_options_from_environment()? {
             Some(v) => {
-                let c = thread_arena(|arena| mesh_options_to_c(&v, arena));
+                let c = thread_arena("uform_mesh_options_from_environment", |arena| mesh_options_to_c(&v, arena));
                 write_versioned(options, c, "options")?;
                 // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
                 unsafe { *found = true };

@@ -12,7 +12,8 @@ use uform_core::{Error, ErrorKind};
 
 thread_local! {
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
-    static THREAD_ARENA: RefCell<Arena> = RefCell::new(Arena::default());
+    /// One arena per function that returns through one, so that a call empties only its own earlier result.
+    static THREAD_ARENAS: RefCell<Vec<(&'static str, Arena)>> = const { RefCell::new(Vec::new()) };
 }
 
 fn remember(error: &Error) {
@@ -103,12 +104,21 @@ impl Arena {
     }
 }
 
-/// Converts with this thread's arena, emptied first: results stay valid until this thread's next such call.
-pub fn thread_arena<R>(f: impl FnOnce(&mut Arena) -> R) -> R {
-    THREAD_ARENA.with(|a| {
-        let mut arena = a.borrow_mut();
+/// Converts with this thread's arena for the function `key`, emptied first: a result stays valid until this thread
+/// calls the same function again (another function's call leaves it alone).
+pub fn thread_arena<R>(key: &'static str, f: impl FnOnce(&mut Arena) -> R) -> R {
+    THREAD_ARENAS.with(|arenas| {
+        let mut arenas = arenas.borrow_mut();
+        let at = match arenas.iter().position(|(k, _)| *k == key) {
+            Some(at) => at,
+            None => {
+                arenas.push((key, Arena::default()));
+                arenas.len() - 1
+            }
+        };
+        let arena = &mut arenas[at].1;
         arena.clear();
-        f(&mut arena)
+        f(arena)
     })
 }
 

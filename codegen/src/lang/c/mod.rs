@@ -206,10 +206,15 @@ pub fn function_doc(fmt: &C, api: &Api, class: Option<&Class>, c: &Callable) -> 
                 s
             }
             Slot::OutValue { name, .. } => format!("@param {name} Receives the result."),
-            Slot::OutList { name, .. } => format!(
-                "@param {name} Receives the array, {}.\n@param {name}_count Receives the number of elements.",
-                ownership(class)
-            ),
+            Slot::OutList { name, .. } => {
+                let owner = match class {
+                    Some(_) => format!("owned by UForm and valid until this thread calls `{}` again", c.c_name),
+                    None => ownership(class),
+                };
+                format!(
+                    "@param {name} Receives the array, {owner}.\n@param {name}_count Receives the number of elements."
+                )
+            }
         };
         text.push('\n');
         text.push_str(&line);

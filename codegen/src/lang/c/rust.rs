@@ -206,7 +206,7 @@ fn body(api: &Api, plan: &CallPlan, c_name: &str, slots: &[Slot]) -> Vec<String>
                 let c = if is_flat(api, record) {
                     format!("{convert}(&v, &mut Arena::default())")
                 } else {
-                    format!("thread_arena(|arena| {convert}(&v, arena))")
+                    format!("thread_arena({c_name:?}, |arena| {convert}(&v, arena))")
                 };
                 lines.push(format!("match {call}{fallible} {{"));
                 lines.push("    Some(v) => {".into());
@@ -234,7 +234,7 @@ fn body(api: &Api, plan: &CallPlan, c_name: &str, slots: &[Slot]) -> Vec<String>
             } else {
                 // The call's `?` belongs to the glue's closure, not the arena's.
                 lines.push(format!("let v = {call}{fallible};"));
-                lines.push(format!("let c = thread_arena(|arena| {convert}(&v, arena));"));
+                lines.push(format!("let c = thread_arena({c_name:?}, |arena| {convert}(&v, arena));"));
                 lines.push(OUT_SAFETY.into());
                 lines.push(format!("unsafe {{ *{name} = c }};"));
             }
@@ -265,7 +265,17 @@ fn body(api: &Api, plan: &CallPlan, c_name: &str, slots: &[Slot]) -> Vec<String>
                 }
                 _ => "let items = v; ".into(),
             };
-            lines.push(format!("let (ptr, len) = process_cached({c_name:?}, |arena| {{ let v = {call}{fallible}; {convert}Ok(arena.list_parts(items)) }})?;"));
+            if has_receiver {
+                // A method's list differs from call to call (a rerank's scores): this thread's arena for the
+                // function holds it until the thread calls the function again.
+                lines.push(format!("let v = {call}{fallible};"));
+                lines.push(format!(
+                    "let (ptr, len) = thread_arena({c_name:?}, |arena| {{ {convert}arena.list_parts(items) }});"
+                ));
+            } else {
+                // A free function's list (the capabilities) is the process's: computed once, kept for its life.
+                lines.push(format!("let (ptr, len) = process_cached({c_name:?}, |arena| {{ let v = {call}{fallible}; {convert}Ok(arena.list_parts(items)) }})?;"));
+            }
             lines.push(OUT_SAFETY.into());
             lines.push(format!("unsafe {{ *{name} = ptr; *{name}_count = len }};"));
         }

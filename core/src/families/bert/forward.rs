@@ -2,10 +2,10 @@
 //! dense layers (no padding), attention per (text, head), then pooling and normalisation.
 //!
 //! A batch's scratch is [`scratch_lens`]: per token, the hidden state, the wider of the fused QKV and the
-//! intermediate activations, and the attention context; per attention slot (a thread doing attention), the scores
-//! and packed keys and values of the batch's longest text. `super::batch` sizes batches with it.
+//! intermediate activations, and the attention context; per attention slot (a thread doing attention), a block of
+//! [`QUERY_BLOCK`] rows of scores and the packed keys and values of the batch's longest text: linear in its length. `super::batch` sizes batches with it.
 
-use super::params::Params;
+use super::params::{Params, Table};
 use crate::error::{Error, Result};
 use crate::executor::{Executor, Scratch};
 use crate::families::tokenize::Tokens;
@@ -15,10 +15,17 @@ use crate::kernels::Kernels;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Floats of attention scratch one thread needs for a text of `len` tokens: its scores, packed keys and values.
+/// Query rows whose scores a thread holds at once: a text of `len` tokens takes `QUERY_BLOCK × len` floats of
+/// scores, not `len × len`, so that an 8,192-token ModernBERT text needs 1 MiB of scores a thread, not 256 MiB. Each
+/// block's rows are softmaxed and multiplied by the values on their own (a row's softmax needs only its own scores),
+/// giving the same floats as one block of every row.
+const QUERY_BLOCK: usize = 32;
+
+/// Floats of attention scratch one thread needs for a text of `len` tokens: a block of its scores, its packed keys
+/// and values.
 fn attention_floats(config: &Config, len: usize) -> usize {
     let dh = config.head_dim();
-    len * len + packed_len(len, dh) + packed_len(dh, len)
+    len.min(QUERY_BLOCK) * len + packed_len(len, dh) + packed_len(dh, len)
 }
 
 /// The floats of each scratch buffer a batch of `total` tokens takes whose longest text has `longest` tokens, with
@@ -64,7 +71,10 @@ pub fn forward(
                 config.vocab
             )));
         }
-        if let Some(ty) = t.type_ids.iter().find(|ty| **ty as usize >= config.type_vocab) {
+        // A family without token type embeddings (DistilBERT, MPNet, ModernBERT) ignores the types a pair's
+        // template gives, as transformers does.
+        let typed = !matches!(params.token_type, Table::Zero);
+        if let Some(ty) = t.type_ids.iter().find(|ty| typed && **ty as usize >= config.type_vocab) {
             return Err(Error::unsupported(format!("the tokenizer gave `texts[{i}]` token type {ty}")));
         }
     }
@@ -284,49 +294,69 @@ fn attention(
             }
             let (span, head) = (spans[task / heads].clone(), task % heads);
             let len = span.len();
-            let (scores, rest) = mine.split_at_mut(len * len);
+            let (scores, rest) = mine.split_at_mut(len.min(QUERY_BLOCK) * len);
             let (keys, rest) = rest.split_at_mut(packed_len(len, dh));
             let values = &mut rest[..packed_len(dh, len)];
-            let q = &qkv[span.start * ld + head * dh..];
             gemm::pack_rows(&qkv[span.start * ld + h + head * dh..], ld, len, dh, keys);
             gemm::pack_columns(&qkv[span.start * ld + 2 * h + head * dh..], ld, len, dh, values);
-            // SAFETY: Q's rows are `len` rows of `dh` at stride `ld` inside `qkv`; the scores are `len × len`; the
-            // context of this head is columns `head·dh..` of the span's rows, which only this task writes.
-            unsafe {
-                gemm::serial(kernels, q.as_ptr(), ld, len, keys, len, dh, scores.as_mut_ptr(), len, false);
-                let relative = params.relative_bias.as_ref().zip(config.relative_buckets);
-                if relative.is_none() && window.is_none() {
-                    for row in scores.chunks_exact_mut(len) {
-                        kernels.softmax(row, scale);
+            let relative = params.relative_bias.as_ref().zip(config.relative_buckets);
+            if relative.is_some() || window.is_some() {
+                // Key j of query i is at distance j - i: entry len - 1 - i + j of `by_distance`, the head's
+                // relative bias (MPNet), or 0 within a sliding window (ModernBERT) and a mask outside it.
+                by_distance.clear();
+                by_distance.extend((0..2 * len - 1).map(|e| {
+                    let d = e as i64 - (len as i64 - 1);
+                    match (relative, window) {
+                        (_, Some(w)) if d.unsigned_abs() as usize > w => f32::MIN,
+                        (Some((bias, buckets)), _) => bias[relative_bucket(d, buckets) * heads + head],
+                        _ => 0.0,
                     }
-                } else {
-                    // Key j of query i is at distance j - i: entry len - 1 - i + j of `by_distance`, the head's
-                    // relative bias (MPNet), or 0 within a sliding window (ModernBERT) and a mask outside it.
-                    by_distance.clear();
-                    by_distance.extend((0..2 * len - 1).map(|e| {
-                        let d = e as i64 - (len as i64 - 1);
-                        match (relative, window) {
-                            (_, Some(w)) if d.unsigned_abs() as usize > w => f32::MIN,
-                            (Some((bias, buckets)), _) => bias[relative_bucket(d, buckets) * heads + head],
-                            _ => 0.0,
-                        }
-                    }));
-                    for (i, row) in scores.chunks_exact_mut(len).enumerate() {
-                        for (v, b) in row.iter_mut().zip(&by_distance[len - 1 - i..]) {
-                            *v = if *b == f32::MIN { f32::MIN } else { *v * scale + b };
-                        }
-                        kernels.softmax(row, 1.0);
-                    }
-                }
-                let c = out.0.add(span.start * h + head * dh);
-                gemm::serial(kernels, scores.as_ptr(), len, len, values, dh, len, c, h, false);
+                }));
             }
+            for first in (0..len).step_by(QUERY_BLOCK) {
+                let rows = QUERY_BLOCK.min(len - first);
+                let block = &mut scores[..rows * len];
+                let q = &qkv[(span.start + first) * ld + head * dh..];
+                // SAFETY: the block's `rows` query rows are rows of `dh` at stride `ld` inside `qkv` (row
+                // `span.start + first` onwards, inside the span); `block` holds `rows × len` scores; the context of
+                // this head is columns `head·dh..` of the block's rows, which only this task writes.
+                unsafe {
+                    gemm::serial(kernels, q.as_ptr(), ld, rows, keys, len, dh, block.as_mut_ptr(), len, false);
+                    if by_distance.is_empty() {
+                        for row in block.chunks_exact_mut(len) {
+                            kernels.softmax(row, scale);
+                        }
+                    } else {
+                        for (r, row) in block.chunks_exact_mut(len).enumerate() {
+                            let i = first + r;
+                            for (v, b) in row.iter_mut().zip(&by_distance[len - 1 - i..]) {
+                                *v = if *b == f32::MIN { f32::MIN } else { *v * scale + b };
+                            }
+                            kernels.softmax(row, 1.0);
+                        }
+                    }
+                    let c = out.0.add((span.start + first) * h + head * dh);
+                    gemm::serial(kernels, block.as_ptr(), len, rows, values, dh, len, c, h, false);
+                }
+            }
+            by_distance.clear();
         }
     })
 }
 
 #[cfg(test)]
 mod tests {
+    /// ModernBERT-base's shape (768 hidden, 12 heads) at its 8,192 positions: a thread's attention scratch is a
+    /// block of scores and the packed keys and values (about 6 MiB), not the 256 MiB of a full score matrix.
+    #[test]
+    fn attention_scratch_grows_linearly_with_the_length() {
+        let config = crate::families::Config::bert(768, 12, 22, 1152, 50368, 8192);
+        let (long, short) = (super::attention_floats(&config, 8192), super::attention_floats(&config, 4096));
+        assert!(long * 4 < 8 << 20, "{long} floats");
+        assert!(long <= 2 * short + 64, "{long} floats at 8192 tokens, {short} at 4096: not linear");
+        assert!(long >= 8192 * super::QUERY_BLOCK, "{long} floats hold no block of scores");
+    }
+
     /// transformers' buckets for distances -200..=200, recorded by tests/fixtures/families/make_families.py.
     #[test]
     fn mpnet_relative_buckets_are_transformers_buckets() {

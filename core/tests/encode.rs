@@ -587,7 +587,7 @@ fn cross_encoders_rerank_as_sentence_transformers_and_bad_input_is_refused() {
     use uform_core::{Model, ModelLoadRamConfig, RerankOptions};
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/families");
     let json: Value = serde_json::from_str(&std::fs::read_to_string(root.join("reference.json")).unwrap()).unwrap();
-    for family in ["bert-reranker", "xlm-roberta-reranker"] {
+    for family in ["bert-reranker", "xlm-roberta-reranker", "modernbert-reranker"] {
         let entry = &json[family];
         let query = entry["query"].as_str().unwrap();
         let documents: Vec<String> =

@@ -900,16 +900,17 @@ uform_status_t uform_model_encode_text(uform_model_t *model, const char *const *
 
 /**
  * Scores documents against a query with a cross-encoder (a sequence-classification model in
- * sentence-transformers' CrossEncoder layout: BERT or XLM-RoBERTa with its classification head), one score
- * per document, in input order unless `uform_rerank_options_t` `sorted` says best first. Batches, memory and
- * in-flight rules as `uform_model_encode_text`. An empty query or an empty document list is an invalid
- * argument; a model without a classification head is unsupported.
+ * sentence-transformers' CrossEncoder layout: BERT, XLM-RoBERTa or ModernBERT with its classification head),
+ * one score per document, in input order unless `uform_rerank_options_t` `sorted` says best first. Batches,
+ * memory and in-flight rules as `uform_model_encode_text`. An empty query or an empty document list is an
+ * invalid argument; a model without a classification head is unsupported.
  * @param model The model to act on.
  * @param query The query, UTF-8 without NUL characters; not empty.
  * @param documents The documents to score, UTF-8 without NUL characters; at least one.
  * @param options The order of the scores, and how many tokens of each pair to keep. NULL means every field
  * absent.
- * @param scores Receives the array, owned by the model and valid until `uform_model_free`.
+ * @param scores Receives the array, owned by UForm and valid until this thread calls `uform_model_rerank`
+ * again.
  * @param scores_count Receives the number of elements.
  * @return `UFORM_STATUS_OK`, or the error kind with `uform_last_error_message` saying why; a NULL pointer
  * where a value is required is `UFORM_STATUS_INVALID_ARGUMENT`.

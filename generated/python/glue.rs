@@ -770,10 +770,10 @@ impl Model {
         Ok((f32_matrix_to_py(py, value))?.unbind())
     }
     /// Scores documents against a query with a cross-encoder (a sequence-classification model in
-    /// sentence-transformers' CrossEncoder layout: BERT or XLM-RoBERTa with its classification head), one
-    /// score per document, in input order unless `RerankOptions` `sorted` says best first. Batches, memory
-    /// and in-flight rules as `Model.encode_text()`. An empty query or an empty document list is an invalid
-    /// argument; a model without a classification head is unsupported.
+    /// sentence-transformers' CrossEncoder layout: BERT, XLM-RoBERTa or ModernBERT with its classification
+    /// head), one score per document, in input order unless `RerankOptions` `sorted` says best first.
+    /// Batches, memory and in-flight rules as `Model.encode_text()`. An empty query or an empty document list
+    /// is an invalid argument; a model without a classification head is unsupported.
     #[pyo3(signature = (query, documents, *, sorted=None, max_tokens=None))]
     fn rerank(&self, py: Python<'_>, query: Bound<'_, PyAny>, documents: Bound<'_, PyAny>, sorted: Option<Bound<'_, PyAny>>, max_tokens: Option<Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
         let query = arg_string(&query, "query")?;

@@ -583,10 +583,10 @@ class Model {
 
     /**
      * Scores documents against a query with a cross-encoder (a sequence-classification model in
-     * sentence-transformers' CrossEncoder layout: BERT or XLM-RoBERTa with its classification head), one
-     * score per document, in input order unless `RerankOptions` `sorted` says best first. Batches, memory and
-     * in-flight rules as `encodeText`. An empty query or an empty document list is an invalid argument; a
-     * model without a classification head is unsupported.
+     * sentence-transformers' CrossEncoder layout: BERT, XLM-RoBERTa or ModernBERT with its classification
+     * head), one score per document, in input order unless `RerankOptions` `sorted` says best first. Batches,
+     * memory and in-flight rules as `encodeText`. An empty query or an empty document list is an invalid
+     * argument; a model without a classification head is unsupported.
      * @param query The query, UTF-8 without NUL characters; not empty.
      * @param documents The documents to score, UTF-8 without NUL characters; at least one.
      * @param options The order of the scores, and how many tokens of each pair to keep.
@@ -601,11 +601,11 @@ class Model {
 
     /**
      * Scores documents against a query with a cross-encoder (a sequence-classification model in
-     * sentence-transformers' CrossEncoder layout: BERT or XLM-RoBERTa with its classification head), one
-     * score per document, in input order unless `RerankOptions` `sorted` says best first. Batches, memory and
-     * in-flight rules as `encodeText`. An empty query or an empty document list is an invalid argument; a
-     * model without a classification head is unsupported. Runs off the event loop: the promise resolves with
-     * what `rerank` returns, or rejects with the error it throws.
+     * sentence-transformers' CrossEncoder layout: BERT, XLM-RoBERTa or ModernBERT with its classification
+     * head), one score per document, in input order unless `RerankOptions` `sorted` says best first. Batches,
+     * memory and in-flight rules as `encodeText`. An empty query or an empty document list is an invalid
+     * argument; a model without a classification head is unsupported. Runs off the event loop: the promise
+     * resolves with what `rerank` returns, or rejects with the error it throws.
      * @param query The query, UTF-8 without NUL characters; not empty.
      * @param documents The documents to score, UTF-8 without NUL characters; at least one.
      * @param options The order of the scores, and how many tokens of each pair to keep.

@@ -887,18 +887,18 @@ impl Model {
         off_thread(move || self.encode_text(texts, options)).await
     }
     /// Scores documents against a query with a cross-encoder (a sequence-classification model in
-    /// sentence-transformers' CrossEncoder layout: BERT or XLM-RoBERTa with its classification head), one
-    /// score per document, in input order unless `RerankOptions` `sorted` says best first. Batches, memory
-    /// and in-flight rules as `Model.encodeText`. An empty query or an empty document list is an invalid
-    /// argument; a model without a classification head is unsupported.
+    /// sentence-transformers' CrossEncoder layout: BERT, XLM-RoBERTa or ModernBERT with its classification
+    /// head), one score per document, in input order unless `RerankOptions` `sorted` says best first.
+    /// Batches, memory and in-flight rules as `Model.encodeText`. An empty query or an empty document list is
+    /// an invalid argument; a model without a classification head is unsupported.
     pub fn rerank(&self, query: String, documents: Vec<String>, options: Option<RerankOptions>) -> Result<Vec<RerankScore>, UFormError> {
         guard(|| Ok(self.core.rerank(query, &documents, options.map(Into::into).unwrap_or_default())?.into_iter().map(Into::into).collect()))
     }
     /// Scores documents against a query with a cross-encoder (a sequence-classification model in
-    /// sentence-transformers' CrossEncoder layout: BERT or XLM-RoBERTa with its classification head), one
-    /// score per document, in input order unless `RerankOptions` `sorted` says best first. Batches, memory
-    /// and in-flight rules as `Model.encodeText`. An empty query or an empty document list is an invalid
-    /// argument; a model without a classification head is unsupported. Runs on its own thread.
+    /// sentence-transformers' CrossEncoder layout: BERT, XLM-RoBERTa or ModernBERT with its classification
+    /// head), one score per document, in input order unless `RerankOptions` `sorted` says best first.
+    /// Batches, memory and in-flight rules as `Model.encodeText`. An empty query or an empty document list is
+    /// an invalid argument; a model without a classification head is unsupported. Runs on its own thread.
     pub async fn rerank_async(self: Arc<Self>, query: String, documents: Vec<String>, options: Option<RerankOptions>) -> Result<Vec<RerankScore>, UFormError> {
         off_thread(move || self.rerank(query, documents, options)).await
     }

@@ -57,7 +57,7 @@ test('33: every family reproduces its sentence-transformers reference, and descr
 });
 
 test('34: rerank reproduces the cross-encoders\' scores in input order and sorted; bad input is refused', async () => {
-    for (const family of ['bert-reranker', 'xlm-roberta-reranker']) {
+    for (const family of ['bert-reranker', 'xlm-roberta-reranker', 'modernbert-reranker']) {
         const { query, documents, scores } = reference[family];
         const model = load(family);
         try {

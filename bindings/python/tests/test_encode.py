@@ -292,7 +292,7 @@ def test_33_every_family_reproduces_its_reference(
     executor.free()
 
 
-@pytest.mark.parametrize("family", ["bert-reranker", "xlm-roberta-reranker"])
+@pytest.mark.parametrize("family", ["bert-reranker", "xlm-roberta-reranker", "modernbert-reranker"])
 def test_34_cross_encoders_rerank_as_sentence_transformers(
     families: Tuple[pathlib.Path, Dict[str, Any]], family: str
 ) -> None:

@@ -45,6 +45,10 @@ pub struct Modern {
     pub theta_local: f64,
     /// Tokens either side a sliding-window layer's token attends to (`sliding_window`, else `local_attention / 2`).
     pub window: usize,
+    /// A sequence-classification head's pooling (`classifier_pooling`: the first token, or the mean of the tokens)
+    /// and whether its dense layer has a bias (`classifier_bias`).
+    pub classifier_pooling: Pooling,
+    pub classifier_bias: bool,
 }
 
 /// What a sequence-classification checkpoint (sentence-transformers' CrossEncoder layout) applies to its logit.
@@ -325,6 +329,25 @@ fn modern(config: &Value, layers: usize, path: &Path) -> Result<Modern> {
             .and_then(Value::as_f64)
             .unwrap_or(default)
     };
+    if let Some(other) = config.get("classifier_activation").and_then(Value::as_str).filter(|a| *a != "gelu") {
+        return Err(Error::unsupported(format!(
+            "{} runs ModernBERT's classification head with GELU; `{}` has classifier_activation {other:?}",
+            super::verb(),
+            path.display()
+        )));
+    }
+    let classifier_pooling = match config.get("classifier_pooling").and_then(Value::as_str) {
+        None | Some("cls") => Pooling::Cls,
+        Some("mean") => Pooling::Mean,
+        Some(other) => {
+            return Err(Error::unsupported(format!(
+                "{} pools ModernBERT's classification head by \"cls\" or \"mean\"; `{}` has classifier_pooling \
+                 {other:?}",
+                super::verb(),
+                path.display()
+            )))
+        }
+    };
     let local = config.get("local_attention").and_then(Value::as_u64).unwrap_or(128) as usize;
     let window = config.get("sliding_window").and_then(Value::as_u64).map_or(local / 2, |w| w as usize);
     Ok(Modern {
@@ -332,6 +355,8 @@ fn modern(config: &Value, layers: usize, path: &Path) -> Result<Modern> {
         theta_global: theta("full_attention", "global_rope_theta", 160_000.0),
         theta_local: theta("sliding_attention", "local_rope_theta", 10_000.0),
         window,
+        classifier_pooling,
+        classifier_bias: config.get("classifier_bias").and_then(Value::as_bool) == Some(true),
     })
 }
 

@@ -399,10 +399,10 @@ class Model:
         max_tokens: Optional[int] = ...,
     ) -> List[RerankScore]:
         """Scores documents against a query with a cross-encoder (a sequence-classification model in
-        sentence-transformers' CrossEncoder layout: BERT or XLM-RoBERTa with its classification head), one
-        score per document, in input order unless `RerankOptions` `sorted` says best first. Batches, memory
-        and in-flight rules as `Model.encode_text()`. An empty query or an empty document list is an invalid
-        argument; a model without a classification head is unsupported.
+        sentence-transformers' CrossEncoder layout: BERT, XLM-RoBERTa or ModernBERT with its classification
+        head), one score per document, in input order unless `RerankOptions` `sorted` says best first.
+        Batches, memory and in-flight rules as `Model.encode_text()`. An empty query or an empty document list
+        is an invalid argument; a model without a classification head is unsupported.
         """
 
     def free(self) -> None:

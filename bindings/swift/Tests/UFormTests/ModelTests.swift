@@ -402,7 +402,7 @@ final class FamiliesTests: XCTestCase {
     func test34CrossEncodersRerankAsSentenceTransformers() async throws {
         guard let found = try families() else { return }
         let executor = try Executor.forRam(config: ExecutorForRamConfig(threads: 2))
-        for family in ["bert-reranker", "xlm-roberta-reranker"] {
+        for family in ["bert-reranker", "xlm-roberta-reranker", "modernbert-reranker"] {
             guard let query = found.reference[family]?["query"] as? String,
                   let documents = found.reference[family]?["documents"] as? [String],
                   let want = found.reference[family]?["scores"] as? [Double] else {

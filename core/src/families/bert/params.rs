@@ -4,7 +4,7 @@
 //! reads per call, so nothing it computes with can change under it, and a trainer can publish new values.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::families::{Config, Family};
+use crate::families::{Config, Family, Pooling};
 use crate::kernels::bf16;
 use crate::kernels::gemm::Packed;
 use crate::model::{TensorView, Weights};
@@ -44,24 +44,45 @@ pub struct Params {
     pub final_norm: Option<(Vec<f32>, Vec<f32>)>,
 }
 
-/// A sequence-classification head with one label, on the first token's vector `x`: `out · tanh(dense · x + b) + c`
-/// (BERT's pooler and classifier; RoBERTa's `classifier.dense` and `classifier.out_proj`).
+/// A sequence-classification head with one label, on the pooled vector `x`: `out · tanh(dense · x + b) + c` (BERT's
+/// pooler and classifier; RoBERTa's `classifier.dense` and `classifier.out_proj`), or with `norm`,
+/// `out · LayerNorm(gelu(dense · x + b)) + c` (ModernBERT's `head` and `classifier`).
 pub struct Head {
     pub dense: Vec<f32>,
     pub dense_bias: Vec<f32>,
+    /// ModernBERT's LayerNorm after the GELU: its weight, bias (zeros without one) and epsilon.
+    pub norm: Option<(Vec<f32>, Vec<f32>, f32)>,
     pub out: Vec<f32>,
     pub out_bias: f32,
+    /// The vector the head reads: the first token's, or ModernBERT's `classifier_pooling: "mean"`.
+    pub pooling: Pooling,
 }
 
 impl Head {
-    /// The logit of one first-token vector.
+    /// The logit of one pooled vector, summed in f64.
     pub fn logit(&self, x: &[f32]) -> f32 {
         let h = x.len();
-        let mut logit = self.out_bias as f64;
-        for (j, (row, b)) in self.dense.chunks_exact(h).zip(&self.dense_bias).enumerate() {
-            let pre: f64 = row.iter().zip(x).map(|(w, v)| *w as f64 * *v as f64).sum::<f64>() + *b as f64;
-            logit += self.out[j] as f64 * pre.tanh();
-        }
+        let pre = self
+            .dense
+            .chunks_exact(h)
+            .zip(&self.dense_bias)
+            .map(|(row, b)| row.iter().zip(x).map(|(w, v)| *w as f64 * *v as f64).sum::<f64>() + *b as f64);
+        let hidden: Vec<f64> = match &self.norm {
+            None => pre.map(f64::tanh).collect(),
+            Some((gamma, beta, eps)) => {
+                let mut act: Vec<f32> = pre.map(|p| p as f32).collect();
+                crate::kernels::ops::gelu(&mut act);
+                let act: Vec<f64> = act.into_iter().map(f64::from).collect();
+                let mean = act.iter().sum::<f64>() / h as f64;
+                let var = act.iter().map(|a| (a - mean) * (a - mean)).sum::<f64>() / h as f64;
+                let inv = 1.0 / (var + *eps as f64).sqrt();
+                act.iter()
+                    .zip(gamma.iter().zip(beta))
+                    .map(|(a, (g, b))| (a - mean) * inv * *g as f64 + *b as f64)
+                    .collect()
+            }
+        };
+        let logit = self.out.iter().zip(&hidden).map(|(o, v)| *o as f64 * v).sum::<f64>() + self.out_bias as f64;
         logit as f32
     }
 
@@ -72,6 +93,7 @@ impl Head {
         let h = config.hidden;
         let (dense, out) = match config.family {
             Family::Roberta => ("classifier.dense".to_string(), "classifier.out_proj"),
+            Family::ModernBert => ("head.dense".to_string(), "classifier"),
             _ => (format!("{prefix}pooler.dense"), "classifier"),
         };
         let labels = weights.tensor(&format!("{out}.weight")).map_or(0, |t| t.shape.first().copied().unwrap_or(0));
@@ -81,11 +103,22 @@ impl Head {
                 crate::path::name("Model.rerank")
             )));
         }
+        let modern = config.modern.as_ref();
+        let dense_bias = match modern {
+            Some(m) if !m.classifier_bias => vec![0.0; h],
+            _ => read(weights, &format!("{dense}.bias"), &[h])?,
+        };
+        let norm = match modern {
+            Some(_) => Some((read(weights, "head.norm.weight", &[h])?, vec![0.0; h], config.layer_norm_eps)),
+            None => None,
+        };
         Ok(Some(Head {
             dense: read(weights, &format!("{dense}.weight"), &[h, h])?,
-            dense_bias: read(weights, &format!("{dense}.bias"), &[h])?,
+            dense_bias,
+            norm,
             out: read(weights, &format!("{out}.weight"), &[1, h])?,
             out_bias: read(weights, &format!("{out}.bias"), &[1])?[0],
+            pooling: modern.map_or(Pooling::Cls, |m| m.classifier_pooling),
         }))
     }
 }
@@ -318,7 +351,7 @@ impl Params {
             embedding_ln: norm("embeddings.norm")?,
             layers,
             relative_bias: None,
-            head: None,
+            head: Head::read(weights, config, prefix)?,
             final_norm: Some(norm("final_norm")?),
         })
     }

@@ -32,7 +32,7 @@ use crate::executor::Executor;
 use crate::families::bert::{forward, Encoder};
 use crate::families::config::Activation;
 use crate::families::tokenize::Tokens;
-use crate::families::{Config, Pooling};
+use crate::families::Config;
 use crate::kernels::Kernels;
 use crate::model::Weights;
 use crate::types::{EncodeTextOptions, F32Matrix, Precision, RerankOptions, RerankScore};
@@ -145,8 +145,8 @@ impl Encoder {
         check_nul(std::slice::from_ref(&query.to_string()), "query")?;
         check_nul(documents, "documents")?;
         let max_tokens = self.max_tokens(options.max_tokens)?;
-        // The head reads the first token's vector, as it comes out of the last layer.
-        let first = Config { pooling: Pooling::Cls, ..self.config.clone() };
+        // The head reads the first token's vector as it comes out of the last layer (or ModernBERT's mean of them).
+        let first = Config { pooling: head.pooling, ..self.config.clone() };
         let tokenize = |which: &[usize]| self.tokenizers.encode_pairs(executor, query, documents, which, max_tokens);
         let rows = self.rows(executor, &first, documents, &tokenize, false)?;
         let h = self.config.hidden;

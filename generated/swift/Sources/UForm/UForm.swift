@@ -1076,10 +1076,10 @@ public protocol ModelProtocol: AnyObject, Sendable {
     
     /**
      * Scores documents against a query with a cross-encoder (a sequence-classification model in
-     * sentence-transformers' CrossEncoder layout: BERT or XLM-RoBERTa with its classification head), one
-     * score per document, in input order unless `RerankOptions` `sorted` says best first. Batches, memory
-     * and in-flight rules as `Model.encodeText`. An empty query or an empty document list is an invalid
-     * argument; a model without a classification head is unsupported.
+     * sentence-transformers' CrossEncoder layout: BERT, XLM-RoBERTa or ModernBERT with its classification
+     * head), one score per document, in input order unless `RerankOptions` `sorted` says best first.
+     * Batches, memory and in-flight rules as `Model.encodeText`. An empty query or an empty document list is
+     * an invalid argument; a model without a classification head is unsupported.
      * - `query`: The query, UTF-8 without NUL characters; not empty.
      * - `documents`: The documents to score, UTF-8 without NUL characters; at least one.
      * - `options`: The order of the scores, and how many tokens of each pair to keep.
@@ -1246,10 +1246,10 @@ open func free()throws   {try rustCallWithError(FfiConverterTypeUFormError_lift)
     
     /**
      * Scores documents against a query with a cross-encoder (a sequence-classification model in
-     * sentence-transformers' CrossEncoder layout: BERT or XLM-RoBERTa with its classification head), one
-     * score per document, in input order unless `RerankOptions` `sorted` says best first. Batches, memory
-     * and in-flight rules as `Model.encodeText`. An empty query or an empty document list is an invalid
-     * argument; a model without a classification head is unsupported.
+     * sentence-transformers' CrossEncoder layout: BERT, XLM-RoBERTa or ModernBERT with its classification
+     * head), one score per document, in input order unless `RerankOptions` `sorted` says best first.
+     * Batches, memory and in-flight rules as `Model.encodeText`. An empty query or an empty document list is
+     * an invalid argument; a model without a classification head is unsupported.
      * - `query`: The query, UTF-8 without NUL characters; not empty.
      * - `documents`: The documents to score, UTF-8 without NUL characters; at least one.
      * - `options`: The order of the scores, and how many tokens of each pair to keep.

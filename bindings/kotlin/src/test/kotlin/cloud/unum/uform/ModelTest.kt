@@ -369,7 +369,7 @@ class FamiliesTest {
 
     @Test
     fun `34 35 rerank reproduces the cross-encoders' scores in input order and sorted, and bad input is refused`() {
-        for (family in listOf("bert-reranker", "xlm-roberta-reranker")) withModel(family) { model ->
+        for (family in listOf("bert-reranker", "xlm-roberta-reranker", "modernbert-reranker")) withModel(family) { model ->
             val query = reference.getValue(family)["query"] as String
             val documents = texts(family, "documents")
             @Suppress("UNCHECKED_CAST")

@@ -607,6 +607,21 @@ fn cross_encoders_rerank_as_sentence_transformers_and_bad_input_is_refused() {
         for s in &sorted {
             assert_eq!(s.score, got[s.index as usize].score, "{family}: the sorted scores keep their indices");
         }
+        // bf16 scores too, where the CPU has it (issue 33): within 0.01 of sentence-transformers' f32 scores.
+        let classes = uform_core::capabilities::runnable_cpu_classes();
+        if classes.contains(&"intel-sapphirerapids") || classes.contains(&"amd-genoa") {
+            let config = ModelLoadRamConfig {
+                executor: executor(2, None),
+                memory_domains: None,
+                precision: Some(uform_core::Precision::Bf16),
+            };
+            let bf16 = Model::load_ram(root.join(family).to_str().unwrap(), config).unwrap();
+            let scores = bf16.rerank(query, &documents, RerankOptions::default()).unwrap();
+            for (s, w) in scores.iter().zip(&want) {
+                assert!((s.score - w).abs() <= 1e-2, "bf16 {family} document {}: {} vs {w}", s.index, s.score);
+            }
+            bf16.free().unwrap();
+        }
         let e = model.rerank("", &documents, RerankOptions::default()).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
         let e = model.rerank(query, &[], RerankOptions::default()).unwrap_err();

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { Executor, Model } from 'uform';
+import { Executor, Model, Precision, capabilitiesAvailable } from 'uform';
 import { throwsUForm } from './helpers.mjs';
 
 let root, reference, executor;
@@ -22,6 +22,11 @@ after(() => executor?.free());
 function load(family) {
     assert.ok(reference, 'UFORM_TEST_REFERENCE is not set: run the suite through `cargo xtask test node`');
     return Model.loadRam(join(root, family), { executor });
+}
+
+/** Whether this CPU runs a class with bf16 instructions (the native class is then one). */
+function hasBf16() {
+    return capabilitiesAvailable().split(',').some((c) => c === 'amd-genoa' || c === 'intel-sapphirerapids');
 }
 
 function maxDifference(matrix, expected) {
@@ -50,6 +55,21 @@ test('33: every family reproduces its sentence-transformers reference, and descr
                 const worst = want.reduce((s, w, c) => Math.max(s, Math.abs(w - got[c])), 0);
                 assert.ok(cosine >= 0.9999 && worst <= 1e-4, `${family} text ${r}: cosine ${cosine}, max abs difference ${worst}`);
             });
+            // bf16 runs every family too, where the CPU has it (issue 33): cosine >= 0.999 for every text.
+            if (hasBf16()) {
+                const bf16 = Model.loadRam(join(root, family), { executor, precision: Precision.Bf16 });
+                try {
+                    const b = bf16.encodeText(texts);
+                    embeddings.forEach((want, r) => {
+                        const got = b.data.subarray(r * 64, (r + 1) * 64);
+                        const norm = Math.sqrt(got.reduce((s, g) => s + g * g, 0));
+                        const cosine = want.reduce((s, w, c) => s + w * got[c], 0) / norm;
+                        assert.ok(cosine >= 0.999, `bf16 ${family} text ${r}: cosine ${cosine}`);
+                    });
+                } finally {
+                    bf16.free();
+                }
+            }
         } finally {
             model.free();
         }

@@ -396,6 +396,31 @@ final class FamiliesTests: XCTestCase {
             }
             try model.free()
         }
+        // bf16 runs every family too, where the CPU has it (issue 33): cosine >= 0.999 for every text.
+        let classes = capabilitiesAvailable().split(separator: ",").map(String.init)
+        if classes.contains("amd-genoa") || classes.contains("intel-sapphirerapids") {
+            for family in ["distilbert", "xlm-roberta", "mpnet", "modernbert"] {
+                guard let texts = found.reference[family]?["texts"] as? [String],
+                      let embeddings = found.reference[family]?["embeddings"] as? [[Double]] else {
+                    return XCTFail("unreadable \(family)")
+                }
+                let config = ModelLoadRamConfig(executor: executor, precision: .bf16)
+                let model = try await Model.loadRam(path: found.root.appendingPathComponent(family).path, config: config)
+                let m = try await model.encodeText(texts: texts)
+                XCTAssertEqual(m.data.count, texts.count * 64)
+                for (r, want) in embeddings.enumerated() where m.data.count == texts.count * 64 {
+                    var dot = 0.0, norm = 0.0
+                    for c in 0..<64 {
+                        let g = Double(m.data[r * 64 + c])
+                        dot += g * want[c]
+                        norm += g * g
+                    }
+                    let cosine = dot / norm.squareRoot()
+                    XCTAssertTrue(cosine >= 0.999, "bf16 \(family) text \(r): cosine \(cosine)")
+                }
+                try model.free()
+            }
+        }
         try executor.free()
     }
 

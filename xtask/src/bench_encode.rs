@@ -1,4 +1,4 @@
-//! `cargo xtask bench encode [--no-bindings] [--rounds N]`: UForm's `encodeText` through Rust, Node and Python
+//! `cargo xtask bench encode [--no-bindings] [--rounds N] [--families]`: UForm's `encodeText` through Rust, Node and Python
 //! against sentence-transformers (torch) and ONNX Runtime, on the same texts and 2 threads, interleaved in one run.
 //!
 //! Sets up what the peers need, none of it part of any test command: the benchmarks' virtual environment at
@@ -10,6 +10,10 @@
 //! reported unavailable. Last, `encode --scale` (bench/src/bin/encode.rs): 100,000 texts in one call under the
 //! default scratch limit (time, peak RSS growth) and a 256-token text against it repeated to 10 MB and 100 MB.
 //! `--scale-only` runs that part alone, on the test model, without the peers' environment.
+//!
+//! `--families` runs bench/encode/families.py instead: the text families of issue 31 (random-weight checkpoints at
+//! the real models' shapes, made and exported to ONNX under target/bench-families once) and a reranker, UForm
+//! against ONNX Runtime and CrossEncoder, ending in the `encode-families: …` line.
 
 use crate::bench_venv::{bench_venv, model_dir};
 use crate::util::{cargo, root, status};
@@ -19,12 +23,14 @@ use std::process::Command;
 pub fn run(args: &[String]) -> Result<(), String> {
     let mut bindings = true;
     let mut scale_only = false;
+    let mut families = false;
     let mut rounds = "7".to_string();
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         match arg.as_str() {
             "--no-bindings" => bindings = false,
             "--scale-only" => scale_only = true,
+            "--families" => families = true,
             "--rounds" => rounds = rest.next().ok_or("--rounds takes a number")?.clone(),
             other => return Err(format!("bench encode: unknown argument `{other}`")),
         }
@@ -36,6 +42,19 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     let python = bench_venv()?;
     let model = model_dir(&python)?;
+    if families {
+        cargo(&["build", "--release", "--quiet", "-p", "uform-bench", "--bin", "encode"])?;
+        let mut run = Command::new(&python);
+        run.arg(root.join("bench/encode/families.py"))
+            .arg("--rust-bin")
+            .arg(root.join("target/release/encode"))
+            .arg("--model-dir")
+            .arg(&model)
+            .arg("--out")
+            .arg(root.join("target/bench-families"))
+            .args(["--rounds", &rounds]);
+        return status(run, "bench/encode/families.py");
+    }
     let onnx = root.join("target/bench-encode/onnx");
     if ["standard.onnx", "eager.onnx", "int8.onnx"].iter().any(|f| !onnx.join(f).exists()) {
         let mut export = Command::new(&python);

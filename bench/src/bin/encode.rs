@@ -5,7 +5,8 @@
 //! `encode MODEL_DIR [bf16]` (with UFORM_BENCH_WORKLOADS naming workloads.json; `bf16` loads the model with
 //! precision bf16): prints `{"ready": …}` once the first
 //! embedding exists, or `{"unavailable": "<error>"}`; then answers `{"run": W, "reps": N}` with the N encode times
-//! of workload W, and `{"embed": W}` with its rows.
+//! of workload W, `{"embed": W}` with its rows, and for a cross-encoder `{"rerank": W, "reps": N}` with the N times
+//! of scoring workload W's texts against the latency text (`{"rerank": W}`: the scores).
 //!
 //! `encode --scale MODEL_DIR`: what issue 29 asks of one call at scale, on a 2-thread executor with the default
 //! `scratchLimit` (256 MiB): 100,000 texts (the `short` workload's sentences, numbered) in one `encode_text`, its
@@ -24,7 +25,9 @@
 use serde_json::{json, Value};
 use std::io::{BufRead, Write};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
-use uform_core::{EncodeTextOptions, Executor, ExecutorForRamConfig, Model, ModelLoadRamConfig, Precision};
+use uform_core::{
+    EncodeTextOptions, Executor, ExecutorForRamConfig, Model, ModelLoadRamConfig, Precision, RerankOptions,
+};
 
 fn threads() -> usize {
     std::env::var("UFORM_BENCH_THREADS").ok().and_then(|t| t.parse().ok()).unwrap_or(2)
@@ -83,6 +86,24 @@ fn worker(model_dir: &str, precision: Precision) {
             let m = encode(&model, &texts(&workloads, name)).expect("encode_text");
             let rows: Vec<&[f32]> = m.data.chunks(m.columns.max(1) as usize).collect();
             reply(json!({ "embeddings": rows }));
+        } else if let Some(name) = command["rerank"].as_str() {
+            // A cross-encoder's scores of workload `name` against the latency text, timed `reps` times (or, with
+            // no `reps`, the scores themselves).
+            let (query, documents) = (texts(&workloads, "latency").remove(0), texts(&workloads, name));
+            let rerank = || model.rerank(&query, &documents, RerankOptions::default()).expect("rerank");
+            match command["reps"].as_u64() {
+                Some(reps) => {
+                    let seconds: Vec<f64> = (0..reps)
+                        .map(|_| {
+                            let start = Instant::now();
+                            rerank();
+                            start.elapsed().as_secs_f64()
+                        })
+                        .collect();
+                    reply(json!({ "seconds": seconds }));
+                }
+                None => reply(json!({ "scores": rerank().iter().map(|s| s.score).collect::<Vec<_>>() })),
+            }
         }
     }
     model.free().expect("free");

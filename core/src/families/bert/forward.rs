@@ -222,16 +222,20 @@ fn rotary(executor: &Executor, config: &Config, qkv: &mut [f32], spans: &[Range<
     executor.for_n_dynamic(spans.len(), |text| {
         #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
         let rows = rows;
+        // One position's angles serve all its heads' queries and keys: computed once a token, not once a head.
+        let (mut sin, mut cos) = (vec![0.0f32; half], vec![0.0f32; half]);
         for (p, t) in spans[text].clone().enumerate() {
+            for (i, inv) in inverse.iter().enumerate() {
+                (sin[i], cos[i]) = (p as f32 * inv).sin_cos();
+            }
             // SAFETY: token `t`'s row of 3h belongs to this text's span alone; its first 2h are Q and K.
             let row = unsafe { std::slice::from_raw_parts_mut(rows.0.add(t * 3 * h), 2 * h) };
-            for head in 0..2 * heads {
-                let v = &mut row[head * dh..(head + 1) * dh];
-                for (i, inv) in inverse.iter().enumerate() {
-                    let (sin, cos) = (p as f32 * inv).sin_cos();
-                    let (a, b) = (v[i], v[i + half]);
-                    v[i] = a * cos - b * sin;
-                    v[i + half] = b * cos + a * sin;
+            for v in row.chunks_exact_mut(dh).take(2 * heads) {
+                let (first, second) = v.split_at_mut(half);
+                for i in 0..half {
+                    let (a, b) = (first[i], second[i]);
+                    first[i] = a * cos[i] - b * sin[i];
+                    second[i] = b * cos[i] + a * sin[i];
                 }
             }
         }
@@ -302,14 +306,13 @@ fn attention(
             let relative = params.relative_bias.as_ref().zip(config.relative_buckets);
             if relative.is_some() || window.is_some() {
                 // Key j of query i is at distance j - i: entry len - 1 - i + j of `by_distance`, the head's
-                // relative bias (MPNet), or 0 within a sliding window (ModernBERT) and a mask outside it.
+                // relative bias (MPNet), or 0 (ModernBERT's sliding window, which the rows below apply).
                 by_distance.clear();
                 by_distance.extend((0..2 * len - 1).map(|e| {
                     let d = e as i64 - (len as i64 - 1);
-                    match (relative, window) {
-                        (_, Some(w)) if d.unsigned_abs() as usize > w => f32::MIN,
-                        (Some((bias, buckets)), _) => bias[relative_bucket(d, buckets) * heads + head],
-                        _ => 0.0,
+                    match relative {
+                        Some((bias, buckets)) => bias[relative_bucket(d, buckets) * heads + head],
+                        None => 0.0,
                     }
                 }));
             }
@@ -328,11 +331,16 @@ fn attention(
                         }
                     } else {
                         for (r, row) in block.chunks_exact_mut(len).enumerate() {
+                            // Keys outside a sliding window weigh 0: the softmax runs over the window alone.
                             let i = first + r;
-                            for (v, b) in row.iter_mut().zip(&by_distance[len - 1 - i..]) {
-                                *v = if *b == f32::MIN { f32::MIN } else { *v * scale + b };
+                            let (lo, hi) = window.map_or((0, len), |w| (i.saturating_sub(w), (i + w + 1).min(len)));
+                            let bias = &by_distance[len - 1 - i..];
+                            for (v, b) in row[lo..hi].iter_mut().zip(&bias[lo..hi]) {
+                                *v = *v * scale + b;
                             }
-                            kernels.softmax(row, 1.0);
+                            row[..lo].fill(0.0);
+                            row[hi..].fill(0.0);
+                            kernels.softmax(&mut row[lo..hi], 1.0);
                         }
                     }
                     let c = out.0.add((span.start + first) * h + head * dh);

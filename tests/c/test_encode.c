@@ -50,11 +50,15 @@ static uform_model_t *test_model(uform_executor_t *executor) {
     return model;
 }
 
+/* The reference texts a test encodes: all of them, or UFORM_TEST_ENCODE_ROWS under valgrind. */
+static size_t reference_rows(void) {
+    const char *cap = getenv("UFORM_TEST_ENCODE_ROWS");
+    return cap && (size_t)atoi(cap) < ref_rows ? (size_t)atoi(cap) : ref_rows;
+}
+
 /* 22. encodeText reproduces the reference: cosine >= 0.9999 and max abs diff <= 1e-4 per text, 384 columns. */
 static void test_22_reference_embeddings(void) {
-    size_t rows = ref_rows;
-    const char *cap = getenv("UFORM_TEST_ENCODE_ROWS");
-    if (cap && (size_t)atoi(cap) < rows) rows = (size_t)atoi(cap);
+    size_t rows = reference_rows();
     uform_executor_t *executor = ram_executor();
     uform_model_t *model = test_model(executor);
     uform_f32_matrix_t m;
@@ -424,9 +428,7 @@ static void test_29_bf16_models(void) {
         CHECK_STATUS(uform_executor_free(native), UFORM_STATUS_OK);
         return;
     }
-    size_t rows = ref_rows;
-    const char *cap = getenv("UFORM_TEST_ENCODE_ROWS");
-    if (cap && (size_t)atoi(cap) < rows) rows = (size_t)atoi(cap);
+    size_t rows = reference_rows();
     uform_executor_t *plain = ram_executor();
     uform_model_t *f32_model = test_model(plain);
     uform_model_description_t f32_d;
@@ -570,15 +572,18 @@ static const struct family_entry *family_entry(const char *family, const char *k
     return NULL;
 }
 
-/* Loads UFORM_TEST_FAMILIES/`family` on `executor`, or NULL (a failed check). */
-static uform_model_t *family_model(const char *family, uform_executor_t *executor) {
+/* Loads UFORM_TEST_FAMILIES/`family` on `executor` at `precision`, or NULL (a failed check). */
+static uform_model_t *family_model(const char *family, uform_executor_t *executor, uform_precision_t precision) {
     const char *root = getenv("UFORM_TEST_FAMILIES");
     char path[4096];
     CHECK(root != NULL);
     if (!root) return NULL;
     snprintf(path, sizeof path, "%s/%s", root, family);
+    uform_model_load_ram_config_t config = UFORM_MODEL_LOAD_RAM_CONFIG_INIT;
+    config.executor = executor;
+    config.precision = precision;
     uform_model_t *model = NULL;
-    CHECK_STATUS(load_ram(path, executor, &model), UFORM_STATUS_OK);
+    CHECK_STATUS(uform_model_load_ram(path, &config, &model), UFORM_STATUS_OK);
     return model;
 }
 
@@ -597,7 +602,7 @@ static void test_33_every_family_reproduces_its_reference(void) {
     for (size_t k = 0; k < 4; k++) {
         const struct family_entry *texts = family_entry(families[k], "texts"),
                                   *want = family_entry(families[k], "embeddings");
-        uform_model_t *model = family_model(families[k], executor);
+        uform_model_t *model = family_model(families[k], executor, UFORM_PRECISION_F32);
         CHECK(texts && want && texts->rows == want->rows && want->columns == 64);
         if (!model || !texts || !want) continue;
         uform_model_description_t d;
@@ -629,13 +634,7 @@ static void test_33_every_family_reproduces_its_reference(void) {
         CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK);
         /* bf16 runs every family too, where the CPU has it (issue 33): cosine >= 0.999 for every text. */
         if (available("amd-genoa") || available("intel-sapphirerapids")) {
-            char path[4096];
-            snprintf(path, sizeof path, "%s/%s", getenv("UFORM_TEST_FAMILIES"), families[k]);
-            uform_model_load_ram_config_t config = UFORM_MODEL_LOAD_RAM_CONFIG_INIT;
-            config.executor = executor;
-            config.precision = UFORM_PRECISION_BF16;
-            uform_model_t *bf16 = NULL;
-            CHECK_STATUS(uform_model_load_ram(path, &config, &bf16), UFORM_STATUS_OK);
+            uform_model_t *bf16 = family_model(families[k], executor, UFORM_PRECISION_BF16);
             if (!bf16) continue;
             CHECK_STATUS(uform_model_encode_text(bf16, (const char *const *)texts->texts, texts->rows, NULL, &m),
                          UFORM_STATUS_OK);
@@ -665,7 +664,7 @@ static void test_34_cross_encoders_rerank_as_sentence_transformers(void) {
         const struct family_entry *query = family_entry(families[k], "query"),
                                   *documents = family_entry(families[k], "documents"),
                                   *want = family_entry(families[k], "scores");
-        uform_model_t *model = family_model(families[k], executor);
+        uform_model_t *model = family_model(families[k], executor, UFORM_PRECISION_F32);
         CHECK(query && documents && want && want->columns == documents->rows);
         if (!model || !query || !documents || !want) continue;
         const char *const *docs = (const char *const *)documents->texts;
@@ -705,7 +704,7 @@ static void test_34_cross_encoders_rerank_as_sentence_transformers(void) {
                      UFORM_STATUS_INVALID_ARGUMENT);
         CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK);
     }
-    uform_model_t *plain = family_model("distilbert", executor);
+    uform_model_t *plain = family_model("distilbert", executor, UFORM_PRECISION_F32);
     const char *one[1] = {"d"};
     const uform_rerank_score_t *scores = NULL;
     size_t count = 0;
@@ -721,7 +720,7 @@ static void test_35_prompts_and_dimensions_match_sentence_transformers(void) {
                               *prompted = family_entry("distilbert", "prompted_query"),
                               *truncated = family_entry("distilbert", "truncated_24");
     uform_executor_t *executor = ram_executor();
-    uform_model_t *model = family_model("distilbert", executor);
+    uform_model_t *model = family_model("distilbert", executor, UFORM_PRECISION_F32);
     CHECK(texts && prompted && truncated && truncated->columns == 24);
     if (model && texts && prompted && truncated) {
         const char *const *t = (const char *const *)texts->texts;

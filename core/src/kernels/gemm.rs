@@ -151,6 +151,8 @@ pub enum Epilogue<'a> {
     Bias(&'a [f32]),
     /// `C = gelu(A·Bᵀ + bias)`.
     BiasGelu(&'a [f32]),
+    /// `C = activation(A·Bᵀ + bias)`: another activation than GELU's erf form (CLIP's quick GELU, SigLIP's tanh GELU).
+    BiasActivation(&'a [f32], super::ops::Activation),
     /// `C = LayerNorm(C + A·Bᵀ + bias)`: the residual connection, then the LayerNorm after it (`gamma`, `beta`,
     /// `eps`), which the last tile to finish a block of rows applies to those whole rows, so the normalisation
     /// needs no dispatch of its own.
@@ -159,6 +161,8 @@ pub enum Epilogue<'a> {
     Plain,
     /// `C += A·Bᵀ`.
     Accumulate,
+    /// `C += A·Bᵀ + bias`: a pre-norm layer's residual connection.
+    AccumulateBias(&'a [f32]),
 }
 
 /// A pointer the tiles of one product share; each tile writes its own outputs only.
@@ -301,7 +305,8 @@ pub fn dense_strided(
         let out = out;
         let (i0, j0) = ((t / col_tiles) * mc, (t % col_tiles) * nc);
         let (rows, cols) = (mc.min(m - i0), nc.min(n - j0));
-        let accumulate = matches!(epilogue, Epilogue::AddBiasLayerNorm { .. } | Epilogue::Accumulate);
+        let accumulate =
+            matches!(epilogue, Epilogue::AddBiasLayerNorm { .. } | Epilogue::Accumulate | Epilogue::AccumulateBias(_));
         // SAFETY: rows `i0..i0+rows` of A are in bounds (checked above); this tile alone writes C's rows
         // `i0..i0+rows`, columns `j0..j0+cols`; the panels of columns `j0..` are in `w.panels`.
         unsafe {
@@ -317,10 +322,11 @@ pub fn dense_strided(
             for i in 0..rows {
                 let row = std::slice::from_raw_parts_mut(c.add(i * n), cols);
                 match epilogue {
-                    Epilogue::Bias(bias) | Epilogue::AddBiasLayerNorm { bias, .. } => {
+                    Epilogue::Bias(bias) | Epilogue::AddBiasLayerNorm { bias, .. } | Epilogue::AccumulateBias(bias) => {
                         kernels.add(row, &bias[j0..j0 + cols])
                     }
                     Epilogue::BiasGelu(bias) => kernels.bias_gelu(row, &bias[j0..j0 + cols]),
+                    Epilogue::BiasActivation(bias, activation) => activation.apply(kernels, row, &bias[j0..j0 + cols]),
                     Epilogue::Plain | Epilogue::Accumulate => {}
                 }
             }
@@ -342,6 +348,7 @@ pub fn dense_strided(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::ops::Activation;
 
     fn naive(a: &[f32], b_rows: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
         let mut c = vec![0.0; m * n];
@@ -401,6 +408,33 @@ mod tests {
                 let norm = Epilogue::AddBiasLayerNorm { bias: &bias, gamma: &gamma, beta: &beta, eps: 1e-12 };
                 dense(&executor, &kernels, &a, m, &Packed::weights(&w, n, k), &mut fused, norm).unwrap();
                 assert_eq!(fused, sequential, "{kernels:?} {m}x{n}x{k}: the fused LayerNorm");
+                // The pre-norm residual and the other activations: the same floats as their steps one by one.
+                let mut fused = before.clone();
+                dense(
+                    &executor,
+                    &kernels,
+                    &a,
+                    m,
+                    &Packed::weights(&w, n, k),
+                    &mut fused,
+                    Epilogue::AccumulateBias(&bias),
+                )
+                .unwrap();
+                let mut sequential = before.clone();
+                dense(&executor, &kernels, &a, m, &Packed::weights(&w, n, k), &mut sequential, Epilogue::Accumulate)
+                    .unwrap();
+                sequential.chunks_exact_mut(n).for_each(|row| kernels.add(row, &bias));
+                assert_eq!(fused, sequential, "{kernels:?} {m}x{n}x{k}: the residual's bias");
+                for activation in [Activation::QuickGelu, Activation::GeluTanh, Activation::Gelu] {
+                    let mut fused = vec![0.0; m * n];
+                    let epilogue = Epilogue::BiasActivation(&bias, activation);
+                    dense(&executor, &kernels, &a, m, &Packed::weights(&w, n, k), &mut fused, epilogue).unwrap();
+                    let mut sequential = vec![0.0; m * n];
+                    dense(&executor, &kernels, &a, m, &Packed::weights(&w, n, k), &mut sequential, Epilogue::Plain)
+                        .unwrap();
+                    sequential.chunks_exact_mut(n).for_each(|row| activation.apply(&kernels, row, &bias));
+                    assert_eq!(fused, sequential, "{kernels:?} {m}x{n}x{k}: {activation:?}");
+                }
             }
         }
     }

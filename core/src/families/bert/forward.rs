@@ -21,10 +21,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// giving the same floats as one block of every row.
 const QUERY_BLOCK: usize = 32;
 
-/// Floats of attention scratch one thread needs for a text of `len` tokens: a block of its scores, its packed keys
-/// and values.
-fn attention_floats(config: &Config, len: usize) -> usize {
-    let dh = config.head_dim();
+/// Floats of attention scratch one thread needs for a text of `len` tokens with heads `dh` wide: a block of its
+/// scores, its packed keys and values.
+pub(crate) fn attention_floats(dh: usize, len: usize) -> usize {
     len.min(QUERY_BLOCK) * len + packed_len(len, dh) + packed_len(dh, len)
 }
 
@@ -33,7 +32,7 @@ fn attention_floats(config: &Config, len: usize) -> usize {
 pub fn scratch_lens(config: &Config, total: usize, longest: usize, slots: usize) -> [usize; 4] {
     let (h, wide) = (config.hidden, (3 * config.hidden).max(config.intermediate));
     let at = |n: usize, m: usize| n.saturating_mul(m);
-    [at(total, h), at(total, wide), at(total, h), at(slots, attention_floats(config, longest))]
+    [at(total, h), at(total, wide), at(total, h), at(slots, attention_floats(config.head_dim(), longest))]
 }
 
 /// Runs the encoder over `tokens` and writes one pooled (and, when asked, normalised) row per text into `pooled`:
@@ -79,7 +78,7 @@ pub fn forward(
         }
     }
     let slots = slots.clamp(1, executor.threads());
-    let per_thread = attention_floats(config, longest);
+    let per_thread = attention_floats(config.head_dim(), longest);
     let [x, big, ctx, attn] = scratch.carve(scratch_lens(config, total, longest, slots));
 
     // Embeddings: word + position + token type, then LayerNorm.
@@ -106,7 +105,9 @@ pub fn forward(
     for layer in layers {
         let qkv = &mut big[..total * 3 * h];
         dense(executor, kernels, x, total, &layer.qkv, qkv, Epilogue::Bias(&layer.qkv_bias))?;
-        attention(executor, kernels, config, params, qkv, ctx, &spans, attn, per_thread, slots, None)?;
+        let relative = params.relative_bias.as_deref().zip(config.relative_buckets);
+        let shape = (h, config.heads);
+        attention(executor, kernels, shape, relative, qkv, ctx, &spans, attn, per_thread, slots, Mask::All)?;
         dense(executor, kernels, ctx, total, &layer.out, x, add_norm(&layer.out_bias, &layer.ln1, eps))?;
         let up = &mut big[..total * config.intermediate];
         dense(executor, kernels, x, total, &layer.up, up, Epilogue::BiasGelu(&layer.up_bias))?;
@@ -186,8 +187,8 @@ fn modern_layers(
         dense(executor, kernels, ctx, total, &layer.qkv, qkv, Epilogue::Plain)?;
         let theta = if modern.global[l] { modern.theta_global } else { modern.theta_local };
         rotary(executor, config, qkv, spans, theta)?;
-        let window = (!modern.global[l]).then_some(modern.window);
-        attention(executor, kernels, config, params, qkv, ctx, spans, attn, per_thread, slots, window)?;
+        let mask = if modern.global[l] { Mask::All } else { Mask::Window(modern.window) };
+        attention(executor, kernels, (h, config.heads), None, qkv, ctx, spans, attn, per_thread, slots, mask)?;
         dense(executor, kernels, ctx, total, &layer.out, x, Epilogue::Accumulate)?;
         normed(x, ctx, &layer.ln2)?;
         let up = &mut big[..total * wide];
@@ -259,24 +260,37 @@ pub fn relative_bucket(d: i64, buckets: usize) -> usize {
     (sign + bucket) as usize
 }
 
-/// Self-attention of every (text, head) pair: `softmax(Q·Kᵀ/√d + bias)·V` into `ctx` (the bias: MPNet's relative
-/// position bias, else none), claimed dynamically by the first `slots` threads, each with its own part of `scratch`
-/// for the scores and the packed keys and values.
+/// The keys a query attends to, besides those of its own text alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mask {
+    /// Every key of the text.
+    All,
+    /// Keys at most this many positions away (ModernBERT's local layers).
+    Window(usize),
+    /// Keys at or before the query's position (CLIP's text tower).
+    Causal,
+}
+
+/// Self-attention of every (text, head) pair: `softmax(Q·Kᵀ/√d + bias)·V` into `ctx`, over the keys `mask` lets
+/// each query see (the bias: `relative`, MPNet's relative position bias `[buckets × heads]` and its bucket count,
+/// else none), claimed dynamically by the first `slots` threads, each with its own part of `scratch` for the scores
+/// and the packed keys and values. `qkv` holds each token's queries, keys and values, `3 × hidden` a row; `ctx`
+/// each token's context, `hidden` a row; `(hidden, heads)` is `shape`.
 #[allow(clippy::too_many_arguments)]
-fn attention(
+pub(crate) fn attention(
     executor: &Executor,
     kernels: &Kernels,
-    config: &Config,
-    params: &Params,
+    (h, heads): (usize, usize),
+    relative: Option<(&[f32], usize)>,
     qkv: &[f32],
     ctx: &mut [f32],
     spans: &[Range<usize>],
     scratch: &mut [f32],
     per_thread: usize,
     slots: usize,
-    window: Option<usize>,
+    mask: Mask,
 ) -> Result<()> {
-    let (h, heads, dh) = (config.hidden, config.heads, config.head_dim());
+    let dh = h / heads;
     let ld = 3 * h;
     let scale = 1.0 / (dh as f32).sqrt();
     let tasks = spans.len() * heads;
@@ -303,8 +317,7 @@ fn attention(
             let values = &mut rest[..packed_len(dh, len)];
             gemm::pack_rows(&qkv[span.start * ld + h + head * dh..], ld, len, dh, keys);
             gemm::pack_columns(&qkv[span.start * ld + 2 * h + head * dh..], ld, len, dh, values);
-            let relative = params.relative_bias.as_ref().zip(config.relative_buckets);
-            if relative.is_some() || window.is_some() {
+            if relative.is_some() || mask != Mask::All {
                 // Key j of query i is at distance j - i: entry len - 1 - i + j of `by_distance`, the head's
                 // relative bias (MPNet), or 0 (ModernBERT's sliding window, which the rows below apply).
                 by_distance.clear();
@@ -331,9 +344,14 @@ fn attention(
                         }
                     } else {
                         for (r, row) in block.chunks_exact_mut(len).enumerate() {
-                            // Keys outside a sliding window weigh 0: the softmax runs over the window alone.
+                            // Keys outside a sliding window (or after a causal query) weigh 0: the softmax runs over
+                            // the keys it sees alone.
                             let i = first + r;
-                            let (lo, hi) = window.map_or((0, len), |w| (i.saturating_sub(w), (i + w + 1).min(len)));
+                            let (lo, hi) = match mask {
+                                Mask::All => (0, len),
+                                Mask::Window(w) => (i.saturating_sub(w), (i + w + 1).min(len)),
+                                Mask::Causal => (0, i + 1),
+                            };
                             let bias = &by_distance[len - 1 - i..];
                             for (v, b) in row[lo..hi].iter_mut().zip(&bias[lo..hi]) {
                                 *v = *v * scale + b;
@@ -359,10 +377,56 @@ mod tests {
     #[test]
     fn attention_scratch_grows_linearly_with_the_length() {
         let config = crate::families::Config::bert(768, 12, 22, 1152, 50368, 8192);
-        let (long, short) = (super::attention_floats(&config, 8192), super::attention_floats(&config, 4096));
+        let dh = config.head_dim();
+        let (long, short) = (super::attention_floats(dh, 8192), super::attention_floats(dh, 4096));
         assert!(long * 4 < 8 << 20, "{long} floats");
         assert!(long <= 2 * short + 64, "{long} floats at 8192 tokens, {short} at 4096: not linear");
         assert!(long >= 8192 * super::QUERY_BLOCK, "{long} floats hold no block of scores");
+    }
+
+    /// Attention under each mask against a plain loop in f64: two texts (one past a query block), two heads.
+    #[test]
+    fn attention_masks_match_a_plain_loop() {
+        use super::{attention, attention_floats, Mask};
+        let executor =
+            crate::executor::Executor::for_ram(crate::ExecutorForRamConfig { threads: Some(2), ..Default::default() })
+                .unwrap();
+        let kernels = crate::kernels::Kernels::for_class(None).unwrap();
+        let (h, heads, dh) = (8, 2, 4);
+        let spans = [0..5, 5..45];
+        let total = 45;
+        let qkv: Vec<f32> = (0..total * 3 * h).map(|i| ((i * 7919 % 113) as f32 / 113.0 - 0.5) * 2.0).collect();
+        for mask in [Mask::All, Mask::Causal, Mask::Window(3)] {
+            let per_thread = attention_floats(dh, 40);
+            let mut scratch = vec![0.0; 2 * per_thread];
+            let mut ctx = vec![f32::NAN; total * h];
+            attention(&executor, &kernels, (h, heads), None, &qkv, &mut ctx, &spans, &mut scratch, per_thread, 2, mask)
+                .unwrap();
+            for span in &spans {
+                for head in 0..heads {
+                    for i in span.clone() {
+                        let sees = |j: usize| match mask {
+                            Mask::All => true,
+                            Mask::Causal => j <= i,
+                            Mask::Window(w) => j.abs_diff(i) <= w,
+                        };
+                        let at = |t: usize, part: usize, d: usize| qkv[t * 3 * h + part * h + head * dh + d] as f64;
+                        let scores: Vec<(usize, f64)> = span
+                            .clone()
+                            .filter(|j| sees(*j))
+                            .map(|j| (j, (0..dh).map(|d| at(i, 0, d) * at(j, 1, d)).sum::<f64>() / (dh as f64).sqrt()))
+                            .collect();
+                        let max = scores.iter().map(|s| s.1).fold(f64::MIN, f64::max);
+                        let total: f64 = scores.iter().map(|s| (s.1 - max).exp()).sum();
+                        for d in 0..dh {
+                            let want: f64 = scores.iter().map(|(j, s)| (s - max).exp() / total * at(*j, 2, d)).sum();
+                            let got = ctx[i * h + head * dh + d] as f64;
+                            assert!((got - want).abs() < 1e-5, "{mask:?} token {i} head {head} [{d}]: {got} vs {want}");
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// transformers' buckets for distances -200..=200, recorded by tests/fixtures/families/make_families.py.

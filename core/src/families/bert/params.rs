@@ -224,7 +224,7 @@ pub fn f16_to_f32(h: u16) -> f32 {
 pub fn view<'w>(weights: &'w dyn Weights, name: &str, shape: &[usize]) -> Result<TensorView<'w>> {
     let view = weights
         .tensor(name)
-        .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, format!("the BERT weights have no tensor `{name}`")))?;
+        .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, format!("the weights have no tensor `{name}`")))?;
     if view.shape != shape {
         return Err(Error::new(
             ErrorKind::InvalidArgument,
@@ -234,7 +234,8 @@ pub fn view<'w>(weights: &'w dyn Weights, name: &str, shape: &[usize]) -> Result
     Ok(view)
 }
 
-fn read(weights: &dyn Weights, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
+/// A tensor by name with the expected shape, decoded to f32.
+pub fn read(weights: &dyn Weights, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
     let view = view(weights, name, shape)?;
     let mut out = vec![0.0; shape.iter().product()];
     decode(&view, &mut out)?;

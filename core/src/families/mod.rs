@@ -3,6 +3,7 @@
 //! batching, pooling across calls, memory budgets and losses are `crate::verbs`'.
 
 pub mod bert;
+pub mod clip;
 pub(crate) mod config;
 pub(crate) mod tokenize;
 

@@ -4,6 +4,7 @@
 
 pub mod bert;
 pub(crate) mod config;
+pub mod pixels;
 pub(crate) mod tokenize;
 
 pub use config::{Config, Family, Pooling};

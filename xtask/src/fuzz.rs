@@ -1,5 +1,5 @@
-//! `cargo xtask fuzz [--target idl_loader|safetensors_header] [--seconds N] [--stable] [--merge]`: fuzzes the IDL
-//! loader (the default) or the safetensors header parser (see fuzz/README.md). With nightly
+//! `cargo xtask fuzz [--target idl_loader|safetensors_header|image_pixels] [--seconds N] [--stable] [--merge]`:
+//! fuzzes the IDL loader (the default), the safetensors header parser or the image decoder (see fuzz/README.md). With nightly
 //! Rust and cargo-fuzz installed, libFuzzer runs the `idl_loader` target for N seconds (default 600), seeded from the
 //! committed corpus, writing what it finds to fuzz/corpus-work/; otherwise (or with `--stable`) the stable harness,
 //! codegen/tests/fuzz_corpus.rs, mutates the corpus for N seconds in a release build. `--merge` folds
@@ -29,6 +29,12 @@ const TARGETS: &[Target] = &[
         package: "uform-core",
         harness: "safetensors_fuzz",
     },
+    Target {
+        name: "image_pixels",
+        options: &["-max_len=262144", "-rss_limit_mb=4096"],
+        package: "uform-core",
+        harness: "image_fuzz",
+    },
 ];
 
 pub fn run(args: &[String]) -> Result<(), String> {
@@ -38,9 +44,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
     while let Some(arg) = rest.next() {
         match arg.as_str() {
             "--target" => {
-                let name = rest.next().ok_or("--target needs a name: idl_loader or safetensors_header")?;
+                let name =
+                    rest.next().ok_or("--target needs a name: idl_loader, safetensors_header or image_pixels")?;
                 target = TARGETS.iter().find(|t| t.name == name).ok_or_else(|| {
-                    format!("--target {name}: unknown; the targets are idl_loader and safetensors_header")
+                    format!("--target {name}: unknown; the targets are idl_loader, safetensors_header and image_pixels")
                 })?;
             }
             "--seconds" => {

@@ -5,6 +5,7 @@
 pub mod bert;
 pub mod clip;
 pub(crate) mod config;
+pub mod pixels;
 pub(crate) mod tokenize;
 
 pub use config::{Config, Family, Pooling};

@@ -94,6 +94,9 @@ pub enum Type {
     /// A row-major matrix of 32-bit floats a verb returns (rows × columns): each language's native numeric array,
     /// handed over without a copy where the language allows. Only ever a callable's result.
     F32Matrix,
+    /// An encoded file's bytes (an image's PNG or JPEG), borrowed for the call. Only ever the element of a list
+    /// parameter (`list<bytes>`): each language's natural byte buffer, read without a copy where the language allows.
+    Bytes,
     List(Box<Type>),
     Record(Name),
     Enum(Name),
@@ -112,6 +115,7 @@ impl std::fmt::Display for Type {
             Type::String => f.write_str("string"),
             Type::Path => f.write_str("path"),
             Type::F32Matrix => f.write_str("f32_matrix"),
+            Type::Bytes => f.write_str("bytes"),
             Type::Address => f.write_str("address"),
             Type::GpuClass => f.write_str("gpu_class"),
             Type::List(t) => write!(f, "list<{t}>"),
@@ -131,6 +135,14 @@ impl Type {
             Type::U64 | Type::Address => Some((0, u64::MAX as i128)),
             Type::I32 => Some((i32::MIN as i128, i32::MAX as i128)),
             _ => None,
+        }
+    }
+    /// Whether the type is or holds [`Type::Bytes`].
+    pub fn holds_bytes(&self) -> bool {
+        match self {
+            Type::Bytes => true,
+            Type::List(e) => e.holds_bytes(),
+            _ => false,
         }
     }
     /// The element type of a list.
@@ -472,6 +484,10 @@ impl Api {
     /// Every callable: the free functions, then each class's members.
     pub fn callables(&self) -> impl Iterator<Item = &Callable> {
         self.functions().chain(self.classes().flat_map(|k| k.members.iter()))
+    }
+    /// Whether some callable takes a `list<bytes>`, so the builtin byte-buffer type must be declared.
+    pub fn takes_bytes(&self) -> bool {
+        self.callables().any(|c| c.params.iter().any(|p| p.ty.holds_bytes()))
     }
     /// Whether some callable returns an [`Type::F32Matrix`], so the builtin matrix type must be declared.
     pub fn returns_matrix(&self) -> bool {

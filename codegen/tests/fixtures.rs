@@ -60,6 +60,8 @@ fn there_is_a_fixture_per_shape() {
         "async_twin",
         "pages",
         "matrix_result",
+        "bytes_list_argument",
+        "unsupported_bytes_outside_list_parameter",
         "only_per_language",
         "unsupported_record_in_input_record",
         "unsupported_list_in_returned_input_record",

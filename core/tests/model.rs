@@ -124,6 +124,7 @@ fn expected(path: &str, tensors: &[T], architecture: Option<&str>, executor: &Ex
         dimensions: 0,
         prompts: vec![],
         cross_encoder: false,
+        towers: vec![],
         // Four bytes a value of every floating-point tensor.
         weight_bytes: tensors
             .iter()

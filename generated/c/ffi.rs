@@ -413,6 +413,8 @@ pub struct uform_model_description_t {
     pub prompts: *const *const c_char,
     pub prompts_count: usize,
     pub cross_encoder: bool,
+    pub towers: *const *const c_char,
+    pub towers_count: usize,
     pub tensors: *const uform_tensor_description_t,
     pub tensors_count: usize,
 }
@@ -434,10 +436,12 @@ fn model_description_to_c(v: &uform_core::ModelDescription, arena: &mut Arena) -
         dimensions: v.dimensions,
         prompts: { let items: Vec<_> = v.prompts.iter().map(|s| arena.string(s)).collect(); arena.list(items) },
         cross_encoder: v.cross_encoder,
+        towers: { let items: Vec<_> = v.towers.iter().map(|s| arena.string(s)).collect(); arena.list(items) },
         tensors: { let items: Vec<_> = v.tensors.iter().map(|x| tensor_description_to_c(x, arena)).collect(); arena.list(items) },
         memory_domains_count: v.memory_domains.len(),
         devices_count: v.devices.len(),
         prompts_count: v.prompts.len(),
+        towers_count: v.towers.len(),
         tensors_count: v.tensors.len(),
     }
 }
@@ -489,6 +493,24 @@ const _: () = assert!(
     "uform_encode_text_options_t.prompt lies in the first layout's trailing padding: append a field that fills it first"
 );
 
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct uform_encode_image_options_t {
+    pub struct_size: u32,
+    pub normalize: bool,
+}
+
+fn encode_image_options_from_c(raw: &uform_encode_image_options_t) -> Result<uform_core::EncodeImageOptions, Error> {
+    Ok(uform_core::EncodeImageOptions {
+        normalize: raw.normalize.then_some(true),
+    })
+}
+
+// SAFETY: `#[repr(C)]`, led by `struct_size: u32`, and every field an integer, a float, a C `bool` or a raw pointer, for which all zeros (and whatever a C caller writes) is a valid value.
+unsafe impl Versioned for uform_encode_image_options_t {
+    const FIRST_SIZE: usize = std::mem::size_of::<uform_encode_image_options_t>();
+}
 
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -729,6 +751,20 @@ pub unsafe extern "C" fn uform_model_encode_text(model: *mut uform_model_t, text
         let options = if options.is_null() { Default::default() } else { encode_text_options_from_c(&read_versioned(options, "options")?)? };
         check_out(matrix, "matrix")?;
         let value = model.value.encode_text(&texts, options)?;
+        // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
+        unsafe { *matrix = f32_matrix_to_c(value) };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn uform_model_encode_image(model: *mut uform_model_t, images: *const uform_bytes_t, images_count: usize, options: *const uform_encode_image_options_t, matrix: *mut uform_f32_matrix_t) -> uform_status_t {
+    guard("uform_model_encode_image", || {
+        let model = MODEL_HANDLES.get(model as usize, "model", "Model")?;
+        let images = read_bytes_list(images, images_count, "images")?;
+        let options = if options.is_null() { Default::default() } else { encode_image_options_from_c(&read_versioned(options, "options")?)? };
+        check_out(matrix, "matrix")?;
+        let value = model.value.encode_image(&images, options)?;
         // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).
         unsafe { *matrix = f32_matrix_to_c(value) };
         Ok(())

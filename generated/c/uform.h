@@ -576,6 +576,13 @@ typedef struct uform_model_description_t {
     /** Whether it is a cross-encoder with a classification head, which `uform_model_rerank` needs. */
     bool cross_encoder;
     /**
+     * The towers the model has: "text", "image", or both (CLIP, SigLIP); a BERT-family encoder has only
+     * "text". `uform_model_encode_text` needs a text tower and `uform_model_encode_image` an image tower.
+     * Owned by UForm, like the record holding it.
+     */
+    const char *const *towers;
+    size_t towers_count;
+    /**
      * Every tensor, in file order, shard after shard for a sharded model. Owned by UForm, like the record
      * holding it.
      */
@@ -628,6 +635,27 @@ typedef struct uform_encode_text_options_t {
 
 /** `uform_encode_text_options_t` with `struct_size` set and every other field absent. */
 #define UFORM_ENCODE_TEXT_OPTIONS_INIT { .struct_size = sizeof(uform_encode_text_options_t) }
+
+/**
+ * How `uform_model_encode_image` embeds its images. Start from `UFORM_ENCODE_IMAGE_OPTIONS_INIT`, or
+ * zero-initialise it: a zero field means absent. It can grow: see `struct_size`.
+ */
+typedef struct uform_encode_image_options_t {
+    /**
+     * `sizeof(uform_encode_image_options_t)` as the caller's uform.h declares it, which
+     * `UFORM_ENCODE_IMAGE_OPTIONS_INIT` sets: a later library that appended fields reads only these bytes and
+     * takes the fields it appended as absent. Zero means the first layout, the fields up to `normalize`.
+     */
+    uint32_t struct_size;
+    /**
+     * Scales every embedding to unit length, as CLIP and SigLIP embeddings are compared by cosine; absent
+     * normalises them. Zero means absent.
+     */
+    bool normalize;
+} uform_encode_image_options_t;
+
+/** `uform_encode_image_options_t` with `struct_size` set and every other field absent. */
+#define UFORM_ENCODE_IMAGE_OPTIONS_INIT { .struct_size = sizeof(uform_encode_image_options_t) }
 
 /**
  * How `uform_model_rerank` scores its documents. Start from `UFORM_RERANK_OPTIONS_INIT`, or zero-initialise
@@ -752,6 +780,18 @@ typedef struct uform_train_step_t {
     /** Wall-clock seconds the step took, tokenisation included. */
     double seconds;
 } uform_train_step_t;
+
+/**
+ * An encoded file's bytes (an image's PNG or JPEG), borrowed for the call: `len` bytes at `data`, read in place
+ * and never copied or kept. A NULL `data` with a `len` of 0 is an empty buffer; a NULL `data` with a `len` is an
+ * invalid argument naming the element.
+ */
+typedef struct uform_bytes_t {
+    /** The first byte; NULL only when `len` is 0. */
+    const uint8_t *data;
+    /** Bytes at `data`. */
+    size_t len;
+} uform_bytes_t;
 
 /**
  * A row-major matrix of floats a verb returns: `rows` rows of `columns` values at `data` (NULL when there are no
@@ -882,12 +922,14 @@ uform_status_t uform_model_load_vram(const char *path, const uform_model_load_vr
 uform_status_t uform_model_describe(uform_model_t *model, uform_model_description_t *description);
 
 /**
- * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder on the executor's threads,
- * one row per text in input order, with the prompt and dimensions `uform_encode_text_options_t` asks for; an
- * empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer that
- * adds no special tokens) a row of zeros. A call of any size runs in batches that fit the executor's scratch
- * limit (`uform_executor_for_ram_config_t` `scratch_limit`); only the result grows with it. While it runs,
- * `uform_executor_drain` on its executor waits for it and `uform_model_free` is an in-use error.
+ * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder, or the text tower of a CLIP
+ * or SigLIP model, on the executor's threads, one row per text in input order, with the prompt and dimensions
+ * `uform_encode_text_options_t` asks for; an empty list gives no rows, and a text the tokenizer gives no
+ * tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of any size
+ * runs in batches that fit the executor's scratch limit (`uform_executor_for_ram_config_t` `scratch_limit`);
+ * only the result grows with it. While it runs, `uform_executor_drain` on its executor waits for it and
+ * `uform_model_free` is an in-use error. An image-text model (CLIP, SigLIP) embeds texts with its text tower,
+ * into the space its `uform_model_encode_image` embeds images in.
  * @param model The model to act on.
  * @param texts The texts to embed, UTF-8 without NUL characters.
  * @param options Whether to normalise, and how many tokens of each text to keep. NULL means every field
@@ -897,6 +939,24 @@ uform_status_t uform_model_describe(uform_model_t *model, uform_model_descriptio
  * where a value is required is `UFORM_STATUS_INVALID_ARGUMENT`.
  */
 uform_status_t uform_model_encode_text(uform_model_t *model, const char *const *texts, size_t texts_count, const uform_encode_text_options_t *options, uform_f32_matrix_t *matrix);
+
+/**
+ * Embeds images with the image tower of a CLIP or SigLIP model on the executor's threads, one row per image
+ * in input order, in the space `uform_model_encode_text` embeds the model's texts in, so the two compare by
+ * cosine; an empty list gives no rows. An image that cannot be decoded, is empty, is animated, or holds more
+ * than 64 megapixels is an invalid argument naming its index in `images`, and no image is decoded past that
+ * budget; a model without an image tower is unsupported (`uform_model_description_t` `towers` says which it
+ * has). Batches, memory and in-flight rules as `uform_model_encode_text`.
+ * @param model The model to act on.
+ * @param images The encoded files' bytes: PNG, JPEG, WebP or GIF (one frame); each decoded, converted to RGB,
+ * resized, cropped and normalised as the model's `preprocessor_config.json` says. Each buffer is read in
+ * place for the call, never copied or kept.
+ * @param options Whether to normalise the embeddings. NULL means every field absent.
+ * @param matrix Receives the result.
+ * @return `UFORM_STATUS_OK`, or the error kind with `uform_last_error_message` saying why; a NULL pointer
+ * where a value is required is `UFORM_STATUS_INVALID_ARGUMENT`.
+ */
+uform_status_t uform_model_encode_image(uform_model_t *model, const uform_bytes_t *images, size_t images_count, const uform_encode_image_options_t *options, uform_f32_matrix_t *matrix);
 
 /**
  * Scores documents against a query with a cross-encoder (a sequence-classification model in

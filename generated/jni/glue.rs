@@ -257,6 +257,22 @@ pub extern "system" fn Java_cloud_unum_uform_UFormNative_modelEncodeText<'l>(mut
     })
 }
 
+/// `Model.encodeImage`
+#[no_mangle]
+#[allow(unused_variables, clippy::too_many_arguments, clippy::needless_question_mark)]
+pub extern "system" fn Java_cloud_unum_uform_UFormNative_modelEncodeImage<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, handle: jlong, images: JObjectArray<'l>, options_normalize_present: jboolean, options_normalize: jboolean) -> jobject {
+    runtime::call(&mut env, |env| {
+        // SAFETY: Kotlin holds a use of `handle` for the whole call (NativeHandle.use).
+        let this = unsafe { runtime::borrow::<uform_core::Model>(handle) };
+        let images = runtime::byte_arrays(env, &images)?;
+        let options = uform_core::EncodeImageOptions {
+            normalize: if options_normalize_present != 0 { Some(options_normalize != 0) } else { None },
+        };
+        let value = this.encode_image(&images.iter().map(Vec::as_slice).collect::<Vec<_>>(), options)?;
+        Ok(runtime::bytes(env, &value)?)
+    })
+}
+
 /// `Model.rerank`
 #[no_mangle]
 #[allow(unused_variables, clippy::too_many_arguments, clippy::needless_question_mark)]
@@ -470,6 +486,7 @@ impl Encode for uform_core::ModelDescription {
         self.dimensions.encode(out);
         self.prompts.encode(out);
         self.cross_encoder.encode(out);
+        self.towers.encode(out);
         self.tensors.encode(out);
     }
 }

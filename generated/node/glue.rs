@@ -485,6 +485,7 @@ impl ToJs for uform_core::ModelDescription {
         object.set("dimensions", &self.dimensions)?;
         object.set("prompts", &self.prompts)?;
         object.set("crossEncoder", &self.cross_encoder)?;
+        object.set("towers", &self.towers)?;
         object.set("tensors", &self.tensors)?;
         Ok(object.finish())
     }
@@ -513,6 +514,25 @@ impl ToJs for uform_core::EncodeTextOptions {
         object.set_optional("dimensions", self.dimensions.as_ref())?;
         object.set_optional("promptName", self.prompt_name.as_ref())?;
         object.set_optional("prompt", self.prompt.as_ref())?;
+        Ok(object.finish())
+    }
+}
+
+impl FromJs for uform_core::EncodeImageOptions {
+    fn from_js(value: Js, argument: &str) -> Result<Self> {
+        let Some(object) = record(value, argument)? else { return Ok(Default::default()) };
+        fields_of(argument, || {
+            Ok(uform_core::EncodeImageOptions {
+                normalize: optional::<bool>(object.field("normalize")?, "normalize")?,
+            })
+        })
+    }
+}
+
+impl ToJs for uform_core::EncodeImageOptions {
+    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value> {
+        let object = Object::new(env)?;
+        object.set_optional("normalize", self.normalize.as_ref())?;
         Ok(object.finish())
     }
 }
@@ -591,6 +611,13 @@ impl CompiledModel {
         let texts = required::<Vec<String>>(Js::of(&texts), "texts")?;
         let options = optional::<uform_core::EncodeTextOptions>(Js::of(&options), "options")?.unwrap_or_default();
         let value = guard(|| self.inner.encode_text(&texts, options))?;
+        Ok(Out(f32_matrix(env.raw(), value)?))
+    }
+    #[napi(js_name = "encodeImage")]
+    pub fn encode_image(&self, env: Env, images: Unknown<'_>, options: Unknown<'_>) -> Result<Out> {
+        let images = borrowed_bytes(Js::of(&images), "images")?;
+        let options = optional::<uform_core::EncodeImageOptions>(Js::of(&options), "options")?.unwrap_or_default();
+        let value = guard(|| self.inner.encode_image(&images, options))?;
         Ok(Out(f32_matrix(env.raw(), value)?))
     }
     #[napi(js_name = "rerank")]
@@ -675,6 +702,36 @@ unsafe extern "C" fn fast_model_encode_text_async(env: sys::napi_env, info: sys:
             let options = optional::<uform_core::EncodeTextOptions>(args.get(2), "options")?.unwrap_or_default();
             let in_flight = guard(|| inner.begin_call("encodeTextAsync"))?;
             Ok(Some(offload(args.env(), move || { let value = guard(|| inner.encode_text(&texts, options)); drop(in_flight); value }, move |env, value| { f32_matrix(env, value) })?))
+        })
+    }
+}
+
+/// `CompiledModel.encodeImage` for the wrapper: `modelEncodeImage(handle, …)`.
+unsafe extern "C" fn fast_model_encode_image(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
+    unsafe {
+        raw_call::<3>(env, info, |args| {
+            let handle = required::<u32>(args.get(0), "handle")?;
+            let inner = MODEL_HANDLES.get(handle, "Model", "encodeImage")?;
+            let images = borrowed_bytes(args.get(1), "images")?;
+            let options = optional::<uform_core::EncodeImageOptions>(args.get(2), "options")?.unwrap_or_default();
+            let value = guard(|| inner.encode_image(&images, options))?;
+            Ok(Some(f32_matrix(args.env(), value)?))
+        })
+    }
+}
+
+/// `Model.encodeImageAsync` for the wrapper: `modelEncodeImageAsync(handle, …)`, returning a promise.
+unsafe extern "C" fn fast_model_encode_image_async(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: napi calls this callback with its own env and info.
+    unsafe {
+        raw_call::<3>(env, info, |args| {
+            let handle = required::<u32>(args.get(0), "handle")?;
+            let inner = MODEL_HANDLES.get(handle, "Model", "encodeImageAsync")?;
+            let images = owned_bytes(args.get(1), "images")?;
+            let options = optional::<uform_core::EncodeImageOptions>(args.get(2), "options")?.unwrap_or_default();
+            let in_flight = guard(|| inner.begin_call("encodeImageAsync"))?;
+            Ok(Some(offload(args.env(), move || { let value = guard(|| inner.encode_image(&images.iter().map(Vec::as_slice).collect::<Vec<_>>(), options)); drop(in_flight); value }, move |env, value| { f32_matrix(env, value) })?))
         })
     }
 }
@@ -921,6 +978,8 @@ pub const FAST: &[(&str, sys::napi_callback)] = &[
     ("modelDescribe", Some(fast_model_describe)),
     ("modelEncodeText", Some(fast_model_encode_text)),
     ("modelEncodeTextAsync", Some(fast_model_encode_text_async)),
+    ("modelEncodeImage", Some(fast_model_encode_image)),
+    ("modelEncodeImageAsync", Some(fast_model_encode_image_async)),
     ("modelRerank", Some(fast_model_rerank)),
     ("modelRerankAsync", Some(fast_model_rerank_async)),
     ("modelFree", Some(fast_model_free)),

@@ -611,6 +611,7 @@ fn model_description_to_py<'py>(py: Python<'py>, value: &uform_core::ModelDescri
     fields.set_item("dimensions", py_value(py, value.dimensions)?)?;
     fields.set_item("prompts", py_value(py, pyo3::types::PyTuple::new(py, value.prompts.iter().map(|v| py_value(py, AsRef::<str>::as_ref(&v))).collect::<PyResult<Vec<_>>>()?)?)?)?;
     fields.set_item("cross_encoder", py_value(py, value.cross_encoder)?)?;
+    fields.set_item("towers", py_value(py, pyo3::types::PyTuple::new(py, value.towers.iter().map(|v| py_value(py, AsRef::<str>::as_ref(&v))).collect::<PyResult<Vec<_>>>()?)?)?)?;
     fields.set_item("tensors", py_value(py, pyo3::types::PyTuple::new(py, value.tensors.iter().map(|v| tensor_description_to_py(py, v)).collect::<PyResult<Vec<_>>>()?)?)?)?;
     class(py, "ModelDescription")?.call((), Some(&fields))
 }
@@ -665,6 +666,39 @@ fn encode_text_options_to_py<'py>(py: Python<'py>, value: &uform_core::EncodeTex
     if value.dimensions.is_some() { fields.set_item("dimensions", match &value.dimensions { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
     if value.prompt_name.is_some() { fields.set_item("prompt_name", match &value.prompt_name { Some(v) => py_value(py, AsRef::<str>::as_ref(&v)), None => Ok(py.None().into_bound(py)) }?)?; }
     if value.prompt.is_some() { fields.set_item("prompt", match &value.prompt { Some(v) => py_value(py, AsRef::<str>::as_ref(&v)), None => Ok(py.None().into_bound(py)) }?)?; }
+    py_value(py, fields)
+}
+
+/// Reads the keyword arguments of `EncodeImageOptions` into `uform_core::EncodeImageOptions`.
+#[allow(clippy::too_many_arguments)]
+fn encode_image_options_from_kwargs(
+    py: Python<'_>,
+    normalize: Option<&Bound<'_, PyAny>>,
+) -> PyResult<uform_core::EncodeImageOptions> {
+    let _ = py;
+    Ok(uform_core::EncodeImageOptions {
+        normalize: opt(normalize, "normalize", arg_bool)?,
+    })
+}
+
+/// Reads a mapping with the keys of `EncodeImageOptions` into `uform_core::EncodeImageOptions`.
+#[allow(dead_code)]
+fn encode_image_options_from_py(value: &Bound<'_, PyAny>, argument: &str) -> PyResult<uform_core::EncodeImageOptions> {
+    let Ok(map) = value.cast::<pyo3::types::PyDict>() else {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!("`{argument}` must be a dict")));
+    };
+    let normalize = map.get_item("normalize")?;
+    encode_image_options_from_kwargs(
+        value.py(),
+        normalize.as_ref(),
+    )
+}
+
+/// Writes `uform_core::EncodeImageOptions` as a `EncodeImageOptions` dict with the fields that are present.
+#[allow(dead_code)]
+fn encode_image_options_to_py<'py>(py: Python<'py>, value: &uform_core::EncodeImageOptions) -> PyResult<Bound<'py, PyAny>> {
+    let fields = pyo3::types::PyDict::new(py);
+    if value.normalize.is_some() { fields.set_item("normalize", match &value.normalize { Some(v) => py_value(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
     py_value(py, fields)
 }
 
@@ -755,18 +789,34 @@ impl Model {
         let value = guard(|| self.core.describe()).map_err(|e| raise(py, e))?;
         Ok((model_description_to_py(py, &value))?.unbind())
     }
-    /// Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder on the executor's
-    /// threads, one row per text in input order, with the prompt and dimensions `EncodeTextOptions` asks for;
-    /// an empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
-    /// that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the
-    /// executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it.
-    /// While it runs, `Executor.drain()` on its executor waits for it and `Model.free()` is an in-use error.
+    /// Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder, or the text tower of a
+    /// CLIP or SigLIP model, on the executor's threads, one row per text in input order, with the prompt and
+    /// dimensions `EncodeTextOptions` asks for; an empty list gives no rows, and a text the tokenizer gives
+    /// no tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of any
+    /// size runs in batches that fit the executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`);
+    /// only the result grows with it. While it runs, `Executor.drain()` on its executor waits for it and
+    /// `Model.free()` is an in-use error. An image-text model (CLIP, SigLIP) embeds texts with its text
+    /// tower, into the space its `Model.encode_image()` embeds images in.
     #[pyo3(signature = (texts, *, normalize=None, max_tokens=None, dimensions=None, prompt_name=None, prompt=None))]
     #[allow(clippy::too_many_arguments)]
     fn encode_text(&self, py: Python<'_>, texts: Bound<'_, PyAny>, normalize: Option<Bound<'_, PyAny>>, max_tokens: Option<Bound<'_, PyAny>>, dimensions: Option<Bound<'_, PyAny>>, prompt_name: Option<Bound<'_, PyAny>>, prompt: Option<Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
         let texts = arg_list(&texts, "texts", arg_string)?;
         let options = encode_text_options_from_kwargs(py, normalize.as_ref(), max_tokens.as_ref(), dimensions.as_ref(), prompt_name.as_ref(), prompt.as_ref())?;
         let value = py.detach(|| guard(|| self.core.encode_text(&texts, options))).map_err(|e| raise(py, e))?;
+        Ok((f32_matrix_to_py(py, value))?.unbind())
+    }
+    /// Embeds images with the image tower of a CLIP or SigLIP model on the executor's threads, one row per
+    /// image in input order, in the space `Model.encode_text()` embeds the model's texts in, so the two
+    /// compare by cosine; an empty list gives no rows. An image that cannot be decoded, is empty, is
+    /// animated, or holds more than 64 megapixels is an invalid argument naming its index in `images`, and no
+    /// image is decoded past that budget; a model without an image tower is unsupported (`ModelDescription`
+    /// `towers` says which it has). Batches, memory and in-flight rules as `Model.encode_text()`.
+    #[pyo3(signature = (images, *, normalize=None))]
+    fn encode_image(&self, py: Python<'_>, images: Bound<'_, PyAny>, normalize: Option<Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let images = arg_list(&images, "images", arg_bytes)?;
+        let images = images.iter().map(|b| b.as_bytes()).collect::<Vec<&[u8]>>();
+        let options = encode_image_options_from_kwargs(py, normalize.as_ref())?;
+        let value = py.detach(|| guard(|| self.core.encode_image(&images, options))).map_err(|e| raise(py, e))?;
         Ok((f32_matrix_to_py(py, value))?.unbind())
     }
     /// Scores documents against a query with a cross-encoder (a sequence-classification model in

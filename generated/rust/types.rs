@@ -401,6 +401,9 @@ pub struct ModelDescription {
     pub prompts: Vec<String>,
     /// Whether it is a cross-encoder with a classification head, which `Model::rerank` needs.
     pub cross_encoder: bool,
+    /// The towers the model has: "text", "image", or both (CLIP, SigLIP); a BERT-family encoder has only "text".
+    /// `Model::encode_text` needs a text tower and `Model::encode_image` an image tower.
+    pub towers: Vec<String>,
     /// Every tensor, in file order, shard after shard for a sharded model.
     pub tensors: Vec<TensorDescription>,
 }
@@ -422,6 +425,14 @@ pub struct EncodeTextOptions {
     /// A prompt prepended to every text as given (like "query: "), instead of the model's; giving it together with
     /// `prompt_name` is an invalid argument.
     pub prompt: Option<String>,
+}
+
+/// How `Model::encode_image` embeds its images.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct EncodeImageOptions {
+    /// Scales every embedding to unit length, as CLIP and SigLIP embeddings are compared by cosine; absent normalises
+    /// them.
+    pub normalize: Option<bool>,
 }
 
 /// How `Model::rerank` scores its documents.

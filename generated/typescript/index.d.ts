@@ -402,6 +402,11 @@ export interface CompiledModelDescription {
     prompts: string[];
     /** Whether it is a cross-encoder with a classification head, which `rerank` needs. */
     crossEncoder: boolean;
+    /**
+     * The towers the model has: "text", "image", or both (CLIP, SigLIP); a BERT-family encoder has only
+     * "text". `encodeText` needs a text tower and `encodeImage` an image tower.
+     */
+    towers: string[];
     /** Every tensor, in file order, shard after shard for a sharded model. */
     tensors: TensorDescription[];
 }
@@ -440,6 +445,15 @@ export interface EncodeTextOptions {
      * with `promptName` is an invalid argument.
      */
     prompt?: string;
+}
+
+/** How `encodeImage` embeds its images. */
+export interface EncodeImageOptions {
+    /**
+     * Scales every embedding to unit length, as CLIP and SigLIP embeddings are compared by cosine; absent
+     * normalises them.
+     */
+    normalize?: boolean;
 }
 
 /** How `rerank` scores its documents. */
@@ -511,28 +525,60 @@ export declare class Model implements Disposable {
     /** Reports the model's file, architecture, residency and tensors. */
     describe(): ModelDescription;
     /**
-     * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder on the executor's
-     * threads, one row per text in input order, with the prompt and dimensions `EncodeTextOptions` asks for;
-     * an empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
-     * that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the executor's
-     * scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs,
-     * `drain` on its executor waits for it and `free` is an in-use error.
+     * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder, or the text tower of a
+     * CLIP or SigLIP model, on the executor's threads, one row per text in input order, with the prompt and
+     * dimensions `EncodeTextOptions` asks for; an empty list gives no rows, and a text the tokenizer gives no
+     * tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of any size
+     * runs in batches that fit the executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`); only
+     * the result grows with it. While it runs, `drain` on its executor waits for it and `free` is an in-use
+     * error. An image-text model (CLIP, SigLIP) embeds texts with its text tower, into the space its
+     * `encodeImage` embeds images in.
      * @param texts The texts to embed, UTF-8 without NUL characters.
      * @param options Whether to normalise, and how many tokens of each text to keep.
      */
     encodeText(texts: string[], options?: EncodeTextOptions): F32Matrix;
     /**
-     * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder on the executor's
-     * threads, one row per text in input order, with the prompt and dimensions `EncodeTextOptions` asks for;
-     * an empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
-     * that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the executor's
-     * scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs,
-     * `drain` on its executor waits for it and `free` is an in-use error. Runs off the event loop: the
-     * promise resolves with what `encodeText` returns, or rejects with the error it throws.
+     * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder, or the text tower of a
+     * CLIP or SigLIP model, on the executor's threads, one row per text in input order, with the prompt and
+     * dimensions `EncodeTextOptions` asks for; an empty list gives no rows, and a text the tokenizer gives no
+     * tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of any size
+     * runs in batches that fit the executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`); only
+     * the result grows with it. While it runs, `drain` on its executor waits for it and `free` is an in-use
+     * error. An image-text model (CLIP, SigLIP) embeds texts with its text tower, into the space its
+     * `encodeImage` embeds images in. Runs off the event loop: the promise resolves with what `encodeText`
+     * returns, or rejects with the error it throws.
      * @param texts The texts to embed, UTF-8 without NUL characters.
      * @param options Whether to normalise, and how many tokens of each text to keep.
      */
     encodeTextAsync(texts: string[], options?: EncodeTextOptions): Promise<F32Matrix>;
+    /**
+     * Embeds images with the image tower of a CLIP or SigLIP model on the executor's threads, one row per
+     * image in input order, in the space `encodeText` embeds the model's texts in, so the two compare by
+     * cosine; an empty list gives no rows. An image that cannot be decoded, is empty, is animated, or holds
+     * more than 64 megapixels is an invalid argument naming its index in `images`, and no image is decoded
+     * past that budget; a model without an image tower is unsupported (`ModelDescription` `towers` says which
+     * it has). Batches, memory and in-flight rules as `encodeText`.
+     * @param images The encoded files' bytes: PNG, JPEG, WebP or GIF (one frame); each decoded, converted to
+     * RGB, resized, cropped and normalised as the model's `preprocessor_config.json` says. Each `Uint8Array`
+     * (a `Buffer` is one) is read in place for the call, without a copy.
+     * @param options Whether to normalise the embeddings.
+     */
+    encodeImage(images: ReadonlyArray<Uint8Array>, options?: EncodeImageOptions): F32Matrix;
+    /**
+     * Embeds images with the image tower of a CLIP or SigLIP model on the executor's threads, one row per
+     * image in input order, in the space `encodeText` embeds the model's texts in, so the two compare by
+     * cosine; an empty list gives no rows. An image that cannot be decoded, is empty, is animated, or holds
+     * more than 64 megapixels is an invalid argument naming its index in `images`, and no image is decoded
+     * past that budget; a model without an image tower is unsupported (`ModelDescription` `towers` says which
+     * it has). Batches, memory and in-flight rules as `encodeText`. Runs off the event loop: the promise
+     * resolves with what `encodeImage` returns, or rejects with the error it throws.
+     * @param images The encoded files' bytes: PNG, JPEG, WebP or GIF (one frame); each decoded, converted to
+     * RGB, resized, cropped and normalised as the model's `preprocessor_config.json` says. Each buffer is
+     * copied once, since JavaScript may change it while the work runs off the event loop; the blocking form
+     * reads them in place.
+     * @param options Whether to normalise the embeddings.
+     */
+    encodeImageAsync(images: ReadonlyArray<Uint8Array>, options?: EncodeImageOptions): Promise<F32Matrix>;
     /**
      * Scores documents against a query with a cross-encoder (a sequence-classification model in
      * sentence-transformers' CrossEncoder layout: BERT, XLM-RoBERTa or ModernBERT with its classification
@@ -569,6 +615,7 @@ export declare class CompiledModel {
     private constructor();
     describe(): CompiledModelDescription;
     encodeText(texts: string[], options?: EncodeTextOptions): F32Matrix;
+    encodeImage(images: ReadonlyArray<Uint8Array>, options?: EncodeImageOptions): F32Matrix;
     rerank(query: string, documents: string[], options?: RerankOptions): RerankScore[];
     free(): void;
 }

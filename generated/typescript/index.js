@@ -545,12 +545,14 @@ class Model {
     }
 
     /**
-     * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder on the executor's
-     * threads, one row per text in input order, with the prompt and dimensions `EncodeTextOptions` asks for;
-     * an empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
-     * that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the executor's
-     * scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs,
-     * `drain` on its executor waits for it and `free` is an in-use error.
+     * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder, or the text tower of a
+     * CLIP or SigLIP model, on the executor's threads, one row per text in input order, with the prompt and
+     * dimensions `EncodeTextOptions` asks for; an empty list gives no rows, and a text the tokenizer gives no
+     * tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of any size
+     * runs in batches that fit the executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`); only
+     * the result grows with it. While it runs, `drain` on its executor waits for it and `free` is an in-use
+     * error. An image-text model (CLIP, SigLIP) embeds texts with its text tower, into the space its
+     * `encodeImage` embeds images in.
      * @param texts The texts to embed, UTF-8 without NUL characters.
      * @param options Whether to normalise, and how many tokens of each text to keep.
      */
@@ -563,19 +565,63 @@ class Model {
     }
 
     /**
-     * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder on the executor's
-     * threads, one row per text in input order, with the prompt and dimensions `EncodeTextOptions` asks for;
-     * an empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
-     * that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the executor's
-     * scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs,
-     * `drain` on its executor waits for it and `free` is an in-use error. Runs off the event loop: the
-     * promise resolves with what `encodeText` returns, or rejects with the error it throws.
+     * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder, or the text tower of a
+     * CLIP or SigLIP model, on the executor's threads, one row per text in input order, with the prompt and
+     * dimensions `EncodeTextOptions` asks for; an empty list gives no rows, and a text the tokenizer gives no
+     * tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of any size
+     * runs in batches that fit the executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`); only
+     * the result grows with it. While it runs, `drain` on its executor waits for it and `free` is an in-use
+     * error. An image-text model (CLIP, SigLIP) embeds texts with its text tower, into the space its
+     * `encodeImage` embeds images in. Runs off the event loop: the promise resolves with what `encodeText`
+     * returns, or rejects with the error it throws.
      * @param texts The texts to embed, UTF-8 without NUL characters.
      * @param options Whether to normalise, and how many tokens of each text to keep.
      */
     async encodeTextAsync(texts, options) {
         try {
             return await native.modelEncodeTextAsync(this.#handle, texts, options);
+        } catch (error) {
+            throw uformError(error);
+        }
+    }
+
+    /**
+     * Embeds images with the image tower of a CLIP or SigLIP model on the executor's threads, one row per
+     * image in input order, in the space `encodeText` embeds the model's texts in, so the two compare by
+     * cosine; an empty list gives no rows. An image that cannot be decoded, is empty, is animated, or holds
+     * more than 64 megapixels is an invalid argument naming its index in `images`, and no image is decoded
+     * past that budget; a model without an image tower is unsupported (`ModelDescription` `towers` says which
+     * it has). Batches, memory and in-flight rules as `encodeText`.
+     * @param images The encoded files' bytes: PNG, JPEG, WebP or GIF (one frame); each decoded, converted to
+     * RGB, resized, cropped and normalised as the model's `preprocessor_config.json` says. Each `Uint8Array`
+     * (a `Buffer` is one) is read in place for the call, without a copy.
+     * @param options Whether to normalise the embeddings.
+     */
+    encodeImage(images, options) {
+        try {
+            return native.modelEncodeImage(this.#handle, images, options);
+        } catch (error) {
+            throw uformError(error);
+        }
+    }
+
+    /**
+     * Embeds images with the image tower of a CLIP or SigLIP model on the executor's threads, one row per
+     * image in input order, in the space `encodeText` embeds the model's texts in, so the two compare by
+     * cosine; an empty list gives no rows. An image that cannot be decoded, is empty, is animated, or holds
+     * more than 64 megapixels is an invalid argument naming its index in `images`, and no image is decoded
+     * past that budget; a model without an image tower is unsupported (`ModelDescription` `towers` says which
+     * it has). Batches, memory and in-flight rules as `encodeText`. Runs off the event loop: the promise
+     * resolves with what `encodeImage` returns, or rejects with the error it throws.
+     * @param images The encoded files' bytes: PNG, JPEG, WebP or GIF (one frame); each decoded, converted to
+     * RGB, resized, cropped and normalised as the model's `preprocessor_config.json` says. Each buffer is
+     * copied once, since JavaScript may change it while the work runs off the event loop; the blocking form
+     * reads them in place.
+     * @param options Whether to normalise the embeddings.
+     */
+    async encodeImageAsync(images, options) {
+        try {
+            return await native.modelEncodeImageAsync(this.#handle, images, options);
         } catch (error) {
             throw uformError(error);
         }

@@ -712,6 +712,7 @@ pub struct ModelDescription {
     pub dimensions: u32,
     pub prompts: Vec<String>,
     pub cross_encoder: bool,
+    pub towers: Vec<String>,
     pub tensors: Vec<TensorDescription>,
 }
 
@@ -732,6 +733,7 @@ impl From<ModelDescription> for uform_core::ModelDescription {
             dimensions: value.dimensions,
             prompts: value.prompts,
             cross_encoder: value.cross_encoder,
+            towers: value.towers,
             tensors: value.tensors.into_iter().map(Into::into).collect(),
         }
     }
@@ -753,6 +755,7 @@ impl From<uform_core::ModelDescription> for ModelDescription {
             dimensions: value.dimensions,
             prompts: value.prompts,
             cross_encoder: value.cross_encoder,
+            towers: value.towers,
             tensors: value.tensors.into_iter().map(Into::into).collect(),
         }
     }
@@ -787,6 +790,27 @@ impl From<uform_core::EncodeTextOptions> for EncodeTextOptions {
             dimensions: value.dimensions,
             prompt_name: value.prompt_name,
             prompt: value.prompt,
+        }
+    }
+}
+
+/// How `Model.encodeImage` embeds its images.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EncodeImageOptions {
+    pub normalize: Option<bool>,
+}
+
+impl From<EncodeImageOptions> for uform_core::EncodeImageOptions {
+    fn from(value: EncodeImageOptions) -> Self {
+        uform_core::EncodeImageOptions {
+            normalize: value.normalize,
+        }
+    }
+}
+impl From<uform_core::EncodeImageOptions> for EncodeImageOptions {
+    fn from(value: uform_core::EncodeImageOptions) -> Self {
+        EncodeImageOptions {
+            normalize: value.normalize,
         }
     }
 }
@@ -867,24 +891,45 @@ impl Model {
     pub fn describe(&self) -> Result<ModelDescription, UFormError> {
         guard(|| Ok(self.core.describe()?.into()))
     }
-    /// Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder on the executor's
-    /// threads, one row per text in input order, with the prompt and dimensions `EncodeTextOptions` asks for;
-    /// an empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
-    /// that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the
-    /// executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it.
-    /// While it runs, `Executor.drain` on its executor waits for it and `Model.free` is an in-use error.
+    /// Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder, or the text tower of a
+    /// CLIP or SigLIP model, on the executor's threads, one row per text in input order, with the prompt and
+    /// dimensions `EncodeTextOptions` asks for; an empty list gives no rows, and a text the tokenizer gives
+    /// no tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of any
+    /// size runs in batches that fit the executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`);
+    /// only the result grows with it. While it runs, `Executor.drain` on its executor waits for it and
+    /// `Model.free` is an in-use error. An image-text model (CLIP, SigLIP) embeds texts with its text tower,
+    /// into the space its `Model.encodeImage` embeds images in.
     pub fn encode_text(&self, texts: Vec<String>, options: Option<EncodeTextOptions>) -> Result<F32Matrix, UFormError> {
         guard(|| Ok(self.core.encode_text(&texts, options.map(Into::into).unwrap_or_default())?.into()))
     }
-    /// Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder on the executor's
-    /// threads, one row per text in input order, with the prompt and dimensions `EncodeTextOptions` asks for;
-    /// an empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
-    /// that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the
-    /// executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it.
-    /// While it runs, `Executor.drain` on its executor waits for it and `Model.free` is an in-use error. Runs
-    /// on its own thread.
+    /// Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder, or the text tower of a
+    /// CLIP or SigLIP model, on the executor's threads, one row per text in input order, with the prompt and
+    /// dimensions `EncodeTextOptions` asks for; an empty list gives no rows, and a text the tokenizer gives
+    /// no tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of any
+    /// size runs in batches that fit the executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`);
+    /// only the result grows with it. While it runs, `Executor.drain` on its executor waits for it and
+    /// `Model.free` is an in-use error. An image-text model (CLIP, SigLIP) embeds texts with its text tower,
+    /// into the space its `Model.encodeImage` embeds images in. Runs on its own thread.
     pub async fn encode_text_async(self: Arc<Self>, texts: Vec<String>, options: Option<EncodeTextOptions>) -> Result<F32Matrix, UFormError> {
         off_thread(move || self.encode_text(texts, options)).await
+    }
+    /// Embeds images with the image tower of a CLIP or SigLIP model on the executor's threads, one row per
+    /// image in input order, in the space `Model.encodeText` embeds the model's texts in, so the two compare
+    /// by cosine; an empty list gives no rows. An image that cannot be decoded, is empty, is animated, or
+    /// holds more than 64 megapixels is an invalid argument naming its index in `images`, and no image is
+    /// decoded past that budget; a model without an image tower is unsupported (`ModelDescription` `towers`
+    /// says which it has). Batches, memory and in-flight rules as `Model.encodeText`.
+    pub fn encode_image(&self, images: Vec<Vec<u8>>, options: Option<EncodeImageOptions>) -> Result<F32Matrix, UFormError> {
+        guard(|| Ok(self.core.encode_image(&images.iter().map(Vec::as_slice).collect::<Vec<_>>(), options.map(Into::into).unwrap_or_default())?.into()))
+    }
+    /// Embeds images with the image tower of a CLIP or SigLIP model on the executor's threads, one row per
+    /// image in input order, in the space `Model.encodeText` embeds the model's texts in, so the two compare
+    /// by cosine; an empty list gives no rows. An image that cannot be decoded, is empty, is animated, or
+    /// holds more than 64 megapixels is an invalid argument naming its index in `images`, and no image is
+    /// decoded past that budget; a model without an image tower is unsupported (`ModelDescription` `towers`
+    /// says which it has). Batches, memory and in-flight rules as `Model.encodeText`. Runs on its own thread.
+    pub async fn encode_image_async(self: Arc<Self>, images: Vec<Vec<u8>>, options: Option<EncodeImageOptions>) -> Result<F32Matrix, UFormError> {
+        off_thread(move || self.encode_image(images, options)).await
     }
     /// Scores documents against a query with a cross-encoder (a sequence-classification model in
     /// sentence-transformers' CrossEncoder layout: BERT, XLM-RoBERTa or ModernBERT with its classification

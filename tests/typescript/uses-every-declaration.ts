@@ -167,7 +167,15 @@ export async function families(executor: Executor): Promise<void> {
     const pending: Promise<uform.RerankScore[]> = model.rerankAsync("a query", ["a document"]);
     const best: number[] = [scores[0]!.index, scores[0]!.score, (await pending).length];
     const raw: uform.RerankScore[] = model.compiled.rerank("a query", ["a document"], {});
-    void [family, counts, prompts, crossEncoder, matrix, prompted, best, raw];
+    const towers: string[] = d.towers;
+    const image: uform.EncodeImageOptions = { normalize: false };
+    const pixels: uform.F32Matrix = model.encodeImage([new Uint8Array([0x89]), new Uint8Array(4)], image);
+    const later: uform.F32Matrix = await model.encodeImageAsync([new Uint8Array(0)]);
+    const frozen: ReadonlyArray<Uint8Array> = [new Uint8Array(1)];
+    const viaCompiled: uform.F32Matrix = model.compiled.encodeImage(frozen, {});
+    void [family, counts, prompts, crossEncoder, matrix, prompted, best, raw, towers, pixels, later, viaCompiled];
+    // @ts-expect-error: the images are byte arrays, not strings
+    model.encodeImage(["a.png"]);
     // @ts-expect-error: a prompt's name is a string
     model.encodeText(["a"], { promptName: 1 });
     // @ts-expect-error: the documents are a list

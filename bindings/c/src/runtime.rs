@@ -306,6 +306,37 @@ pub fn read_str_list(ptr: *const *const c_char, count: usize, argument: &str) ->
         .collect()
 }
 
+/// `uform_bytes_t`: an encoded file's bytes the caller lends for one call (`len` bytes at `data`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct uform_bytes_t {
+    pub data: *const u8,
+    pub len: usize,
+}
+
+/// A C array of byte buffers (`const uform_bytes_t *`, `count`), each borrowed in place for the call, never copied:
+/// NULL with a zero count is empty; an element whose `data` is NULL is empty when its `len` is 0 and an invalid
+/// argument naming its index otherwise.
+pub fn read_bytes_list<'a>(ptr: *const uform_bytes_t, count: usize, argument: &str) -> Result<Vec<&'a [u8]>, Error> {
+    let buffers = read_list(ptr, count, argument)?.unwrap_or_default();
+    buffers
+        .into_iter()
+        .enumerate()
+        .map(|(i, b)| match (b.data.is_null(), b.len) {
+            (_, 0) => Ok(&[][..]),
+            (true, n) => {
+                Err(Error::invalid_argument(&format!("{argument}[{i}]"), format!("is NULL but its len is {n}")))
+            }
+            (false, n) if n > isize::MAX as usize => {
+                Err(Error::invalid_argument(&format!("{argument}[{i}]"), format!("len {n} is larger than any buffer")))
+            }
+            // SAFETY: not NULL, and the C caller lends `n` readable bytes that live for the call (the header's
+            // contract); `n` fits in `isize` (above).
+            (false, n) => Ok(unsafe { std::slice::from_raw_parts(b.data, n) }),
+        })
+        .collect()
+}
+
 /// `uform_f32_matrix_t`: a row-major matrix of floats C reads until `uform_f32_matrix_free`. The data is the
 /// core's own buffer, handed over without a copy.
 #[repr(C)]

@@ -8,7 +8,8 @@
 //! (`Reader` in `UFormNative.kt`), little-endian, in the layout [`Encode`] writes.
 
 use jni::objects::{
-    JBooleanArray, JDoubleArray, JIntArray, JLongArray, JObjectArray, JPrimitiveArray, JString, JValue, TypeArray,
+    JBooleanArray, JByteArray, JDoubleArray, JIntArray, JLongArray, JObjectArray, JPrimitiveArray, JString, JValue,
+    TypeArray,
 };
 use jni::sys::{jboolean, jdouble, jint, jlong, jobject};
 use jni::JNIEnv;
@@ -181,6 +182,25 @@ pub fn strings(env: &mut JNIEnv, array: &JObjectArray) -> Result<Vec<String>, Fa
     for i in 0..length {
         let element = JString::from(env.get_object_array_element(array, i)?);
         values.push(string(env, &element)?);
+        env.delete_local_ref(element)?;
+    }
+    Ok(values)
+}
+
+/// Byte buffers from a `ByteArray[]`, each copied once out of the JVM's heap (`GetByteArrayRegion`): a `ByteArray`
+/// cannot be lent past the JNI call that pins it, and the core reads every buffer during the whole call.
+pub fn byte_arrays(env: &mut JNIEnv, array: &JObjectArray) -> Result<Vec<Vec<u8>>, Failure> {
+    if array.is_null() {
+        return Err(Failure::Jni("a required array is null".into()));
+    }
+    let length = env.get_array_length(array)?;
+    let mut values = Vec::with_capacity(length as usize);
+    for i in 0..length {
+        let element = JByteArray::from(env.get_object_array_element(array, i)?);
+        if element.is_null() {
+            return Err(Failure::Jni(format!("element {i} of a required array is null")));
+        }
+        values.push(env.convert_byte_array(&element)?);
         env.delete_local_ref(element)?;
     }
     Ok(values)

@@ -16,7 +16,7 @@
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PySequence, PyString};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyMemoryView, PySequence, PyString};
 use std::fmt::Display;
 
 /// The classes `uform/__init__.py` registers by name: records, enums and errors.
@@ -170,6 +170,22 @@ fn utf8(text: &Bound<'_, PyAny>, argument: &str) -> PyResult<String> {
         let shown = text.repr().map(|r| r.to_string_lossy().into_owned()).unwrap_or_default();
         invalid(text.py(), argument, format!("must be valid UTF-8 (no lone surrogates), got {shown}"))
     })
+}
+
+/// An encoded file's bytes: a `bytes` is borrowed as it is (immutable, so the core reads it in place with the GIL
+/// released); a `bytearray` or a `memoryview`, which another thread could change while the GIL is released, is
+/// copied once into a new `bytes`. Anything else is a `TypeError`.
+pub fn arg_bytes<'py>(value: &Bound<'py, PyAny>, argument: &str) -> PyResult<Bound<'py, PyBytes>> {
+    if let Ok(bytes) = value.cast::<PyBytes>() {
+        return Ok(bytes.clone());
+    }
+    if let Ok(array) = value.cast::<PyByteArray>() {
+        return Ok(PyBytes::new(value.py(), &array.to_vec()));
+    }
+    if value.is_instance_of::<PyMemoryView>() {
+        return Ok(value.call_method0("tobytes")?.cast_into::<PyBytes>()?);
+    }
+    Err(type_error(argument, "bytes, a bytearray or a memoryview", value))
 }
 
 /// A path: `str` or `os.PathLike`, crossing as UTF-8.

@@ -191,4 +191,8 @@ def families(directory: pathlib.Path) -> None:
         scores: List[uform.RerankScore] = model.rerank("a query", ["a document"], **rerank)
         index: int = scores[0].index
         score: float = model.rerank("a query", ("a document",), sorted=False, max_tokens=None)[0].score
-        print(family, counts, prompts, cross_encoder, cut, prompted, index, score)
+        towers: Tuple[str, ...] = d.towers
+        image: uform.EncodeImageOptions = {"normalize": False}
+        pixels: npt.NDArray[np.float32] = model.encode_image([b"\x89PNG", bytearray(b"GIF89a")], **image)
+        viewed: npt.NDArray[np.float32] = model.encode_image((memoryview(b"RIFF"),), normalize=None)
+        print(family, counts, prompts, cross_encoder, cut, prompted, index, score, towers, pixels, viewed)

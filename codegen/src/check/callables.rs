@@ -101,6 +101,9 @@ impl Checker {
             if ty == Some(Type::F32Matrix) {
                 self.problem(&p.ty.referenced, &pid, "`f32_matrix` is only ever a result, not a parameter");
             }
+            if ty == Some(Type::Bytes) {
+                self.problem(&p.ty.referenced, &pid, super::types::BYTES_ONLY_IN_LIST_PARAMETER);
+            }
             let default = match (&p.default, &ty) {
                 (Some(d), Some(t)) => self.literal(d, t, &pid),
                 _ => None,
@@ -128,6 +131,11 @@ impl Checker {
             }
         }
         let returns_ty = returns.and_then(|r| self.ty(r, id));
+        if let (Some(r), Some(ty)) = (returns, &returns_ty) {
+            if ty.holds_bytes() {
+                self.problem(&r.referenced, id, super::types::BYTES_ONLY_IN_LIST_PARAMETER);
+            }
+        }
         let returns_optional = Self::flag(returns_optional, false);
         if returns_optional && returns.is_none() {
             self.problem(&name.referenced, id, "`returns_optional` without `returns`");

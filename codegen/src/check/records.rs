@@ -70,6 +70,9 @@ impl Checker {
             if ty == Some(Type::F32Matrix) {
                 self.problem(&f.ty.referenced, &fid, "`f32_matrix` is only ever a result, not a record field");
             }
+            if ty.as_ref().is_some_and(Type::holds_bytes) {
+                self.problem(&f.ty.referenced, &fid, super::types::BYTES_ONLY_IN_LIST_PARAMETER);
+            }
             if let Some(Type::Class(c)) = &ty {
                 // A handle crosses into a call (the record borrows it for the call); no call hands one back inside a
                 // record. An optional one is absent as null (`None`, `null`, `NULL`) and has no default.

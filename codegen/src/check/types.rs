@@ -5,8 +5,12 @@ use super::Checker;
 use crate::model::*;
 use crate::raw::*;
 
-const BUILTINS: [&str; 10] =
-    ["u32", "u64", "i32", "f64", "bool", "string", "path", "address", "gpu_class", "f32_matrix"];
+const BUILTINS: [&str; 11] =
+    ["u32", "u64", "i32", "f64", "bool", "string", "path", "address", "gpu_class", "f32_matrix", "bytes"];
+
+/// Why `bytes` is refused where it is: it crosses only as the element of a list parameter.
+pub(super) const BYTES_ONLY_IN_LIST_PARAMETER: &str =
+    "`bytes` crosses only as the element of a list parameter (`list<bytes>`), borrowed for the call";
 
 impl Checker {
     pub(super) fn ty(&mut self, raw: &S<String>, item: &str) -> Option<Type> {
@@ -15,7 +19,11 @@ impl Checker {
             let element = S { value: inner.to_string(), referenced: raw.referenced, defined: raw.defined };
             let element = self.ty(&element, item)?;
             if matches!(element, Type::List(_) | Type::Class(_) | Type::F32Matrix) {
-                self.problem(&raw.referenced, item, format!("type `{text}`: a list holds scalars, enums or records"));
+                self.problem(
+                    &raw.referenced,
+                    item,
+                    format!("type `{text}`: a list holds scalars, enums, records or bytes"),
+                );
                 return None;
             }
             return Some(Type::List(Box::new(element)));
@@ -31,6 +39,7 @@ impl Checker {
             "address" => Type::Address,
             "gpu_class" => Type::GpuClass,
             "f32_matrix" => Type::F32Matrix,
+            "bytes" => Type::Bytes,
             name if self.declared.records.contains(name) => Type::Record(Name::parse(name)),
             name if self.declared.enums.contains_key(name) => Type::Enum(Name::parse(name)),
             name if self.declared.classes.contains_key(name) => Type::Class(Name::parse(name)),

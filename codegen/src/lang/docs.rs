@@ -70,6 +70,11 @@ pub trait DocStyle {
     fn mirrors(&self, c_name: &str) -> Option<String> {
         Some(format!("Mirrors `{c_name}`."))
     }
+    /// Whether a `bytes` parameter of `callable` is read in place or copied, as this language passes it (appended to
+    /// the parameter's doc).
+    fn bytes_note(&self, _callable: &Callable) -> Option<String> {
+        None
+    }
     /// "Calls `uform_…`." for callables.
     fn calls(&self, callable: &Callable) -> Option<String> {
         Some(format!("Calls `{}`.", callable.c_name))
@@ -220,7 +225,13 @@ fn callable(style: &dyn DocStyle, api: &Api, class: Option<&Class>, c: &Callable
             .params
             .iter()
             .filter(|p| !p.doc.is_empty())
-            .map(|p| Entry { name: style.param_name(p), ty: None, doc: text(style, api, &p.doc) })
+            .map(|p| {
+                let mut doc = text(style, api, &p.doc);
+                if let Some(note) = p.ty.holds_bytes().then(|| style.bytes_note(c)).flatten() {
+                    doc = format!("{doc} {note}");
+                }
+                Entry { name: style.param_name(p), ty: None, doc }
+            })
             .collect(),
     }
     .rendered(crate::render::callable_item(class, c))

@@ -147,6 +147,7 @@ fn describe_source(path: &str, source: &source::Source, residency: Residency) ->
         dimensions: 0,
         prompts: Vec::new(),
         cross_encoder: false,
+        towers: Vec::new(),
         tensors,
     }
 }
@@ -162,6 +163,7 @@ fn describe_folder(description: &mut ModelDescription, source: &source::Source) 
     description.dimensions = u32::try_from(config.hidden).unwrap_or(u32::MAX);
     description.prompts = config.prompts.iter().map(|(name, _)| name.clone()).collect();
     description.cross_encoder = config.classifier.is_some();
+    description.towers = vec!["text".into()];
 }
 
 impl Model {
@@ -296,6 +298,15 @@ impl Model {
         let _call = self.begin_call("encode_text")?;
         let (weights, executor, encoder) = self.ram_parts("encode_text", "Model.encode_text runs")?;
         crate::verbs::encode::encode_text(&encoder, weights.as_ref(), &executor, texts, &options)
+    }
+
+    /// Embeds `images` (each an encoded file's bytes), one row per image in input order, with the image tower on the
+    /// executor's threads; a [`ModelCall`] while it runs, as [`Model::encode_text`].
+    pub fn encode_image(&self, images: &[&[u8]], options: EncodeImageOptions) -> Result<F32Matrix> {
+        let _call = self.begin_call("encode_image")?;
+        let (_weights, _executor, _encoder) = self.ram_parts("encode_image", "Model.encode_image runs")?;
+        let _ = (images, options);
+        Err(Error::unsupported(format!("{}: this model has no image tower", crate::path::name("Model.encode_image"))))
     }
 
     /// Scores `documents` against `query` with a cross-encoder, on the executor's threads; a [`ModelCall`] while

@@ -34,6 +34,7 @@ __all__ = [
     "TensorDescription",
     "ModelDescription",
     "EncodeTextOptions",
+    "EncodeImageOptions",
     "RerankOptions",
     "RerankScore",
     "Model",
@@ -328,6 +329,10 @@ class ModelDescription:
     """
     cross_encoder: bool
     """Whether it is a cross-encoder with a classification head, which `Model.rerank()` needs."""
+    towers: Tuple[str, ...]
+    """The towers the model has: "text", "image", or both (CLIP, SigLIP); a BERT-family encoder has only "text".
+    `Model.encode_text()` needs a text tower and `Model.encode_image()` an image tower.
+    """
     tensors: Tuple[TensorDescription, ...]
     """Every tensor, in file order, shard after shard for a sharded model."""
 
@@ -352,6 +357,15 @@ class EncodeTextOptions(TypedDict, total=False):
     prompt: Optional[str]
     """A prompt prepended to every text as given (like "query: "), instead of the model's; giving it together
     with `prompt_name` is an invalid argument.
+    """
+
+
+class EncodeImageOptions(TypedDict, total=False):
+    """How `Model.encode_image()` embeds its images."""
+
+    normalize: Optional[bool]
+    """Scales every embedding to unit length, as CLIP and SigLIP embeddings are compared by cosine; absent
+    normalises them.
     """
 
 
@@ -539,6 +553,7 @@ _native._init({
     "TensorDescription": TensorDescription,
     "ModelDescription": ModelDescription,
     "EncodeTextOptions": EncodeTextOptions,
+    "EncodeImageOptions": EncodeImageOptions,
     "RerankOptions": RerankOptions,
     "RerankScore": RerankScore,
     "TrainerContrastiveConfig": TrainerContrastiveConfig,

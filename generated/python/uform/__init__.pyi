@@ -304,6 +304,7 @@ class ModelDescription:
     dimensions: int
     prompts: Tuple[str, ...]
     cross_encoder: bool
+    towers: Tuple[str, ...]
     tensors: Tuple[TensorDescription, ...]
 
 
@@ -315,6 +316,12 @@ class EncodeTextOptions(TypedDict, total=False):
     dimensions: Optional[int]
     prompt_name: Optional[str]
     prompt: Optional[str]
+
+
+class EncodeImageOptions(TypedDict, total=False):
+    """How `Model.encode_image()` embeds its images."""
+
+    normalize: Optional[bool]
 
 
 class RerankOptions(TypedDict, total=False):
@@ -382,12 +389,28 @@ class Model:
         prompt_name: Optional[str] = ...,
         prompt: Optional[str] = ...,
     ) -> npt.NDArray[np.float32]:
-        """Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder on the executor's
-        threads, one row per text in input order, with the prompt and dimensions `EncodeTextOptions` asks for;
-        an empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
-        that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the
-        executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it.
-        While it runs, `Executor.drain()` on its executor waits for it and `Model.free()` is an in-use error.
+        """Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder, or the text tower of a
+        CLIP or SigLIP model, on the executor's threads, one row per text in input order, with the prompt and
+        dimensions `EncodeTextOptions` asks for; an empty list gives no rows, and a text the tokenizer gives
+        no tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of any
+        size runs in batches that fit the executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`);
+        only the result grows with it. While it runs, `Executor.drain()` on its executor waits for it and
+        `Model.free()` is an in-use error. An image-text model (CLIP, SigLIP) embeds texts with its text
+        tower, into the space its `Model.encode_image()` embeds images in.
+        """
+
+    def encode_image(
+        self,
+        images: Sequence[Union[bytes, bytearray, memoryview]],
+        *,
+        normalize: Optional[bool] = ...,
+    ) -> npt.NDArray[np.float32]:
+        """Embeds images with the image tower of a CLIP or SigLIP model on the executor's threads, one row per
+        image in input order, in the space `Model.encode_text()` embeds the model's texts in, so the two
+        compare by cosine; an empty list gives no rows. An image that cannot be decoded, is empty, is
+        animated, or holds more than 64 megapixels is an invalid argument naming its index in `images`, and no
+        image is decoded past that budget; a model without an image tower is unsupported (`ModelDescription`
+        `towers` says which it has). Batches, memory and in-flight rules as `Model.encode_text()`.
         """
 
     def rerank(

@@ -325,6 +325,58 @@ impl<T: FromJs> FromJs for Vec<T> {
     }
 }
 
+/// The bytes of a `Uint8Array` (a `Buffer` is one), borrowed in place for the callback: V8 does not move a typed
+/// array's backing store, and no JavaScript runs while the callback does, so nothing changes or frees it meanwhile.
+fn uint8_array<'call>(value: Js<'call>, argument: &str) -> Result<&'call [u8]> {
+    let mut is_typed = false;
+    // SAFETY: the callback's env and a live value of it (see `Js`); `is_typed` is a local napi writes.
+    unsafe { sys::napi_is_typedarray(value.env, value.raw, &mut is_typed) };
+    let (mut kind, mut len, mut data) = (-1, 0usize, ptr::null_mut());
+    if is_typed {
+        // SAFETY: as above, a typed array; napi writes the locals, and may leave the buffer and offset unasked.
+        let status = unsafe {
+            sys::napi_get_typedarray_info(
+                value.env,
+                value.raw,
+                &mut kind,
+                &mut len,
+                &mut data,
+                ptr::null_mut(),
+                ptr::null_mut(),
+            )
+        };
+        check(status, "read a typed array")?;
+    }
+    if kind != sys::TypedarrayType::uint8_array {
+        return Err(invalid(argument, format!("must be a Uint8Array or a Buffer, got {}", value.describe())));
+    }
+    if len == 0 || data.is_null() {
+        return Ok(&[]);
+    }
+    // SAFETY: napi's pointer to the array's `len` bytes (already past its byte offset), alive and unchanged for the
+    // callback, which `'call` bounds (see above).
+    Ok(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) })
+}
+
+/// A `list<bytes>` argument read in place: an array of `Uint8Array`s (or `Buffer`s), each borrowed without a copy
+/// for the callback; an element of another type is an invalid argument naming its index.
+pub fn borrowed_bytes<'call>(value: Js<'call>, argument: &str) -> Result<Vec<&'call [u8]>> {
+    if !value.is_array() {
+        let why = if value.is_absent() { "is required" } else { "must be an array of Uint8Arrays" };
+        return Err(invalid(argument, format!("{why}, got {}", value.describe())));
+    }
+    let mut len = 0u32;
+    // SAFETY: the callback's env and a live array of it (see `Js`); `len` is a local napi writes.
+    check(unsafe { sys::napi_get_array_length(value.env, value.raw, &mut len) }, "read an array length")?;
+    (0..len).map(|i| uint8_array(value.element(i)?, &format!("{argument}[{i}]"))).collect()
+}
+
+/// A `list<bytes>` argument for a call that outlives the callback (a Promise form's worker thread): each buffer is
+/// copied once, since JavaScript may change or free it while the work runs.
+pub fn owned_bytes(value: Js<'_>, argument: &str) -> Result<Vec<Vec<u8>>> {
+    Ok(borrowed_bytes(value, argument)?.into_iter().map(<[u8]>::to_vec).collect())
+}
+
 /// Reads a record argument's fields with `read`, naming a field its own errors name (`` `threads` ``) by its path
 /// from the parameter (`` `config.threads` ``), as the core and the wrapper name it. Only a failure pays for it.
 pub fn fields_of<T>(argument: &str, read: impl FnOnce() -> Result<T>) -> Result<T> {

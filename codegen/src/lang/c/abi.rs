@@ -57,7 +57,7 @@ pub fn is_flat(api: &Api, record: &Name) -> bool {
             Type::Record(n) => {
                 depth < 16 && api.record(n).is_some_and(|r| r.fields.iter().all(|f| flat(api, &f.ty, depth + 1)))
             }
-            Type::String | Type::Path | Type::List(_) | Type::Class(_) | Type::F32Matrix => false,
+            Type::String | Type::Path | Type::List(_) | Type::Class(_) | Type::F32Matrix | Type::Bytes => false,
         }
     }
     flat(api, &Type::Record(record.clone()), 0)

@@ -125,6 +125,9 @@ impl DocStyle for CDocs {
             }
         })
     }
+    fn bytes_note(&self, _callable: &Callable) -> Option<String> {
+        Some(C.bytes_note())
+    }
     fn param_name(&self, param: &Param) -> String {
         param.name.snake()
     }

@@ -44,6 +44,7 @@ impl C {
             Type::String | Type::Path => "const char *".into(),
             Type::Address => "uintptr_t".into(),
             Type::F32Matrix => "uform_f32_matrix_t".into(),
+            Type::Bytes => "uform_bytes_t".into(),
             Type::Record(n) | Type::Enum(n) | Type::Class(n) => self.type_name(api, n),
             Type::List(e) => self.list(api, e),
         }
@@ -169,6 +170,11 @@ impl C {
             Return::Status => "uform_status_t".into(),
             Return::Value { ty, .. } => self.ty(api, ty),
         }
+    }
+
+    /// How a `bytes` parameter crosses: borrowed in place.
+    pub fn bytes_note(&self) -> String {
+        "Each buffer is read in place for the call, never copied or kept.".into()
     }
 
     /// Doc text with references spelled as C names.

@@ -19,6 +19,7 @@ impl RustC {
             Type::String | Type::Path => "*const c_char".into(),
             Type::Address => "usize".into(),
             Type::F32Matrix => "uform_f32_matrix_t".into(),
+            Type::Bytes => "uform_bytes_t".into(),
             Type::Enum(_) => "i32".into(),
             Type::Record(n) => api.record(n).map_or_else(String::new, |r| r.c_name.clone()),
             Type::Class(n) => format!("*mut {}", api.class(n).map_or_else(String::new, |c| c.c_name.clone())),
@@ -58,7 +59,10 @@ impl RustC {
             Type::Class(k) => {
                 format!("{}.get(raw.{name} as usize, {arg}, {:?})?.value.clone()", registry(k), k.pascal())
             }
-            Type::Record(_) | Type::F32Matrix => format!("compile_error!(\"unsupported input field {name}\")"),
+            // Rejected by the checker: a record holds no matrix and no bytes.
+            Type::Record(_) | Type::F32Matrix | Type::Bytes => {
+                format!("compile_error!(\"unsupported input field {name}\")")
+            }
         }
     }
 
@@ -88,7 +92,9 @@ impl RustC {
                 _ => format!("arena.list(v.{name}.clone())"),
             },
             Type::Record(r) => format!("{}_to_c(&v.{name}, arena)", r.snake()),
-            Type::Class(_) | Type::F32Matrix => format!("compile_error!(\"unsupported output field {name}\")"),
+            Type::Class(_) | Type::F32Matrix | Type::Bytes => {
+                format!("compile_error!(\"unsupported output field {name}\")")
+            }
         }
     }
 }

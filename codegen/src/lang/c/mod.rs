@@ -57,6 +57,12 @@ template! {
 }
 
 template! {
+    "c/bytes.h"
+    /// The builtin `bytes` element of a `list<bytes>` parameter: a pointer and a length.
+    struct BytesH;
+}
+
+template! {
     "c/error.h"
     struct ErrorH {
         errors: Vec<Constant>,
@@ -171,6 +177,9 @@ pub fn function_doc(fmt: &C, api: &Api, class: Option<&Class>, c: &Callable) -> 
                     .unwrap_or_else(|| format!("The {}.", name.replace('_', " ")));
                 if matches!(slot, Slot::Record { .. }) {
                     doc.push_str(" NULL means every field absent.");
+                }
+                if matches!(slot, Slot::List { element: Type::Bytes, .. }) {
+                    doc.push_str(&format!(" {}", fmt.bytes_note()));
                 }
                 if let (Slot::Value { ty: Type::Enum(e), .. }, Some(p)) = (slot, p) {
                     if let (Some(Literal::Variant(v)), Some(en)) = (&p.default, api.enumeration(e)) {
@@ -345,6 +354,9 @@ pub fn render(api: &Api) -> Rendered<Vec<Output>> {
     }
     for r in records_in_dependency_order(api) {
         parts.push(record(&fmt, api, r)?);
+    }
+    if api.takes_bytes() {
+        parts.push(BytesH.rendered("bytes")?.trim_end().to_string());
     }
     if api.returns_matrix() {
         parts.push(MatrixH.rendered("f32_matrix")?.trim_end().to_string());

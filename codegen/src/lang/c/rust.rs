@@ -138,6 +138,10 @@ fn body(api: &Api, plan: &CallPlan, c_name: &str, slots: &[Slot]) -> Vec<String>
                 lines.push(format!("let {name} = read_str_list({name}, {name}_count, {name:?})?;"));
                 args.push(format!("&{name}"));
             }
+            (Slot::List { name, element: Type::Bytes }, _) => {
+                lines.push(format!("let {name} = read_bytes_list({name}, {name}_count, {name:?})?;"));
+                args.push(format!("&{name}"));
+            }
             (Slot::List { name, element }, _) => {
                 let convert = match element {
                     Type::Enum(e) => {

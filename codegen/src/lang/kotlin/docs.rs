@@ -85,6 +85,9 @@ impl DocStyle for KotlinDocs {
         };
         Ok(format!("{throws}fun {scope}{}({params}){returns}", KT.member(&c.name)))
     }
+    fn bytes_note(&self, _callable: &Callable) -> Option<String> {
+        Some(KT.bytes_note())
+    }
     fn param_name(&self, param: &Param) -> String {
         KT.member(&param.name)
     }

@@ -138,6 +138,11 @@ impl Kt {
         }
     }
 
+    /// How a `bytes` parameter crosses: the JVM forces one copy.
+    pub fn bytes_note(&self) -> String {
+        "Each `ByteArray` is copied once into native memory: JNI cannot lend a JVM array for the whole call.".into()
+    }
+
     /// A type as Kotlin spells it.
     pub fn ty(&self, ty: &Type) -> String {
         match ty {
@@ -148,6 +153,7 @@ impl Kt {
             Type::Bool => "Boolean".into(),
             Type::String | Type::Path | Type::GpuClass => "String".into(),
             Type::F32Matrix => "F32Matrix".into(),
+            Type::Bytes => "ByteArray".into(),
             Type::List(inner) => format!("List<{}>", self.ty(inner)),
             Type::Record(n) | Type::Enum(n) | Type::Class(n) => self.type_name(n),
         }
@@ -272,6 +278,8 @@ impl Kt {
                 let lift = format!("runtime::variants(env, &uform_core::{}::ALL, &{n})?", self.type_name(k));
                 return ("IntArray".into(), "JIntArray<'l>".into(), format!("ordinals({e})"), lift);
             }
+            // Byte buffers: the JVM cannot lend a `ByteArray`'s bytes past one JNI call, so each is copied once.
+            Type::Bytes => ("Array<ByteArray>", "JObjectArray<'l>", format!("{e}.toTypedArray()"), "byte_arrays"),
             // Strings, paths and GPU classes; lists of records are refused by the checker (`SUPPORTS`).
             _ => ("Array<String>", "JObjectArray<'l>", format!("{e}.toTypedArray()"), "strings"),
         };
@@ -423,8 +431,10 @@ impl Kt {
             Type::List(inner) => format!("list {{ {} }}", self.read(inner)),
             Type::Record(n) => format!("read{}()", self.type_name(n)),
             Type::Enum(n) => format!("{}.entries[i32()]", self.type_name(n)),
-            // A returned record holding a handle is refused by the checker (`SUPPORTS`).
+            // A returned record holding a handle is refused by the checker (`SUPPORTS`), and bytes are only ever a
+            // parameter's list element.
             Type::Class(_) => "error(\"a handle is never encoded\")".into(),
+            Type::Bytes => "error(\"bytes are never returned\")".into(),
         }
     }
 

@@ -89,6 +89,10 @@ fn function_rs(api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
         .map(|a| {
             let name = rust_ident(&a.name.snake());
             match a.passing {
+                // The core borrows each buffer the JVM copied out (`&[&[u8]]`).
+                crate::plan::Passing::List { element: Type::Bytes } => {
+                    format!("&{name}.iter().map(Vec::as_slice).collect::<Vec<_>>()")
+                }
                 crate::plan::Passing::List { .. } => format!("&{name}"),
                 _ => name,
             }

@@ -272,6 +272,9 @@ fn callable_doc(c: &Callable, indent: &str) -> String {
     let mut text = KT.doc_text(&c.doc);
     for p in c.params.iter().filter(|p| !p.doc.is_empty()) {
         text.push_str(&format!("\n@param {} {}", p.name.camel(), KT.doc_text(&p.doc)));
+        if p.ty.holds_bytes() {
+            text.push_str(&format!(" {}", KT.bytes_note()));
+        }
     }
     if c.throws {
         text.push_str("\n@throws UFormException of the kind the error names.");

@@ -112,6 +112,9 @@ impl DocStyle for PythonDocs {
     }
     /// A record parameter spreads into keyword arguments, so it reads as `**options`: what
     /// `Mesh.bootstrap(ex, **mesh_options_from_environment())` passes.
+    fn bytes_note(&self, _callable: &Callable) -> Option<String> {
+        Some(Py.bytes_note())
+    }
     fn param_name(&self, param: &Param) -> String {
         match (&param.ty, &param.default) {
             (Type::Record(_), Some(Literal::EmptyRecord)) => format!("**{}", PY.member(&param.name)),

@@ -78,6 +78,13 @@ impl Py {
         }
     }
 
+    /// How a `bytes` parameter crosses: a `bytes` in place, anything mutable copied.
+    pub fn bytes_note(&self) -> String {
+        "A `bytes` is read in place, without a copy; a `bytearray` or a `memoryview` is copied once, since another \
+         thread could change it while the call runs."
+            .into()
+    }
+
     // ---- types ----
 
     /// A type as a value taken from Python (a parameter or an input field).
@@ -85,6 +92,7 @@ impl Py {
         match ty {
             Type::List(inner) => format!("Sequence[{}]", self.ty_in(inner)),
             Type::Path => "Union[str, os.PathLike[str]]".into(),
+            Type::Bytes => "Union[bytes, bytearray, memoryview]".into(),
             other => self.ty_out(other, false),
         }
     }
@@ -96,6 +104,7 @@ impl Py {
             Type::Bool => "bool".into(),
             Type::String | Type::Path | Type::GpuClass => "str".into(),
             Type::F32Matrix => "npt.NDArray[np.float32]".into(),
+            Type::Bytes => "bytes".into(),
             Type::List(inner) if in_record => format!("Tuple[{}, ...]", self.ty_out(inner, true)),
             Type::List(inner) => format!("List[{}]", self.ty_out(inner, false)),
             Type::Record(n) | Type::Enum(n) | Type::Class(n) => self.type_name(n),
@@ -231,6 +240,7 @@ impl Py {
             Type::Bool => "arg_bool".into(),
             Type::String | Type::GpuClass => "arg_string".into(),
             Type::Path => "arg_path".into(),
+            Type::Bytes => "arg_bytes".into(),
             Type::List(inner) => format!("|v: &Bound<'_, PyAny>, a: &str| arg_list(v, a, {})", self.reader(inner)),
             Type::Enum(n) => format!("{}_from_py", n.snake()),
             Type::Record(n) | Type::Class(n) => format!("{}_from_py", n.snake()),

@@ -235,6 +235,10 @@ fn glue_callable(api: &Api, class: Option<&Class>, c: &Callable) -> Rendered {
                 signature.push(name.clone());
                 rust_params.push(format!("{name}: Bound<'_, PyAny>"));
                 body.push(format!("let {name} = {}?;", PY.read(ty, &format!("&{name}"), &format!("\"{name}\""))));
+                // The core borrows each buffer in place (`&[&[u8]]`), while the `bytes` objects stay alive.
+                if matches!(passing, Passing::List { element: Type::Bytes }) {
+                    body.push(format!("let {name} = {name}.iter().map(|b| b.as_bytes()).collect::<Vec<&[u8]>>();"));
+                }
                 // The core borrows a list argument.
                 core_args.push(if matches!(passing, Passing::List { .. }) { format!("&{name}") } else { name });
             }

@@ -19,6 +19,7 @@ pub fn ty_with(t: &Type, handle: &dyn Fn(&Name) -> String) -> String {
         Type::Bool => "bool".into(),
         Type::String | Type::Path | Type::GpuClass => "String".into(),
         Type::F32Matrix => "F32Matrix".into(),
+        Type::Bytes => "Vec<u8>".into(),
         Type::List(e) => format!("Vec<{}>", ty_with(e, handle)),
         Type::Record(n) | Type::Enum(n) => n.pascal(),
         Type::Class(n) => handle(n),

@@ -19,6 +19,8 @@ use crate::plan::{CallPlan, Lowering};
 fn param_ty(t: &Type) -> String {
     match t {
         Type::String | Type::Path | Type::GpuClass => "impl AsRef<str>".into(),
+        // Byte buffers are borrowed in place, each a slice of the caller's memory.
+        Type::List(e) if **e == Type::Bytes => "&[&[u8]]".into(),
         Type::List(e) => format!("&[{}]", format::ty(e)),
         Type::Class(n) => format!("&{}", n.pascal()),
         other => format::ty(other),

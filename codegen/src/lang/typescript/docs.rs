@@ -112,6 +112,9 @@ impl DocStyle for JsDocs {
             }
         })
     }
+    fn bytes_note(&self, callable: &Callable) -> Option<String> {
+        Some(Ts.bytes_note(callable))
+    }
     fn param_name(&self, param: &Param) -> String {
         TS.member(&param.name)
     }

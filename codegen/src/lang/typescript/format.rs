@@ -68,6 +68,17 @@ impl Ts {
         })
     }
 
+    /// How a `bytes` parameter crosses: borrowed by the blocking form, copied by a Promise twin.
+    pub fn bytes_note(&self, callable: &Callable) -> String {
+        if callable.is_twin() {
+            "Each buffer is copied once, since JavaScript may change it while the work runs off the event loop; \
+             the blocking form reads them in place."
+                .into()
+        } else {
+            "Each `Uint8Array` (a `Buffer` is one) is read in place for the call, without a copy.".into()
+        }
+    }
+
     /// The spelling of a type. `compiled` spells the native layer's view, where string enums are plain strings.
     pub fn ty(&self, api: &Api, ty: &Type, compiled: bool) -> String {
         match ty {
@@ -76,6 +87,9 @@ impl Ts {
             Type::String | Type::Path | Type::GpuClass => "string".into(),
             Type::Address => "bigint".into(),
             Type::F32Matrix => "F32Matrix".into(),
+            // A `Buffer` is a `Uint8Array`.
+            Type::Bytes => "Uint8Array".into(),
+            Type::List(inner) if **inner == Type::Bytes => "ReadonlyArray<Uint8Array>".into(),
             Type::List(inner) => format!("{}[]", self.ty(api, inner, compiled)),
             Type::Enum(n) if compiled && api.enumeration(n).is_some_and(Enum::is_string) => "string".into(),
             Type::Record(n) if compiled => {

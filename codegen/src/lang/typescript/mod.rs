@@ -109,6 +109,9 @@ pub fn callable_jsdoc(ts: &Ts, api: &Api, callable: &Callable, indent: &str) -> 
     let mut text = ts.jsdoc(api, &callable.doc);
     for p in callable.params.iter().filter(|p| !p.doc.is_empty()) {
         text.push_str(&format!("\n@param {} {}", ts.member(&p.name), ts.jsdoc(api, &p.doc)));
+        if p.ty.holds_bytes() {
+            text.push_str(&format!(" {}", ts.bytes_note(callable)));
+        }
     }
     jsdoc_block(&text, indent)
 }

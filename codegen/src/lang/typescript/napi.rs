@@ -29,6 +29,8 @@ impl Glue {
             Type::String | Type::Path | Type::GpuClass => "String".into(),
             Type::Address => "Address".into(),
             Type::F32Matrix => "uform_core::F32Matrix".into(),
+            // Read only through `borrowed_bytes`/`owned_bytes` (see `read_params`).
+            Type::Bytes => "Vec<u8>".into(),
             Type::List(inner) => format!("Vec<{}>", self.read_type(inner)),
             Type::Enum(n) | Type::Record(n) => self.core(n),
             Type::Class(_) => "()".into(),
@@ -230,6 +232,12 @@ fn read_params(ts: &Ts, g: &Glue, c: &Callable, source: &dyn Fn(usize, &str) -> 
             continue;
         }
         let js_value = source(i, &rust);
+        // Byte buffers are borrowed in place for a blocking call, and copied for a Promise twin's worker thread.
+        if p.ty == Type::List(Box::new(Type::Bytes)) {
+            let reader = if c.is_twin() { "owned_bytes" } else { "borrowed_bytes" };
+            lines.push(format!("let {rust} = {reader}({js_value}, {js:?})?;"));
+            continue;
+        }
         let read = match &p.default {
             Some(Literal::EmptyRecord) => {
                 format!("{}.unwrap_or_default()", g.read(&p.ty, &js_value, &format!("{js:?}"), true))
@@ -253,6 +261,10 @@ fn core_call(g: &Glue, plan: &CallPlan, receiver: &str, by_number: bool) -> Stri
         .map(|a| match a.passing {
             Passing::Handle { .. } if by_number => format!("&{}", a.name.snake()),
             Passing::Handle { .. } => format!("&{}.inner", a.name.snake()),
+            // A Promise twin owns the buffers it copied; the core borrows them (`&[&[u8]]`).
+            Passing::List { element: Type::Bytes } if plan.twin_of.is_some() => {
+                format!("&{}.iter().map(Vec::as_slice).collect::<Vec<_>>()", a.name.snake())
+            }
             Passing::List { .. } => format!("&{}", a.name.snake()),
             _ => a.name.snake(),
         })

@@ -18,6 +18,7 @@ fn ty(ty: &Type) -> String {
         Type::Bool => "Bool".into(),
         Type::String | Type::Path | Type::GpuClass => "String".into(),
         Type::F32Matrix => "F32Matrix".into(),
+        Type::Bytes => "Data".into(),
         Type::List(inner) => format!("[{}]", self::ty(inner)),
         Type::Record(n) | Type::Enum(n) | Type::Class(n) => n.pascal(),
     }
@@ -145,6 +146,9 @@ impl DocStyle for SwiftDocs {
     }
     fn callable_declaration(&self, _api: &Api, class: Option<&Class>, c: &Callable, plan: &CallPlan) -> Rendered {
         Ok(declaration(class, c, &plan.outcome, false))
+    }
+    fn bytes_note(&self, _callable: &Callable) -> Option<String> {
+        Some(super::format::Udl.bytes_note())
     }
     fn param_name(&self, param: &Param) -> String {
         param.name.camel()

@@ -43,6 +43,11 @@ impl Udl {
         name.pascal()
     }
 
+    /// How a `bytes` parameter crosses: uniffi copies each `Data`.
+    pub fn bytes_note(&self) -> String {
+        "uniffi copies each `Data` once into the Rust side for the call.".into()
+    }
+
     /// A type as UDL spells it.
     pub fn ty(&self, ty: &Type) -> String {
         match ty {
@@ -53,6 +58,7 @@ impl Udl {
             Type::Bool => "boolean".into(),
             Type::String | Type::Path | Type::GpuClass => "string".into(),
             Type::F32Matrix => "F32Matrix".into(),
+            Type::Bytes => "bytes".into(),
             Type::List(inner) => format!("sequence<{}>", self.ty(inner)),
             Type::Record(n) | Type::Enum(n) | Type::Class(n) => self.type_name(n),
         }
@@ -222,6 +228,10 @@ impl Udl {
                     // A converted list is collected into a `Vec` the core borrows as a slice.
                     (Passing::List { .. }, _) if self.converts(&a.ty) => {
                         format!("&{name}.into_iter().map(Into::into).collect::<Vec<_>>()")
+                    }
+                    // uniffi hands over each buffer it copied out of Swift's `Data`; the core borrows them.
+                    (Passing::List { element: Type::Bytes }, _) => {
+                        format!("&{name}.iter().map(Vec::as_slice).collect::<Vec<_>>()")
                     }
                     (Passing::List { .. }, _) => format!("&{name}"),
                     _ => self.convert(&name, &a.ty, false),

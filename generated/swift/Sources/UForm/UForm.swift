@@ -1058,12 +1058,27 @@ public protocol ModelProtocol: AnyObject, Sendable {
     func describe() throws  -> ModelDescription
     
     /**
-     * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder on the executor's
-     * threads, one row per text in input order, with the prompt and dimensions `EncodeTextOptions` asks for;
-     * an empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
-     * that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the
-     * executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it.
-     * While it runs, `Executor.drain` on its executor waits for it and `Model.free` is an in-use error.
+     * Embeds images with the image tower of a CLIP or SigLIP model on the executor's threads, one row per
+     * image in input order, in the space `Model.encodeText` embeds the model's texts in, so the two compare
+     * by cosine; an empty list gives no rows. An image that cannot be decoded, is empty, is animated, or
+     * holds more than 64 megapixels is an invalid argument naming its index in `images`, and no image is
+     * decoded past that budget; a model without an image tower is unsupported (`ModelDescription` `towers`
+     * says which it has). Batches, memory and in-flight rules as `Model.encodeText`.
+     * - `images`: The encoded files' bytes: PNG, JPEG, WebP or GIF (one frame); each decoded, converted to
+     * RGB, resized, cropped and normalised as the model's `preprocessor_config.json` says.
+     * - `options`: Whether to normalise the embeddings.
+     */
+    func encodeImage(images: [Data], options: EncodeImageOptions?) async throws  -> F32Matrix
+    
+    /**
+     * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder, or the text tower of a
+     * CLIP or SigLIP model, on the executor's threads, one row per text in input order, with the prompt and
+     * dimensions `EncodeTextOptions` asks for; an empty list gives no rows, and a text the tokenizer gives
+     * no tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of any
+     * size runs in batches that fit the executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`);
+     * only the result grows with it. While it runs, `Executor.drain` on its executor waits for it and
+     * `Model.free` is an in-use error. An image-text model (CLIP, SigLIP) embeds texts with its text tower,
+     * into the space its `Model.encodeImage` embeds images in.
      * - `texts`: The texts to embed, UTF-8 without NUL characters.
      * - `options`: Whether to normalise, and how many tokens of each text to keep.
      */
@@ -1208,12 +1223,41 @@ open func describe()throws  -> ModelDescription  {
 }
     
     /**
-     * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder on the executor's
-     * threads, one row per text in input order, with the prompt and dimensions `EncodeTextOptions` asks for;
-     * an empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
-     * that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the
-     * executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it.
-     * While it runs, `Executor.drain` on its executor waits for it and `Model.free` is an in-use error.
+     * Embeds images with the image tower of a CLIP or SigLIP model on the executor's threads, one row per
+     * image in input order, in the space `Model.encodeText` embeds the model's texts in, so the two compare
+     * by cosine; an empty list gives no rows. An image that cannot be decoded, is empty, is animated, or
+     * holds more than 64 megapixels is an invalid argument naming its index in `images`, and no image is
+     * decoded past that budget; a model without an image tower is unsupported (`ModelDescription` `towers`
+     * says which it has). Batches, memory and in-flight rules as `Model.encodeText`.
+     * - `images`: The encoded files' bytes: PNG, JPEG, WebP or GIF (one frame); each decoded, converted to
+     * RGB, resized, cropped and normalised as the model's `preprocessor_config.json` says.
+     * - `options`: Whether to normalise the embeddings.
+     */
+open func encodeImage(images: [Data], options: EncodeImageOptions? = nil)async throws  -> F32Matrix  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_uform_uniffi_fn_method_model_encode_image_async(
+                        self.uniffiCloneHandle(),FfiConverterSequenceData.lower(images),FfiConverterOptionTypeEncodeImageOptions.lower(options)
+                )
+            },
+            pollFunc: ffi_uform_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_uform_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_uform_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterTypeF32Matrix_lift,
+            errorHandler: FfiConverterTypeUFormError_lift
+        )
+}
+    
+    /**
+     * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder, or the text tower of a
+     * CLIP or SigLIP model, on the executor's threads, one row per text in input order, with the prompt and
+     * dimensions `EncodeTextOptions` asks for; an empty list gives no rows, and a text the tokenizer gives
+     * no tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of any
+     * size runs in batches that fit the executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`);
+     * only the result grows with it. While it runs, `Executor.drain` on its executor waits for it and
+     * `Model.free` is an in-use error. An image-text model (CLIP, SigLIP) embeds texts with its text tower,
+     * into the space its `Model.encodeImage` embeds images in.
      * - `texts`: The texts to embed, UTF-8 without NUL characters.
      * - `options`: Whether to normalise, and how many tokens of each text to keep.
      */
@@ -1537,6 +1581,67 @@ public func FfiConverterTypeTrainer_lower(_ value: Trainer) -> UInt64 {
 }
 
 
+
+
+/**
+ * How `Model.encodeImage` embeds its images.
+ */
+public struct EncodeImageOptions: Equatable, Hashable {
+    /**
+     * Scales every embedding to unit length, as CLIP and SigLIP embeddings are compared by cosine; absent
+     * normalises them.
+     */
+    public var normalize: Bool?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * Scales every embedding to unit length, as CLIP and SigLIP embeddings are compared by cosine; absent
+         * normalises them.
+         */normalize: Bool? = nil) {
+        self.normalize = normalize
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension EncodeImageOptions: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeEncodeImageOptions: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> EncodeImageOptions {
+        return
+            try EncodeImageOptions(
+                normalize: FfiConverterOptionBool.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: EncodeImageOptions, into buf: inout [UInt8]) {
+        FfiConverterOptionBool.write(value.normalize, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeEncodeImageOptions_lift(_ buf: RustBuffer) throws -> EncodeImageOptions {
+    return try FfiConverterTypeEncodeImageOptions.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeEncodeImageOptions_lower(_ value: EncodeImageOptions) -> RustBuffer {
+    return FfiConverterTypeEncodeImageOptions.lower(value)
+}
 
 
 /**
@@ -2385,6 +2490,11 @@ public struct ModelDescription: Equatable, Hashable {
      */
     public var crossEncoder: Bool
     /**
+     * The towers the model has: "text", "image", or both (CLIP, SigLIP); a BERT-family encoder has only
+     * "text". `Model.encodeText` needs a text tower and `Model.encodeImage` an image tower.
+     */
+    public var towers: [String]
+    /**
      * Every tensor, in file order, shard after shard for a sharded model.
      */
     public var tensors: [TensorDescription]
@@ -2442,6 +2552,10 @@ public struct ModelDescription: Equatable, Hashable {
          * Whether it is a cross-encoder with a classification head, which `Model.rerank` needs.
          */crossEncoder: Bool, 
         /**
+         * The towers the model has: "text", "image", or both (CLIP, SigLIP); a BERT-family encoder has only
+         * "text". `Model.encodeText` needs a text tower and `Model.encodeImage` an image tower.
+         */towers: [String], 
+        /**
          * Every tensor, in file order, shard after shard for a sharded model.
          */tensors: [TensorDescription]) {
         self.path = path
@@ -2458,6 +2572,7 @@ public struct ModelDescription: Equatable, Hashable {
         self.dimensions = dimensions
         self.prompts = prompts
         self.crossEncoder = crossEncoder
+        self.towers = towers
         self.tensors = tensors
     }
 
@@ -2491,6 +2606,7 @@ public struct FfiConverterTypeModelDescription: FfiConverterRustBuffer {
                 dimensions: FfiConverterUInt32.read(from: &buf), 
                 prompts: FfiConverterSequenceString.read(from: &buf), 
                 crossEncoder: FfiConverterBool.read(from: &buf), 
+                towers: FfiConverterSequenceString.read(from: &buf), 
                 tensors: FfiConverterSequenceTypeTensorDescription.read(from: &buf)
         )
     }
@@ -2510,6 +2626,7 @@ public struct FfiConverterTypeModelDescription: FfiConverterRustBuffer {
         FfiConverterUInt32.write(value.dimensions, into: &buf)
         FfiConverterSequenceString.write(value.prompts, into: &buf)
         FfiConverterBool.write(value.crossEncoder, into: &buf)
+        FfiConverterSequenceString.write(value.towers, into: &buf)
         FfiConverterSequenceTypeTensorDescription.write(value.tensors, into: &buf)
     }
 }
@@ -3520,6 +3637,30 @@ fileprivate struct FfiConverterOptionTypeMesh: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeEncodeImageOptions: FfiConverterRustBuffer {
+    typealias SwiftType = EncodeImageOptions?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeEncodeImageOptions.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeEncodeImageOptions.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypeEncodeTextOptions: FfiConverterRustBuffer {
     typealias SwiftType = EncodeTextOptions?
 
@@ -3835,6 +3976,31 @@ fileprivate struct FfiConverterSequenceString: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterSequenceData: FfiConverterRustBuffer {
+    typealias SwiftType = [Data]
+
+    public static func write(_ value: [Data], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterData.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [Data] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [Data]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterData.read(from: &buf))
+        }
+        return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterSequenceTypeGpuDevice: FfiConverterRustBuffer {
     typealias SwiftType = [GpuDevice]
 
@@ -4044,6 +4210,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_uform_uniffi_checksum_method_model_describe() != 11907) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_uform_uniffi_checksum_method_model_encode_image_async() != 8761) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_uform_uniffi_checksum_method_model_encode_text_async() != 61921) {

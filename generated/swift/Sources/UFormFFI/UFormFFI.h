@@ -328,6 +328,11 @@ uint64_t uniffi_uform_uniffi_fn_constructor_model_load_vram_async(RustBuffer pat
 RustBuffer uniffi_uform_uniffi_fn_method_model_describe(uint64_t ptr, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_METHOD_MODEL_ENCODE_IMAGE_ASYNC
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_METHOD_MODEL_ENCODE_IMAGE_ASYNC
+uint64_t uniffi_uform_uniffi_fn_method_model_encode_image_async(uint64_t ptr, RustBuffer images, RustBuffer options
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_METHOD_MODEL_ENCODE_TEXT_ASYNC
 #define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_FN_METHOD_MODEL_ENCODE_TEXT_ASYNC
 uint64_t uniffi_uform_uniffi_fn_method_model_encode_text_async(uint64_t ptr, RustBuffer texts, RustBuffer options
@@ -708,6 +713,12 @@ uint16_t uniffi_uform_uniffi_checksum_method_mesh_free(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_METHOD_MODEL_DESCRIBE
 #define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_METHOD_MODEL_DESCRIBE
 uint16_t uniffi_uform_uniffi_checksum_method_model_describe(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_METHOD_MODEL_ENCODE_IMAGE_ASYNC
+#define UNIFFI_FFIDEF_UNIFFI_UFORM_UNIFFI_CHECKSUM_METHOD_MODEL_ENCODE_IMAGE_ASYNC
+uint16_t uniffi_uform_uniffi_checksum_method_model_encode_image_async(void
     
 );
 #endif

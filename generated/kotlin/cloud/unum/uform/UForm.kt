@@ -456,6 +456,11 @@ data class ModelDescription(
     var prompts: List<String>,
     /** Whether it is a cross-encoder with a classification head, which [Model.rerank] needs. */
     var crossEncoder: Boolean,
+    /**
+     * The towers the model has: "text", "image", or both (CLIP, SigLIP); a BERT-family encoder has only
+     * "text". [Model.encodeText] needs a text tower and [Model.encodeImage] an image tower.
+     */
+    var towers: List<String>,
     /** Every tensor, in file order, shard after shard for a sharded model. */
     var tensors: List<TensorDescription>,
 )
@@ -483,6 +488,15 @@ data class EncodeTextOptions(
      * with `promptName` is an invalid argument.
      */
     var prompt: String? = null,
+)
+
+/** How [Model.encodeImage] embeds its images. */
+data class EncodeImageOptions(
+    /**
+     * Scales every embedding to unit length, as CLIP and SigLIP embeddings are compared by cosine; absent
+     * normalises them.
+     */
+    var normalize: Boolean? = null,
 )
 
 /** How [Model.rerank] scores its documents. */
@@ -565,12 +579,14 @@ class Model internal constructor(pointer: Long) : AutoCloseable {
     }
 
     /**
-     * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder on the executor's
-     * threads, one row per text in input order, with the prompt and dimensions [EncodeTextOptions] asks for;
-     * an empty list gives no rows, and a text the tokenizer gives no tokens (an empty text, with a tokenizer
-     * that adds no special tokens) a row of zeros. A call of any size runs in batches that fit the executor's
-     * scratch limit ([ExecutorForRamConfig] `scratch_limit`); only the result grows with it. While it runs,
-     * [Executor.drain] on its executor waits for it and [Model.free] is an in-use error.
+     * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder, or the text tower of a
+     * CLIP or SigLIP model, on the executor's threads, one row per text in input order, with the prompt and
+     * dimensions [EncodeTextOptions] asks for; an empty list gives no rows, and a text the tokenizer gives no
+     * tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of any size
+     * runs in batches that fit the executor's scratch limit ([ExecutorForRamConfig] `scratch_limit`); only
+     * the result grows with it. While it runs, [Executor.drain] on its executor waits for it and [Model.free]
+     * is an in-use error. An image-text model (CLIP, SigLIP) embeds texts with its text tower, into the space
+     * its [Model.encodeImage] embeds images in.
      * @param texts The texts to embed, UTF-8 without NUL characters.
      * @param options Whether to normalise, and how many tokens of each text to keep.
      * @throws UFormException of the kind the error names.
@@ -580,6 +596,27 @@ class Model internal constructor(pointer: Long) : AutoCloseable {
         val optionsValue = options ?: EncodeTextOptions()
         return handle.use(this) { self ->
             Reader(UFormNative.modelEncodeText(self, texts.toTypedArray(), optionsValue.normalize != null, optionsValue.normalize ?: false, optionsValue.maxTokens != null, optionsValue.maxTokens?.toInt() ?: 0, optionsValue.dimensions != null, optionsValue.dimensions?.toInt() ?: 0, optionsValue.promptName, optionsValue.prompt)).matrix()
+        }
+    }
+
+    /**
+     * Embeds images with the image tower of a CLIP or SigLIP model on the executor's threads, one row per
+     * image in input order, in the space [Model.encodeText] embeds the model's texts in, so the two compare
+     * by cosine; an empty list gives no rows. An image that cannot be decoded, is empty, is animated, or
+     * holds more than 64 megapixels is an invalid argument naming its index in `images`, and no image is
+     * decoded past that budget; a model without an image tower is unsupported ([ModelDescription] `towers`
+     * says which it has). Batches, memory and in-flight rules as [Model.encodeText].
+     * @param images The encoded files' bytes: PNG, JPEG, WebP or GIF (one frame); each decoded, converted to
+     * RGB, resized, cropped and normalised as the model's `preprocessor_config.json` says. Each `ByteArray`
+     * is copied once into native memory: JNI cannot lend a JVM array for the whole call.
+     * @param options Whether to normalise the embeddings.
+     * @throws UFormException of the kind the error names.
+     */
+    @Throws(UFormException::class)
+    fun encodeImage(images: List<ByteArray>, options: EncodeImageOptions? = null): F32Matrix {
+        val optionsValue = options ?: EncodeImageOptions()
+        return handle.use(this) { self ->
+            Reader(UFormNative.modelEncodeImage(self, images.toTypedArray(), optionsValue.normalize != null, optionsValue.normalize ?: false)).matrix()
         }
     }
 

@@ -39,6 +39,7 @@ internal object UFormNative {
     @JvmStatic external fun modelLoadVram(path: String, configExecutor: Long, configDevices: IntArray?): Long
     @JvmStatic external fun modelDescribe(handle: Long): ByteArray
     @JvmStatic external fun modelEncodeText(handle: Long, texts: Array<String>, optionsNormalizePresent: Boolean, optionsNormalize: Boolean, optionsMaxTokensPresent: Boolean, optionsMaxTokens: Int, optionsDimensionsPresent: Boolean, optionsDimensions: Int, optionsPromptName: String?, optionsPrompt: String?): ByteArray
+    @JvmStatic external fun modelEncodeImage(handle: Long, images: Array<ByteArray>, optionsNormalizePresent: Boolean, optionsNormalize: Boolean): ByteArray
     @JvmStatic external fun modelRerank(handle: Long, query: String, documents: Array<String>, optionsSortedPresent: Boolean, optionsSorted: Boolean, optionsMaxTokensPresent: Boolean, optionsMaxTokens: Int): ByteArray
     @JvmStatic external fun modelFree(handle: Long)
     @JvmStatic external fun modelRelease(handle: Long)
@@ -245,6 +246,7 @@ internal fun Reader.readModelDescription(): ModelDescription = ModelDescription(
     dimensions = u32(),
     prompts = list { string() },
     crossEncoder = bool(),
+    towers = list { string() },
     tensors = list { readTensorDescription() },
 )
 

@@ -602,8 +602,8 @@ typedef struct uform_encode_text_options_t {
      */
     uint32_t struct_size;
     /**
-     * Scales every embedding to unit length; absent follows the model's sentence-transformers modules. Zero
-     * means absent.
+     * Scales every embedding to unit length; absent follows the model's sentence-transformers modules, and a
+     * CLIP or SigLIP text tower normalises, as `uform_encode_image_options_t` does. Zero means absent.
      */
     bool normalize;
     /**
@@ -923,13 +923,14 @@ uform_status_t uform_model_describe(uform_model_t *model, uform_model_descriptio
 
 /**
  * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder, or the text tower of a CLIP
- * or SigLIP model, on the executor's threads, one row per text in input order, with the prompt and dimensions
- * `uform_encode_text_options_t` asks for; an empty list gives no rows, and a text the tokenizer gives no
- * tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of any size
- * runs in batches that fit the executor's scratch limit (`uform_executor_for_ram_config_t` `scratch_limit`);
- * only the result grows with it. While it runs, `uform_executor_drain` on its executor waits for it and
- * `uform_model_free` is an in-use error. An image-text model (CLIP, SigLIP) embeds texts with its text tower,
- * into the space its `uform_model_encode_image` embeds images in.
+ * or SigLIP model (whose rows share the space of `uform_model_encode_image`'s, and which takes no prompt or
+ * `max_tokens`: unsupported), on the executor's threads, one row per text in input order, with the prompt and
+ * dimensions `uform_encode_text_options_t` asks for; an empty list gives no rows, and a text the tokenizer
+ * gives no tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of any
+ * size runs in batches that fit the executor's scratch limit (`uform_executor_for_ram_config_t`
+ * `scratch_limit`); only the result grows with it. While it runs, `uform_executor_drain` on its executor
+ * waits for it and `uform_model_free` is an in-use error. An image-text model (CLIP, SigLIP) embeds texts
+ * with its text tower, into the space its `uform_model_encode_image` embeds images in.
  * @param model The model to act on.
  * @param texts The texts to embed, UTF-8 without NUL characters.
  * @param options Whether to normalise, and how many tokens of each text to keep. NULL means every field

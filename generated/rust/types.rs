@@ -411,7 +411,8 @@ pub struct ModelDescription {
 /// How `Model::encode_text` embeds its texts.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct EncodeTextOptions {
-    /// Scales every embedding to unit length; absent follows the model's sentence-transformers modules.
+    /// Scales every embedding to unit length; absent follows the model's sentence-transformers modules, and a CLIP or
+    /// SigLIP text tower normalises, as `EncodeImageOptions` does.
     pub normalize: Option<bool>,
     /// Tokens kept per text, longer texts being truncated; absent takes the model's own maximum.
     pub max_tokens: Option<u32>,
@@ -433,6 +434,11 @@ pub struct EncodeImageOptions {
     /// Scales every embedding to unit length, as CLIP and SigLIP embeddings are compared by cosine; absent normalises
     /// them.
     pub normalize: Option<bool>,
+}
+
+impl EncodeImageOptions {
+    /// What an absent `normalize` means.
+    pub const DEFAULT_NORMALIZE: bool = true;
 }
 
 /// How `Model::rerank` scores its documents.

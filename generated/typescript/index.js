@@ -546,13 +546,14 @@ class Model {
 
     /**
      * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder, or the text tower of a
-     * CLIP or SigLIP model, on the executor's threads, one row per text in input order, with the prompt and
-     * dimensions `EncodeTextOptions` asks for; an empty list gives no rows, and a text the tokenizer gives no
-     * tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of any size
-     * runs in batches that fit the executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`); only
-     * the result grows with it. While it runs, `drain` on its executor waits for it and `free` is an in-use
-     * error. An image-text model (CLIP, SigLIP) embeds texts with its text tower, into the space its
-     * `encodeImage` embeds images in.
+     * CLIP or SigLIP model (whose rows share the space of `encodeImage`'s, and which takes no prompt or
+     * `max_tokens`: unsupported), on the executor's threads, one row per text in input order, with the prompt
+     * and dimensions `EncodeTextOptions` asks for; an empty list gives no rows, and a text the tokenizer
+     * gives no tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of
+     * any size runs in batches that fit the executor's scratch limit (`ExecutorForRamConfig`
+     * `scratch_limit`); only the result grows with it. While it runs, `drain` on its executor waits for it
+     * and `free` is an in-use error. An image-text model (CLIP, SigLIP) embeds texts with its text tower,
+     * into the space its `encodeImage` embeds images in.
      * @param texts The texts to embed, UTF-8 without NUL characters.
      * @param options Whether to normalise, and how many tokens of each text to keep.
      */
@@ -566,14 +567,15 @@ class Model {
 
     /**
      * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder, or the text tower of a
-     * CLIP or SigLIP model, on the executor's threads, one row per text in input order, with the prompt and
-     * dimensions `EncodeTextOptions` asks for; an empty list gives no rows, and a text the tokenizer gives no
-     * tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of any size
-     * runs in batches that fit the executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`); only
-     * the result grows with it. While it runs, `drain` on its executor waits for it and `free` is an in-use
-     * error. An image-text model (CLIP, SigLIP) embeds texts with its text tower, into the space its
-     * `encodeImage` embeds images in. Runs off the event loop: the promise resolves with what `encodeText`
-     * returns, or rejects with the error it throws.
+     * CLIP or SigLIP model (whose rows share the space of `encodeImage`'s, and which takes no prompt or
+     * `max_tokens`: unsupported), on the executor's threads, one row per text in input order, with the prompt
+     * and dimensions `EncodeTextOptions` asks for; an empty list gives no rows, and a text the tokenizer
+     * gives no tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of
+     * any size runs in batches that fit the executor's scratch limit (`ExecutorForRamConfig`
+     * `scratch_limit`); only the result grows with it. While it runs, `drain` on its executor waits for it
+     * and `free` is an in-use error. An image-text model (CLIP, SigLIP) embeds texts with its text tower,
+     * into the space its `encodeImage` embeds images in. Runs off the event loop: the promise resolves with
+     * what `encodeText` returns, or rejects with the error it throws.
      * @param texts The texts to embed, UTF-8 without NUL characters.
      * @param options Whether to normalise, and how many tokens of each text to keep.
      */

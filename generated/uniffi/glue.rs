@@ -892,24 +892,28 @@ impl Model {
         guard(|| Ok(self.core.describe()?.into()))
     }
     /// Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder, or the text tower of a
-    /// CLIP or SigLIP model, on the executor's threads, one row per text in input order, with the prompt and
-    /// dimensions `EncodeTextOptions` asks for; an empty list gives no rows, and a text the tokenizer gives
-    /// no tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of any
-    /// size runs in batches that fit the executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`);
-    /// only the result grows with it. While it runs, `Executor.drain` on its executor waits for it and
-    /// `Model.free` is an in-use error. An image-text model (CLIP, SigLIP) embeds texts with its text tower,
-    /// into the space its `Model.encodeImage` embeds images in.
+    /// CLIP or SigLIP model (whose rows share the space of `Model.encodeImage`'s, and which takes no prompt
+    /// or `max_tokens`: unsupported), on the executor's threads, one row per text in input order, with the
+    /// prompt and dimensions `EncodeTextOptions` asks for; an empty list gives no rows, and a text the
+    /// tokenizer gives no tokens (an empty text, with a tokenizer that adds no special tokens) a row of
+    /// zeros. A call of any size runs in batches that fit the executor's scratch limit
+    /// (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs,
+    /// `Executor.drain` on its executor waits for it and `Model.free` is an in-use error. An image-text model
+    /// (CLIP, SigLIP) embeds texts with its text tower, into the space its `Model.encodeImage` embeds images
+    /// in.
     pub fn encode_text(&self, texts: Vec<String>, options: Option<EncodeTextOptions>) -> Result<F32Matrix, UFormError> {
         guard(|| Ok(self.core.encode_text(&texts, options.map(Into::into).unwrap_or_default())?.into()))
     }
     /// Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder, or the text tower of a
-    /// CLIP or SigLIP model, on the executor's threads, one row per text in input order, with the prompt and
-    /// dimensions `EncodeTextOptions` asks for; an empty list gives no rows, and a text the tokenizer gives
-    /// no tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of any
-    /// size runs in batches that fit the executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`);
-    /// only the result grows with it. While it runs, `Executor.drain` on its executor waits for it and
-    /// `Model.free` is an in-use error. An image-text model (CLIP, SigLIP) embeds texts with its text tower,
-    /// into the space its `Model.encodeImage` embeds images in. Runs on its own thread.
+    /// CLIP or SigLIP model (whose rows share the space of `Model.encodeImage`'s, and which takes no prompt
+    /// or `max_tokens`: unsupported), on the executor's threads, one row per text in input order, with the
+    /// prompt and dimensions `EncodeTextOptions` asks for; an empty list gives no rows, and a text the
+    /// tokenizer gives no tokens (an empty text, with a tokenizer that adds no special tokens) a row of
+    /// zeros. A call of any size runs in batches that fit the executor's scratch limit
+    /// (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs,
+    /// `Executor.drain` on its executor waits for it and `Model.free` is an in-use error. An image-text model
+    /// (CLIP, SigLIP) embeds texts with its text tower, into the space its `Model.encodeImage` embeds images
+    /// in. Runs on its own thread.
     pub async fn encode_text_async(self: Arc<Self>, texts: Vec<String>, options: Option<EncodeTextOptions>) -> Result<F32Matrix, UFormError> {
         off_thread(move || self.encode_text(texts, options)).await
     }

@@ -41,6 +41,8 @@ struct Loaded {
     executor: Executor,
     /// The BERT encoder the first `encode_text` prepares from the weights (see [`crate::verbs::encode`]).
     encoder: Arc<crate::verbs::encode::EncoderSlot>,
+    /// The CLIP or SigLIP towers the first `encode_image` or `encode_text` prepares (see [`crate::verbs::image`]).
+    image_text: Arc<crate::verbs::image::ImageTextSlot>,
     _lease: Lease,
 }
 
@@ -155,6 +157,14 @@ fn describe_source(path: &str, source: &source::Source, residency: Residency) ->
 /// Fills what the folder beside the weights says of the model the encoder would run; a folder it would refuse (or
 /// none) leaves those fields empty, as loading weights never depends on them.
 fn describe_folder(description: &mut ModelDescription, source: &source::Source) {
+    if let Some(image_text) = crate::families::clip::describe(&source.directory) {
+        description.family = Some(image_text.family.to_string());
+        description.max_tokens = u32::try_from(image_text.max_tokens).unwrap_or(u32::MAX);
+        description.dimensions = u32::try_from(image_text.dimensions).unwrap_or(u32::MAX);
+        let towers = [(image_text.has_text, "text"), (image_text.has_vision, "image")];
+        description.towers = towers.iter().filter(|(has, _)| *has).map(|(_, t)| t.to_string()).collect();
+        return;
+    }
     let config = crate::model::layout::Layout::around(&source.directory)
         .and_then(|layout| crate::families::Config::read(&layout));
     let Ok(config) = config else { return };
@@ -219,6 +229,7 @@ impl Model {
             weights: Placed::Ram(Arc::new(weights)),
             executor: config.executor,
             encoder: Arc::new(crate::verbs::encode::EncoderSlot::new(precision)),
+            image_text: Arc::new(crate::verbs::image::ImageTextSlot::new(precision)),
             _lease: lease,
         };
         Ok(Model::new(description, fallback, loaded))
@@ -242,6 +253,7 @@ impl Model {
             weights: Placed::Vram(weights),
             executor: config.executor,
             encoder: Arc::new(crate::verbs::encode::EncoderSlot::new(Precision::F32)),
+            image_text: Arc::new(crate::verbs::image::ImageTextSlot::new(Precision::F32)),
             _lease: lease,
         };
         Ok(Model::new(description, None, loaded))
@@ -297,6 +309,10 @@ impl Model {
     pub fn encode_text(&self, texts: &[String], options: EncodeTextOptions) -> Result<F32Matrix> {
         let _call = self.begin_call("encode_text")?;
         let (weights, executor, encoder) = self.ram_parts("encode_text", "Model.encode_text runs")?;
+        if self.is_image_text() {
+            let slot = self.image_text_slot("encode_text")?;
+            return crate::verbs::image::encode_text(&slot, weights.as_ref(), &executor, texts, &options);
+        }
         crate::verbs::encode::encode_text(&encoder, weights.as_ref(), &executor, texts, &options)
     }
 
@@ -304,9 +320,26 @@ impl Model {
     /// executor's threads; a [`ModelCall`] while it runs, as [`Model::encode_text`].
     pub fn encode_image(&self, images: &[&[u8]], options: EncodeImageOptions) -> Result<F32Matrix> {
         let _call = self.begin_call("encode_image")?;
-        let (_weights, _executor, _encoder) = self.ram_parts("encode_image", "Model.encode_image runs")?;
-        let _ = (images, options);
-        Err(Error::unsupported(format!("{}: this model has no image tower", crate::path::name("Model.encode_image"))))
+        let (weights, executor, _) = self.ram_parts("encode_image", "Model.encode_image runs")?;
+        if !self.is_image_text() {
+            return Err(Error::unsupported(format!(
+                "{} needs a model with an image tower (CLIP, SigLIP); this model has none",
+                crate::path::name("Model.encode_image")
+            )));
+        }
+        let slot = self.image_text_slot("encode_image")?;
+        crate::verbs::image::encode_image(&slot, weights.as_ref(), &executor, images, &options)
+    }
+
+    /// Whether the folder beside the weights holds an image-text model (CLIP, SigLIP): its verbs run
+    /// [`crate::verbs::image`].
+    fn is_image_text(&self) -> bool {
+        matches!(self.inner.description.family.as_deref(), Some("clip" | "siglip"))
+    }
+
+    fn image_text_slot(&self, method: &str) -> Result<Arc<crate::verbs::image::ImageTextSlot>> {
+        let loaded = self.inner.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        loaded.as_ref().map(|l| l.image_text.clone()).ok_or_else(|| Error::freed("Model", method))
     }
 
     /// Scores `documents` against `query` with a cross-encoder, on the executor's threads; a [`ModelCall`] while
@@ -319,6 +352,12 @@ impl Model {
     ) -> Result<Vec<RerankScore>> {
         let _call = self.begin_call("rerank")?;
         let (weights, executor, encoder) = self.ram_parts("rerank", "Model.rerank runs")?;
+        if self.is_image_text() {
+            return Err(Error::unsupported(format!(
+                "{} needs a cross-encoder (a *ForSequenceClassification checkpoint); this is an image-text model",
+                crate::path::name("Model.rerank")
+            )));
+        }
         crate::verbs::encode::rerank(&encoder, weights.as_ref(), &executor, query.as_ref(), documents, &options)
     }
 

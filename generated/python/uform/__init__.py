@@ -341,7 +341,9 @@ class EncodeTextOptions(TypedDict, total=False):
     """How `Model.encode_text()` embeds its texts."""
 
     normalize: Optional[bool]
-    """Scales every embedding to unit length; absent follows the model's sentence-transformers modules."""
+    """Scales every embedding to unit length; absent follows the model's sentence-transformers modules, and a
+    CLIP or SigLIP text tower normalises, as `EncodeImageOptions` does.
+    """
     max_tokens: Optional[int]
     """Tokens kept per text, longer texts being truncated; absent takes the model's own maximum."""
     dimensions: Optional[int]

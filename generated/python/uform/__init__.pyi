@@ -390,13 +390,15 @@ class Model:
         prompt: Optional[str] = ...,
     ) -> npt.NDArray[np.float32]:
         """Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder, or the text tower of a
-        CLIP or SigLIP model, on the executor's threads, one row per text in input order, with the prompt and
-        dimensions `EncodeTextOptions` asks for; an empty list gives no rows, and a text the tokenizer gives
-        no tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of any
-        size runs in batches that fit the executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`);
-        only the result grows with it. While it runs, `Executor.drain()` on its executor waits for it and
-        `Model.free()` is an in-use error. An image-text model (CLIP, SigLIP) embeds texts with its text
-        tower, into the space its `Model.encode_image()` embeds images in.
+        CLIP or SigLIP model (whose rows share the space of `Model.encode_image()`'s, and which takes no
+        prompt or `max_tokens`: unsupported), on the executor's threads, one row per text in input order, with
+        the prompt and dimensions `EncodeTextOptions` asks for; an empty list gives no rows, and a text the
+        tokenizer gives no tokens (an empty text, with a tokenizer that adds no special tokens) a row of
+        zeros. A call of any size runs in batches that fit the executor's scratch limit
+        (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs,
+        `Executor.drain()` on its executor waits for it and `Model.free()` is an in-use error. An image-text
+        model (CLIP, SigLIP) embeds texts with its text tower, into the space its `Model.encode_image()`
+        embeds images in.
         """
 
     def encode_image(

@@ -22,6 +22,37 @@ pub(crate) fn verb() -> impl std::fmt::Display {
     crate::path::name("encode_image")
 }
 
+/// What a folder's `config.json` says of an image-text model, read without its weights (for `describe`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Described {
+    /// `"clip"` or `"siglip"`.
+    pub family: &'static str,
+    pub has_text: bool,
+    pub has_vision: bool,
+    /// The embeddings' width.
+    pub dimensions: usize,
+    /// The text tower's positions (0 without one).
+    pub max_tokens: usize,
+}
+
+/// The image-text model the folder `dir` holds, or `None` when its `config.json` is absent, unreadable or of
+/// another architecture.
+pub fn describe(dir: &std::path::Path) -> Option<Described> {
+    let layout = Layout::around(dir).ok()?;
+    let json = read_json(&layout.transformer, "config.json").ok()??;
+    let config = Config::from_json(&json).ok()?;
+    Some(Described {
+        family: match config.kind {
+            Kind::Clip => "clip",
+            Kind::Siglip => "siglip",
+        },
+        has_text: config.text.is_some(),
+        has_vision: config.vision.is_some(),
+        dimensions: config.dimensions,
+        max_tokens: config.text.as_ref().map_or(0, |t| t.positions),
+    })
+}
+
 /// A CLIP or SigLIP model prepared from its weights: configuration, tokenizer and packed layer weights.
 pub struct ImageText {
     config: Config,

@@ -27,6 +27,8 @@
 
 mod batch;
 
+pub(crate) use batch::output;
+
 use crate::error::{Error, Result};
 use crate::executor::Executor;
 use crate::families::bert::{forward, Encoder};
@@ -244,7 +246,7 @@ fn check_nul(texts: &[String], name: &str) -> Result<()> {
 }
 
 /// The first `columns` of each row of `h`, scaled to unit length when `normalize` (a zero row stays zero).
-fn truncate(data: &[f32], h: usize, columns: usize, normalize: bool) -> Result<Vec<f32>> {
+pub(crate) fn truncate(data: &[f32], h: usize, columns: usize, normalize: bool) -> Result<Vec<f32>> {
     let mut out = batch::output(data.len() / h, columns)?;
     for (row, kept) in data.chunks_exact(h).zip(out.chunks_exact_mut(columns)) {
         kept.copy_from_slice(&row[..columns]);

@@ -1072,13 +1072,15 @@ public protocol ModelProtocol: AnyObject, Sendable {
     
     /**
      * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder, or the text tower of a
-     * CLIP or SigLIP model, on the executor's threads, one row per text in input order, with the prompt and
-     * dimensions `EncodeTextOptions` asks for; an empty list gives no rows, and a text the tokenizer gives
-     * no tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of any
-     * size runs in batches that fit the executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`);
-     * only the result grows with it. While it runs, `Executor.drain` on its executor waits for it and
-     * `Model.free` is an in-use error. An image-text model (CLIP, SigLIP) embeds texts with its text tower,
-     * into the space its `Model.encodeImage` embeds images in.
+     * CLIP or SigLIP model (whose rows share the space of `Model.encodeImage`'s, and which takes no prompt
+     * or `max_tokens`: unsupported), on the executor's threads, one row per text in input order, with the
+     * prompt and dimensions `EncodeTextOptions` asks for; an empty list gives no rows, and a text the
+     * tokenizer gives no tokens (an empty text, with a tokenizer that adds no special tokens) a row of
+     * zeros. A call of any size runs in batches that fit the executor's scratch limit
+     * (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs,
+     * `Executor.drain` on its executor waits for it and `Model.free` is an in-use error. An image-text model
+     * (CLIP, SigLIP) embeds texts with its text tower, into the space its `Model.encodeImage` embeds images
+     * in.
      * - `texts`: The texts to embed, UTF-8 without NUL characters.
      * - `options`: Whether to normalise, and how many tokens of each text to keep.
      */
@@ -1251,13 +1253,15 @@ open func encodeImage(images: [Data], options: EncodeImageOptions? = nil)async t
     
     /**
      * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder, or the text tower of a
-     * CLIP or SigLIP model, on the executor's threads, one row per text in input order, with the prompt and
-     * dimensions `EncodeTextOptions` asks for; an empty list gives no rows, and a text the tokenizer gives
-     * no tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of any
-     * size runs in batches that fit the executor's scratch limit (`ExecutorForRamConfig` `scratch_limit`);
-     * only the result grows with it. While it runs, `Executor.drain` on its executor waits for it and
-     * `Model.free` is an in-use error. An image-text model (CLIP, SigLIP) embeds texts with its text tower,
-     * into the space its `Model.encodeImage` embeds images in.
+     * CLIP or SigLIP model (whose rows share the space of `Model.encodeImage`'s, and which takes no prompt
+     * or `max_tokens`: unsupported), on the executor's threads, one row per text in input order, with the
+     * prompt and dimensions `EncodeTextOptions` asks for; an empty list gives no rows, and a text the
+     * tokenizer gives no tokens (an empty text, with a tokenizer that adds no special tokens) a row of
+     * zeros. A call of any size runs in batches that fit the executor's scratch limit
+     * (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs,
+     * `Executor.drain` on its executor waits for it and `Model.free` is an in-use error. An image-text model
+     * (CLIP, SigLIP) embeds texts with its text tower, into the space its `Model.encodeImage` embeds images
+     * in.
      * - `texts`: The texts to embed, UTF-8 without NUL characters.
      * - `options`: Whether to normalise, and how many tokens of each text to keep.
      */
@@ -1599,7 +1603,7 @@ public struct EncodeImageOptions: Equatable, Hashable {
         /**
          * Scales every embedding to unit length, as CLIP and SigLIP embeddings are compared by cosine; absent
          * normalises them.
-         */normalize: Bool? = nil) {
+         */normalize: Bool? = true) {
         self.normalize = normalize
     }
 
@@ -1649,7 +1653,8 @@ public func FfiConverterTypeEncodeImageOptions_lower(_ value: EncodeImageOptions
  */
 public struct EncodeTextOptions: Equatable, Hashable {
     /**
-     * Scales every embedding to unit length; absent follows the model's sentence-transformers modules.
+     * Scales every embedding to unit length; absent follows the model's sentence-transformers modules, and a
+     * CLIP or SigLIP text tower normalises, as `EncodeImageOptions` does.
      */
     public var normalize: Bool?
     /**
@@ -1678,7 +1683,8 @@ public struct EncodeTextOptions: Equatable, Hashable {
     // declare one manually.
     public init(
         /**
-         * Scales every embedding to unit length; absent follows the model's sentence-transformers modules.
+         * Scales every embedding to unit length; absent follows the model's sentence-transformers modules, and a
+         * CLIP or SigLIP text tower normalises, as `EncodeImageOptions` does.
          */normalize: Bool? = nil, 
         /**
          * Tokens kept per text, longer texts being truncated; absent takes the model's own maximum.

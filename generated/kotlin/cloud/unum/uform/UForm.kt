@@ -467,7 +467,10 @@ data class ModelDescription(
 
 /** How [Model.encodeText] embeds its texts. */
 data class EncodeTextOptions(
-    /** Scales every embedding to unit length; absent follows the model's sentence-transformers modules. */
+    /**
+     * Scales every embedding to unit length; absent follows the model's sentence-transformers modules, and a
+     * CLIP or SigLIP text tower normalises, as [EncodeImageOptions] does.
+     */
     var normalize: Boolean? = null,
     /** Tokens kept per text, longer texts being truncated; absent takes the model's own maximum. */
     var maxTokens: UInt? = null,
@@ -496,7 +499,7 @@ data class EncodeImageOptions(
      * Scales every embedding to unit length, as CLIP and SigLIP embeddings are compared by cosine; absent
      * normalises them.
      */
-    var normalize: Boolean? = null,
+    var normalize: Boolean? = true,
 )
 
 /** How [Model.rerank] scores its documents. */
@@ -580,13 +583,14 @@ class Model internal constructor(pointer: Long) : AutoCloseable {
 
     /**
      * Embeds texts with a BERT, DistilBERT, XLM-RoBERTa, MPNet or ModernBERT encoder, or the text tower of a
-     * CLIP or SigLIP model, on the executor's threads, one row per text in input order, with the prompt and
-     * dimensions [EncodeTextOptions] asks for; an empty list gives no rows, and a text the tokenizer gives no
-     * tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of any size
-     * runs in batches that fit the executor's scratch limit ([ExecutorForRamConfig] `scratch_limit`); only
-     * the result grows with it. While it runs, [Executor.drain] on its executor waits for it and [Model.free]
-     * is an in-use error. An image-text model (CLIP, SigLIP) embeds texts with its text tower, into the space
-     * its [Model.encodeImage] embeds images in.
+     * CLIP or SigLIP model (whose rows share the space of [Model.encodeImage]'s, and which takes no prompt or
+     * `max_tokens`: unsupported), on the executor's threads, one row per text in input order, with the prompt
+     * and dimensions [EncodeTextOptions] asks for; an empty list gives no rows, and a text the tokenizer
+     * gives no tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of
+     * any size runs in batches that fit the executor's scratch limit ([ExecutorForRamConfig]
+     * `scratch_limit`); only the result grows with it. While it runs, [Executor.drain] on its executor waits
+     * for it and [Model.free] is an in-use error. An image-text model (CLIP, SigLIP) embeds texts with its
+     * text tower, into the space its [Model.encodeImage] embeds images in.
      * @param texts The texts to embed, UTF-8 without NUL characters.
      * @param options Whether to normalise, and how many tokens of each text to keep.
      * @throws UFormException of the kind the error names.

@@ -1,0 +1,206 @@
+//! The `encodeImage` verb, and `encodeText` for image-text models (CLIP, SigLIP): both towers of
+//! [`crate::families::clip::ImageText`] embed into one space, so a text's row and an image's row compare by cosine.
+//!
+//! - Each image is the bytes of an encoded file, decoded and preprocessed by [`crate::families::pixels`] as the
+//!   folder's `preprocessor_config.json` says (decode, EXIF orientation, RGB, resize, crop, rescale, normalise); an
+//!   image that cannot be decoded is an invalid argument naming `images[i]`, and no image is decoded past the pixel
+//!   budget ([`crate::families::pixels::MAX_PIXELS`]).
+//! - Memory: images are decoded a batch at a time, each thread one image at once, into a batch of pixel tensors whose
+//!   size follows the executor's `scratchLimit` (the towers' own scratch per image, [`ImageText::scratch_per_image`],
+//!   plus the pixels); a call of any size holds one batch of pixels and its result. Texts run in batches too.
+//! - Rows are normalised unless `options.normalize` is false: image-text models are compared by cosine.
+
+use crate::error::{Error, Result};
+use crate::executor::Executor;
+use crate::families::clip::ImageText;
+use crate::families::pixels::Preprocess;
+use crate::model::Weights;
+use crate::types::{EncodeImageOptions, EncodeTextOptions, F32Matrix, Precision};
+use std::sync::{Arc, Mutex};
+
+/// An image-text model prepared once: its towers and, with an image tower, its preprocessing.
+pub struct Prepared {
+    towers: ImageText,
+    preprocess: Option<Preprocess>,
+}
+
+/// Where a model keeps its prepared towers: prepared by the first call at the model's precision, shared by later
+/// ones (a failure is not kept: the next call tries again).
+pub struct ImageTextSlot(Mutex<Option<Arc<Prepared>>>, Precision);
+
+impl std::fmt::Debug for ImageTextSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ImageTextSlot")
+    }
+}
+
+impl ImageTextSlot {
+    pub fn new(precision: Precision) -> ImageTextSlot {
+        ImageTextSlot(Mutex::new(None), precision)
+    }
+
+    fn get_or_prepare(&self, weights: &dyn Weights) -> Result<Arc<Prepared>> {
+        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(prepared) = &*slot {
+            return Ok(prepared.clone());
+        }
+        let towers = ImageText::prepare(weights, self.1)?;
+        let preprocess = match (towers.has_vision(), weights.directory()) {
+            (true, Some(dir)) => Some(Preprocess::read(&dir.join("preprocessor_config.json"))?),
+            _ => None,
+        };
+        if let Some(p) = &preprocess {
+            let side = towers.image_size();
+            if p.side() != (side, side) {
+                return Err(Error::unsupported(format!(
+                    "{}: preprocessor_config.json gives {}x{} pixels, but the vision tower takes {side}x{side}",
+                    crate::path::name("Model.encode_image"),
+                    p.side().0,
+                    p.side().1
+                )));
+            }
+        }
+        let prepared = Arc::new(Prepared { towers, preprocess });
+        *slot = Some(prepared.clone());
+        Ok(prepared)
+    }
+
+    /// Drops the prepared towers (when the model frees its weights).
+    pub fn clear(&self) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+}
+
+/// Whether the folder beside `weights` holds an image-text model (its `config.json`'s `model_type`), which
+/// `encodeText` then runs with its text tower.
+pub fn is_image_text(model_type: Option<&str>) -> bool {
+    matches!(model_type, Some("clip" | "clip_vision_model" | "siglip"))
+}
+
+/// Scales each row of `columns` to unit length (a zero row stays zero).
+fn normalize_rows(data: &mut [f32], columns: usize) {
+    for row in data.chunks_exact_mut(columns) {
+        let norm = row.iter().map(|v| v * v).sum::<f32>().sqrt();
+        row.iter_mut().for_each(|v| *v /= norm.max(1e-12));
+    }
+}
+
+/// `Model.encodeImage`: one row per image, in input order.
+pub fn encode_image(
+    slot: &ImageTextSlot,
+    weights: &dyn Weights,
+    executor: &Executor,
+    images: &[&[u8]],
+    options: &EncodeImageOptions,
+) -> Result<F32Matrix> {
+    let prepared = slot.get_or_prepare(weights)?;
+    let Some(preprocess) = prepared.preprocess.as_ref().filter(|_| prepared.towers.has_vision()) else {
+        return Err(Error::unsupported(format!(
+            "{} needs a model with an image tower (CLIP, SigLIP); this {} model has none",
+            crate::path::name("Model.encode_image"),
+            prepared.towers.family()
+        )));
+    };
+    let towers = &prepared.towers;
+    let columns = towers.dimensions();
+    let rows = u32::try_from(images.len())
+        .map_err(|_| Error::invalid_argument("images", format!("holds {} images, over 2^32 - 1", images.len())))?;
+    let mut data = super::encode::output(images.len(), columns)?;
+    let (height, width) = preprocess.side();
+    let per_image = 3 * height * width;
+    // A batch's pixels and the towers' scratch for it stay within the scratch limit; one image at least.
+    let bytes_per_image = per_image * 4 + towers.scratch_per_image();
+    let batch = (executor.host_scratch_limit() / bytes_per_image.max(1)).clamp(1, 256).min(images.len().max(1));
+    let mut pixels = Vec::new();
+    pixels.try_reserve_exact(batch * per_image).map_err(|_| {
+        Error::new(crate::error::ErrorKind::OutOfMemory, format!("{batch} images' pixels cannot be allocated"))
+    })?;
+    pixels.resize(batch * per_image, 0.0f32);
+    for (b, chunk) in images.chunks(batch).enumerate() {
+        let first = b * batch;
+        let failures: Vec<Mutex<Option<Error>>> = chunk.iter().map(|_| Mutex::new(None)).collect();
+        let shared = crate::kernels::gemm::Shared(pixels.as_mut_ptr());
+        executor.for_n_dynamic(chunk.len(), |i| {
+            #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
+            let shared = shared;
+            // SAFETY: image `i`'s pixels are floats `i * per_image ..` of `pixels`, which holds `batch >= chunk.len()`
+            // images: each index is handed to one thread only, so no two threads write the same floats, and `pixels`
+            // outlives the dispatch, which joins before returning.
+            let out = unsafe { std::slice::from_raw_parts_mut(shared.0.add(i * per_image), per_image) };
+            if let Err(e) = preprocess.pixels(chunk[i], first + i, out) {
+                *failures[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+            }
+        })?;
+        // The first failing image in input order fails the call.
+        if let Some(e) = failures.into_iter().find_map(|f| f.into_inner().unwrap_or_else(|p| p.into_inner())) {
+            return Err(e);
+        }
+        let out = &mut data[first * columns..(first + chunk.len()) * columns];
+        towers.encode_pixels(executor, &pixels[..chunk.len() * per_image], chunk.len(), out)?;
+    }
+    if options.normalize.unwrap_or(EncodeImageOptions::DEFAULT_NORMALIZE) {
+        normalize_rows(&mut data, columns);
+    }
+    Ok(F32Matrix { data, rows, columns: columns as u32 })
+}
+
+/// Texts an image-text model's text tower embeds at once: its scratch is small, and the rows land in the result.
+const TEXT_BATCH: usize = 64;
+
+/// `Model.encodeText` for an image-text model: the text tower's rows, in the images' space.
+pub fn encode_text(
+    slot: &ImageTextSlot,
+    weights: &dyn Weights,
+    executor: &Executor,
+    texts: &[String],
+    options: &EncodeTextOptions,
+) -> Result<F32Matrix> {
+    let prepared = slot.get_or_prepare(weights)?;
+    let towers = &prepared.towers;
+    if !towers.has_text() {
+        return Err(Error::unsupported(format!(
+            "{} needs a text tower; this {} model has only an image tower (a *VisionModelWithProjection checkpoint)",
+            crate::path::name("Model.encode_text"),
+            towers.family()
+        )));
+    }
+    for (name, given) in [
+        ("options.prompt", options.prompt.is_some()),
+        ("options.prompt_name", options.prompt_name.is_some()),
+        ("options.max_tokens", options.max_tokens.is_some()),
+    ] {
+        if given {
+            return Err(Error::unsupported(format!(
+                "{} is for sentence-transformers encoders; a {} text tower takes its texts as its processor does",
+                crate::path::name(name),
+                towers.family()
+            )));
+        }
+    }
+    if let Some((i, at)) = texts.iter().enumerate().find_map(|(i, t)| t.find('\0').map(|at| (i, at))) {
+        return Err(Error::invalid_argument(&format!("texts[{i}]"), format!("contains a NUL character at byte {at}")));
+    }
+    let h = towers.dimensions();
+    let columns = match options.dimensions {
+        None => h,
+        Some(d) if d >= 1 && d as usize <= h => d as usize,
+        Some(d) => {
+            return Err(Error::invalid_argument(
+                "options.dimensions",
+                format!("must be between 1 and {h} (the model's dimensions), got {d}"),
+            ))
+        }
+    };
+    let rows = u32::try_from(texts.len())
+        .map_err(|_| Error::invalid_argument("texts", format!("holds {} texts, over 2^32 - 1", texts.len())))?;
+    let mut data = super::encode::output(texts.len(), h)?;
+    for (b, chunk) in texts.chunks(TEXT_BATCH).enumerate() {
+        let out = &mut data[b * TEXT_BATCH * h..(b * TEXT_BATCH + chunk.len()) * h];
+        towers.encode_texts(executor, chunk, out)?;
+    }
+    let mut data = if columns < h { super::encode::truncate(&data, h, columns, false)? } else { data };
+    if options.normalize.unwrap_or(true) {
+        normalize_rows(&mut data, columns);
+    }
+    Ok(F32Matrix { data, rows, columns: columns as u32 })
+}

@@ -1,4 +1,4 @@
-//! `cargo xtask bench encode [--no-bindings] [--rounds N] [--families]`: UForm's `encodeText` through Rust, Node and Python
+//! `cargo xtask bench encode [--no-bindings] [--rounds N] [--families | --images]`: UForm's `encodeText` through Rust, Node and Python
 //! against sentence-transformers (torch) and ONNX Runtime, on the same texts and 2 threads, interleaved in one run.
 //!
 //! Sets up what the peers need, none of it part of any test command: the benchmarks' virtual environment at
@@ -14,6 +14,10 @@
 //! `--families` runs bench/encode/families.py instead: the text families of issue 31 (random-weight checkpoints at
 //! the real models' shapes, made and exported to ONNX under target/bench-families once) and a reranker, UForm
 //! against ONNX Runtime and CrossEncoder, ending in the `encode-families: …` line.
+//!
+//! `--images` runs bench/encode/images.py instead: `encodeImage` on CLIP vision towers at ViT-B/32 and ViT-B/16
+//! shapes (random weights, made and exported to ONNX under target/bench-images once) against transformers (torch)
+//! and ONNX Runtime fed by Pillow and CLIPImageProcessor, decoding included, ending in the `encode-images: …` line.
 
 use crate::bench_venv::{bench_venv, model_dir};
 use crate::util::{cargo, root, status};
@@ -24,6 +28,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut bindings = true;
     let mut scale_only = false;
     let mut families = false;
+    let mut images = false;
     let mut rounds = "7".to_string();
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
@@ -31,6 +36,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "--no-bindings" => bindings = false,
             "--scale-only" => scale_only = true,
             "--families" => families = true,
+            "--images" => images = true,
             "--rounds" => rounds = rest.next().ok_or("--rounds takes a number")?.clone(),
             other => return Err(format!("bench encode: unknown argument `{other}`")),
         }
@@ -42,6 +48,17 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     let python = bench_venv()?;
     let model = model_dir(&python)?;
+    if images {
+        cargo(&["build", "--release", "--quiet", "-p", "uform-bench", "--bin", "encode"])?;
+        let mut run = Command::new(&python);
+        run.arg(root.join("bench/encode/images.py"))
+            .arg("--rust-bin")
+            .arg(root.join("target/release/encode"))
+            .arg("--out")
+            .arg(root.join("target/bench-images"))
+            .args(["--rounds", &rounds]);
+        return status(run, "bench/encode/images.py");
+    }
     if families {
         cargo(&["build", "--release", "--quiet", "-p", "uform-bench", "--bin", "encode"])?;
         let mut run = Command::new(&python);

@@ -24,7 +24,7 @@ const USAGE: &str = "usage: cargo xtask <command>
   test [LANGUAGE...]         run the tests: rust, c, node, python, kotlin, swift, packages (default: all)
   bench <dispatch|mesh|overhead|load>   run a benchmark side by side with its peers
   bench uniffi               what the uniffi scaffolding Swift calls through costs on the Rust side, timed from C
-  bench encode [--no-bindings] [--rounds N] [--families]   encodeText against sentence-transformers and ONNX Runtime (--families: the text families and rerank)
+  bench encode [--no-bindings] [--rounds N] [--families | --images]   encodeText against sentence-transformers and ONNX Runtime (--families: the text families and rerank; --images: encodeImage)
   bench train [--no-bindings] [--steps N] [--warmup W]   a Trainer step against sentence-transformers' trainer
   fuzz [--target idl_loader|safetensors_header] [--seconds N] [--stable] [--merge]   fuzz a parser (fuzz/README.md)
   gpu-kit                    build the device check's binaries into target/gpu-kit/ (scripts/gpu-check.sh runs them)

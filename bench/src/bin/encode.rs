@@ -19,11 +19,18 @@
 //! Each thread's FLOP count is divided by its own CPU time (`peak_gflops`: the cores' peak, whatever else runs on
 //! the machine); `wall_gflops` divides by wall time instead (what this process got).
 //!
+//! `encode --images MODEL_DIR`: an image-text model's `encode_image` for bench/encode/images.py. Prints
+//! `{"ready": …}` once the first image embeds; then answers `{"images": [PATH…], "reps": N}` with the N times of
+//! embedding those files (read once, bytes in memory: decoding and preprocessing are timed, reading is not),
+//! `{"images": [PATH…]}` with their rows, and `{"decode": [PATH…], "reps": N}` with the N times of decoding and
+//! preprocessing them alone (`families::pixels`, on one thread a file, as `encode_image` runs them).
+//!
 //! `encode --bf16-peak`: the same for this CPU's bf16 products: AMX `tdpbf16ps` on 4 tiles of sums where the CPU
 //! and OS offer it, else AVX512_BF16 `vdpbf16ps` on 16 chains (`bench/src/peak.rs`).
 
 use serde_json::{json, Value};
 use std::io::{BufRead, Write};
+use std::path::Path;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use uform_core::{
     EncodeTextOptions, Executor, ExecutorForRamConfig, Model, ModelLoadRamConfig, Precision, RerankOptions,
@@ -109,6 +116,66 @@ fn worker(model_dir: &str, precision: Precision) {
     model.free().expect("free");
 }
 
+/// Times `reps` runs of `f`, in seconds.
+fn timed(reps: u64, mut f: impl FnMut()) -> Vec<f64> {
+    (0..reps)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed().as_secs_f64()
+        })
+        .collect()
+}
+
+fn image_worker(model_dir: &str) {
+    let read = |paths: &Value| -> Vec<Vec<u8>> {
+        let paths = paths.as_array().expect("a list of paths");
+        paths.iter().map(|p| std::fs::read(p.as_str().expect("a path")).expect("an image file")).collect()
+    };
+    let encode = |model: &Model, images: &[Vec<u8>]| {
+        let borrowed: Vec<&[u8]> = images.iter().map(Vec::as_slice).collect();
+        model.encode_image(&borrowed, uform_core::EncodeImageOptions::default())
+    };
+    let model = match load(model_dir, Precision::F32) {
+        Ok(model) => model,
+        Err(e) => return reply(json!({ "unavailable": e.to_string() })),
+    };
+    let preprocess = uform_core::families::pixels::Preprocess::read(Path::new(model_dir)).expect("preprocessor");
+    let (height, width) = preprocess.side();
+    let executor = model.executor().expect("executor");
+    reply(json!({ "ready": "uform (Rust, f32)", "side": [height, width] }));
+    for line in std::io::stdin().lock().lines() {
+        let command: Value = serde_json::from_str(&line.expect("stdin")).expect("a JSON command");
+        if command["images"].is_array() {
+            let images = read(&command["images"]);
+            match command["reps"].as_u64() {
+                Some(reps) => {
+                    reply(json!({ "seconds": timed(reps, || drop(encode(&model, &images).expect("encode_image"))) }))
+                }
+                None => {
+                    let m = encode(&model, &images).expect("encode_image");
+                    let rows: Vec<&[f32]> = m.data.chunks(m.columns.max(1) as usize).collect();
+                    reply(json!({ "embeddings": rows }));
+                }
+            }
+        } else if command["decode"].is_array() {
+            let images = read(&command["decode"]);
+            let reps = command["reps"].as_u64().unwrap_or(1);
+            let per_image = 3 * height * width;
+            let seconds = timed(reps, || {
+                executor
+                    .for_n_dynamic(images.len(), |i| {
+                        let mut out = vec![0f32; per_image];
+                        preprocess.pixels(&images[i], i, &mut out).expect("pixels");
+                    })
+                    .expect("dispatch")
+            });
+            reply(json!({ "seconds": seconds }));
+        }
+    }
+    model.free().expect("free");
+}
+
 fn status_kib(key: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let line = status.lines().find(|l| l.starts_with(key)).unwrap_or("");
@@ -176,13 +243,15 @@ fn main() {
         Some("--peak") => reply(uform_bench::peak::fma_peak(threads())),
         Some("--bf16-peak") => reply(uform_bench::peak::bf16_peak(threads())),
         Some("--scale") => scale(args.get(1).expect("encode --scale MODEL_DIR")),
+        Some("--images") => image_worker(args.get(1).expect("encode --images MODEL_DIR")),
         Some(dir) => {
             let precision = args.get(1).map_or(Precision::F32, |p| Precision::parse(p).expect("f32 or bf16"));
             worker(dir, precision)
         }
         None => {
             eprintln!(
-                "usage: encode MODEL_DIR [f32|bf16] | encode --scale MODEL_DIR | encode --peak | encode --bf16-peak"
+                "usage: encode MODEL_DIR [f32|bf16] | encode --scale MODEL_DIR | encode --images MODEL_DIR | encode --peak | \
+                 encode --bf16-peak"
             );
             std::process::exit(2);
         }

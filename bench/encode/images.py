@@ -12,7 +12,7 @@ attention, dynamo, opset 18) and checked against torch.
 The images are the committed set (tests/fixtures/images/files: 13 files, 7 x 5 to 1000 x 480, PNG, JPEG, WebP):
 batch 1 is photo.jpg (640 x 480), batch 32 the 13 files cycled. Every runtime starts from the files' bytes in
 memory: UForm through the Rust worker (bench/src/bin/encode.rs `--images`, over its stdin protocol), the peers
-decoding with Pillow (`Image.open` + `convert("RGB")`) and preprocessing with transformers' `CLIPImageProcessor`
+decoding with Pillow (`Image.open`, `ImageOps.exif_transpose` as transformers' `load_image`, `convert("RGB")`) and preprocessing with transformers' `CLIPImageProcessor`
 (the Pillow backend, as `AutoImageProcessor` gives without torchvision), then torch (`get_image_features`'s
 projection, `torch.inference_mode`) or ONNX Runtime. Every runtime runs on 2 threads, in interleaved rounds.
 
@@ -34,7 +34,7 @@ import time
 import numpy as np
 import onnxruntime
 import torch
-from PIL import Image
+from PIL import Image, ImageOps
 
 THREADS = 2
 SHAPES = {"vit-b-32": 32, "vit-b-16": 16}
@@ -104,7 +104,7 @@ class Peers:
                                                     providers=["CPUExecutionProvider"])
 
     def pixels(self, blobs):
-        images = [Image.open(io.BytesIO(b)).convert("RGB") for b in blobs]
+        images = [ImageOps.exif_transpose(Image.open(io.BytesIO(b))).convert("RGB") for b in blobs]
         return self.processor(images=images, return_tensors="np")["pixel_values"]
 
     def run_torch(self, blobs):

@@ -10,6 +10,7 @@ mod folders;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use support::cosine::worst_cosine;
 use support::file_weights::{test_model_dir, Converted, FileWeights};
 use uform_core::families::bert::Encoder;
 use uform_core::model::{TensorView, Weights};
@@ -449,16 +450,6 @@ fn free_during_an_encode_is_in_use_and_drain_waits_for_it() {
 }
 
 /// Cosine of each row of `got` with the same row of `want`; the smallest.
-fn worst_cosine(got: &F32Matrix, want: &[Vec<f32>]) -> f64 {
-    assert_eq!(got.rows as usize, want.len());
-    let norm = |v: &[f32]| v.iter().map(|a| *a as f64 * *a as f64).sum::<f64>().sqrt();
-    rows(got)
-        .into_iter()
-        .zip(want)
-        .map(|(g, w)| g.iter().zip(w).map(|(a, b)| *a as f64 * *b as f64).sum::<f64>() / (norm(g) * norm(w)))
-        .fold(f64::INFINITY, f64::min)
-}
-
 #[test]
 fn bf16_models_embed_at_cosine_0999_report_half_the_matrix_bytes_and_refuse_training_and_classes_without_bf16() {
     use uform_core::{Model, ModelLoadRamConfig, Precision, Trainer, TrainerContrastiveConfig};

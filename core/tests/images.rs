@@ -3,8 +3,11 @@
 //! `make_images.py` with transformers), loaded as a user loads them, against transformers' embeddings of the
 //! committed files, of the processor's own crops (the same pixels), and its image × text logits.
 
+mod support;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use support::cosine::worst_cosine_at;
 use uform_core::{
     EncodeImageOptions, EncodeTextOptions, ErrorKind, Executor, ExecutorForRamConfig, F32Matrix, Model,
     ModelLoadRamConfig, Precision,
@@ -47,19 +50,6 @@ fn rows(m: &F32Matrix) -> Vec<&[f32]> {
     m.data.chunks_exact(m.columns as usize).collect()
 }
 
-/// The worst cosine between `got`'s rows and `want`'s, row by row, with the row it was found at.
-fn worst_cosine(got: &F32Matrix, want: &[Vec<f32>]) -> (f64, usize) {
-    assert_eq!(got.rows as usize, want.len());
-    let norm = |v: &[f32]| v.iter().map(|a| *a as f64 * *a as f64).sum::<f64>().sqrt();
-    rows(got)
-        .into_iter()
-        .zip(want)
-        .map(|(g, w)| g.iter().zip(w).map(|(a, b)| *a as f64 * *b as f64).sum::<f64>() / (norm(g) * norm(w)))
-        .enumerate()
-        .map(|(i, c)| (c, i))
-        .fold((f64::INFINITY, 0), |a, b| if b.0 < a.0 { b } else { a })
-}
-
 fn encode(model: &Model, images: &[Vec<u8>], options: EncodeImageOptions) -> uform_core::Result<F32Matrix> {
     let borrowed: Vec<&[u8]> = images.iter().map(Vec::as_slice).collect();
     model.encode_image(&borrowed, options)
@@ -74,13 +64,13 @@ fn every_checkpoint_embeds_the_committed_files_and_the_processors_crops_as_trans
         let model = load(name, &ex, None);
         let files = read("files", &strings(&entry["files"]));
         let got = encode(&model, &files, EncodeImageOptions { normalize: Some(false) }).unwrap();
-        let (cosine, at) = worst_cosine(&got, &matrix(&entry["image_embeds"]));
+        let (cosine, at) = worst_cosine_at(&got, &matrix(&entry["image_embeds"]));
         eprintln!("{name}: worst cosine from the files {cosine:.7} (files[{at}])");
         assert!(cosine >= 0.999, "{name}: files[{at}] at cosine {cosine}");
         // The processor's own crops are the same pixels: nothing left to the decoder but PNG.
         let crops = read(&format!("crops/{}", name.split('-').next().unwrap()), &strings(&entry["crops"]));
         let got = encode(&model, &crops, EncodeImageOptions::default()).unwrap();
-        let (cosine, at) = worst_cosine(&got, &matrix(&entry["crop_embeds"]));
+        let (cosine, at) = worst_cosine_at(&got, &matrix(&entry["crop_embeds"]));
         eprintln!("{name}: worst cosine from the same pixels {cosine:.7} (crops[{at}])");
         assert!(cosine >= 0.9999, "{name}: crops[{at}] at cosine {cosine}");
         // Normalised by default, one row per image in input order.
@@ -106,7 +96,7 @@ fn image_text_similarity_matches_transformers_logits_per_image() {
         let model = load(name, &ex, None);
         let images = encode(&model, &read("files", &strings(&entry["files"])), EncodeImageOptions::default()).unwrap();
         let texts = model.encode_text(&strings(&entry["texts"]), EncodeTextOptions::default()).unwrap();
-        let (cosine, at) = worst_cosine(&texts, &matrix(&entry["text_embeds"]));
+        let (cosine, at) = worst_cosine_at(&texts, &matrix(&entry["text_embeds"]));
         assert!(cosine >= 0.9999, "{name}: texts[{at}] at cosine {cosine}");
         let scale = (entry["logit_scale"].as_f64().unwrap()).exp();
         let bias = entry["logit_bias"].as_f64().unwrap_or(0.0);
@@ -144,7 +134,7 @@ fn batches_under_a_small_scratch_limit_and_bf16_give_the_same_rows() {
     if bf16 {
         let model = load("clip", &executor(2, None), Some(Precision::Bf16));
         let got = encode(&model, &files, EncodeImageOptions::default()).unwrap();
-        let (cosine, at) = worst_cosine(&got, &matrix(&entry["image_embeds"]));
+        let (cosine, at) = worst_cosine_at(&got, &matrix(&entry["image_embeds"]));
         eprintln!("clip bf16: worst cosine from the files {cosine:.7}");
         assert!(cosine >= 0.999, "bf16: files[{at}] at cosine {cosine}");
         assert_ne!(got.data, whole.data);

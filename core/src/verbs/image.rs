@@ -16,7 +16,7 @@ use crate::families::clip::ImageText;
 use crate::families::pixels::Preprocess;
 use crate::model::Weights;
 use crate::types::{EncodeImageOptions, EncodeTextOptions, F32Matrix, Precision};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 /// An image-text model prepared once: its towers and, with an image tower, its preprocessing.
 pub struct Prepared {
@@ -24,27 +24,12 @@ pub struct Prepared {
     preprocess: Option<Preprocess>,
 }
 
-/// Where a model keeps its prepared towers: prepared by the first call at the model's precision, shared by later
-/// ones (a failure is not kept: the next call tries again).
-pub struct ImageTextSlot(Mutex<Option<Arc<Prepared>>>, Precision);
+/// Where a model keeps its prepared towers: prepared by the first call at the model's precision.
+pub type ImageTextSlot = super::slot::Slot<Prepared>;
 
-impl std::fmt::Debug for ImageTextSlot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ImageTextSlot")
-    }
-}
-
-impl ImageTextSlot {
-    pub fn new(precision: Precision) -> ImageTextSlot {
-        ImageTextSlot(Mutex::new(None), precision)
-    }
-
-    fn get_or_prepare(&self, weights: &dyn Weights) -> Result<Arc<Prepared>> {
-        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(prepared) = &*slot {
-            return Ok(prepared.clone());
-        }
-        let towers = ImageText::prepare(weights, self.1)?;
+impl super::slot::Prepare for Prepared {
+    fn prepare(weights: &dyn Weights, precision: Precision) -> Result<Prepared> {
+        let towers = ImageText::prepare(weights, precision)?;
         let preprocess = match (towers.has_vision(), weights.directory()) {
             (true, Some(dir)) => Some(Preprocess::read(&dir.join("preprocessor_config.json"))?),
             _ => None,
@@ -60,21 +45,8 @@ impl ImageTextSlot {
                 )));
             }
         }
-        let prepared = Arc::new(Prepared { towers, preprocess });
-        *slot = Some(prepared.clone());
-        Ok(prepared)
+        Ok(Prepared { towers, preprocess })
     }
-
-    /// Drops the prepared towers (when the model frees its weights).
-    pub fn clear(&self) {
-        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = None;
-    }
-}
-
-/// Whether the folder beside `weights` holds an image-text model (its `config.json`'s `model_type`), which
-/// `encodeText` then runs with its text tower.
-pub fn is_image_text(model_type: Option<&str>) -> bool {
-    matches!(model_type, Some("clip" | "clip_vision_model" | "siglip"))
 }
 
 /// Scales each row of `columns` to unit length (a zero row stays zero).

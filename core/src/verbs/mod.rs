@@ -5,4 +5,5 @@
 pub mod encode;
 pub mod image;
 pub mod model;
+pub mod slot;
 pub mod train;

@@ -38,7 +38,6 @@ use crate::families::Config;
 use crate::kernels::Kernels;
 use crate::model::Weights;
 use crate::types::{EncodeTextOptions, F32Matrix, Precision, RerankOptions, RerankScore};
-use std::sync::{Arc, Mutex};
 
 impl Encoder {
     /// `options.max_tokens` checked against the model, or the model's own maximum.
@@ -264,45 +263,11 @@ pub fn kernels_for(cpu_class: Option<&str>) -> Result<&'static str> {
 }
 
 /// Where a model keeps its encoder: prepared by the first encode at the model's precision, shared by later ones.
-pub struct EncoderSlot(Mutex<Option<Arc<Encoder>>>, Precision);
+pub type EncoderSlot = super::slot::Slot<Encoder>;
 
-impl std::fmt::Debug for EncoderSlot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("EncoderSlot")
-    }
-}
-
-impl EncoderSlot {
-    /// An empty slot whose encoder will keep its weights at `precision`.
-    pub fn new(precision: Precision) -> EncoderSlot {
-        EncoderSlot(Mutex::new(None), precision)
-    }
-
-    /// The precision the encoder's weights are kept at.
-    pub fn precision(&self) -> Precision {
-        self.1
-    }
-
-    /// The prepared encoder, preparing it from `weights` on first use (a failure is not kept: the next call
-    /// tries again).
-    pub fn get_or_prepare(&self, weights: &dyn Weights) -> Result<Arc<Encoder>> {
-        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(encoder) = &*slot {
-            return Ok(encoder.clone());
-        }
-        let encoder = Arc::new(Encoder::prepare(weights, self.1)?);
-        *slot = Some(encoder.clone());
-        Ok(encoder)
-    }
-
-    /// Replaces the prepared encoder: a trainer's new weights. Encodes already running keep the one they took.
-    pub(crate) fn publish(&self, encoder: Arc<Encoder>) {
-        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(encoder);
-    }
-
-    /// Drops the prepared encoder (when the model frees its weights).
-    pub fn clear(&self) {
-        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = None;
+impl super::slot::Prepare for Encoder {
+    fn prepare(weights: &dyn Weights, precision: Precision) -> Result<Encoder> {
+        Encoder::prepare(weights, precision)
     }
 }
 

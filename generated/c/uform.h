@@ -929,8 +929,7 @@ uform_status_t uform_model_describe(uform_model_t *model, uform_model_descriptio
  * gives no tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of any
  * size runs in batches that fit the executor's scratch limit (`uform_executor_for_ram_config_t`
  * `scratch_limit`); only the result grows with it. While it runs, `uform_executor_drain` on its executor
- * waits for it and `uform_model_free` is an in-use error. An image-text model (CLIP, SigLIP) embeds texts
- * with its text tower, into the space its `uform_model_encode_image` embeds images in.
+ * waits for it and `uform_model_free` is an in-use error.
  * @param model The model to act on.
  * @param texts The texts to embed, UTF-8 without NUL characters.
  * @param options Whether to normalise, and how many tokens of each text to keep. NULL means every field

@@ -796,9 +796,7 @@ impl Model {
     /// tokenizer gives no tokens (an empty text, with a tokenizer that adds no special tokens) a row of
     /// zeros. A call of any size runs in batches that fit the executor's scratch limit
     /// (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs,
-    /// `Executor.drain()` on its executor waits for it and `Model.free()` is an in-use error. An image-text
-    /// model (CLIP, SigLIP) embeds texts with its text tower, into the space its `Model.encode_image()`
-    /// embeds images in.
+    /// `Executor.drain()` on its executor waits for it and `Model.free()` is an in-use error.
     #[pyo3(signature = (texts, *, normalize=None, max_tokens=None, dimensions=None, prompt_name=None, prompt=None))]
     #[allow(clippy::too_many_arguments)]
     fn encode_text(&self, py: Python<'_>, texts: Bound<'_, PyAny>, normalize: Option<Bound<'_, PyAny>>, max_tokens: Option<Bound<'_, PyAny>>, dimensions: Option<Bound<'_, PyAny>>, prompt_name: Option<Bound<'_, PyAny>>, prompt: Option<Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {

@@ -535,8 +535,7 @@ export declare class Model implements Disposable {
      * gives no tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of
      * any size runs in batches that fit the executor's scratch limit (`ExecutorForRamConfig`
      * `scratch_limit`); only the result grows with it. While it runs, `drain` on its executor waits for it
-     * and `free` is an in-use error. An image-text model (CLIP, SigLIP) embeds texts with its text tower,
-     * into the space its `encodeImage` embeds images in.
+     * and `free` is an in-use error.
      * @param texts The texts to embed, UTF-8 without NUL characters.
      * @param options Whether to normalise, and how many tokens of each text to keep.
      */
@@ -549,9 +548,8 @@ export declare class Model implements Disposable {
      * gives no tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of
      * any size runs in batches that fit the executor's scratch limit (`ExecutorForRamConfig`
      * `scratch_limit`); only the result grows with it. While it runs, `drain` on its executor waits for it
-     * and `free` is an in-use error. An image-text model (CLIP, SigLIP) embeds texts with its text tower,
-     * into the space its `encodeImage` embeds images in. Runs off the event loop: the promise resolves with
-     * what `encodeText` returns, or rejects with the error it throws.
+     * and `free` is an in-use error. Runs off the event loop: the promise resolves with what `encodeText`
+     * returns, or rejects with the error it throws.
      * @param texts The texts to embed, UTF-8 without NUL characters.
      * @param options Whether to normalise, and how many tokens of each text to keep.
      */

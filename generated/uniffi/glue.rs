@@ -898,9 +898,7 @@ impl Model {
     /// tokenizer gives no tokens (an empty text, with a tokenizer that adds no special tokens) a row of
     /// zeros. A call of any size runs in batches that fit the executor's scratch limit
     /// (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs,
-    /// `Executor.drain` on its executor waits for it and `Model.free` is an in-use error. An image-text model
-    /// (CLIP, SigLIP) embeds texts with its text tower, into the space its `Model.encodeImage` embeds images
-    /// in.
+    /// `Executor.drain` on its executor waits for it and `Model.free` is an in-use error.
     pub fn encode_text(&self, texts: Vec<String>, options: Option<EncodeTextOptions>) -> Result<F32Matrix, UFormError> {
         guard(|| Ok(self.core.encode_text(&texts, options.map(Into::into).unwrap_or_default())?.into()))
     }
@@ -911,9 +909,8 @@ impl Model {
     /// tokenizer gives no tokens (an empty text, with a tokenizer that adds no special tokens) a row of
     /// zeros. A call of any size runs in batches that fit the executor's scratch limit
     /// (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs,
-    /// `Executor.drain` on its executor waits for it and `Model.free` is an in-use error. An image-text model
-    /// (CLIP, SigLIP) embeds texts with its text tower, into the space its `Model.encodeImage` embeds images
-    /// in. Runs on its own thread.
+    /// `Executor.drain` on its executor waits for it and `Model.free` is an in-use error. Runs on its own
+    /// thread.
     pub async fn encode_text_async(self: Arc<Self>, texts: Vec<String>, options: Option<EncodeTextOptions>) -> Result<F32Matrix, UFormError> {
         off_thread(move || self.encode_text(texts, options)).await
     }

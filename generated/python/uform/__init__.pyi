@@ -396,9 +396,7 @@ class Model:
         tokenizer gives no tokens (an empty text, with a tokenizer that adds no special tokens) a row of
         zeros. A call of any size runs in batches that fit the executor's scratch limit
         (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs,
-        `Executor.drain()` on its executor waits for it and `Model.free()` is an in-use error. An image-text
-        model (CLIP, SigLIP) embeds texts with its text tower, into the space its `Model.encode_image()`
-        embeds images in.
+        `Executor.drain()` on its executor waits for it and `Model.free()` is an in-use error.
         """
 
     def encode_image(

@@ -1078,9 +1078,7 @@ public protocol ModelProtocol: AnyObject, Sendable {
      * tokenizer gives no tokens (an empty text, with a tokenizer that adds no special tokens) a row of
      * zeros. A call of any size runs in batches that fit the executor's scratch limit
      * (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs,
-     * `Executor.drain` on its executor waits for it and `Model.free` is an in-use error. An image-text model
-     * (CLIP, SigLIP) embeds texts with its text tower, into the space its `Model.encodeImage` embeds images
-     * in.
+     * `Executor.drain` on its executor waits for it and `Model.free` is an in-use error.
      * - `texts`: The texts to embed, UTF-8 without NUL characters.
      * - `options`: Whether to normalise, and how many tokens of each text to keep.
      */
@@ -1259,9 +1257,7 @@ open func encodeImage(images: [Data], options: EncodeImageOptions? = nil)async t
      * tokenizer gives no tokens (an empty text, with a tokenizer that adds no special tokens) a row of
      * zeros. A call of any size runs in batches that fit the executor's scratch limit
      * (`ExecutorForRamConfig` `scratch_limit`); only the result grows with it. While it runs,
-     * `Executor.drain` on its executor waits for it and `Model.free` is an in-use error. An image-text model
-     * (CLIP, SigLIP) embeds texts with its text tower, into the space its `Model.encodeImage` embeds images
-     * in.
+     * `Executor.drain` on its executor waits for it and `Model.free` is an in-use error.
      * - `texts`: The texts to embed, UTF-8 without NUL characters.
      * - `options`: Whether to normalise, and how many tokens of each text to keep.
      */

@@ -589,8 +589,7 @@ class Model internal constructor(pointer: Long) : AutoCloseable {
      * gives no tokens (an empty text, with a tokenizer that adds no special tokens) a row of zeros. A call of
      * any size runs in batches that fit the executor's scratch limit ([ExecutorForRamConfig]
      * `scratch_limit`); only the result grows with it. While it runs, [Executor.drain] on its executor waits
-     * for it and [Model.free] is an in-use error. An image-text model (CLIP, SigLIP) embeds texts with its
-     * text tower, into the space its [Model.encodeImage] embeds images in.
+     * for it and [Model.free] is an in-use error.
      * @param texts The texts to embed, UTF-8 without NUL characters.
      * @param options Whether to normalise, and how many tokens of each text to keep.
      * @throws UFormException of the kind the error names.

@@ -5,8 +5,9 @@
 //! DIR/UFormNative.artifactbundle  DIR/UFormNative.artifactbundle.zip{,.sha256}
 //! DIR/Sources/UForm/*.swift       DIR/Sources/UFormBench/main.swift   DIR/Tests/UFormTests/*.swift
 //! DIR/Consumer/                   a user's package depending on DIR through `file://DIR`, from the version
-//! DIR/TestModel/                  the test model, the reference embeddings, the training fixture and the family
-//!                                 checkpoints (untracked) for the encode, trainer and family tests
+//! DIR/TestModel/                  the test model, the reference embeddings, the training fixture, the family
+//!                                 checkpoints and the image fixture (untracked) for the encode, trainer, family
+//!                                 and image tests
 //! ```
 //!
 //! DIR becomes a git repository whose one commit is tagged with the IDL's version, so the consumer's dependency is
@@ -46,6 +47,12 @@ pub fn write_folder(out: &Path, packaged: &Packaged) -> Result<(), String> {
     copy(&root.join("tests/fixtures/encode/reference.json"), &out.join("TestModel/reference.json"))?;
     copy(&root.join("tests/fixtures/train/reference.json"), &out.join("TestModel/train-reference.json"))?;
     copy_tree(&root.join("tests/fixtures/families"), &out.join("TestModel/families"))?;
+    // The image scenarios' checkpoints, images and reference (not the scripts that made them).
+    let images = root.join("tests/fixtures/images");
+    for name in ["clip", "clip-vision", "siglip", "files", "crops", "hostile"] {
+        copy_tree(&images.join(name), &out.join("TestModel/images").join(name))?;
+    }
+    copy(&images.join("reference.json"), &out.join("TestModel/images/reference.json"))?;
     let url = format!("file://{}", out.display());
     let identity = out.file_name().map(|n| n.to_string_lossy().to_lowercase()).ok_or("--out names no folder")?;
     write(&out.join("Consumer/Package.swift"), &manifests::consumer(&url, &identity, &packaged.version))?;

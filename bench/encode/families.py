@@ -12,9 +12,9 @@ export_onnx.py exports the test model (eager attention, dynamo, opset 18) and ch
 (ms-marco-MiniLM-L6-v2's shape, one label, CrossEncoder's layout) is saved and exported the same way.
 
 Every runtime runs on 2 threads, in interleaved rounds, on bench/encode/workloads.json: `long` (32 texts of 128
-tokens) and `latency` (one text). UForm is the Rust worker (bench/src/bin/encode.rs, over its stdin protocol);
-ONNX Runtime runs here with `tokenizers` and numpy pooling, as worker.py's `ort` runtime does. Prints a table, the
-embeddings' (or scores') agreement between UForm and ONNX Runtime, and one line
+tokens) and `latency` (one text). UForm is the Rust worker (bench/src/bin/encode.rs, over its stdin protocol:
+shared.py); ONNX Runtime runs here with `tokenizers` and numpy pooling, as worker.py's `ort` runtime does.
+Prints a table, the embeddings' (or scores') agreement between UForm and ONNX Runtime, and one line
 `encode-families: distilbert=X xlm-roberta=Y mpnet=Z modernbert=W rerank=R` of UForm's throughput over ONNX
 Runtime's at 32 x 128 (rerank: 32 documents of 128 tokens against one query).
 """
@@ -24,13 +24,12 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
-import time
 
 import numpy as np
 import onnxruntime
 import torch
+from shared import Uform, ort_session, timed, peak as uform_peak
 
 THREADS = 2
 # name: (transformers config class, keyword arguments at the named checkpoint's shape, the checkpoint)
@@ -160,13 +159,7 @@ class Ort:
         self.tokenizer = Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length=128)
         self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = THREADS
-        options.inter_op_num_threads = 1
-        options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
-        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self.session = onnxruntime.InferenceSession(os.path.join(folder, "model.onnx"), options,
-                                                    providers=["CPUExecutionProvider"])
+        self.session = ort_session(folder, THREADS)
         self.inputs = [i.name for i in self.session.get_inputs()]
         self.pairs = pairs
 
@@ -190,36 +183,6 @@ class Ort:
         return 1.0 / (1.0 + np.exp(-self.session.run(None, feed)[0][:, 0]))
 
 
-class Uform:
-    """The Rust worker (bench/src/bin/encode.rs) over its stdin protocol."""
-
-    def __init__(self, rust_bin, folder, workloads_path):
-        env = dict(os.environ, UFORM_BENCH_THREADS=str(THREADS), UFORM_BENCH_WORKLOADS=workloads_path)
-        self.process = subprocess.Popen([rust_bin, folder], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                        env=env)
-        ready = json.loads(self.process.stdout.readline())
-        if "ready" not in ready:
-            raise RuntimeError(f"uform unavailable on {folder}: {ready}")
-
-    def ask(self, command):
-        self.process.stdin.write(json.dumps(command) + "\n")
-        self.process.stdin.flush()
-        return json.loads(self.process.stdout.readline())
-
-    def close(self):
-        self.process.stdin.close()
-        self.process.wait(timeout=60)
-
-
-def timed(run, reps):
-    seconds = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        run()
-        seconds.append(time.perf_counter() - start)
-    return seconds
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rust-bin", required=True)
@@ -235,8 +198,7 @@ def main():
         workloads = json.load(f)
     long, latency = workloads["long"], workloads["latency"]
     os.makedirs(args.out, exist_ok=True)
-    peak = json.loads(subprocess.run([args.rust_bin, "--peak"], capture_output=True, text=True, check=True,
-                                     env=dict(os.environ, UFORM_BENCH_THREADS=str(THREADS))).stdout.splitlines()[-1])
+    peak = uform_peak(args.rust_bin, THREADS)
     rows, ratios = [], {}
     for name in [n for n in list(SPECS) + ["rerank"] if not args.only or n in args.only]:
         try:
@@ -245,7 +207,7 @@ def main():
             rows.append((name, None, f"{type(e).__name__}: {e}".splitlines()[0][:200]))
             continue
         ort = Ort(folder, pairs=name == "rerank")
-        uform = Uform(args.rust_bin, folder, workloads_path)
+        uform = Uform([args.rust_bin, folder], THREADS, {"UFORM_BENCH_WORKLOADS": workloads_path})
         try:
             if name == "rerank":
                 want = ort.rerank(latency[0], long)

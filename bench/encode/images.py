@@ -11,8 +11,8 @@ attention, dynamo, opset 18) and checked against torch.
 
 The images are the committed set (tests/fixtures/images/files: 13 files, 7 x 5 to 1000 x 480, PNG, JPEG, WebP):
 batch 1 is photo.jpg (640 x 480), batch 32 the 13 files cycled. Every runtime starts from the files' bytes in
-memory: UForm through the Rust worker (bench/src/bin/encode.rs `--images`, over its stdin protocol), the peers
-decoding with Pillow (`Image.open`, `ImageOps.exif_transpose` as transformers' `load_image`, `convert("RGB")`) and preprocessing with transformers' `CLIPImageProcessor`
+memory: UForm through the Rust worker (bench/src/bin/encode.rs `--images`, over its stdin protocol:
+shared.py), the peers decoding with Pillow (`Image.open`, `ImageOps.exif_transpose` as transformers' `load_image`, `convert("RGB")`) and preprocessing with transformers' `CLIPImageProcessor`
 (the Pillow backend, as `AutoImageProcessor` gives without torchvision), then torch (`get_image_features`'s
 projection, `torch.inference_mode`) or ONNX Runtime. Every runtime runs on 2 threads, in interleaved rounds.
 
@@ -23,18 +23,16 @@ b16_torch_ratio=W` of UForm's images per second over ONNX Runtime's and torch's 
 
 import argparse
 import io
-import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
-import time
 
 import numpy as np
 import onnxruntime
 import torch
 from PIL import Image, ImageOps
+from shared import Uform, ort_session, timed, peak as uform_peak
 
 THREADS = 2
 SHAPES = {"vit-b-32": 32, "vit-b-16": 16}
@@ -95,13 +93,7 @@ class Peers:
 
         self.processor = transformers.CLIPImageProcessor.from_pretrained(folder)
         self.torch = transformers.CLIPVisionModelWithProjection.from_pretrained(folder).eval()
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = THREADS
-        options.inter_op_num_threads = 1
-        options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
-        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self.session = onnxruntime.InferenceSession(os.path.join(folder, "model.onnx"), options,
-                                                    providers=["CPUExecutionProvider"])
+        self.session = ort_session(folder, THREADS)
 
     def pixels(self, blobs):
         images = [ImageOps.exif_transpose(Image.open(io.BytesIO(b))).convert("RGB") for b in blobs]
@@ -113,36 +105,6 @@ class Peers:
 
     def run_ort(self, blobs):
         return self.session.run(None, {"pixel_values": self.pixels(blobs)})[0]
-
-
-class Uform:
-    """The Rust worker (bench/src/bin/encode.rs --images) over its stdin protocol."""
-
-    def __init__(self, rust_bin, folder):
-        env = dict(os.environ, UFORM_BENCH_THREADS=str(THREADS))
-        self.process = subprocess.Popen([rust_bin, "--images", folder], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        text=True, env=env)
-        ready = json.loads(self.process.stdout.readline())
-        if "ready" not in ready:
-            raise RuntimeError(f"uform unavailable on {folder}: {ready}")
-
-    def ask(self, command):
-        self.process.stdin.write(json.dumps(command) + "\n")
-        self.process.stdin.flush()
-        return json.loads(self.process.stdout.readline())
-
-    def close(self):
-        self.process.stdin.close()
-        self.process.wait(timeout=60)
-
-
-def timed(run, reps):
-    seconds = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        run()
-        seconds.append(time.perf_counter() - start)
-    return seconds
 
 
 def main():
@@ -157,12 +119,11 @@ def main():
     paths = {1: [os.path.abspath(os.path.join(FILES, "photo.jpg"))]}
     paths[32] = [os.path.abspath(os.path.join(FILES, names[i % len(names)])) for i in range(32)]
     blobs = {n: [open(p, "rb").read() for p in ps] for n, ps in paths.items()}
-    peak = json.loads(subprocess.run([args.rust_bin, "--peak"], capture_output=True, text=True, check=True,
-                                     env=dict(os.environ, UFORM_BENCH_THREADS=str(THREADS))).stdout.splitlines()[-1])
+    peak = uform_peak(args.rust_bin, THREADS)
     rows, ratios = [], {}
     for name in SHAPES:
         folder = make(name, args.out)
-        peers, uform = Peers(folder), Uform(args.rust_bin, folder)
+        peers, uform = Peers(folder), Uform([args.rust_bin, "--images", folder], THREADS)
         try:
             got = np.array(uform.ask({"images": paths[32]})["embeddings"])
             want = peers.run_torch(blobs[32])

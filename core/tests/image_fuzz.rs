@@ -5,25 +5,21 @@
 //! libFuzzer target (`fuzz/fuzz_targets/image_pixels.rs`) does: a panic that escapes, an error that is not an
 //! invalid argument naming `images[0]`, non-finite accepted pixels or an input slower than the limit fails, and the
 //! input is written under `fuzz/artifacts/image_pixels/`. A decoder panic that `pixels` catches is counted and
-//! printed, not failed. See `fuzz/README.md`.
+//! printed, not failed. The worker, the failure report, the corpus reader and the generator are the shared ones in
+//! `support/fuzz.rs`. See `fuzz/README.md`.
 //!
 //! Environment: `UFORM_FUZZ_SECONDS` (mutation time, default 3; 0 skips it), `UFORM_FUZZ_SEED` (default from the
 //! clock; printed), `UFORM_FUZZ_TIMEOUT_MS` (per input, default 5000), `UFORM_FUZZ_REPLAY` (a file or folder to
 //! replay instead of the corpus).
 
-use std::path::{Path, PathBuf};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+mod support;
+
+use support::fuzz::{clock, env_u64, for_time, read_inputs, replay, root, Rng, Target};
 use uform_core::error::ErrorKind;
 use uform_core::families::pixels::Preprocess;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name).map_or(default, |v| v.trim().parse().unwrap_or_else(|_| panic!("{name}={v:?} is not a number")))
-}
+const TARGET: Target =
+    Target { name: "image_pixels", test: "image_fuzz", seconds: 3, timeout_ms: 5000, show_input: false };
 
 /// One input: `Ok(true)` decoded, `Ok(false)` refused as it should be, `Err` a failure report.
 fn run_one(processor: &Preprocess, data: &[u8]) -> Result<bool, String> {
@@ -43,74 +39,6 @@ fn run_one(processor: &Preprocess, data: &[u8]) -> Result<bool, String> {
             Ok(false)
         }
         Err(e) => Err(format!("not an invalid argument naming `images[0]`: {:?} {e}", e.kind())),
-    }
-}
-
-/// Runs inputs on a worker thread so a hang is caught by a time limit.
-struct Worker {
-    send: mpsc::Sender<Vec<u8>>,
-    recv: mpsc::Receiver<Result<bool, String>>,
-    limit: Duration,
-}
-
-impl Worker {
-    fn new() -> Worker {
-        let config = root().join("tests/fixtures/images/crops/clip/preprocessor_config.json");
-        let processor = Preprocess::read(&config).unwrap();
-        let (send, inputs) = mpsc::channel::<Vec<u8>>();
-        let (results, recv) = mpsc::channel();
-        std::thread::spawn(move || {
-            for data in inputs {
-                if results.send(run_one(&processor, &data)).is_err() {
-                    break;
-                }
-            }
-        });
-        Worker { send, recv, limit: Duration::from_millis(env_u64("UFORM_FUZZ_TIMEOUT_MS", 5000)) }
-    }
-    fn run(&self, data: &[u8]) -> Result<bool, String> {
-        self.send.send(data.to_vec()).unwrap();
-        self.recv.recv_timeout(self.limit).unwrap_or_else(|_| Err(format!("ran past {:?}", self.limit)))
-    }
-}
-
-fn fail(why: &str, data: &[u8], context: &str) -> ! {
-    let dir = root().join("fuzz/artifacts/image_pixels");
-    let hash = data.iter().fold(0xcbf29ce484222325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100000001b3));
-    let file = dir.join(format!("stable-{hash:016x}"));
-    let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&file, data));
-    panic!(
-        "{why}\n{context}\nsaved in {}\nreplay: UFORM_FUZZ_REPLAY={} cargo test -p uform-core --test image_fuzz",
-        file.display(),
-        file.display()
-    );
-}
-
-fn read_inputs(path: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut files: Vec<PathBuf> = if path.is_dir() {
-        std::fs::read_dir(path).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_file()).collect()
-    } else {
-        vec![path.to_path_buf()]
-    };
-    files.sort();
-    files.into_iter().map(|p| (p.clone(), std::fs::read(&p).unwrap())).collect()
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545f4914f6cdd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
     }
 }
 
@@ -155,37 +83,35 @@ fn mutate(rng: &mut Rng, input: &[u8]) -> Vec<u8> {
 
 #[test]
 fn image_fuzz() {
-    let worker = Worker::new();
+    let config = root().join("tests/fixtures/images/crops/clip/preprocessor_config.json");
+    let processor = Preprocess::read(&config).unwrap();
+    let worker = TARGET.worker(move |data| run_one(&processor, data));
     let mut inputs = Vec::new();
-    if let Ok(replay) = std::env::var("UFORM_FUZZ_REPLAY") {
-        inputs = read_inputs(Path::new(&replay));
+    if let Some(replay) = replay() {
+        inputs = read_inputs(&replay);
     } else {
-        for dir in ["fuzz/corpus/image_pixels", "tests/fixtures/images/files", "tests/fixtures/images/hostile"] {
+        inputs.extend(read_inputs(&TARGET.corpus()));
+        for dir in ["tests/fixtures/images/files", "tests/fixtures/images/hostile"] {
             inputs.extend(read_inputs(&root().join(dir)));
         }
     }
     for (path, data) in &inputs {
         if let Err(why) = worker.run(data) {
-            fail(&why, data, &format!("replaying {}", path.display()));
+            TARGET.fail(&why, data, &format!("replaying {}", path.display()));
         }
     }
-    let seconds = env_u64("UFORM_FUZZ_SECONDS", 3);
-    if seconds == 0 || std::env::var("UFORM_FUZZ_REPLAY").is_ok() {
-        return;
-    }
-    let clock = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
-    let seed = env_u64("UFORM_FUZZ_SEED", clock | 1);
-    eprintln!("image_fuzz: seed {seed} (UFORM_FUZZ_SEED={seed} replays it), {seconds} s");
+    let Some(time) = TARGET.mutation_time() else { return };
+    let seed = env_u64("UFORM_FUZZ_SEED", clock() | 1);
+    eprintln!("image_fuzz: seed {seed} (UFORM_FUZZ_SEED={seed} replays it), {} s", time.as_secs());
     let mut rng = Rng(seed);
-    let (start, mut runs, mut decoded) = (Instant::now(), 0u64, 0u64);
-    while start.elapsed() < Duration::from_secs(seconds) {
+    let mut decoded = 0u64;
+    let (runs, _) = for_time(time, |_| {
         let (path, input) = &inputs[rng.below(inputs.len())];
         let data = mutate(&mut rng, input);
         match worker.run(&data) {
             Ok(ok) => decoded += u64::from(ok),
-            Err(why) => fail(&why, &data, &format!("seed {seed}, a mutant of {}", path.display())),
+            Err(why) => TARGET.fail(&why, &data, &format!("seed {seed}, a mutant of {}", path.display())),
         }
-        runs += 1;
-    }
+    });
     eprintln!("image_fuzz: {runs} mutants, {decoded} decoded");
 }

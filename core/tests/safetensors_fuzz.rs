@@ -4,24 +4,20 @@
 //! (`fuzz/fuzz_targets/safetensors_header.rs`) calls — and against the `safetensors` crate as an oracle: both must
 //! accept the same inputs with the same tensors (save a duplicated name, which only this parser rejects). A panic, a
 //! disagreement or an input slower than the limit fails; the input is written under
-//! `fuzz/artifacts/safetensors_header/` and its path printed. See `fuzz/README.md`.
+//! `fuzz/artifacts/safetensors_header/` and its path printed. The worker, the failure report, the corpus reader and
+//! the generator are the shared ones in `support/fuzz.rs`. See `fuzz/README.md`.
 //!
 //! Environment: `UFORM_FUZZ_SECONDS` (mutation time, default 5; 0 skips it), `UFORM_FUZZ_SEED` (default from the
 //! clock; printed), `UFORM_FUZZ_TIMEOUT_MS` (per input, default 2000), `UFORM_FUZZ_REPLAY` (a file or folder to
 //! replay instead of the corpus).
 
-use std::path::{Path, PathBuf};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+mod support;
+
+use support::fuzz::{clock, env_u64, for_time, read_inputs, replay, Rng, Target};
 use uform_core::model::header;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name).map_or(default, |v| v.trim().parse().unwrap_or_else(|_| panic!("{name}={v:?} is not a number")))
-}
+const TARGET: Target =
+    Target { name: "safetensors_header", test: "safetensors_fuzz", seconds: 5, timeout_ms: 2000, show_input: true };
 
 type Tensors = Vec<(String, String, Vec<u64>, u64, u64)>;
 
@@ -68,73 +64,6 @@ fn run_one(data: &[u8]) -> Result<bool, String> {
         (Err(_), None) => {}
     }
     Ok(accepted)
-}
-
-/// Runs inputs on a worker thread so a hang is caught by a time limit.
-struct Worker {
-    send: mpsc::Sender<Vec<u8>>,
-    recv: mpsc::Receiver<Result<bool, String>>,
-    limit: Duration,
-}
-
-impl Worker {
-    fn new() -> Worker {
-        let (send, inputs) = mpsc::channel::<Vec<u8>>();
-        let (results, recv) = mpsc::channel();
-        std::thread::spawn(move || {
-            for data in inputs {
-                if results.send(run_one(&data)).is_err() {
-                    break;
-                }
-            }
-        });
-        Worker { send, recv, limit: Duration::from_millis(env_u64("UFORM_FUZZ_TIMEOUT_MS", 2000)) }
-    }
-    fn run(&self, data: &[u8]) -> Result<bool, String> {
-        self.send.send(data.to_vec()).unwrap();
-        self.recv.recv_timeout(self.limit).unwrap_or_else(|_| Err(format!("ran past {:?}", self.limit)))
-    }
-}
-
-fn fail(why: &str, data: &[u8], context: &str) -> ! {
-    let dir = root().join("fuzz/artifacts/safetensors_header");
-    let hash = data.iter().fold(0xcbf29ce484222325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100000001b3));
-    let file = dir.join(format!("stable-{hash:016x}"));
-    let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&file, data));
-    panic!(
-        "{why}\n{context}\nsaved in {}\nreplay: UFORM_FUZZ_REPLAY={} cargo test -p uform-core --test safetensors_fuzz\ninput: {:?}",
-        file.display(),
-        file.display(),
-        String::from_utf8_lossy(&data[..data.len().min(2048)])
-    );
-}
-
-fn read_inputs(path: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut files: Vec<PathBuf> = if path.is_dir() {
-        std::fs::read_dir(path).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_file()).collect()
-    } else {
-        vec![path.to_path_buf()]
-    };
-    files.sort();
-    files.into_iter().map(|p| (p.clone(), std::fs::read(&p).unwrap())).collect()
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545f4914f6cdd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
 }
 
 const TOKENS: &[&str] = &[
@@ -256,19 +185,16 @@ fn mutate(rng: &mut Rng, data: &mut Vec<u8>) {
 
 #[test]
 fn the_corpus_replays_clean() {
-    let replay = std::env::var_os("UFORM_FUZZ_REPLAY");
-    let dir = root().join("fuzz/corpus/safetensors_header");
-    let inputs = match &replay {
-        Some(p) => read_inputs(Path::new(p)),
-        None => read_inputs(&dir),
-    };
+    let replay = replay();
+    let dir = TARGET.corpus();
+    let inputs = read_inputs(replay.as_deref().unwrap_or(&dir));
     assert!(replay.is_some() || inputs.len() >= 20, "the corpus in {} has {} files", dir.display(), inputs.len());
-    let worker = Worker::new();
+    let worker = TARGET.worker(run_one);
     let mut accepted = 0;
     for (path, data) in &inputs {
         match worker.run(data) {
             Ok(a) => accepted += a as usize,
-            Err(why) => fail(&why, data, &format!("replaying {}", path.display())),
+            Err(why) => TARGET.fail(&why, data, &format!("replaying {}", path.display())),
         }
     }
     eprintln!("safetensors fuzz replay: {} inputs, {accepted} accepted", inputs.len());
@@ -277,24 +203,18 @@ fn the_corpus_replays_clean() {
 
 #[test]
 fn mutated_inputs_run_clean() {
-    let seconds = env_u64("UFORM_FUZZ_SECONDS", 5);
-    if seconds == 0 || std::env::var_os("UFORM_FUZZ_REPLAY").is_some() {
-        return;
-    }
-    let clock = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
-    let seed = env_u64("UFORM_FUZZ_SEED", clock) | 1;
-    let mut pool: Vec<Vec<u8>> =
-        read_inputs(&root().join("fuzz/corpus/safetensors_header")).into_iter().map(|(_, d)| d).collect();
-    let worker = Worker::new();
+    let Some(time) = TARGET.mutation_time() else { return };
+    let seed = env_u64("UFORM_FUZZ_SEED", clock()) | 1;
+    let mut pool: Vec<Vec<u8>> = read_inputs(&TARGET.corpus()).into_iter().map(|(_, d)| d).collect();
+    let worker = TARGET.worker(run_one);
     let mut rng = Rng(seed);
-    let (start, mut execs, mut accepted) = (Instant::now(), 0u64, 0u64);
-    while start.elapsed() < Duration::from_secs(seconds) {
+    let mut accepted = 0u64;
+    let (execs, took) = for_time(time, |exec| {
         let mut data =
             if pool.is_empty() || rng.below(4) == 0 { generate(&mut rng) } else { pool[rng.below(pool.len())].clone() };
         for _ in 0..1 + rng.below(3) {
             mutate(&mut rng, &mut data);
         }
-        execs += 1;
         match worker.run(&data) {
             Ok(true) => {
                 accepted += 1;
@@ -303,9 +223,9 @@ fn mutated_inputs_run_clean() {
                 }
             }
             Ok(false) => {}
-            Err(why) => fail(&why, &data, &format!("mutation run: UFORM_FUZZ_SEED={seed}, exec {execs}")),
+            Err(why) => TARGET.fail(&why, &data, &format!("mutation run: UFORM_FUZZ_SEED={seed}, exec {exec}")),
         }
-    }
-    eprintln!("safetensors fuzz: seed {seed}, {execs} execs in {:.1?}, {accepted} accepted", start.elapsed());
+    });
+    eprintln!("safetensors fuzz: seed {seed}, {execs} execs in {took:.1?}, {accepted} accepted");
     assert!(accepted > 0, "no mutant was a valid file: the mutator is broken");
 }

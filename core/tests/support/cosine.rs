@@ -1,4 +1,5 @@
 //! Comparing embeddings with a reference.
+#![allow(dead_code)] // each test binary uses its own part of the support module
 
 use uform_core::F32Matrix;
 
@@ -15,7 +16,6 @@ pub fn worst_cosine_at(got: &F32Matrix, want: &[Vec<f32>]) -> (f64, usize) {
 }
 
 /// The worst cosine between `got`'s rows and `want`'s, row by row.
-#[allow(dead_code)] // each test crate uses what it needs
 pub fn worst_cosine(got: &F32Matrix, want: &[Vec<f32>]) -> f64 {
     worst_cosine_at(got, want).0
 }

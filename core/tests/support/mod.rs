@@ -1,3 +1,4 @@
 pub mod cosine;
 pub mod file_weights;
+pub mod fuzz;
 pub mod train_fixture;

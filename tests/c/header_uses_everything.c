@@ -102,6 +102,22 @@ static uform_status_t use_everything(void) {
         status = uform_trainer_save(trainer, "trained");
     }
     status = uform_trainer_free(trainer);
+
+    static const uint8_t png[8] = {0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a};
+    uform_bytes_t image;
+    uform_encode_image_options_t image_options;
+    uform_f32_matrix_t embeddings;
+    image.data = png;
+    image.len = sizeof png;
+    image_options.struct_size = sizeof image_options;
+    image_options.normalize = true;
+    embeddings.data = NULL;
+    embeddings.rows = 0;
+    embeddings.columns = 0;
+    status = uform_model_encode_image(model, &image, 1, &image_options, &embeddings);
+    if (status == UFORM_STATUS_OK && embeddings.rows * embeddings.columns > 0 && embeddings.data[0] > 0.0f) {
+        uform_f32_matrix_free(&embeddings);
+    }
     status = uform_model_free(model);
     status = uform_executor_free(executor);
     if (status == UFORM_STATUS_UNSUPPORTED || status == UFORM_STATUS_UNAVAILABLE || status == UFORM_STATUS_TIMEOUT ||

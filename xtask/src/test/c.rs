@@ -12,7 +12,9 @@
 //! natively.
 //!
 //! test_encode.c also loads the family checkpoints of tests/fixtures/families (`UFORM_TEST_FAMILIES`), their reference
-//! flattened by tests/c/flatten_families.py into `UFORM_TEST_FAMILIES_REFERENCE`.
+//! flattened by tests/c/flatten_families.py into `UFORM_TEST_FAMILIES_REFERENCE`; test_images.c, the encodeImage
+//! scenarios, the image-text checkpoints of tests/fixtures/images (`UFORM_TEST_IMAGES`), their reference flattened by
+//! tests/c/flatten_images.py into `UFORM_TEST_IMAGES_REFERENCE`.
 //!
 //! `overhead()` is the C part of `cargo xtask bench overhead`.
 
@@ -52,6 +54,11 @@ pub fn run() -> Result<(), String> {
     let mut flatten = Command::new("python3");
     flatten.arg(root.join("tests/c/flatten_families.py")).arg(families.join("reference.json")).arg(&families_reference);
     status(flatten, "flattening the family checkpoints' reference")?;
+    let images = root.join("tests/fixtures/images");
+    let images_reference = out.join("images-reference.txt");
+    let mut flatten = Command::new("python3");
+    flatten.arg(root.join("tests/c/flatten_images.py")).arg(images.join("reference.json")).arg(&images_reference);
+    status(flatten, "flattening the image checkpoints' reference")?;
     let ddp = ddp_fixtures(&out)?;
     // The ABI tests: a program built against an older header (tests/c/abi/older/uform.h), and one whose structs
     // are newer than the library, each against today's libuform.
@@ -62,6 +69,7 @@ pub fn run() -> Result<(), String> {
         ("test_train", "the C Trainer scenarios", &header),
         ("test_uform", "the C suite", &header),
         ("test_model", "the C Model scenarios", &header),
+        ("test_images", "the C encodeImage scenarios", &header),
         ("test_train_mesh", "the C trainer-across-the-mesh scenarios", &header),
         ("test_bad_input", "the C bad-input table", &header),
         ("abi/test_older_header", "the C ABI: a program built against an older header", &older),
@@ -80,7 +88,9 @@ pub fn run() -> Result<(), String> {
                 .env("UFORM_TEST_TRAIN_REFERENCE", &train_reference)
                 .env("UFORM_TEST_TRAIN_DDP", &ddp)
                 .env("UFORM_TEST_FAMILIES", &families)
-                .env("UFORM_TEST_FAMILIES_REFERENCE", &families_reference);
+                .env("UFORM_TEST_FAMILIES_REFERENCE", &families_reference)
+                .env("UFORM_TEST_IMAGES", &images)
+                .env("UFORM_TEST_IMAGES_REFERENCE", &images_reference);
         };
         let mut native = Command::new(&binary);
         env(&mut native);

@@ -152,7 +152,7 @@ pub enum Epilogue<'a> {
     /// `C = gelu(A·Bᵀ + bias)`.
     BiasGelu(&'a [f32]),
     /// `C = activation(A·Bᵀ + bias)`: another activation than GELU's erf form (CLIP's quick GELU, SigLIP's tanh GELU).
-    BiasActivation(&'a [f32], super::ops::Activation),
+    BiasActivation(&'a [f32], super::activation::Activation),
     /// `C = LayerNorm(C + A·Bᵀ + bias)`: the residual connection, then the LayerNorm after it (`gamma`, `beta`,
     /// `eps`), which the last tile to finish a block of rows applies to those whole rows, so the normalisation
     /// needs no dispatch of its own.
@@ -348,7 +348,7 @@ pub fn dense_strided(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::ops::Activation;
+    use crate::kernels::activation::Activation;
 
     fn naive(a: &[f32], b_rows: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
         let mut c = vec![0.0; m * n];

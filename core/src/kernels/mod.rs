@@ -18,6 +18,7 @@
 //! For bf16 weights, the classes with AVX512_BF16 add a bf16 kernel ([`bf16`]: AMX tiles on sapphirerapids,
 //! `vdpbf16ps` on genoa), which [`gemm::dense`] runs for weights packed as bf16.
 
+pub(crate) mod activation;
 pub(crate) mod bf16;
 pub(crate) mod gemm;
 pub(crate) mod math;

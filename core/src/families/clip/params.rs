@@ -4,8 +4,8 @@
 
 use crate::error::{Error, Result};
 use crate::families::bert::params::read;
+use crate::kernels::activation::Activation;
 use crate::kernels::gemm::Packed;
-use crate::kernels::ops::Activation;
 use crate::model::Weights;
 use crate::types::Precision;
 use serde_json::Value;

@@ -153,16 +153,7 @@ pub fn encode_text(
         return Err(Error::invalid_argument(&format!("texts[{i}]"), format!("contains a NUL character at byte {at}")));
     }
     let h = towers.dimensions();
-    let columns = match options.dimensions {
-        None => h,
-        Some(d) if d >= 1 && d as usize <= h => d as usize,
-        Some(d) => {
-            return Err(Error::invalid_argument(
-                "options.dimensions",
-                format!("must be between 1 and {h} (the model's dimensions), got {d}"),
-            ))
-        }
-    };
+    let columns = super::encode::columns(options.dimensions, h)?;
     let rows = u32::try_from(texts.len())
         .map_err(|_| Error::invalid_argument("texts", format!("holds {} texts, over 2^32 - 1", texts.len())))?;
     let mut data = super::encode::output(texts.len(), h)?;

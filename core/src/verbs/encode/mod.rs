@@ -93,16 +93,7 @@ impl Encoder {
             return Err(Error::invalid_argument("options.prompt", format!("contains a NUL character at byte {at}")));
         }
         let h = self.config.hidden;
-        let columns = match options.dimensions {
-            None => h,
-            Some(d) if d >= 1 && d as usize <= h => d as usize,
-            Some(d) => {
-                return Err(Error::invalid_argument(
-                    "options.dimensions",
-                    format!("must be between 1 and {h} (the model's dimensions), got {d}"),
-                ))
-            }
-        };
+        let columns = columns(options.dimensions, h)?;
         let normalize = options.normalize.unwrap_or(self.config.normalize);
         let tokenize = |which: &[usize]| match prompt {
             None => self.tokenizers.encode(executor, texts, which, max_tokens),
@@ -241,6 +232,18 @@ fn check_nul(texts: &[String], name: &str) -> Result<()> {
             Err(Error::invalid_argument(&what, format!("contains a NUL character at byte {at}")))
         }
         None => Ok(()),
+    }
+}
+
+/// The columns `dimensions` keeps of a model's `h` (all when absent), checked.
+pub(crate) fn columns(dimensions: Option<u32>, h: usize) -> Result<usize> {
+    match dimensions {
+        None => Ok(h),
+        Some(d) if d >= 1 && d as usize <= h => Ok(d as usize),
+        Some(d) => Err(Error::invalid_argument(
+            "options.dimensions",
+            format!("must be between 1 and {h} (the model's dimensions), got {d}"),
+        )),
     }
 }
 

@@ -145,10 +145,11 @@ impl ImageText {
         let side = self.image_size();
         let (per_image, d) = (3 * side * side, self.dimensions());
         if pixels.len() != n * per_image {
-            return Err(Error::invalid_argument(
-                "pixels",
-                format!("holds {} values; {n} images of 3 × {side} × {side} take {}", pixels.len(), n * per_image),
-            ));
+            return Err(Error::internal(format!(
+                "encode_pixels: {} pixel values; {n} images of 3 × {side} × {side} take {}",
+                pixels.len(),
+                n * per_image
+            )));
         }
         if out.len() < n * d {
             return Err(Error::internal(format!("encode_pixels: {} output values for {n} rows of {d}", out.len())));

@@ -149,9 +149,7 @@ pub fn encode_text(
             )));
         }
     }
-    if let Some((i, at)) = texts.iter().enumerate().find_map(|(i, t)| t.find('\0').map(|at| (i, at))) {
-        return Err(Error::invalid_argument(&format!("texts[{i}]"), format!("contains a NUL character at byte {at}")));
-    }
+    super::encode::check_nul(texts, "texts")?;
     let h = towers.dimensions();
     let columns = super::encode::columns(options.dimensions, h)?;
     let rows = u32::try_from(texts.len())

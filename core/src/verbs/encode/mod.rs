@@ -225,7 +225,7 @@ impl Encoder {
 }
 
 /// Refuses a text with a NUL character, naming it as `name[i]`.
-fn check_nul(texts: &[String], name: &str) -> Result<()> {
+pub(crate) fn check_nul(texts: &[String], name: &str) -> Result<()> {
     match texts.iter().enumerate().find_map(|(i, t)| t.find('\0').map(|at| (i, at))) {
         Some((i, at)) => {
             let what = if name == "query" { name.to_string() } else { format!("{name}[{i}]") };

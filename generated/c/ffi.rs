@@ -450,7 +450,7 @@ fn model_description_to_c(v: &uform_core::ModelDescription, arena: &mut Arena) -
 #[derive(Clone, Copy)]
 pub struct uform_encode_text_options_t {
     pub struct_size: u32,
-    pub normalize: bool,
+    pub normalize: u8,
     pub max_tokens: u32,
     pub dimensions: u32,
     pub prompt_name: *const c_char,
@@ -459,7 +459,7 @@ pub struct uform_encode_text_options_t {
 
 fn encode_text_options_from_c(raw: &uform_encode_text_options_t) -> Result<uform_core::EncodeTextOptions, Error> {
     Ok(uform_core::EncodeTextOptions {
-        normalize: raw.normalize.then_some(true),
+        normalize: read_optional_bool(raw.normalize, "EncodeTextOptions.normalize")?,
         max_tokens: nonzero(raw.max_tokens),
         dimensions: nonzero(raw.dimensions),
         prompt_name: read_str(raw.prompt_name, "EncodeTextOptions.prompt_name")?,
@@ -472,7 +472,7 @@ fn encode_text_options_from_c(raw: &uform_encode_text_options_t) -> Result<uform
 #[allow(dead_code)]
 struct uform_encode_text_options_t_first {
     struct_size: u32,
-    normalize: bool,
+    normalize: u8,
     max_tokens: u32,
 }
 
@@ -498,12 +498,12 @@ const _: () = assert!(
 #[derive(Clone, Copy)]
 pub struct uform_encode_image_options_t {
     pub struct_size: u32,
-    pub normalize: bool,
+    pub normalize: u8,
 }
 
 fn encode_image_options_from_c(raw: &uform_encode_image_options_t) -> Result<uform_core::EncodeImageOptions, Error> {
     Ok(uform_core::EncodeImageOptions {
-        normalize: raw.normalize.then_some(true),
+        normalize: read_optional_bool(raw.normalize, "EncodeImageOptions.normalize")?,
     })
 }
 
@@ -516,13 +516,13 @@ unsafe impl Versioned for uform_encode_image_options_t {
 #[derive(Clone, Copy)]
 pub struct uform_rerank_options_t {
     pub struct_size: u32,
-    pub sorted: bool,
+    pub sorted: u8,
     pub max_tokens: u32,
 }
 
 fn rerank_options_from_c(raw: &uform_rerank_options_t) -> Result<uform_core::RerankOptions, Error> {
     Ok(uform_core::RerankOptions {
-        sorted: raw.sorted.then_some(true),
+        sorted: read_optional_bool(raw.sorted, "RerankOptions.sorted")?,
         max_tokens: nonzero(raw.max_tokens),
     })
 }

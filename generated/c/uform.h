@@ -217,6 +217,21 @@ typedef struct uform_model_t uform_model_t;
 typedef struct uform_trainer_t uform_trainer_t;
 
 /**
+ * Optional bools: an optional bool of a struct a caller fills in is a `uform_optional_bool_t`, one byte as
+ * `bool` is. `UFORM_ABSENT` (zero, what a zero-initialised struct holds) takes the field's default;
+ * `UFORM_TRUE` (C's `true`) and `UFORM_FALSE` pass the value. C's `false` is zero, so it means absent: pass
+ * `UFORM_FALSE` to turn a field off. Any other value is `UFORM_STATUS_INVALID_ARGUMENT` naming the field.
+ */
+typedef uint8_t uform_optional_bool_t;
+
+/** The field is absent: its default applies. */
+#define UFORM_ABSENT ((uform_optional_bool_t)0)
+/** The field is true; C's `true` is the same value. */
+#define UFORM_TRUE ((uform_optional_bool_t)1)
+/** The field is false. */
+#define UFORM_FALSE ((uform_optional_bool_t)2)
+
+/**
  * Where this process sits among the processes training one model, and how they meet. Start from
  * `UFORM_MESH_OPTIONS_INIT`, or zero-initialise it: a zero field means absent. It can grow: see
  * `struct_size`.
@@ -603,9 +618,10 @@ typedef struct uform_encode_text_options_t {
     uint32_t struct_size;
     /**
      * Scales every embedding to unit length; absent follows the model's sentence-transformers modules, and a
-     * CLIP or SigLIP text tower normalises, as `uform_encode_image_options_t` does. Zero means absent.
+     * CLIP or SigLIP text tower normalises, as `uform_encode_image_options_t` does. `UFORM_ABSENT` (zero)
+     * means absent; `UFORM_FALSE` passes false, as `false` is zero.
      */
-    bool normalize;
+    uform_optional_bool_t normalize;
     /**
      * Tokens kept per text, longer texts being truncated; absent takes the model's own maximum. Zero means
      * absent.
@@ -649,9 +665,9 @@ typedef struct uform_encode_image_options_t {
     uint32_t struct_size;
     /**
      * Scales every embedding to unit length, as CLIP and SigLIP embeddings are compared by cosine; absent
-     * normalises them. Zero means absent.
+     * normalises them. `UFORM_ABSENT` (zero) means absent; `UFORM_FALSE` passes false, as `false` is zero.
      */
-    bool normalize;
+    uform_optional_bool_t normalize;
 } uform_encode_image_options_t;
 
 /** `uform_encode_image_options_t` with `struct_size` set and every other field absent. */
@@ -670,9 +686,9 @@ typedef struct uform_rerank_options_t {
     uint32_t struct_size;
     /**
      * Returns the scores best first instead of in input order; each keeps its document's index either way.
-     * Zero means absent.
+     * `UFORM_ABSENT` (zero) means absent; `UFORM_FALSE` passes false, as `false` is zero.
      */
-    bool sorted;
+    uform_optional_bool_t sorted;
     /**
      * Tokens kept per query and document pair, special tokens included, the longer of the two losing tokens
      * first, as sentence-transformers' CrossEncoder truncates; absent takes the model's own maximum. Zero

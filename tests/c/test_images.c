@@ -181,9 +181,9 @@ static float max_difference(const float *a, const float *b, size_t n) {
 
 /* 36. Every checkpoint embeds the committed files as transformers (cosine >= 0.999 per file) and the processor's own
  * crops, the same pixels, at cosine >= 0.9999; rows are normalised by default (NULL options, a zeroed
- * `normalize`: zero means absent in C) and with `normalize` set, each then the reference's unnormalised row scaled to
- * unit length; describe() gives the family, the towers and the rows' width. C cannot ask for unnormalised rows:
- * `normalize` is a bool whose zero means absent, and absent normalises. */
+ * `normalize`: `UFORM_ABSENT`, which C's `false` also is) and with `UFORM_TRUE` (C's `true`), each then the reference's
+ * unnormalised row scaled to unit length, and `UFORM_FALSE` gives the unnormalised rows themselves; any other byte is
+ * an invalid argument naming the field. describe() gives the family, the towers and the rows' width. */
 static void test_36_every_checkpoint_embeds_files_and_crops_as_transformers(void) {
     static const char *names[3] = {"clip", "clip-vision", "siglip"};
     static const char *crops[3] = {"crops/clip", "crops/clip", "crops/siglip"};
@@ -197,10 +197,12 @@ static void test_36_every_checkpoint_embeds_files_and_crops_as_transformers(void
         CHECK(files->rows == 13 && embeds->rows == 13 && crop_names->rows == 13 && crop_embeds->rows == 13);
         size_t n = files->rows, columns = embeds->columns;
         uform_bytes_t *images = images_of("files", files, n);
-        uform_f32_matrix_t m, set, zeroed;
+        uform_f32_matrix_t m, set, zeroed, raw, refused;
         memset(&m, 0, sizeof m);
         memset(&set, 0, sizeof set);
         memset(&zeroed, 0, sizeof zeroed);
+        memset(&raw, 0, sizeof raw);
+        memset(&refused, 0, sizeof refused);
         CHECK_STATUS(uform_model_encode_image(model, images, n, NULL, &m), UFORM_STATUS_OK);
         CHECK(m.rows == n && m.columns == columns);
         char what[128];
@@ -214,9 +216,23 @@ static void test_36_every_checkpoint_embeds_files_and_crops_as_transformers(void
         images = images_of(crops[k], crop_names, n);
         uform_encode_image_options_t options = UFORM_ENCODE_IMAGE_OPTIONS_INIT;
         CHECK_STATUS(uform_model_encode_image(model, images, n, &options, &zeroed), UFORM_STATUS_OK);
+        options.normalize = false;
+        CHECK_STATUS(uform_model_encode_image(model, images, n, &options, &zeroed), UFORM_STATUS_OK);
         options.normalize = true;
+        CHECK(options.normalize == UFORM_TRUE);
         CHECK_STATUS(uform_model_encode_image(model, images, n, &options, &set), UFORM_STATUS_OK);
         CHECK(set.rows == n && set.columns == columns);
+        options.normalize = UFORM_FALSE;
+        CHECK_STATUS(uform_model_encode_image(model, images, n, &options, &raw), UFORM_STATUS_OK);
+        CHECK(raw.rows == n && raw.columns == columns);
+        for (size_t r = 0; raw.data && raw.rows == n && raw.columns == columns && r < n; r++) {
+            const float *want = crop_embeds->values + r * columns;
+            CHECK(max_difference(raw.data + r * columns, want, columns) <= 1e-4f * (float)sqrt(dot(want, want, columns)));
+        }
+        options.normalize = 3;
+        CHECK_STATUS(uform_model_encode_image(model, images, n, &options, &refused), UFORM_STATUS_INVALID_ARGUMENT);
+        CHECK(says("EncodeImageOptions.normalize") && says("UFORM_FALSE"));
+        CHECK(refused.data == NULL && refused.rows == 0);
         snprintf(what, sizeof what, "%s from the same pixels", names[k]);
         CHECK(worst_cosine(&set, crop_embeds, n, what) >= 0.9999);
         CHECK(unit_rows(&set) && unit_rows(&zeroed));
@@ -232,6 +248,7 @@ static void test_36_every_checkpoint_embeds_files_and_crops_as_transformers(void
         }
         uform_f32_matrix_free(&set);
         uform_f32_matrix_free(&zeroed);
+        uform_f32_matrix_free(&raw);
         free_images(images, n);
 
         uform_model_description_t d;

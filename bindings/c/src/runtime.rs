@@ -267,6 +267,20 @@ pub fn nonzero<T: Default + PartialEq>(value: T) -> Option<T> {
     }
 }
 
+/// An optional bool of an input struct (`uform_optional_bool_t`): `UFORM_ABSENT` (0) is absent, `UFORM_TRUE` (1,
+/// C's `true`) and `UFORM_FALSE` (2) are the values, anything else an invalid argument naming the field.
+pub fn read_optional_bool(value: u8, argument: &str) -> Result<Option<bool>, Error> {
+    match value {
+        0 => Ok(None),
+        1 => Ok(Some(true)),
+        2 => Ok(Some(false)),
+        v => Err(Error::invalid_argument(
+            argument,
+            format!("is {v}, which is none of UFORM_ABSENT (0), UFORM_TRUE (1) and UFORM_FALSE (2)"),
+        )),
+    }
+}
+
 /// An optional `double` of an input struct: all-zero bits (`0.0`, what a zeroed struct holds) are absent, and
 /// `-0.0` is zero itself (for a field whose zero differs from its absence, like a dropout of 0), handed to the
 /// core as `0.0`. Every other value, NaN and the infinities included, passes unchanged for the core to judge.
@@ -280,7 +294,18 @@ pub fn present_f64(value: f64) -> Option<f64> {
 
 #[cfg(test)]
 mod double_tests {
-    use super::present_f64;
+    use super::{present_f64, read_optional_bool};
+
+    #[test]
+    fn an_optional_bool_has_three_values_and_refuses_the_rest() {
+        assert_eq!(read_optional_bool(0, "X.y").ok(), Some(None));
+        assert_eq!(read_optional_bool(1, "X.y").ok(), Some(Some(true)));
+        assert_eq!(read_optional_bool(2, "X.y").ok(), Some(Some(false)));
+        for v in [3, 0x80, 0xff] {
+            let message = read_optional_bool(v, "X.y").err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(message.contains("X.y") && message.contains(&v.to_string()), "{message}");
+        }
+    }
 
     #[test]
     fn a_double_field_is_absent_only_as_all_zero_bits() {

@@ -64,7 +64,7 @@ pub trait DocStyle {
     fn error_entry(&self, api: &Api, error: &ErrorKindDef) -> Entry;
     /// "Mirrors `uform_…`." for records, when the language has a C twin to name.
     /// Sections of the language's own, before the errors (C: how its structs grow).
-    fn notes(&self) -> Vec<String> {
+    fn notes(&self, _api: &Api) -> Vec<String> {
         Vec::new()
     }
     fn mirrors(&self, c_name: &str) -> Option<String> {
@@ -365,7 +365,7 @@ pub fn render(style: &dyn DocStyle, api: &Api) -> Rendered<Vec<Output>> {
         let md = md.rendered(format!("{} page {}", style.language(), page.name.pascal()))?;
         files.push(PageFile { file, md, targets: sections.targets });
     }
-    let mut sections = style.notes();
+    let mut sections = style.notes(api);
     sections.push(
         ErrorsSection {
             heading: style.errors_heading(),

@@ -56,8 +56,18 @@ impl DocStyle for CDocs {
         }
         decl
     }
-    fn notes(&self) -> Vec<String> {
-        vec![format!("## Structs that grow\n\n{}\n", super::GROWTH.trim_start_matches("Structs that grow: "))]
+    fn notes(&self, api: &Api) -> Vec<String> {
+        let optional_bool = FMT.has_optional_bool(api).then_some(super::OPTIONAL_BOOL);
+        [Some(super::GROWTH), optional_bool]
+            .into_iter()
+            .flatten()
+            .filter_map(|note| note.split_once(": "))
+            .map(|(title, body)| {
+                let mut chars = body.chars();
+                let first = chars.next().map(|c| c.to_uppercase().collect::<String>()).unwrap_or_default();
+                format!("## {title}\n\n{first}{}\n", chars.as_str())
+            })
+            .collect()
     }
     fn record_entries(&self, api: &Api, record: &Record) -> Vec<Entry> {
         let size = FMT.versioned(record).then(|| Entry {
@@ -72,7 +82,7 @@ impl DocStyle for CDocs {
                     doc.push(' ');
                     doc.push_str(&note);
                 }
-                FMT.field(api, f)
+                FMT.field(api, record, f)
                     .into_iter()
                     .enumerate()
                     .map(|(i, decl)| {

@@ -67,10 +67,22 @@ impl C {
         }
     }
 
+    /// Whether a field is an optional bool that a caller fills in: C's `false` is zero, which a zeroed struct
+    /// must keep meaning "absent", so the field is a `uform_optional_bool_t` with a third value for false.
+    pub fn optional_bool(&self, record: &Record, field: &Field) -> bool {
+        record.direction == Direction::Input && field.optional && field.ty == Type::Bool
+    }
+
+    /// Whether any struct a caller fills in has an optional bool, so the header declares `uform_optional_bool_t`.
+    pub fn has_optional_bool(&self, api: &Api) -> bool {
+        api.records().any(|r| r.fields.iter().any(|f| self.optional_bool(r, f)))
+    }
+
     /// The member declarations of a record's field (a list takes two).
-    pub fn field(&self, api: &Api, field: &Field) -> Vec<String> {
+    pub fn field(&self, api: &Api, record: &Record, field: &Field) -> Vec<String> {
         let name = field.name.snake();
         match &field.ty {
+            Type::Bool if self.optional_bool(record, field) => vec![self.declare("uform_optional_bool_t", &name)],
             Type::List(e) => {
                 vec![self.declare(&self.list(api, e), &name), format!("size_t {name}_count")]
             }
@@ -126,6 +138,9 @@ impl C {
                 Some("NULL when absent; else NUL-terminated, owned by UForm, like the record holding it.".into())
             }
             (Direction::Input, Type::F64, true) => Some("Zero means absent; `-0.0` passes zero itself.".into()),
+            (Direction::Input, Type::Bool, true) => {
+                Some("`UFORM_ABSENT` (zero) means absent; `UFORM_FALSE` passes false, as `false` is zero.".into())
+            }
             (Direction::Input, _, true) => Some("Zero means absent.".into()),
             (Direction::Output, Type::GpuClass, _) => {
                 Some("A class id for `uform_gpu_class_name`, negative when the tables do not know the device.".into())

@@ -37,7 +37,8 @@ impl RustC {
             // Rejected by the checker (`Shape::GpuClassInInputRecord`): zero, C's "absent", is a class id.
             Type::GpuClass => format!("compile_error!(\"unsupported input field {name}\")"),
             Type::F64 => format!("present_f64(raw.{name})"),
-            Type::Bool => format!("raw.{name}.then_some(true)"),
+            Type::Bool if field.optional => format!("read_optional_bool(raw.{name}, {arg})?"),
+            Type::Bool => format!("raw.{name}"),
             Type::String | Type::Path => format!("read_str(raw.{name}, {arg})?"),
             Type::Enum(e) => {
                 format!("if raw.{name} == 0 {{ None }} else {{ Some({}(raw.{name}, {arg})?) }}", enum_from_c(e))
@@ -192,7 +193,9 @@ pub(super) fn parts(api: &Api) -> Rendered<Vec<String>> {
             fields.push(("struct_size".to_string(), "u32".to_string()));
         }
         for f in &r.fields {
-            fields.push((f.name.snake(), rc.c_field(api, &f.ty)));
+            // An optional bool a caller fills in is a byte with three values (`uform_optional_bool_t`).
+            let ty = if crate::lang::c::format::C.optional_bool(r, f) { "u8".into() } else { rc.c_field(api, &f.ty) };
+            fields.push((f.name.snake(), ty));
             if matches!(f.ty, Type::List(_)) {
                 fields.push((format!("{}_count", f.name.snake()), "usize".into()));
             }

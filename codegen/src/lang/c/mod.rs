@@ -44,6 +44,13 @@ as is a `struct_size` from 1 to 3 or above 4096 (read no further). A struct UFor
 (`uform_mesh_options_from_environment`) takes `struct_size` the same way, set before the call: UForm writes only \
 that many bytes and keeps `struct_size`.";
 
+/// The tri-state byte of an optional bool in an input struct, said once in the header and on the C reference page.
+pub const OPTIONAL_BOOL: &str = "Optional bools: an optional bool of a struct a caller fills in is a \
+`uform_optional_bool_t`, one byte as `bool` is. `UFORM_ABSENT` (zero, what a zero-initialised struct holds) takes \
+the field's default; `UFORM_TRUE` (C's `true`) and `UFORM_FALSE` pass the value. C's `false` is zero, so it means \
+absent: pass `UFORM_FALSE` to turn a field off. Any other value is `UFORM_STATUS_INVALID_ARGUMENT` naming the \
+field.";
+
 pub struct Constant {
     pub doc: String,
     pub name: String,
@@ -60,6 +67,14 @@ template! {
     "c/bytes.h"
     /// The builtin `bytes` element of a `list<bytes>` parameter: a pointer and a length.
     struct BytesH;
+}
+
+template! {
+    "c/optional_bool.h"
+    /// The tri-state byte of an optional bool in an input struct, whose zero must stay "absent".
+    struct OptionalBoolH {
+        doc: String,
+    }
 }
 
 template! {
@@ -286,7 +301,7 @@ fn record(fmt: &C, api: &Api, r: &Record) -> Rendered {
                 }
                 FieldDecl {
                     doc: comment(&d, "    "),
-                    decls: fmt.field(api, f).iter().map(|x| format!("    {x};")).collect::<Vec<_>>().join("\n"),
+                    decls: fmt.field(api, r, f).iter().map(|x| format!("    {x};")).collect::<Vec<_>>().join("\n"),
                 }
             }))
             .collect(),
@@ -351,6 +366,10 @@ pub fn render(api: &Api) -> Rendered<Vec<Output>> {
     // Every handle is declared before any record or function, since records and members hold handles.
     for k in api.classes() {
         parts.push(class(&fmt, api, k)?);
+    }
+    if fmt.has_optional_bool(api) {
+        let doc = comment(OPTIONAL_BOOL, "");
+        parts.push(OptionalBoolH { doc: doc.trim_end().into() }.rendered("optional bool")?.trim_end().to_string());
     }
     for r in records_in_dependency_order(api) {
         parts.push(record(&fmt, api, r)?);

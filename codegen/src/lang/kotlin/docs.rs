@@ -94,7 +94,7 @@ impl DocStyle for KotlinDocs {
     fn compiled_declaration(&self, _api: &Api, _class: &Class) -> Option<String> {
         None
     }
-    fn notes(&self) -> Vec<String> {
+    fn notes(&self, _api: &Api) -> Vec<String> {
         vec!["## Handles\n\nEvery class is `AutoCloseable`. `free()` frees the native object now and keeps the Kotlin \
              object: later calls throw `UFormException.FreedHandle`. `close()` (and `use { }`) drops the Kotlin \
              object's reference: later calls on it, and passing it as an argument, throw `IllegalStateException`. \

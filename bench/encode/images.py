@@ -142,7 +142,8 @@ def main():
                 for key, run in runs.items():
                     medians[key].append(statistics.median(run(10 if key.endswith(" 1") else 2)))
             result = {k: statistics.median(v) for k, v in medians.items()}
-            ratios[name] = (result["ort 32"] / result["uform 32"], result["torch 32"] / result["uform 32"])
+            ratios[name] = (result["ort 32"] / result["uform 32"], result["torch 32"] / result["uform 32"],
+                            result["ort 1"] / result["uform 1"])
             rows.append((name, result, float(cos.min())))
         finally:
             uform.close()
@@ -156,9 +157,11 @@ def main():
         print(f"{name:10} {32 / r['uform 32']:16.1f} {32 / r['ort 32']:8.1f} {32 / r['torch 32']:10.1f}"
               f" {1e3 * r['uform 1']:12.2f} {1e3 * r['ort 1']:10.2f} {1e3 * r['torch 1']:12.2f}"
               f" {share('uform decode 32', 'uform 32'):>13} {share('pillow decode 32', 'ort 32'):>14}  {cos:.6f}")
-    print("encode-images: " + " ".join(f"{n.split('-')[-1].join(['b', '_ort_ratio'])}={o:.2f}" for n, (o, _) in
-                                       ratios.items())
-          + " " + " ".join(f"{n.split('-')[-1].join(['b', '_torch_ratio'])}={t:.2f}" for n, (_, t) in ratios.items()))
+    # Batch 32's ratios, then batch 1's against ONNX Runtime (`b32_1_ort_ratio`: ViT-B/32 at batch 1).
+    line = [f"b{n.split('-')[-1]}_ort_ratio={o:.2f}" for n, (o, _, _) in ratios.items()]
+    line += [f"b{n.split('-')[-1]}_torch_ratio={t:.2f}" for n, (_, t, _) in ratios.items()]
+    line += [f"b{n.split('-')[-1]}_1_ort_ratio={one:.2f}" for n, (_, _, one) in ratios.items()]
+    print("encode-images: " + " ".join(line))
 
 
 if __name__ == "__main__":

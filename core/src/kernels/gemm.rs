@@ -163,6 +163,10 @@ pub enum Epilogue<'a> {
     Accumulate,
     /// `C += A·Bᵀ + bias`: a pre-norm layer's residual connection.
     AccumulateBias(&'a [f32]),
+    /// `C += A·Bᵀ + bias`, then `into = LayerNorm(C)` row by row: a pre-norm layer's residual connection and the
+    /// next sublayer's LayerNorm (`gamma`, `beta`, `eps`), which the last tile to finish a block of rows applies, as
+    /// [`Epilogue::AddBiasLayerNorm`] does, into another matrix. Only [`dense_into`] takes it.
+    AccumulateBiasLayerNormInto { bias: &'a [f32], gamma: &'a [f32], beta: &'a [f32], eps: f32 },
 }
 
 /// A pointer the tiles of one product share; each tile writes its own outputs only.
@@ -173,9 +177,14 @@ unsafe impl Send for Shared {}
 // SAFETY: as for `Send`: shared by reference, the pointer is only read; what it points to is written in disjoint parts.
 unsafe impl Sync for Shared {}
 
-/// The tile of a product of `m` rows: tall tiles for tall products, narrow ones when few rows must still
-/// spread over the threads. bf16 tiles are whole blocks of [`bf16::BLOCK`] rows.
-fn tile(m: usize, mr: usize, panels: &Panels) -> (usize, usize) {
+/// The tile of a product of `m` rows and `n` columns: for a few rows against many columns (a batch of one), every
+/// row in one tile a panel wide, so that each panel of weights, which at such sizes streams from memory, is read
+/// from it once; otherwise tall tiles for tall products, narrow ones when few rows must still spread over the
+/// threads. bf16 tiles are whole blocks of [`bf16::BLOCK`] rows.
+fn tile(m: usize, n: usize, mr: usize, panels: &Panels) -> (usize, usize) {
+    if matches!(panels, Panels::F32(_)) && m <= WHOLE_ROWS && n >= 8 * NR {
+        return (m.next_multiple_of(mr), NR);
+    }
     let mc = match panels {
         Panels::F32(_) => mr * if m >= 256 { 12 } else { 4 },
         Panels::Bf16(_) => {
@@ -192,6 +201,10 @@ fn tile(m: usize, mr: usize, panels: &Panels) -> (usize, usize) {
     let nc = if m <= 64 { 2 * NR } else { 4 * NR };
     (mc, nc)
 }
+
+/// The most rows a product keeps in one tile (see [`tile`]): 256 rows of 768 floats, what a tile's micro-kernel
+/// calls read again for each panel, fit a core's L2 beside the panel.
+const WHOLE_ROWS: usize = 256;
 
 thread_local! {
     /// A bf16 tile's rows of A, rounded once for all its panels; kept by the thread for its next tile.
@@ -260,6 +273,26 @@ pub fn dense(
     dense_strided(executor, kernels, a, w.k, m, w, c, epilogue)
 }
 
+/// [`dense`] with [`Epilogue::AccumulateBiasLayerNormInto`]: `C += A·Wᵀ + bias`, and `into`'s rows (`m × w.n`)
+/// the LayerNorm of C's, with no dispatch of their own.
+#[allow(clippy::too_many_arguments)]
+pub fn dense_into(
+    executor: &Executor,
+    kernels: &Kernels,
+    a: &[f32],
+    m: usize,
+    w: &Packed,
+    c: &mut [f32],
+    epilogue: Epilogue<'_>,
+    into: &mut [f32],
+) -> Result<()> {
+    assert!(into.len() >= m * w.n, "dense_into: `into` under {m} rows of {}", w.n);
+    if !matches!(epilogue, Epilogue::AccumulateBiasLayerNormInto { .. }) {
+        return Err(Error::internal("dense_into takes the LayerNorm-into epilogue only"));
+    }
+    tiles(executor, kernels, a, w.k, m, w, c, epilogue, Some(Shared(into.as_mut_ptr())))
+}
+
 /// [`dense`] with A's rows `lda` apart (`lda ≥ w.k`), like one head's columns of a wider matrix.
 #[allow(clippy::too_many_arguments)]
 pub fn dense_strided(
@@ -271,6 +304,26 @@ pub fn dense_strided(
     w: &Packed,
     c: &mut [f32],
     epilogue: Epilogue<'_>,
+) -> Result<()> {
+    if matches!(epilogue, Epilogue::AccumulateBiasLayerNormInto { .. }) {
+        return Err(Error::internal("the LayerNorm-into epilogue needs dense_into's matrix"));
+    }
+    tiles(executor, kernels, a, lda, m, w, c, epilogue, None)
+}
+
+/// The tiles of a product on `executor`'s threads; `into`, only with [`Epilogue::AccumulateBiasLayerNormInto`],
+/// is a matrix of `m × w.n` (checked by [`dense_into`]) borrowed apart from A and C.
+#[allow(clippy::too_many_arguments)]
+fn tiles(
+    executor: &Executor,
+    kernels: &Kernels,
+    a: &[f32],
+    lda: usize,
+    m: usize,
+    w: &Packed,
+    c: &mut [f32],
+    epilogue: Epilogue<'_>,
+    into: Option<Shared>,
 ) -> Result<()> {
     let (n, k) = (w.n, w.k);
     assert!(lda >= k, "dense: a stride of {lda} under {k} columns");
@@ -291,13 +344,15 @@ pub fn dense_strided(
         (Panels::Bf16(_), Some(kernel)) => Some(kernel),
         (Panels::F32(_), _) => None,
     };
-    let (mc, nc) = tile(m, kernels.mr, &w.panels);
+    let (mc, nc) = tile(m, n, kernels.mr, &w.panels);
     let (row_tiles, col_tiles) = (m.div_ceil(mc), n.div_ceil(nc));
     let out = Shared(c.as_mut_ptr());
     let a = a.as_ptr() as usize;
     // Per block of rows, its tiles finished so far (for the LayerNorm epilogue: the last one normalises the rows).
     let finished: Vec<AtomicUsize> = match epilogue {
-        Epilogue::AddBiasLayerNorm { .. } => (0..row_tiles).map(|_| AtomicUsize::new(0)).collect(),
+        Epilogue::AddBiasLayerNorm { .. } | Epilogue::AccumulateBiasLayerNormInto { .. } => {
+            (0..row_tiles).map(|_| AtomicUsize::new(0)).collect()
+        }
         _ => Vec::new(),
     };
     executor.for_n_dynamic(row_tiles * col_tiles, |t| {
@@ -305,8 +360,13 @@ pub fn dense_strided(
         let out = out;
         let (i0, j0) = ((t / col_tiles) * mc, (t % col_tiles) * nc);
         let (rows, cols) = (mc.min(m - i0), nc.min(n - j0));
-        let accumulate =
-            matches!(epilogue, Epilogue::AddBiasLayerNorm { .. } | Epilogue::Accumulate | Epilogue::AccumulateBias(_));
+        let accumulate = matches!(
+            epilogue,
+            Epilogue::AddBiasLayerNorm { .. }
+                | Epilogue::Accumulate
+                | Epilogue::AccumulateBias(_)
+                | Epilogue::AccumulateBiasLayerNormInto { .. }
+        );
         // SAFETY: rows `i0..i0+rows` of A are in bounds (checked above); this tile alone writes C's rows
         // `i0..i0+rows`, columns `j0..j0+cols`; the panels of columns `j0..` are in `w.panels`.
         unsafe {
@@ -322,23 +382,35 @@ pub fn dense_strided(
             for i in 0..rows {
                 let row = std::slice::from_raw_parts_mut(c.add(i * n), cols);
                 match epilogue {
-                    Epilogue::Bias(bias) | Epilogue::AddBiasLayerNorm { bias, .. } | Epilogue::AccumulateBias(bias) => {
-                        kernels.add(row, &bias[j0..j0 + cols])
-                    }
+                    Epilogue::Bias(bias)
+                    | Epilogue::AddBiasLayerNorm { bias, .. }
+                    | Epilogue::AccumulateBias(bias)
+                    | Epilogue::AccumulateBiasLayerNormInto { bias, .. } => kernels.add(row, &bias[j0..j0 + cols]),
                     Epilogue::BiasGelu(bias) => kernels.bias_gelu(row, &bias[j0..j0 + cols]),
                     Epilogue::BiasActivation(bias, activation) => activation.apply(kernels, row, &bias[j0..j0 + cols]),
                     Epilogue::Plain | Epilogue::Accumulate => {}
                 }
             }
         }
-        if let Epilogue::AddBiasLayerNorm { gamma, beta, eps, .. } = epilogue {
+        if let Epilogue::AddBiasLayerNorm { gamma, beta, eps, .. }
+        | Epilogue::AccumulateBiasLayerNormInto { gamma, beta, eps, .. } = epilogue
+        {
             // The AcqRel count orders every other tile's writes to these rows before the last tile reads them.
             if finished[t / col_tiles].fetch_add(1, Ordering::AcqRel) + 1 == col_tiles {
                 for i in i0..i0 + rows {
                     // SAFETY: every tile of rows `i0..i0+rows` has finished writing (the count says so) and none
                     // touches them again, so the last one alone holds the whole rows, inside C (checked above).
                     let row = unsafe { std::slice::from_raw_parts_mut(out.0.add(i * n), n) };
-                    kernels.layer_norm(row, gamma, beta, eps);
+                    match into {
+                        Some(into) => {
+                            // SAFETY: `into` holds `m × n` floats apart from A and C (`dense_into`'s borrow and
+                            // check), and its rows `i0..i0+rows` are this block's, written by its last tile alone.
+                            let normed = unsafe { std::slice::from_raw_parts_mut(into.0.add(i * n), n) };
+                            normed.copy_from_slice(row);
+                            kernels.layer_norm(normed, gamma, beta, eps);
+                        }
+                        None => kernels.layer_norm(row, gamma, beta, eps),
+                    }
                 }
             }
         }
@@ -372,7 +444,7 @@ mod tests {
         classes.extend(crate::capabilities::runnable_cpu_classes().into_iter().map(Some));
         for class in classes {
             let kernels = Kernels::for_class(class).unwrap();
-            for (m, n, k) in [(1, 32, 1), (13, 96, 384), (70, 40, 33), (300, 160, 17)] {
+            for (m, n, k) in [(1, 32, 1), (13, 96, 384), (70, 40, 33), (300, 160, 17), (9, 64, 700)] {
                 let (a, w) = (values(m * k, 1), values(n * k, 2));
                 let bias = values(n, 3);
                 let mut c = vec![7.0; m * n];
@@ -425,6 +497,18 @@ mod tests {
                     .unwrap();
                 sequential.chunks_exact_mut(n).for_each(|row| kernels.add(row, &bias));
                 assert_eq!(fused, sequential, "{kernels:?} {m}x{n}x{k}: the residual's bias");
+                // The residual, then the next sublayer's LayerNorm into another matrix, C left as the residual.
+                let mut residual = before.clone();
+                let mut normed = vec![9.0; m * n];
+                let into = Epilogue::AccumulateBiasLayerNormInto { bias: &bias, gamma: &gamma, beta: &beta, eps: 1e-5 };
+                dense_into(&executor, &kernels, &a, m, &Packed::weights(&w, n, k), &mut residual, into, &mut normed)
+                    .unwrap();
+                assert_eq!(residual, sequential, "{kernels:?} {m}x{n}x{k}: the residual beside its LayerNorm");
+                let mut want = sequential.clone();
+                want.chunks_exact_mut(n).for_each(|row| kernels.layer_norm(row, &gamma, &beta, 1e-5));
+                assert_eq!(normed, want, "{kernels:?} {m}x{n}x{k}: the LayerNorm into another matrix");
+                let refused = dense(&executor, &kernels, &a, m, &Packed::weights(&w, n, k), &mut residual, into);
+                assert!(refused.is_err(), "dense refuses the epilogue that needs `into`");
                 for activation in [Activation::QuickGelu, Activation::GeluTanh, Activation::Gelu] {
                     let mut fused = vec![0.0; m * n];
                     let epilogue = Epilogue::BiasActivation(&bias, activation);

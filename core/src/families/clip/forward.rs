@@ -11,7 +11,7 @@ use super::params::{Kind, Layer, Pool, Text, TextConfig, TowerConfig, Vision, Vi
 use crate::error::Result;
 use crate::executor::Executor;
 use crate::families::bert::forward::{attention, attention_floats, Mask};
-use crate::kernels::gemm::{dense, Epilogue, Shared};
+use crate::kernels::gemm::{dense, dense_into, Epilogue, Shared};
 use crate::kernels::Kernels;
 use std::ops::Range;
 
@@ -39,47 +39,54 @@ fn normed(
     })
 }
 
-/// Floats of scratch a tower's layers take: `[x, big, ctx]` per token, then the attention slots'.
-pub fn layer_lens(config: &TowerConfig, total: usize, longest: usize, slots: usize) -> [usize; 4] {
+/// Floats of scratch a tower's layers take: `[x, big, ctx, norm]` per token, then the attention slots'.
+pub fn layer_lens(config: &TowerConfig, total: usize, longest: usize, slots: usize) -> [usize; 5] {
     let h = config.hidden;
-    [total * h, total * config.wide(), total * h, slots * attention_floats(config.head_dim(), longest)]
+    [total * h, total * config.wide(), total * h, total * h, slots * attention_floats(config.head_dim(), longest)]
 }
 
 /// The pre-norm layers over `x` (`spans` its sequences): per layer `x += out(attention(qkv(norm1(x))))`, then
-/// `x += down(act(up(norm2(x))))`, the residuals added by the projections' own tiles.
+/// `x += down(act(up(norm2(x))))`. Each residual is added by its projection's own tiles, which also write the
+/// LayerNorm that comes next into `norm` (the next layer's `norm1`, and after the last layer `after`'s, if any):
+/// five dispatches a layer. `norm` holds `after(x)` on return.
 #[allow(clippy::too_many_arguments)]
 fn layers(
     executor: &Executor,
     kernels: &Kernels,
     config: &TowerConfig,
     layers: &[Layer],
+    after: Option<&(Vec<f32>, Vec<f32>)>,
     spans: &[Range<usize>],
     mask: Mask,
-    [x, big, ctx, attn]: [&mut [f32]; 4],
+    [x, big, ctx, norm, attn]: [&mut [f32]; 5],
     slots: usize,
 ) -> Result<()> {
     let (h, eps) = (config.hidden, config.eps);
     let total = spans.last().map_or(0, |s| s.end);
     let longest = spans.iter().map(|s| s.len()).max().unwrap_or(0);
     let per_thread = attention_floats(config.head_dim(), longest);
-    for layer in layers {
-        normed(executor, kernels, x, ctx, total, h, &layer.norm1, eps)?;
+    let (x, norm) = (&mut x[..total * h], &mut norm[..total * h]);
+    match layers.first().map(|l| &l.norm1).or(after) {
+        Some(first) => normed(executor, kernels, x, norm, total, h, first, eps)?,
+        None => return Ok(()),
+    }
+    for (i, layer) in layers.iter().enumerate() {
         let qkv = &mut big[..total * 3 * h];
-        dense(executor, kernels, ctx, total, &layer.qkv, qkv, Epilogue::Bias(&layer.qkv_bias))?;
+        dense(executor, kernels, norm, total, &layer.qkv, qkv, Epilogue::Bias(&layer.qkv_bias))?;
         attention(executor, kernels, (h, config.heads), None, qkv, ctx, spans, attn, per_thread, slots, mask)?;
-        dense(executor, kernels, ctx, total, &layer.out, x, Epilogue::AccumulateBias(&layer.out_bias))?;
-        normed(executor, kernels, x, ctx, total, h, &layer.norm2, eps)?;
+        let (gamma, beta) = (&layer.norm2.0, &layer.norm2.1);
+        let residual = Epilogue::AccumulateBiasLayerNormInto { bias: &layer.out_bias, gamma, beta, eps };
+        dense_into(executor, kernels, ctx, total, &layer.out, x, residual, norm)?;
         let up = &mut big[..total * config.intermediate];
-        dense(
-            executor,
-            kernels,
-            ctx,
-            total,
-            &layer.up,
-            up,
-            Epilogue::BiasActivation(&layer.up_bias, config.activation),
-        )?;
-        dense(executor, kernels, up, total, &layer.down, x, Epilogue::AccumulateBias(&layer.down_bias))?;
+        let act = Epilogue::BiasActivation(&layer.up_bias, config.activation);
+        dense(executor, kernels, norm, total, &layer.up, up, act)?;
+        match layers.get(i + 1).map(|next| &next.norm1).or(after) {
+            Some((gamma, beta)) => {
+                let residual = Epilogue::AccumulateBiasLayerNormInto { bias: &layer.down_bias, gamma, beta, eps };
+                dense_into(executor, kernels, up, total, &layer.down, x, residual, norm)?
+            }
+            None => dense(executor, kernels, up, total, &layer.down, x, Epilogue::AccumulateBias(&layer.down_bias))?,
+        }
     }
     Ok(())
 }
@@ -89,14 +96,15 @@ pub fn image_tokens(kind: Kind, config: &VisionConfig) -> usize {
     config.side() * config.side() + usize::from(kind == Kind::Clip)
 }
 
-/// Floats of scratch a batch of `n` images takes with `slots` attention slots: `[patches, x, big, ctx, attn, pool]`.
-pub fn image_lens(kind: Kind, config: &VisionConfig, n: usize, slots: usize) -> [usize; 6] {
+/// Floats of scratch a batch of `n` images takes with `slots` attention slots:
+/// `[patches, x, big, ctx, norm, attn, pool]`.
+pub fn image_lens(kind: Kind, config: &VisionConfig, n: usize, slots: usize) -> [usize; 7] {
     let tokens = image_tokens(kind, config);
     let patches = config.side() * config.side();
     let pixels = 3 * config.patch_size * config.patch_size;
-    let [x, big, ctx, attn] = layer_lens(&config.tower, n * tokens, tokens, slots);
+    let [x, big, ctx, norm, attn] = layer_lens(&config.tower, n * tokens, tokens, slots);
     let t = &config.tower;
-    [n * patches * pixels, x, big, ctx, attn, n * (2 * t.hidden + t.intermediate.max(t.hidden))]
+    [n * patches * pixels, x, big, ctx, norm, attn, n * (2 * t.hidden + t.intermediate.max(t.hidden))]
 }
 
 /// Embeds `n` images (`pixels`: each `3 × side × side`, channel-major, normalised) into `out`'s `n` rows of
@@ -119,7 +127,7 @@ pub fn images(
     let (patches, tokens) = (grid * grid, image_tokens(kind, config));
     assert!(pixels.len() >= n * 3 * side * side && out.len() >= n * dimensions, "images: buffers under {n} images");
     let slots = executor.threads();
-    let [cols, x, big, ctx, attn, pool] = scratch.carve(image_lens(kind, config, n, slots));
+    let [cols, x, big, ctx, norm, attn, pool] = scratch.carve(image_lens(kind, config, n, slots));
 
     // Each patch's pixels as one row (channel, row, column: the convolution's weight order), then one product.
     let rows = Shared(cols.as_mut_ptr());
@@ -165,8 +173,10 @@ pub fn images(
     })?;
 
     let spans: Vec<Range<usize>> = (0..n).map(|i| i * tokens..(i + 1) * tokens).collect();
-    let buffers = [&mut *x, &mut *big, &mut *ctx, &mut *attn];
-    layers(executor, kernels, &config.tower, &weights.layers, &spans, Mask::All, buffers, slots)?;
+    // SigLIP's head reads every token after the post-norm, which the last layer's tiles write into `norm`.
+    let after = matches!(weights.pool, Pool::Head(_)).then_some(&weights.post_norm);
+    let buffers = [&mut *x, &mut *big, &mut *ctx, &mut *norm, &mut *attn];
+    layers(executor, kernels, &config.tower, &weights.layers, after, &spans, Mask::All, buffers, slots)?;
 
     match &weights.pool {
         Pool::Class { projection } => {
@@ -181,9 +191,8 @@ pub fn images(
         }
         Pool::Head(head) => {
             let total = n * tokens;
-            normed(executor, kernels, x, ctx, total, h, &weights.post_norm, eps)?;
             let kv = &mut big[..total * 2 * h];
-            dense(executor, kernels, ctx, total, &head.kv, kv, Epilogue::Bias(&head.kv_bias))?;
+            dense(executor, kernels, norm, total, &head.kv, kv, Epilogue::Bias(&head.kv_bias))?;
             let (attended, rest) = pool.split_at_mut(n * h);
             let (normed_rows, wide) = rest.split_at_mut(n * h);
             // The probe's one query against each image's keys, per head: a softmax over the image's tokens.
@@ -223,10 +232,11 @@ pub fn images(
     }
 }
 
-/// Floats of scratch a batch of texts of `total` tokens, the longest `longest`, takes: `[x, big, ctx, attn, pool]`.
-pub fn text_lens(config: &TextConfig, texts: usize, total: usize, longest: usize, slots: usize) -> [usize; 5] {
-    let [x, big, ctx, attn] = layer_lens(&config.tower, total, longest, slots);
-    [x, big, ctx, attn, texts * config.tower.hidden]
+/// Floats of scratch a batch of texts of `total` tokens, the longest `longest`, takes:
+/// `[x, big, ctx, norm, attn, pool]`.
+pub fn text_lens(config: &TextConfig, texts: usize, total: usize, longest: usize, slots: usize) -> [usize; 6] {
+    let [x, big, ctx, norm, attn] = layer_lens(&config.tower, total, longest, slots);
+    [x, big, ctx, norm, attn, texts * config.tower.hidden]
 }
 
 /// The position CLIP's text tower pools: the first `eos` (for the legacy id 2, the largest id, as transformers
@@ -267,7 +277,7 @@ pub fn texts(
     }
     let longest = ids.iter().map(Vec::len).max().unwrap_or(0);
     let slots = executor.threads();
-    let [x, big, ctx, attn, pool] = scratch.carve(text_lens(config, ids.len(), total, longest, slots));
+    let [x, big, ctx, norm, attn, pool] = scratch.carve(text_lens(config, ids.len(), total, longest, slots));
     let rows = Shared(x.as_mut_ptr());
     executor.for_n_dynamic(ids.len(), |text| {
         #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
@@ -281,8 +291,8 @@ pub fn texts(
         }
     })?;
     let mask = if kind == Kind::Clip { Mask::Causal } else { Mask::All };
-    let buffers = [&mut *x, &mut *big, &mut *ctx, &mut *attn];
-    layers(executor, kernels, &config.tower, &weights.layers, &spans, mask, buffers, slots)?;
+    let buffers = [&mut *x, &mut *big, &mut *ctx, &mut *norm, &mut *attn];
+    layers(executor, kernels, &config.tower, &weights.layers, None, &spans, mask, buffers, slots)?;
     for (i, span) in spans.iter().enumerate() {
         let t = span.start + pooled_position(kind, &ids[i], config.eos);
         let row = &mut pool[i * h..(i + 1) * h];

@@ -197,10 +197,11 @@ static void test_36_every_checkpoint_embeds_files_and_crops_as_transformers(void
         CHECK(files->rows == 13 && embeds->rows == 13 && crop_names->rows == 13 && crop_embeds->rows == 13);
         size_t n = files->rows, columns = embeds->columns;
         uform_bytes_t *images = images_of("files", files, n);
-        uform_f32_matrix_t m, set, zeroed, raw, refused;
+        uform_f32_matrix_t m, set, zeroed, off, raw, refused;
         memset(&m, 0, sizeof m);
         memset(&set, 0, sizeof set);
         memset(&zeroed, 0, sizeof zeroed);
+        memset(&off, 0, sizeof off);
         memset(&raw, 0, sizeof raw);
         memset(&refused, 0, sizeof refused);
         CHECK_STATUS(uform_model_encode_image(model, images, n, NULL, &m), UFORM_STATUS_OK);
@@ -217,7 +218,10 @@ static void test_36_every_checkpoint_embeds_files_and_crops_as_transformers(void
         uform_encode_image_options_t options = UFORM_ENCODE_IMAGE_OPTIONS_INIT;
         CHECK_STATUS(uform_model_encode_image(model, images, n, &options, &zeroed), UFORM_STATUS_OK);
         options.normalize = false;
-        CHECK_STATUS(uform_model_encode_image(model, images, n, &options, &zeroed), UFORM_STATUS_OK);
+        CHECK_STATUS(uform_model_encode_image(model, images, n, &options, &off), UFORM_STATUS_OK);
+        CHECK(off.data && zeroed.data && off.rows == n &&
+              memcmp(off.data, zeroed.data, n * columns * sizeof(float)) == 0); /* C's false is absent */
+        uform_f32_matrix_free(&off);
         options.normalize = true;
         CHECK(options.normalize == UFORM_TRUE);
         CHECK_STATUS(uform_model_encode_image(model, images, n, &options, &set), UFORM_STATUS_OK);

@@ -163,10 +163,14 @@ pub enum Epilogue<'a> {
     Accumulate,
     /// `C += A·Bᵀ + bias`: a pre-norm layer's residual connection.
     AccumulateBias(&'a [f32]),
-    /// `C += A·Bᵀ + bias`, then `into = LayerNorm(C)` row by row: a pre-norm layer's residual connection and the
-    /// next sublayer's LayerNorm (`gamma`, `beta`, `eps`), which the last tile to finish a block of rows applies, as
-    /// [`Epilogue::AddBiasLayerNorm`] does, into another matrix. Only [`dense_into`] takes it.
-    AccumulateBiasLayerNormInto { bias: &'a [f32], gamma: &'a [f32], beta: &'a [f32], eps: f32 },
+}
+
+/// A LayerNorm's weights: `gamma`, `beta` and `eps`.
+#[derive(Clone, Copy)]
+pub struct Norm<'a> {
+    pub gamma: &'a [f32],
+    pub beta: &'a [f32],
+    pub eps: f32,
 }
 
 /// A pointer the tiles of one product share; each tile writes its own outputs only.
@@ -273,24 +277,23 @@ pub fn dense(
     dense_strided(executor, kernels, a, w.k, m, w, c, epilogue)
 }
 
-/// [`dense`] with [`Epilogue::AccumulateBiasLayerNormInto`]: `C += A·Wᵀ + bias`, and `into`'s rows (`m × w.n`)
-/// the LayerNorm of C's, with no dispatch of their own.
+/// A pre-norm layer's residual connection and the next sublayer's LayerNorm in one dispatch: `C += A·Wᵀ + bias`,
+/// then `into`'s rows (`m × w.n`) the `norm` of C's, which the last tile to finish a block of rows writes, as
+/// [`Epilogue::AddBiasLayerNorm`] normalises in place.
 #[allow(clippy::too_many_arguments)]
-pub fn dense_into(
+pub fn dense_norm_into(
     executor: &Executor,
     kernels: &Kernels,
-    a: &[f32],
-    m: usize,
+    (a, m): (&[f32], usize),
     w: &Packed,
     c: &mut [f32],
-    epilogue: Epilogue<'_>,
+    bias: &[f32],
+    norm: Norm<'_>,
     into: &mut [f32],
 ) -> Result<()> {
-    assert!(into.len() >= m * w.n, "dense_into: `into` under {m} rows of {}", w.n);
-    if !matches!(epilogue, Epilogue::AccumulateBiasLayerNormInto { .. }) {
-        return Err(Error::internal("dense_into takes the LayerNorm-into epilogue only"));
-    }
-    tiles(executor, kernels, a, w.k, m, w, c, epilogue, Some(Shared(into.as_mut_ptr())))
+    assert!(into.len() >= m * w.n, "dense_norm_into: `into` under {m} rows of {}", w.n);
+    let into = Some((Shared(into.as_mut_ptr()), norm));
+    tiles(executor, kernels, a, w.k, m, w, c, Epilogue::AccumulateBias(bias), into)
 }
 
 /// [`dense`] with A's rows `lda` apart (`lda ≥ w.k`), like one head's columns of a wider matrix.
@@ -305,14 +308,11 @@ pub fn dense_strided(
     c: &mut [f32],
     epilogue: Epilogue<'_>,
 ) -> Result<()> {
-    if matches!(epilogue, Epilogue::AccumulateBiasLayerNormInto { .. }) {
-        return Err(Error::internal("the LayerNorm-into epilogue needs dense_into's matrix"));
-    }
     tiles(executor, kernels, a, lda, m, w, c, epilogue, None)
 }
 
-/// The tiles of a product on `executor`'s threads; `into`, only with [`Epilogue::AccumulateBiasLayerNormInto`],
-/// is a matrix of `m × w.n` (checked by [`dense_into`]) borrowed apart from A and C.
+/// The tiles of a product on `executor`'s threads; `into`, if given, is a matrix of `m × w.n` (checked by
+/// [`dense_norm_into`]) borrowed apart from A and C, that receives the norm of C's rows.
 #[allow(clippy::too_many_arguments)]
 fn tiles(
     executor: &Executor,
@@ -323,7 +323,7 @@ fn tiles(
     w: &Packed,
     c: &mut [f32],
     epilogue: Epilogue<'_>,
-    into: Option<Shared>,
+    into: Option<(Shared, Norm<'_>)>,
 ) -> Result<()> {
     let (n, k) = (w.n, w.k);
     assert!(lda >= k, "dense: a stride of {lda} under {k} columns");
@@ -349,24 +349,22 @@ fn tiles(
     let out = Shared(c.as_mut_ptr());
     let a = a.as_ptr() as usize;
     // Per block of rows, its tiles finished so far (for the LayerNorm epilogue: the last one normalises the rows).
-    let finished: Vec<AtomicUsize> = match epilogue {
-        Epilogue::AddBiasLayerNorm { .. } | Epilogue::AccumulateBiasLayerNormInto { .. } => {
-            (0..row_tiles).map(|_| AtomicUsize::new(0)).collect()
-        }
-        _ => Vec::new(),
+    let norm = match (epilogue, into) {
+        (Epilogue::AddBiasLayerNorm { gamma, beta, eps, .. }, _) => Some((None, Norm { gamma, beta, eps })),
+        (_, Some((into, norm))) => Some((Some(into), norm)),
+        _ => None,
+    };
+    let finished: Vec<AtomicUsize> = match norm {
+        Some(_) => (0..row_tiles).map(|_| AtomicUsize::new(0)).collect(),
+        None => Vec::new(),
     };
     executor.for_n_dynamic(row_tiles * col_tiles, |t| {
         #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
         let out = out;
         let (i0, j0) = ((t / col_tiles) * mc, (t % col_tiles) * nc);
         let (rows, cols) = (mc.min(m - i0), nc.min(n - j0));
-        let accumulate = matches!(
-            epilogue,
-            Epilogue::AddBiasLayerNorm { .. }
-                | Epilogue::Accumulate
-                | Epilogue::AccumulateBias(_)
-                | Epilogue::AccumulateBiasLayerNormInto { .. }
-        );
+        let accumulate =
+            matches!(epilogue, Epilogue::AddBiasLayerNorm { .. } | Epilogue::Accumulate | Epilogue::AccumulateBias(_));
         // SAFETY: rows `i0..i0+rows` of A are in bounds (checked above); this tile alone writes C's rows
         // `i0..i0+rows`, columns `j0..j0+cols`; the panels of columns `j0..` are in `w.panels`.
         unsafe {
@@ -382,19 +380,16 @@ fn tiles(
             for i in 0..rows {
                 let row = std::slice::from_raw_parts_mut(c.add(i * n), cols);
                 match epilogue {
-                    Epilogue::Bias(bias)
-                    | Epilogue::AddBiasLayerNorm { bias, .. }
-                    | Epilogue::AccumulateBias(bias)
-                    | Epilogue::AccumulateBiasLayerNormInto { bias, .. } => kernels.add(row, &bias[j0..j0 + cols]),
+                    Epilogue::Bias(bias) | Epilogue::AddBiasLayerNorm { bias, .. } | Epilogue::AccumulateBias(bias) => {
+                        kernels.add(row, &bias[j0..j0 + cols])
+                    }
                     Epilogue::BiasGelu(bias) => kernels.bias_gelu(row, &bias[j0..j0 + cols]),
                     Epilogue::BiasActivation(bias, activation) => activation.apply(kernels, row, &bias[j0..j0 + cols]),
                     Epilogue::Plain | Epilogue::Accumulate => {}
                 }
             }
         }
-        if let Epilogue::AddBiasLayerNorm { gamma, beta, eps, .. }
-        | Epilogue::AccumulateBiasLayerNormInto { gamma, beta, eps, .. } = epilogue
-        {
+        if let Some((into, Norm { gamma, beta, eps })) = norm {
             // The AcqRel count orders every other tile's writes to these rows before the last tile reads them.
             if finished[t / col_tiles].fetch_add(1, Ordering::AcqRel) + 1 == col_tiles {
                 for i in i0..i0 + rows {
@@ -403,8 +398,8 @@ fn tiles(
                     let row = unsafe { std::slice::from_raw_parts_mut(out.0.add(i * n), n) };
                     match into {
                         Some(into) => {
-                            // SAFETY: `into` holds `m × n` floats apart from A and C (`dense_into`'s borrow and
-                            // check), and its rows `i0..i0+rows` are this block's, written by its last tile alone.
+                            // SAFETY: `into` holds `m × n` floats apart from A and C (`dense_norm_into`'s borrow
+                            // and check), and its rows `i0..i0+rows` are this block's, written by its last tile alone.
                             let normed = unsafe { std::slice::from_raw_parts_mut(into.0.add(i * n), n) };
                             normed.copy_from_slice(row);
                             kernels.layer_norm(normed, gamma, beta, eps);
@@ -500,15 +495,14 @@ mod tests {
                 // The residual, then the next sublayer's LayerNorm into another matrix, C left as the residual.
                 let mut residual = before.clone();
                 let mut normed = vec![9.0; m * n];
-                let into = Epilogue::AccumulateBiasLayerNormInto { bias: &bias, gamma: &gamma, beta: &beta, eps: 1e-5 };
-                dense_into(&executor, &kernels, &a, m, &Packed::weights(&w, n, k), &mut residual, into, &mut normed)
+                let norm = Norm { gamma: &gamma, beta: &beta, eps: 1e-5 };
+                let packed = Packed::weights(&w, n, k);
+                dense_norm_into(&executor, &kernels, (&a, m), &packed, &mut residual, &bias, norm, &mut normed)
                     .unwrap();
                 assert_eq!(residual, sequential, "{kernels:?} {m}x{n}x{k}: the residual beside its LayerNorm");
                 let mut want = sequential.clone();
                 want.chunks_exact_mut(n).for_each(|row| kernels.layer_norm(row, &gamma, &beta, 1e-5));
                 assert_eq!(normed, want, "{kernels:?} {m}x{n}x{k}: the LayerNorm into another matrix");
-                let refused = dense(&executor, &kernels, &a, m, &Packed::weights(&w, n, k), &mut residual, into);
-                assert!(refused.is_err(), "dense refuses the epilogue that needs `into`");
                 for activation in [Activation::QuickGelu, Activation::GeluTanh, Activation::Gelu] {
                     let mut fused = vec![0.0; m * n];
                     let epilogue = Epilogue::BiasActivation(&bias, activation);

@@ -11,7 +11,7 @@ use super::params::{Kind, Layer, Pool, Text, TextConfig, TowerConfig, Vision, Vi
 use crate::error::Result;
 use crate::executor::Executor;
 use crate::families::bert::forward::{attention, attention_floats, Mask};
-use crate::kernels::gemm::{dense, dense_into, Epilogue, Shared};
+use crate::kernels::gemm::{dense, dense_norm_into, Epilogue, Norm, Shared};
 use crate::kernels::Kernels;
 use std::ops::Range;
 
@@ -74,16 +74,15 @@ fn layers(
         let qkv = &mut big[..total * 3 * h];
         dense(executor, kernels, norm, total, &layer.qkv, qkv, Epilogue::Bias(&layer.qkv_bias))?;
         attention(executor, kernels, (h, config.heads), None, qkv, ctx, spans, attn, per_thread, slots, mask)?;
-        let (gamma, beta) = (&layer.norm2.0, &layer.norm2.1);
-        let residual = Epilogue::AccumulateBiasLayerNormInto { bias: &layer.out_bias, gamma, beta, eps };
-        dense_into(executor, kernels, ctx, total, &layer.out, x, residual, norm)?;
+        let norm2 = Norm { gamma: &layer.norm2.0, beta: &layer.norm2.1, eps };
+        dense_norm_into(executor, kernels, (ctx, total), &layer.out, x, &layer.out_bias, norm2, norm)?;
         let up = &mut big[..total * config.intermediate];
         let act = Epilogue::BiasActivation(&layer.up_bias, config.activation);
         dense(executor, kernels, norm, total, &layer.up, up, act)?;
         match layers.get(i + 1).map(|next| &next.norm1).or(after) {
             Some((gamma, beta)) => {
-                let residual = Epilogue::AccumulateBiasLayerNormInto { bias: &layer.down_bias, gamma, beta, eps };
-                dense_into(executor, kernels, up, total, &layer.down, x, residual, norm)?
+                let next = Norm { gamma, beta, eps };
+                dense_norm_into(executor, kernels, (up, total), &layer.down, x, &layer.down_bias, next, norm)?
             }
             None => dense(executor, kernels, up, total, &layer.down, x, Epilogue::AccumulateBias(&layer.down_bias))?,
         }

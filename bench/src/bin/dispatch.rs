@@ -8,10 +8,13 @@
 //! - `forkunion`: the `forkunion` 3.x crate, default busy-waiting pool, `for_n`, back to back;
 //! - `rayon`: a 2-thread Rayon pool, `install` + `into_par_iter().for_each`, back to back;
 //! - `rayon after idle`: the same pool, every dispatch after the parked row's idle time (its workers asleep too).
-//!   Its idle CPU column repeats `rayon`'s.
+//!   Its idle CPU column repeats `rayon`'s;
+//! - `uform alone`: an executor of 1 thread, every task on the caller: the floor of a dispatch that wakes nobody,
+//!   which is what the parked row is whenever a wake costs more than it saves (`parked/alone@N`).
 //!
 //! The summary line gives, at every N, the medians' ratios `spinning/forkunion@N`, `parked/rayon@N` (Rayon back to
-//! back) and `parked/rayon_idle@N` (Rayon after the same idle time), and the tail `spinning_p90/forkunion_p90@N`.
+//! back), `parked/rayon_idle@N` (Rayon after the same idle time) and `parked/alone@N`, and the tail
+//! `spinning_p90/forkunion_p90@N`.
 //!
 //! Idle CPU: `getrusage(RUSAGE_SELF)` user+system delta while the main thread sleeps one second right after a
 //! dispatch, with only the measured pool alive (ForkUnion's pool is dropped before anything else is measured,
@@ -125,6 +128,13 @@ fn main() {
         let idle = idle_cpu_ms(|| executor.for_n(2, task).unwrap());
         rows.push(Row { name: "uform parked", stats, idle_cpu_ms: idle });
         executor.free().unwrap();
+
+        let config = ExecutorForRamConfig { threads: Some(1), ..Default::default() };
+        let alone = Executor::for_ram(config).expect("executor of one thread");
+        let stats = SIZES.iter().map(|&n| measure(BACK_TO_BACK, || {}, || alone.for_n(n, task).unwrap())).collect();
+        let idle = idle_cpu_ms(|| alone.for_n(2, task).unwrap());
+        rows.push(Row { name: "uform alone", stats, idle_cpu_ms: idle });
+        alone.free().unwrap();
     }
 
     {
@@ -174,13 +184,17 @@ fn main() {
     let after_idle: Vec<String> = (0..SIZES.len())
         .map(|i| format!("parked/rayon_idle@{}={:.2}", at(i), ratio("uform parked", "rayon after idle", i)))
         .collect();
+    let alone: Vec<String> = (0..SIZES.len())
+        .map(|i| format!("parked/alone@{}={:.2}", at(i), ratio("uform parked", "uform alone", i)))
+        .collect();
     let total: u64 = lines.iter().map(|l| l.0.load(Relaxed)).sum();
     assert!(total > 0);
     println!(
-        "dispatch: {} {} {} {} parked_idle_cpu_ms={:.3}",
+        "dispatch: {} {} {} {} {} parked_idle_cpu_ms={:.3}",
         spinning.join(" "),
         parked.join(" "),
         after_idle.join(" "),
+        alone.join(" "),
         tails.join(" "),
         find("uform parked").idle_cpu_ms
     );

@@ -105,6 +105,9 @@ impl Executor {
             };
             for k in 0..threads {
                 let slice = (thread + k) % threads;
+                if k == 1 {
+                    engine.close_if_alone(thread);
+                }
                 if k > 0 {
                     engine.before_stealing(thread, slice, generation);
                 }

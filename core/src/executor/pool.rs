@@ -385,6 +385,25 @@ impl Engine {
         }
     }
 
+    /// Called by `thread` when it has finished its own slice and is about to take another thread's. On the caller of
+    /// a dispatch that woke nobody late, closes the generation if no worker has entered it yet, so none will: the
+    /// caller then runs the other slices alone, on cache lines it already owns, and waits for nobody. A worker
+    /// that came in time keeps its own slice (the caller steals only what is still unclaimed), so the owner of
+    /// a slice, and of the lines its tasks touch, does not flip from one dispatch to the next on a close race.
+    #[inline]
+    pub fn close_if_alone(&self, thread: usize) {
+        if thread != 0 || self.wake_pending.get().is_some() || self.woke_late.get().is_some() {
+            return;
+        }
+        let state = &self.hot.0.state;
+        let s = state.load(Relaxed);
+        if s & OPEN != 0 && s & ENTERED_MASK == 0 {
+            // A worker's entering CAS and this one cannot both succeed on the same value: either the worker is in
+            // (and `broadcast` waits for it) or it sees the generation closed and never reads `job`.
+            let _ = state.compare_exchange(s, s & !OPEN, AcqRel, Relaxed);
+        }
+    }
+
     /// Before `thread` claims another thread's `slice`: the caller of a dispatch that woke workers late gives
     /// them time to claim it themselves, so a few long tasks still run in parallel: up to [`STEAL_AFTER`], and
     /// never longer than half of what its own slice took (past that, doing the slice itself is faster than waiting

@@ -492,6 +492,36 @@ fn work_that_outlasts_a_wake_is_shared_in_either_mood() {
     executor.free().unwrap();
 }
 
+/// A spinning worker that entered in time keeps its own slice: the caller, done with its slice long after the worker
+/// came, closes nothing and steals nothing claimed, and slice 1 runs on the worker (what keeps a slice's cache lines
+/// on one core from one dispatch to the next). Small dispatches the caller finishes before anyone enters still
+/// cover every index once.
+#[test]
+fn a_worker_that_came_in_time_keeps_its_slice() {
+    let executor = ram(2);
+    executor.drain(Mood::Spinning).unwrap();
+    let caller = std::thread::current().id();
+    for _ in 0..3 {
+        let on_worker = AtomicU32::new(0);
+        executor
+            .for_n(2, |i| {
+                if i == 0 {
+                    std::thread::sleep(Duration::from_millis(50));
+                } else if std::thread::current().id() != caller {
+                    on_worker.fetch_add(1, SeqCst);
+                }
+            })
+            .unwrap();
+        assert_eq!(on_worker.load(SeqCst), 1, "slice 1 ran on the caller");
+        for n in [2usize, 3, 64] {
+            let hits: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(0)).collect();
+            executor.for_n(n, |i| _ = hits[i].fetch_add(1, SeqCst)).unwrap();
+            assert!(hits.iter().all(|h| h.load(SeqCst) == 1), "n {n}");
+        }
+    }
+    executor.free().unwrap();
+}
+
 #[test]
 fn the_quiet_word_says_exactly_when_a_drain_would_change_nothing() {
     let e = ram(2);

@@ -206,9 +206,13 @@ pub fn feature_detected(feature: &str) -> bool {
     detect::feature(feature)
 }
 
-/// The most capable class this CPU satisfies; `portable` at the least.
+/// The most capable class this CPU satisfies; `portable` at the least. Found once per process (every encode call
+/// asks for its kernels).
 pub fn native_cpu_class() -> &'static str {
-    compiled_cpu_classes().filter(|class| missing_features(class).is_empty()).last().map_or("portable", |c| c.name)
+    static NATIVE: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+    NATIVE.get_or_init(|| {
+        compiled_cpu_classes().filter(|class| missing_features(class).is_empty()).last().map_or("portable", |c| c.name)
+    })
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -252,24 +256,37 @@ mod detect {
 
     /// AMX by CPUID and XCR0, because `is_x86_feature_detected!("amx-tile")` is still unstable (rustc 1.95).
     /// The CPU bit alone is not enough: without the OS saving tile state, the first tile instruction faults.
+    /// Probed once per process, as std caches its own features: CPUID traps to the hypervisor on a virtual
+    /// machine (about a microsecond each), and every encode call asks for its kernels.
+    fn amx(bit: u32) -> bool {
+        static AMX_EDX: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+        *AMX_EDX.get_or_init(amx_probe) & bit != 0
+    }
+
+    /// The AMX bits of CPUID.(EAX=7,ECX=0):EDX that the OS also saves tile state for; 0 for none.
     // `__cpuid_count` is safe since rustc 1.94 and unsafe before; the MSRV is 1.89, so both must compile.
     #[allow(unused_unsafe)]
-    fn amx(bit: u32) -> bool {
+    fn amx_probe() -> u32 {
         use std::arch::x86_64::__cpuid_count;
+        let bit = AMX_BF16 | AMX_TILE | AMX_INT8;
         // SAFETY: CPUID exists on every x86_64 CPU; leaf 7 is read only when the maximum leaf covers it.
         let leaf7 = unsafe {
             if __cpuid_count(0, 0).eax < 7 {
-                return false;
+                return 0;
             }
             __cpuid_count(7, 0)
         };
         if leaf7.edx & bit == 0 || !std::is_x86_feature_detected!("xsave") {
-            return false;
+            return 0;
         }
         // OSXSAVE (CPUID.1:ECX bit 27) says the OS enabled XGETBV; std's "xsave" is the CPU bit only.
         // SAFETY: as above.
         let osxsave = unsafe { __cpuid_count(1, 0).ecx } & (1 << 27) != 0;
-        osxsave && xcr0() & XCR0_TILE_STATE == XCR0_TILE_STATE
+        if osxsave && xcr0() & XCR0_TILE_STATE == XCR0_TILE_STATE {
+            leaf7.edx & bit
+        } else {
+            0
+        }
     }
 
     fn xcr0() -> u64 {

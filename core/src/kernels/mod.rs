@@ -229,6 +229,8 @@ mod x86 {
     use std::arch::x86_64::*;
 
     pub const AVX512_MR: usize = 8;
+    /// How many rows of the panel ahead the AVX-512 kernel prefetches.
+    const PREFETCH: usize = 32;
     pub const AVX2_MR: usize = 3;
 
     #[target_feature(enable = "avx512f,avx2,fma")]
@@ -250,6 +252,10 @@ mod x86 {
             let rp: [*const f32; MR] = std::array::from_fn(|i| a.add(i.min(rows - 1) * lda));
             let mut acc = [[_mm512_setzero_ps(); 2]; MR];
             for p in 0..k {
+                // The panel streams from memory (a weight is read once at batch 1): ask for its lines early. A
+                // prefetch past the panel's end is a hint only and never faults.
+                _mm_prefetch::<_MM_HINT_T0>(b.wrapping_add((p + PREFETCH) * NR).cast());
+                _mm_prefetch::<_MM_HINT_T0>(b.wrapping_add((p + PREFETCH) * NR + 16).cast());
                 let b0 = _mm512_loadu_ps(b.add(p * NR));
                 let b1 = _mm512_loadu_ps(b.add(p * NR + 16));
                 for i in 0..MR {

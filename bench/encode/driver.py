@@ -3,6 +3,11 @@
 interleaved round by round on the same texts and the same threads, and prints the table and the summary line.
 
     driver.py --model-dir DIR --onnx-dir DIR --rust-bin PATH [--node-dir DIR] [--uform-python PATH] [--rounds N]
+              [--baseline-bin PATH]
+
+With --baseline-bin, another build's Rust worker runs in the same rounds as the row `uform rust baseline`, and the
+`encode-baseline: latency_ratio=X long_ratio=Y short_ratio=Z` line divides this build's by its (time for batch 1,
+texts/s for the batches).
 
 Issue 33's rows run in the same rounds: UForm through Rust with the model loaded at precision bf16, and ONNX Runtime
 on the dynamic int8 quantisation of the eager export. The `encode-bf16: f32_ratio=X ort_int8_ratio=Y worst_cos=Z`
@@ -145,6 +150,9 @@ def main():
     parser.add_argument("--uform-python")
     parser.add_argument("--skip", action="append", default=[], help="NAME=why: a runtime not built this run")
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument(
+        "--baseline-bin", help="another build's Rust worker (bench/src/bin/encode.rs), run in the same rounds"
+    )
     args = parser.parse_args()
 
     with open(os.path.join(HERE, "workloads.json"), encoding="utf-8") as f:
@@ -164,6 +172,8 @@ def main():
     worker_py = os.path.join(HERE, "worker.py")
     specs = [("uform rust", [args.rust_bin, args.model_dir], None)]
     specs.append(("uform rust bf16", [args.rust_bin, args.model_dir, "bf16"], None))
+    if args.baseline_bin:
+        specs.append(("uform rust baseline", [args.baseline_bin, args.model_dir], None))
     if args.node_dir:
         # Copied there by the xtask: `import('uform')` resolves from the script's folder.
         specs.append(("uform node", ["node", "worker.mjs", args.model_dir], args.node_dir))
@@ -228,6 +238,22 @@ def main():
 
     results = report(workers, missing, workloads, peak, agree, args.rounds, token_note)
     report_bf16(results, workloads, bf16_peak, bf16)
+    if args.baseline_bin:
+        report_baseline(results)
+
+
+def report_baseline(results):
+    """This build against the baseline build, same rounds: batch-1 time over the baseline's (below 1 is faster),
+    and throughput over the baseline's (above 1 is faster)."""
+    mine, base = results.get("uform rust"), results.get("uform rust baseline")
+    if not (mine and base):
+        print("encode-baseline: n/a (a worker did not start)")
+        return
+    print()
+    print(
+        f"encode-baseline: latency_ratio={mine[0] / base[0]:.3f} long_ratio={mine[1] / base[1]:.3f} "
+        f"short_ratio={mine[2] / base[2]:.3f} (batch-1 time, then throughputs, this build over the baseline's)"
+    )
 
 
 def report_bf16(results, workloads, bf16_peak, bf16):

@@ -1,5 +1,7 @@
-//! `cargo xtask bench encode [--no-bindings] [--rounds N] [--families | --images]`: UForm's `encodeText` through Rust, Node and Python
-//! against sentence-transformers (torch) and ONNX Runtime, on the same texts and 2 threads, interleaved in one run.
+//! `cargo xtask bench encode [--no-bindings] [--rounds N] [--baseline-bin PATH] [--families | --images]`: UForm's
+//! `encodeText` through Rust, Node and Python against sentence-transformers (torch) and ONNX Runtime, on the same
+//! texts and 2 threads, interleaved in one run. `--baseline-bin` adds another build's Rust worker to the same rounds
+//! (`target/release/encode` of a worktree at another commit) and the `encode-baseline:` line.
 //!
 //! Sets up what the peers need, none of it part of any test command: the benchmarks' virtual environment at
 //! target/bench-venv (`bench_venv.rs`: torch, sentence-transformers, onnxruntime, the ONNX exporter's packages and
@@ -30,6 +32,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut families = false;
     let mut images = false;
     let mut rounds = "7".to_string();
+    let mut baseline = None;
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         match arg.as_str() {
@@ -38,6 +41,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "--families" => families = true,
             "--images" => images = true,
             "--rounds" => rounds = rest.next().ok_or("--rounds takes a number")?.clone(),
+            "--baseline-bin" => baseline = Some(rest.next().ok_or("--baseline-bin takes a path")?.clone()),
             other => return Err(format!("bench encode: unknown argument `{other}`")),
         }
     }
@@ -90,6 +94,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .arg("--rust-bin")
         .arg(root.join("target/release/encode"))
         .args(["--rounds", &rounds]);
+    if let Some(baseline) = &baseline {
+        driver.arg("--baseline-bin").arg(baseline);
+    }
     if bindings {
         match crate::test::node_package() {
             Ok(consumer) => {

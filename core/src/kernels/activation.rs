@@ -28,15 +28,8 @@ impl Activation {
     pub fn apply(self, kernels: &Kernels, x: &mut [f32], bias: &[f32]) {
         match self {
             Activation::Gelu => kernels.bias_gelu(x, bias),
-            Activation::GeluTanh => x.iter_mut().zip(bias).for_each(|(v, b)| {
-                let x = *v + *b;
-                let inner = 0.797_884_6 * (x + 0.044_715 * x * x * x);
-                *v = 0.5 * x * (1.0 + inner.tanh());
-            }),
-            Activation::QuickGelu => x.iter_mut().zip(bias).for_each(|(v, b)| {
-                let x = *v + *b;
-                *v = x / (1.0 + (-1.702 * x).exp());
-            }),
+            Activation::GeluTanh => kernels.bias_gelu_tanh(x, bias),
+            Activation::QuickGelu => kernels.bias_quick_gelu(x, bias),
         }
     }
 }
@@ -47,8 +40,9 @@ mod tests {
 
     #[test]
     fn activations_match_their_f64_forms() {
-        let kernels = crate::kernels::Kernels::portable();
-        let xs: Vec<f32> = (-800..=800).map(|i| i as f32 / 100.0).collect();
+        let portable = crate::kernels::Kernels::portable();
+        let native = crate::kernels::Kernels::for_class(None).unwrap();
+        let xs: Vec<f32> = (-800..=800).map(|i| i as f32 / 100.0).chain([-120.0, -60.0, 60.0, 120.0]).collect();
         let bias = vec![0.25; xs.len()];
         type Form = fn(f64) -> f64;
         let forms: [(Activation, Form); 2] = [
@@ -58,11 +52,14 @@ mod tests {
             }),
         ];
         for (activation, form) in forms {
-            let mut got = xs.clone();
-            activation.apply(&kernels, &mut got, &bias);
-            for (x, g) in xs.iter().zip(&got) {
-                let want = form(*x as f64 + 0.25);
-                assert!((*g as f64 - want).abs() < 2e-6 * want.abs().max(1.0), "{activation:?}({x}): {g} vs {want}");
+            for kernels in [&portable, &native] {
+                let mut got = xs.clone();
+                activation.apply(kernels, &mut got, &bias);
+                for (x, g) in xs.iter().zip(&got) {
+                    let want = form(*x as f64 + 0.25);
+                    let close = (*g as f64 - want).abs() < 2e-6 * want.abs().max(1.0);
+                    assert!(close, "{activation:?}({x}) on {kernels:?}: {g} vs {want}");
+                }
             }
         }
         assert_eq!(Activation::named("gelu_pytorch_tanh"), Some(Activation::GeluTanh));

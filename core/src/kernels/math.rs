@@ -99,8 +99,8 @@ pub fn scale(x: &mut [f32], s: f32) {
 
 const MAGIC: f32 = 12_582_912.0; // 1.5 · 2²³: adding it rounds to an integer held in the low mantissa bits
 
-/// eˣ for x ≤ 0 in the range softmax and GELU use (Cephes' polynomial, relative error about 2e-7; below −87 it
-/// returns 0's neighbourhood). Branch-free, so it vectorises.
+/// eˣ for x in [−87, 88] (Cephes' polynomial, relative error about 2e-7; below −87 it returns 0's neighbourhood,
+/// above 88 e⁸⁸, still finite). Branch-free, so it vectorises.
 #[inline(always)]
 #[allow(clippy::excessive_precision)] // the published Cephes coefficients, as written
 fn exp(x: f32) -> f32 {
@@ -140,6 +140,29 @@ pub fn bias_gelu(x: &mut [f32], bias: &[f32]) {
         let one_plus_erf = if x < 0.0 { erfc } else { 2.0 - erfc };
         *v = 0.5 * x * one_plus_erf;
     }
+}
+
+/// `x · sigmoid(g(x))` after adding `bias`, as `x / (1 + e^(−g(x)))`; `e^(−g(x))` stays finite (see [`exp`]), so
+/// the far negative side goes to 0, not NaN.
+#[inline(always)]
+fn bias_sigmoid_gate(x: &mut [f32], bias: &[f32], g: impl Fn(f32) -> f32) {
+    for (v, b) in x.iter_mut().zip(bias) {
+        let x = *v + *b;
+        *v = x / (1.0 + exp(-g(x)));
+    }
+}
+
+/// Quick GELU, `x · sigmoid(1.702 x)` (CLIP's), after adding `bias`.
+#[inline(always)]
+pub fn bias_quick_gelu(x: &mut [f32], bias: &[f32]) {
+    bias_sigmoid_gate(x, bias, |x| 1.702 * x)
+}
+
+/// The tanh GELU, `x · (1 + tanh(√(2/π) · (x + 0.044715 x³))) / 2` (SigLIP's), after adding `bias`: since
+/// `(1 + tanh(y)) / 2 = sigmoid(2y)`, it is `x · sigmoid(2√(2/π) · (x + 0.044715 x³))`.
+#[inline(always)]
+pub fn bias_gelu_tanh(x: &mut [f32], bias: &[f32]) {
+    bias_sigmoid_gate(x, bias, |x| 1.595_769 * (x + 0.044_715 * x * x * x))
 }
 
 #[cfg(test)]

@@ -44,6 +44,8 @@ pub struct Kernels {
     pub bf16: Option<bf16::Kernel>,
     layer_norm: unsafe fn(&mut [f32], &[f32], &[f32], f32),
     bias_gelu: unsafe fn(&mut [f32], &[f32]),
+    bias_quick_gelu: unsafe fn(&mut [f32], &[f32]),
+    bias_gelu_tanh: unsafe fn(&mut [f32], &[f32]),
     add: unsafe fn(&mut [f32], &[f32]),
     softmax: unsafe fn(&mut [f32], f32),
     scale: unsafe fn(&mut [f32], f32),
@@ -66,6 +68,14 @@ macro_rules! rowwise {
             $(#[target_feature(enable = $features)])?
             pub unsafe fn bias_gelu(x: &mut [f32], bias: &[f32]) {
                 math::bias_gelu(x, bias)
+            }
+            $(#[target_feature(enable = $features)])?
+            pub unsafe fn bias_quick_gelu(x: &mut [f32], bias: &[f32]) {
+                math::bias_quick_gelu(x, bias)
+            }
+            $(#[target_feature(enable = $features)])?
+            pub unsafe fn bias_gelu_tanh(x: &mut [f32], bias: &[f32]) {
+                math::bias_gelu_tanh(x, bias)
             }
             $(#[target_feature(enable = $features)])?
             pub unsafe fn add(x: &mut [f32], y: &[f32]) {
@@ -98,6 +108,8 @@ macro_rules! kernels {
             bf16: None,
             layer_norm: $rowwise::layer_norm,
             bias_gelu: $rowwise::bias_gelu,
+            bias_quick_gelu: $rowwise::bias_quick_gelu,
+            bias_gelu_tanh: $rowwise::bias_gelu_tanh,
             add: $rowwise::add,
             softmax: $rowwise::softmax,
             scale: $rowwise::scale,
@@ -160,6 +172,14 @@ impl Kernels {
     pub fn bias_gelu(&self, x: &mut [f32], bias: &[f32]) {
         // SAFETY: as above.
         unsafe { (self.bias_gelu)(x, bias) }
+    }
+    pub fn bias_quick_gelu(&self, x: &mut [f32], bias: &[f32]) {
+        // SAFETY: as above.
+        unsafe { (self.bias_quick_gelu)(x, bias) }
+    }
+    pub fn bias_gelu_tanh(&self, x: &mut [f32], bias: &[f32]) {
+        // SAFETY: as above.
+        unsafe { (self.bias_gelu_tanh)(x, bias) }
     }
     pub fn add(&self, x: &mut [f32], y: &[f32]) {
         // SAFETY: as above.

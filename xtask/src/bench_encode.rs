@@ -45,6 +45,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
             other => return Err(format!("bench encode: unknown argument `{other}`")),
         }
     }
+    if baseline.is_some() && (scale_only || families || images) {
+        return Err("bench encode: --baseline-bin runs with the text rows only, not with --scale-only, --families or \
+                    --images"
+            .to_string());
+    }
     let root = root();
     if scale_only {
         cargo(&["build", "--release", "--quiet", "-p", "uform-bench", "--bin", "encode"])?;

@@ -30,8 +30,22 @@ use crate::error::{Error, Result};
 pub const NR: usize = 32;
 
 /// `C[rows × cols] (+)= A[rows × k] · B[k × NR]`: A's row `i` at `a + i·lda`, the packed panel at `b` (`k` rows of
-/// `NR`), C's row `i` at `c + i·ldc`; `rows` ≤ the kernel's `mr`, `cols` ≤ `NR`; `accumulate` adds to C.
-pub type Micro = unsafe fn(usize, *const f32, usize, usize, *const f32, *mut f32, usize, usize, bool);
+/// `NR`), C's row `i` at `c + i·ldc`; `rows` ≤ the kernel's `mr`, `cols` ≤ `NR`; `accumulate` adds to C; `ahead`,
+/// memory to ask into L2 meanwhile.
+pub type Micro = unsafe fn(usize, *const f32, usize, usize, *const f32, *mut f32, usize, usize, bool, Ahead);
+
+/// Cache lines a micro-kernel call asks into L2 while it runs, two per step of `k` (`lines` ≤ 2·k): the part of the
+/// next panel this call fetches, so that the panel's first pass, which at batch 1 reads weights from memory, finds
+/// them in cache. A hint only: the lines need not be mapped, and a kernel may ignore it.
+#[derive(Clone, Copy)]
+pub struct Ahead {
+    pub at: *const f32,
+    pub lines: usize,
+}
+
+impl Ahead {
+    pub const NONE: Ahead = Ahead { at: std::ptr::null(), lines: 0 };
+}
 
 /// One class's kernels. Built only by [`Kernels::for_class`], which checks that this CPU runs them.
 #[derive(Clone, Copy)]
@@ -159,10 +173,11 @@ impl Kernels {
         ldc: usize,
         cols: usize,
         accumulate: bool,
+        ahead: Ahead,
     ) {
-        debug_assert!((1..=self.mr).contains(&rows) && (1..=NR).contains(&cols));
+        debug_assert!((1..=self.mr).contains(&rows) && (1..=NR).contains(&cols) && ahead.lines <= 2 * k);
         // SAFETY: the features were checked in `for_class`; the caller vouches for the pointers.
-        unsafe { (self.micro)(k, a, lda, rows, b, c, ldc, cols, accumulate) }
+        unsafe { (self.micro)(k, a, lda, rows, b, c, ldc, cols, accumulate, ahead) }
     }
 
     pub fn layer_norm(&self, x: &mut [f32], gamma: &[f32], beta: &[f32], eps: f32) {
@@ -222,6 +237,7 @@ unsafe fn micro_portable(
     ldc: usize,
     cols: usize,
     accumulate: bool,
+    _ahead: Ahead,
 ) {
     const MR: usize = PORTABLE_MR;
     // Rows past `rows` repeat the last real row; their sums are computed and dropped.
@@ -245,13 +261,41 @@ unsafe fn micro_portable(
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{store, NR};
+    use super::{store, Ahead, NR};
     use std::arch::x86_64::*;
 
     pub const AVX512_MR: usize = 8;
     /// How many rows of the panel ahead the AVX-512 kernel prefetches.
     const PREFETCH: usize = 32;
     pub const AVX2_MR: usize = 3;
+
+    /// Asks `ahead`'s lines into L2 evenly over a call's `k` steps, at most two a step (Bresenham's count), so
+    /// that the requests stay few in flight beside the panel's own loads.
+    struct Spread {
+        ahead: Ahead,
+        owed: usize,
+        next: usize,
+    }
+
+    impl Spread {
+        #[inline(always)]
+        fn new(ahead: Ahead) -> Spread {
+            Spread { ahead, owed: 0, next: 0 }
+        }
+
+        #[inline(always)]
+        fn step(&mut self, k: usize) {
+            self.owed += self.ahead.lines;
+            for _ in 0..2 {
+                if self.owed >= k {
+                    self.owed -= k;
+                    // SAFETY: a prefetch is a hint and never faults, whatever the address.
+                    unsafe { _mm_prefetch::<_MM_HINT_T1>(self.ahead.at.wrapping_add(self.next * 16).cast()) };
+                    self.next += 1;
+                }
+            }
+        }
+    }
 
     #[target_feature(enable = "avx512f,avx2,fma")]
     #[allow(clippy::too_many_arguments)]
@@ -265,23 +309,39 @@ mod x86 {
         ldc: usize,
         cols: usize,
         accumulate: bool,
+        ahead: Ahead,
     ) {
         const MR: usize = AVX512_MR;
         // SAFETY: (whole body) the caller's contract in `Kernels::micro`.
         unsafe {
             let rp: [*const f32; MR] = std::array::from_fn(|i| a.add(i.min(rows - 1) * lda));
             let mut acc = [[_mm512_setzero_ps(); 2]; MR];
-            for p in 0..k {
-                // The panel streams from memory (a weight is read once at batch 1): ask for its lines early. A
-                // prefetch past the panel's end is a hint only and never faults.
-                _mm_prefetch::<_MM_HINT_T0>(b.wrapping_add((p + PREFETCH) * NR).cast());
-                _mm_prefetch::<_MM_HINT_T0>(b.wrapping_add((p + PREFETCH) * NR + 16).cast());
-                let b0 = _mm512_loadu_ps(b.add(p * NR));
-                let b1 = _mm512_loadu_ps(b.add(p * NR + 16));
-                for i in 0..MR {
-                    let av = _mm512_set1_ps(*rp[i].add(p));
-                    acc[i][0] = _mm512_fmadd_ps(av, b0, acc[i][0]);
-                    acc[i][1] = _mm512_fmadd_ps(av, b1, acc[i][1]);
+            macro_rules! step {
+                ($p:expr) => {{
+                    let p = $p;
+                    // The panel streams from memory (a weight is read once at batch 1): ask for its lines early. A
+                    // prefetch past the panel's end is a hint only and never faults.
+                    _mm_prefetch::<_MM_HINT_T0>(b.wrapping_add((p + PREFETCH) * NR).cast());
+                    _mm_prefetch::<_MM_HINT_T0>(b.wrapping_add((p + PREFETCH) * NR + 16).cast());
+                    let b0 = _mm512_loadu_ps(b.add(p * NR));
+                    let b1 = _mm512_loadu_ps(b.add(p * NR + 16));
+                    for i in 0..MR {
+                        let av = _mm512_set1_ps(*rp[i].add(p));
+                        acc[i][0] = _mm512_fmadd_ps(av, b0, acc[i][0]);
+                        acc[i][1] = _mm512_fmadd_ps(av, b1, acc[i][1]);
+                    }
+                }};
+            }
+            // Two loops, so that a call with nothing to ask ahead pays nothing for it.
+            if ahead.lines == 0 {
+                for p in 0..k {
+                    step!(p);
+                }
+            } else {
+                let mut spread = Spread::new(ahead);
+                for p in 0..k {
+                    spread.step(k);
+                    step!(p);
                 }
             }
             if cols == NR {
@@ -319,19 +379,34 @@ mod x86 {
         ldc: usize,
         cols: usize,
         accumulate: bool,
+        ahead: Ahead,
     ) {
         const MR: usize = AVX2_MR;
         // SAFETY: (whole body) the caller's contract in `Kernels::micro`.
         unsafe {
             let rp: [*const f32; MR] = std::array::from_fn(|i| a.add(i.min(rows - 1) * lda));
             let mut acc = [[_mm256_setzero_ps(); 4]; MR];
-            for p in 0..k {
-                let av: [__m256; MR] = std::array::from_fn(|i| _mm256_set1_ps(*rp[i].add(p)));
-                for j in 0..4 {
-                    let bj = _mm256_loadu_ps(b.add(p * NR + 8 * j));
-                    for i in 0..MR {
-                        acc[i][j] = _mm256_fmadd_ps(av[i], bj, acc[i][j]);
+            macro_rules! step {
+                ($p:expr) => {{
+                    let p = $p;
+                    let av: [__m256; MR] = std::array::from_fn(|i| _mm256_set1_ps(*rp[i].add(p)));
+                    for j in 0..4 {
+                        let bj = _mm256_loadu_ps(b.add(p * NR + 8 * j));
+                        for i in 0..MR {
+                            acc[i][j] = _mm256_fmadd_ps(av[i], bj, acc[i][j]);
+                        }
                     }
+                }};
+            }
+            if ahead.lines == 0 {
+                for p in 0..k {
+                    step!(p);
+                }
+            } else {
+                let mut spread = Spread::new(ahead);
+                for p in 0..k {
+                    spread.step(k);
+                    step!(p);
                 }
             }
             let mut spill = [[0.0f32; NR]; MR];

@@ -132,10 +132,10 @@ pub unsafe fn serial(
 ) {
     debug_assert!(b.len() >= packed_len(n, k));
     let (panels, blocks) = (n.div_ceil(NR), rows.div_ceil(kernels.mr));
-    // With few row blocks, the passes after a panel's first share out the next panel's lines to ask into L2 (see
-    // `Ahead`); with more, the panel's passes are long enough for the hardware to fetch the next one unasked.
-    let lines = k * NR / 16;
-    let share = if (2..=STREAMED_BLOCKS).contains(&blocks) { lines.div_ceil(blocks - 1) } else { 0 };
+    // With few row blocks, the passes after a panel's first (or its only pass) share out the next panel's lines to
+    // ask into L2 (see `Ahead`); with more, the passes are long enough for the hardware to fetch the next one unasked.
+    let (lines, askers) = (k * NR / 16, blocks.saturating_sub(1).max(1));
+    let share = if blocks <= STREAMED_BLOCKS { lines.div_ceil(askers) } else { 0 };
     for q in 0..panels {
         let cols = NR.min(n - q * NR);
         let panel = b[q * k * NR..].as_ptr();
@@ -143,7 +143,7 @@ pub unsafe fn serial(
         for block in 0..blocks {
             let i = block * kernels.mr;
             let r = kernels.mr.min(rows - i);
-            let ahead = match block.checked_sub(1) {
+            let ahead = match (block + askers).checked_sub(blocks) {
                 Some(nth) if !next.is_null() && share > 0 => {
                     let from = (nth * share).min(lines);
                     Ahead { at: next.wrapping_add(from * 16), lines: share.min(lines - from) }
@@ -461,7 +461,10 @@ mod tests {
         for class in classes {
             let kernels = Kernels::for_class(class).unwrap();
             // (50, 520, 40): few row blocks against many panels, tiles several panels wide that ask the next one ahead.
-            for (m, n, k) in [(1, 32, 1), (13, 96, 384), (70, 40, 33), (300, 160, 17), (9, 64, 700), (50, 520, 40)] {
+            // Last row blocks of 1, 2, 6, 9 and 10 rows: every form of a micro-kernel with several.
+            let shapes =
+                [(1, 32, 1), (13, 96, 384), (70, 40, 33), (300, 160, 17), (9, 64, 700), (50, 520, 40), (30, 64, 50)];
+            for (m, n, k) in shapes {
                 let (a, w) = (values(m * k, 1), values(n * k, 2));
                 let bias = values(n, 3);
                 let mut c = vec![7.0; m * n];

@@ -7,7 +7,7 @@
 //!
 //! | kernels    | CPU classes                                          | micro-kernel                        |
 //! |------------|------------------------------------------------------|-------------------------------------|
-//! | `avx512`   | every class with `avx512f` (skylake … sapphirerapids) | 8 rows × 32 columns, 16 zmm sums    |
+//! | `avx512`   | every class with `avx512f` (skylake … sapphirerapids) | 12 rows × 32 columns, 24 zmm sums   |
 //! | `avx2`     | `intel-haswell`                                      | 3 rows × 32 columns, 12 ymm sums    |
 //! | `portable` | `portable` and every other architecture              | 4 rows × 32 columns, plain Rust     |
 //!
@@ -264,7 +264,7 @@ mod x86 {
     use super::{store, Ahead, NR};
     use std::arch::x86_64::*;
 
-    pub const AVX512_MR: usize = 8;
+    pub const AVX512_MR: usize = 12;
     /// How many rows of the panel ahead the AVX-512 kernel prefetches.
     const PREFETCH: usize = 32;
     pub const AVX2_MR: usize = 3;
@@ -297,6 +297,8 @@ mod x86 {
         }
     }
 
+    /// The AVX-512 micro-kernel: up to [`AVX512_MR`] rows, each call run by the narrowest of the 12-, 8- and 4-row
+    /// forms that holds its rows, so that a last block of few rows does not pay for twelve.
     #[target_feature(enable = "avx512f,avx2,fma")]
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn micro_avx512(
@@ -311,7 +313,33 @@ mod x86 {
         accumulate: bool,
         ahead: Ahead,
     ) {
-        const MR: usize = AVX512_MR;
+        // SAFETY: the caller's contract in `Kernels::micro`, with `rows` within each form's.
+        unsafe {
+            match rows {
+                9.. => micro_avx512_rows::<12>(k, a, lda, rows, b, c, ldc, cols, accumulate, ahead),
+                5..=8 => micro_avx512_rows::<8>(k, a, lda, rows, b, c, ldc, cols, accumulate, ahead),
+                _ => micro_avx512_rows::<4>(k, a, lda, rows, b, c, ldc, cols, accumulate, ahead),
+            }
+        }
+    }
+
+    /// [`micro_avx512`]'s form of `MR` rows (`rows` ≤ `MR`): `2·MR` zmm sums, two loads of the panel and `MR`
+    /// broadcasts per step of `k`.
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn micro_avx512_rows<const MR: usize>(
+        k: usize,
+        a: *const f32,
+        lda: usize,
+        rows: usize,
+        b: *const f32,
+        c: *mut f32,
+        ldc: usize,
+        cols: usize,
+        accumulate: bool,
+        ahead: Ahead,
+    ) {
         // SAFETY: (whole body) the caller's contract in `Kernels::micro`.
         unsafe {
             let rp: [*const f32; MR] = std::array::from_fn(|i| a.add(i.min(rows - 1) * lda));

@@ -543,6 +543,40 @@ mod tests {
     }
 
     #[test]
+    fn the_fused_x86_kernels_agree_bit_for_bit() {
+        // avx2 and every form of avx512 (its assembly loop for whole blocks of twelve rows, the 8- and 4-row forms,
+        // the loops that ask the next panel ahead) sum each output over k in the same order, fusing each step.
+        let executor =
+            Executor::for_ram(crate::ExecutorForRamConfig { threads: Some(2), ..Default::default() }).unwrap();
+        let mut fused: Vec<Kernels> = Vec::new();
+        for class in crate::capabilities::runnable_cpu_classes() {
+            let kernels = Kernels::for_class(Some(class)).unwrap();
+            if kernels.name != "portable" && !fused.iter().any(|k| k.name == kernels.name) {
+                fused.push(kernels);
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            assert_eq!(fused.len(), 2, "avx2 and avx512 both run here: {fused:?}");
+        }
+        for (m, n, k) in [(50, 520, 40), (30, 64, 50), (300, 160, 17), (25, 96, 384), (12, 288, 3)] {
+            let (a, w) = (values(m * k, 7), values(n * k, 8));
+            let packed = Packed::weights(&w, n, k);
+            let results: Vec<Vec<f32>> = fused
+                .iter()
+                .map(|kernels| {
+                    let mut c = vec![0.0; m * n];
+                    dense(&executor, kernels, &a, m, &packed, &mut c, Epilogue::Plain).unwrap();
+                    c
+                })
+                .collect();
+            for (kernels, c) in fused.iter().zip(&results).skip(1) {
+                assert!(c == &results[0], "{kernels:?} and {:?} differ at {m}x{n}x{k}", fused[0]);
+            }
+        }
+    }
+
+    #[test]
     fn packing_columns_matches_packing_the_transpose() {
         let (k, n) = (5, 40);
         let b = values(k * n, 4); // B[p][j] at p·n + j

@@ -8,7 +8,7 @@
 //! identical whatever threads run them and however wide the tiles are.
 
 use super::bf16;
-use super::{Ahead, Kernels, NR};
+use super::{Ahead, Kernels, Lhs, NR};
 use crate::error::{Error, Result};
 use crate::executor::Executor;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -115,13 +115,12 @@ impl Packed {
 /// `C[rows × n] (+)= A[rows × k] · B` on the calling thread: every panel of `b`, `kernels.mr` rows at a time.
 ///
 /// # Safety
-/// `a` covers `rows` rows of `k` at stride `lda`; `c` covers `rows` rows of `n` at stride `ldc`, written by no one
-/// else meanwhile; `b` holds `packed_len(n, k)` floats.
+/// `a` covers `rows` rows of `k` as it says ([`Lhs`]); `c` covers `rows` rows of `n` at stride `ldc`, written by no
+/// one else meanwhile; `b` holds `packed_len(n, k)` floats.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn serial(
     kernels: &Kernels,
-    a: *const f32,
-    lda: usize,
+    a: Lhs,
     rows: usize,
     b: &[f32],
     n: usize,
@@ -151,9 +150,7 @@ pub unsafe fn serial(
                 _ => Ahead::NONE,
             };
             // SAFETY: the caller's contract, row `i` and column `q·NR` on.
-            unsafe {
-                kernels.micro(k, a.add(i * lda), lda, r, panel, c.add(i * ldc + q * NR), ldc, cols, accumulate, ahead)
-            };
+            unsafe { kernels.micro(k, a.from_row(i), r, panel, c.add(i * ldc + q * NR), ldc, cols, accumulate, ahead) };
         }
     }
 }
@@ -314,7 +311,7 @@ pub fn dense_norm_into(
 ) -> Result<()> {
     assert!(into.len() >= m * w.n, "dense_norm_into: `into` under {m} rows of {}", w.n);
     let into = Some((Shared(into.as_mut_ptr()), norm));
-    tiles(executor, kernels, a, w.k, m, w, c, Epilogue::AccumulateBias(bias), into)
+    tiles(executor, kernels, a, (w.k, false), m, w, c, Epilogue::AccumulateBias(bias), into)
 }
 
 /// [`dense`] with A's rows `lda` apart (`lda ≥ w.k`), like one head's columns of a wider matrix.
@@ -329,17 +326,34 @@ pub fn dense_strided(
     c: &mut [f32],
     epilogue: Epilogue<'_>,
 ) -> Result<()> {
-    tiles(executor, kernels, a, lda, m, w, c, epilogue, None)
+    tiles(executor, kernels, a, (lda, false), m, w, c, epilogue, None)
 }
 
-/// The tiles of a product on `executor`'s threads; `into`, if given, is a matrix of `m × w.n` (checked by
-/// [`dense_norm_into`]) borrowed apart from A and C, that receives the norm of C's rows.
+/// [`dense`] with A given as its transpose: `at` holds `w.k` rows of `ld` floats (`ld ≥ m`), and A's row `i` is
+/// their column `i` ([`Lhs::columns`]), as `dW = dYᵀ·X` takes `dY`. Only for f32 weights.
+#[allow(clippy::too_many_arguments)]
+pub fn dense_transposed(
+    executor: &Executor,
+    kernels: &Kernels,
+    at: &[f32],
+    ld: usize,
+    m: usize,
+    w: &Packed,
+    c: &mut [f32],
+    epilogue: Epilogue<'_>,
+) -> Result<()> {
+    tiles(executor, kernels, at, (ld, true), m, w, c, epilogue, None)
+}
+
+/// The tiles of a product on `executor`'s threads, A's values at stride `lda` by rows or, `columns`, by columns
+/// ([`Lhs`]); `into`, if given, is a matrix of `m × w.n` (checked by [`dense_norm_into`]) borrowed apart from A and
+/// C, that receives the norm of C's rows.
 #[allow(clippy::too_many_arguments)]
 fn tiles(
     executor: &Executor,
     kernels: &Kernels,
     a: &[f32],
-    lda: usize,
+    (lda, columns): (usize, bool),
     m: usize,
     w: &Packed,
     c: &mut [f32],
@@ -347,9 +361,10 @@ fn tiles(
     into: Option<(Shared, Norm<'_>)>,
 ) -> Result<()> {
     let (n, k) = (w.n, w.k);
-    assert!(lda >= k, "dense: a stride of {lda} under {k} columns");
+    let (lines, width) = if columns { (k, m) } else { (m, k) };
+    assert!(lda >= width, "dense: a stride of {lda} under {width} columns");
     assert!(
-        (m == 0 || a.len() >= (m - 1) * lda + k) && c.len() >= m * n,
+        (lines == 0 || a.len() >= (lines - 1) * lda + width) && c.len() >= m * n,
         "dense: buffers too small for {m} × {n} × {k}"
     );
     if m == 0 {
@@ -361,6 +376,9 @@ fn tiles(
                 "bf16 weights reached the {} kernels, which have no bf16",
                 kernels.name
             )))
+        }
+        (Panels::Bf16(_), Some(_)) if columns => {
+            return Err(Error::internal("bf16 weights in a product whose A is given transposed, which they never are"))
         }
         (Panels::Bf16(_), Some(kernel)) => Some(kernel),
         (Panels::F32(_), _) => None,
@@ -389,13 +407,13 @@ fn tiles(
         // SAFETY: rows `i0..i0+rows` of A are in bounds (checked above); this tile alone writes C's rows
         // `i0..i0+rows`, columns `j0..j0+cols`; the panels of columns `j0..` are in `w.panels`.
         unsafe {
-            let a = (a as *const f32).add(i0 * lda);
+            let a = Lhs { at: a as *const f32, ld: lda, columns }.from_row(i0);
             let c = out.0.add(i0 * n + j0);
             match (&w.panels, bf16) {
                 (Panels::Bf16(panels), Some(kernel)) => {
-                    serial_bf16(kernel, a, lda, rows, panels, j0, cols, k, c, n, accumulate)
+                    serial_bf16(kernel, a.at, lda, rows, panels, j0, cols, k, c, n, accumulate)
                 }
-                (Panels::F32(data), _) => serial(kernels, a, lda, rows, &data[j0 * k..], cols, k, c, n, accumulate),
+                (Panels::F32(data), _) => serial(kernels, a, rows, &data[j0 * k..], cols, k, c, n, accumulate),
                 (Panels::Bf16(_), None) => unreachable!("refused above"),
             }
             for i in 0..rows {
@@ -525,6 +543,20 @@ mod tests {
                 dense_norm_into(&executor, &kernels, (&a, m), &packed, &mut residual, &bias, norm, &mut normed)
                     .unwrap();
                 assert_eq!(residual, sequential, "{kernels:?} {m}x{n}x{k}: the residual beside its LayerNorm");
+                // A given as its transpose, read by columns (rows `ld` = m + 3 apart): the same steps in the same
+                // order as A by rows, so the same floats, whether every row of a block is real or not.
+                let ld = m + 3;
+                let mut at = values(k * ld, 4);
+                for (i, row) in a.chunks_exact(k).enumerate() {
+                    row.iter().enumerate().for_each(|(p, v)| at[p * ld + i] = *v);
+                }
+                let mut by_columns = before.clone();
+                let packed = Packed::weights(&w, n, k);
+                dense_transposed(&executor, &kernels, &at, ld, m, &packed, &mut by_columns, Epilogue::Bias(&bias))
+                    .unwrap();
+                let mut by_rows = before.clone();
+                dense(&executor, &kernels, &a, m, &packed, &mut by_rows, Epilogue::Bias(&bias)).unwrap();
+                assert_eq!(by_columns, by_rows, "{kernels:?} {m}x{n}x{k}: A read by columns");
                 let mut want = sequential.clone();
                 want.chunks_exact_mut(n).for_each(|row| kernels.layer_norm(row, &gamma, &beta, 1e-5));
                 assert_eq!(normed, want, "{kernels:?} {m}x{n}x{k}: the LayerNorm into another matrix");

@@ -127,19 +127,36 @@ pub fn softmax(x: &mut [f32], s: f32) {
     scale(x, inv);
 }
 
-/// GELU in its erf form, `x · (1 + erf(x/√2)) / 2`, after adding `bias`. erfc comes from Abramowitz and Stegun
-/// 7.1.26 (absolute error below 1.5e-7), taken on |x| so that negative inputs lose no digits to cancellation.
+/// GELU in its erf form, `x · (1 + erf(x/√2)) / 2`, after adding `bias` (erf as [`one_plus_erf`] takes it).
 #[inline(always)]
 pub fn bias_gelu(x: &mut [f32], bias: &[f32]) {
     for (v, b) in x.iter_mut().zip(bias) {
         let x = *v + *b;
-        let z = (if x < 0.0 { -x } else { x }) * std::f32::consts::FRAC_1_SQRT_2;
-        let t = 1.0 / (1.0 + 0.327_591_1 * z);
-        let poly = t * (0.254_829_6 + t * (-0.284_496_74 + t * (1.421_413_7 + t * (-1.453_152 + t * 1.061_405_4))));
-        let erfc = poly * exp(-(z * z));
-        let one_plus_erf = if x < 0.0 { erfc } else { 2.0 - erfc };
-        *v = 0.5 * x * one_plus_erf;
+        *v = 0.5 * x * one_plus_erf(x).0;
     }
+}
+
+/// `d *= gelu'(u)`: GELU's derivative `Φ(u) + u·φ(u)` at the kept pre-activation `u`, with Φ as [`bias_gelu`] takes
+/// it and φ from the same `e^(−u²/2)`.
+#[inline(always)]
+pub fn gelu_backward(d: &mut [f32], u: &[f32]) {
+    const FRAC_1_SQRT_2PI: f32 = 0.398_942_3;
+    for (d, u) in d.iter_mut().zip(u) {
+        let (one_plus_erf, gauss) = one_plus_erf(*u);
+        *d *= 0.5 * one_plus_erf + *u * FRAC_1_SQRT_2PI * gauss;
+    }
+}
+
+/// `1 + erf(x/√2)` and `e^(−x²/2)`: erfc from Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7), taken on
+/// |x| so that negative inputs lose no digits to cancellation.
+#[inline(always)]
+fn one_plus_erf(x: f32) -> (f32, f32) {
+    let z = (if x < 0.0 { -x } else { x }) * std::f32::consts::FRAC_1_SQRT_2;
+    let t = 1.0 / (1.0 + 0.327_591_1 * z);
+    let poly = t * (0.254_829_6 + t * (-0.284_496_74 + t * (1.421_413_7 + t * (-1.453_152 + t * 1.061_405_4))));
+    let gauss = exp(-(z * z));
+    let erfc = poly * gauss;
+    (if x < 0.0 { erfc } else { 2.0 - erfc }, gauss)
 }
 
 /// `x · sigmoid(g(x))` after adding `bias`, as `x / (1 + e^(−g(x)))`; `e^(−g(x))` stays finite (see [`exp`]), so
@@ -178,21 +195,46 @@ mod tests {
         }
     }
 
+    /// erf by its Taylor series in f64, accurate to 1e-15 for |z| < 3; beyond, 1 + erf is 0 or 2 to f32 precision.
+    fn erf(z: f64) -> f64 {
+        if z.abs() > 4.0 {
+            return z.signum();
+        }
+        let (mut term, mut total, mut n) = (z, z, 0.0);
+        while term.abs() > 1e-17 {
+            n += 1.0;
+            term *= -z * z / n;
+            total += term / (2.0 * n + 1.0);
+        }
+        total * 2.0 / std::f64::consts::PI.sqrt()
+    }
+
+    #[test]
+    fn gelu_backward_matches_the_derivative_in_f64_for_every_class() {
+        let us: Vec<f32> = (-800..=800).map(|i| i as f32 / 100.0).collect();
+        let ds: Vec<f32> = (0..us.len()).map(|i| 1.0 + (i % 7) as f32 / 4.0).collect();
+        let kernels = crate::kernels::Kernels::for_class(None).unwrap();
+        for (name, run) in [
+            ("math", &(|d: &mut [f32], u: &[f32]| gelu_backward(d, u)) as &dyn Fn(&mut [f32], &[f32])),
+            (kernels.name, &|d: &mut [f32], u: &[f32]| kernels.gelu_backward(d, u)),
+        ] {
+            let mut got = ds.clone();
+            run(&mut got, &us);
+            for ((u, d), g) in us.iter().zip(&ds).zip(&got) {
+                let x = *u as f64;
+                let slope =
+                    0.5 * (1.0 + erf(x / 2f64.sqrt())) + x * (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt();
+                let want = *d as f64 * slope;
+                assert!(
+                    (*g as f64 - want).abs() < 1e-6 * (1.0 + want.abs()),
+                    "{name}: gelu'({x})·{d} = {g}, want {want}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn gelu_matches_the_erf_form() {
-        // erf by its Taylor series in f64, accurate to 1e-15 for |z| < 3; beyond, 1 + erf is 0 or 2 to f32 precision.
-        fn erf(z: f64) -> f64 {
-            if z.abs() > 4.0 {
-                return z.signum();
-            }
-            let (mut term, mut total, mut n) = (z, z, 0.0);
-            while term.abs() > 1e-17 {
-                n += 1.0;
-                term *= -z * z / n;
-                total += term / (2.0 * n + 1.0);
-            }
-            total * 2.0 / std::f64::consts::PI.sqrt()
-        }
         let xs: Vec<f32> = (-600..=600).map(|i| i as f32 / 100.0).collect();
         let mut got = xs.clone();
         bias_gelu(&mut got, &vec![0.0; xs.len()]);

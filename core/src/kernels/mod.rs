@@ -29,10 +29,47 @@ use crate::error::{Error, Result};
 /// Columns of one packed right-hand panel: two AVX-512 vectors.
 pub const NR: usize = 32;
 
-/// `C[rows × cols] (+)= A[rows × k] · B[k × NR]`: A's row `i` at `a + i·lda`, the packed panel at `b` (`k` rows of
-/// `NR`), C's row `i` at `c + i·ldc`; `rows` ≤ the kernel's `mr`, `cols` ≤ `NR`; `accumulate` adds to C; `ahead`,
-/// memory to ask into L2 meanwhile.
-pub type Micro = unsafe fn(usize, *const f32, usize, usize, *const f32, *mut f32, usize, usize, bool, Ahead);
+/// `C[rows × cols] (+)= A[rows × k] · B[k × NR]`: A where [`Lhs`] says, the packed panel at `b` (`k` rows of `NR`),
+/// C's row `i` at `c + i·ldc`; `rows` ≤ the kernel's `mr`, `cols` ≤ `NR`; `accumulate` adds to C; `ahead`, memory to
+/// ask into L2 meanwhile.
+pub type Micro = unsafe fn(usize, Lhs, usize, *const f32, *mut f32, usize, usize, bool, Ahead);
+
+/// Where a product's left-hand matrix A lies: `A[i][p]` at `at + i·ld + p` (by rows, the usual), or, `columns`, at
+/// `at + p·ld + i`: A given as its transpose, `k` rows of `ld` floats, as the `dYᵀ` of a weight's gradient
+/// `dW = dYᵀ·X` or attention's `Pᵀ`, which the kernels then read where they lie instead of a transposed copy.
+#[derive(Clone, Copy, Debug)]
+pub struct Lhs {
+    pub at: *const f32,
+    pub ld: usize,
+    pub columns: bool,
+}
+
+impl Lhs {
+    /// A's row `i` at `at + i·ld`.
+    pub fn rows(at: *const f32, ld: usize) -> Lhs {
+        Lhs { at, ld, columns: false }
+    }
+
+    /// A's column `p` (its row `p` transposed) at `at + p·ld`.
+    pub fn columns(at: *const f32, ld: usize) -> Lhs {
+        Lhs { at, ld, columns: true }
+    }
+
+    /// The same matrix from its row `i` on (a pointer offset only: nothing is read).
+    pub fn from_row(self, i: usize) -> Lhs {
+        Lhs { at: self.at.wrapping_add(if self.columns { i } else { i * self.ld }), ..self }
+    }
+
+    /// A's `(row, step)` strides: `A[i][p]` at `at + i·row + p·step`.
+    #[inline(always)]
+    fn strides(self) -> (usize, usize) {
+        if self.columns {
+            (1, self.ld)
+        } else {
+            (self.ld, 1)
+        }
+    }
+}
 
 /// Cache lines a micro-kernel call asks into L2 while it runs, two per step of `k` (`lines` ≤ 2·k): the part of the
 /// next panel this call fetches, so that the panel's first pass, which at batch 1 reads weights from memory, finds
@@ -58,6 +95,7 @@ pub struct Kernels {
     pub bf16: Option<bf16::Kernel>,
     layer_norm: unsafe fn(&mut [f32], &[f32], &[f32], f32),
     bias_gelu: unsafe fn(&mut [f32], &[f32]),
+    gelu_backward: unsafe fn(&mut [f32], &[f32]),
     bias_quick_gelu: unsafe fn(&mut [f32], &[f32]),
     bias_gelu_tanh: unsafe fn(&mut [f32], &[f32]),
     add: unsafe fn(&mut [f32], &[f32]),
@@ -82,6 +120,10 @@ macro_rules! rowwise {
             $(#[target_feature(enable = $features)])?
             pub unsafe fn bias_gelu(x: &mut [f32], bias: &[f32]) {
                 math::bias_gelu(x, bias)
+            }
+            $(#[target_feature(enable = $features)])?
+            pub unsafe fn gelu_backward(d: &mut [f32], u: &[f32]) {
+                math::gelu_backward(d, u)
             }
             $(#[target_feature(enable = $features)])?
             pub unsafe fn bias_quick_gelu(x: &mut [f32], bias: &[f32]) {
@@ -122,6 +164,7 @@ macro_rules! kernels {
             bf16: None,
             layer_norm: $rowwise::layer_norm,
             bias_gelu: $rowwise::bias_gelu,
+            gelu_backward: $rowwise::gelu_backward,
             bias_quick_gelu: $rowwise::bias_quick_gelu,
             bias_gelu_tanh: $rowwise::bias_gelu_tanh,
             add: $rowwise::add,
@@ -165,8 +208,7 @@ impl Kernels {
     pub unsafe fn micro(
         &self,
         k: usize,
-        a: *const f32,
-        lda: usize,
+        a: Lhs,
         rows: usize,
         b: *const f32,
         c: *mut f32,
@@ -177,7 +219,7 @@ impl Kernels {
     ) {
         debug_assert!((1..=self.mr).contains(&rows) && (1..=NR).contains(&cols) && ahead.lines <= 2 * k);
         // SAFETY: the features were checked in `for_class`; the caller vouches for the pointers.
-        unsafe { (self.micro)(k, a, lda, rows, b, c, ldc, cols, accumulate, ahead) }
+        unsafe { (self.micro)(k, a, rows, b, c, ldc, cols, accumulate, ahead) }
     }
 
     pub fn layer_norm(&self, x: &mut [f32], gamma: &[f32], beta: &[f32], eps: f32) {
@@ -187,6 +229,20 @@ impl Kernels {
     pub fn bias_gelu(&self, x: &mut [f32], bias: &[f32]) {
         // SAFETY: as above.
         unsafe { (self.bias_gelu)(x, bias) }
+    }
+    /// `gelu(x)` in place, the erf form.
+    pub fn gelu(&self, x: &mut [f32]) {
+        const ZEROS: [f32; 64] = [0.0; 64];
+        for chunk in x.chunks_mut(64) {
+            let n = chunk.len();
+            self.bias_gelu(chunk, &ZEROS[..n]);
+        }
+    }
+    /// `d *= gelu'(u)`: the erf form's derivative at the pre-activation `u`.
+    pub fn gelu_backward(&self, d: &mut [f32], u: &[f32]) {
+        assert_eq!(d.len(), u.len(), "gelu_backward: {} gradients for {} inputs", d.len(), u.len());
+        // SAFETY: as above.
+        unsafe { (self.gelu_backward)(d, u) }
     }
     pub fn bias_quick_gelu(&self, x: &mut [f32], bias: &[f32]) {
         // SAFETY: as above.
@@ -229,8 +285,7 @@ unsafe fn store<const MR: usize>(acc: &[[f32; NR]; MR], rows: usize, c: *mut f32
 #[allow(clippy::too_many_arguments)]
 unsafe fn micro_portable(
     k: usize,
-    a: *const f32,
-    lda: usize,
+    a: Lhs,
     rows: usize,
     b: *const f32,
     c: *mut f32,
@@ -241,15 +296,16 @@ unsafe fn micro_portable(
 ) {
     const MR: usize = PORTABLE_MR;
     // Rows past `rows` repeat the last real row; their sums are computed and dropped.
+    let (row, step) = a.strides();
     // SAFETY: rows below `rows` are the caller's.
-    let rp: [*const f32; MR] = std::array::from_fn(|i| unsafe { a.add(i.min(rows - 1) * lda) });
+    let rp: [*const f32; MR] = std::array::from_fn(|i| unsafe { a.at.add(i.min(rows - 1) * row) });
     let mut acc = [[0.0f32; NR]; MR];
     for p in 0..k {
         // SAFETY: the panel holds `k` rows of NR.
         let bp: &[f32; NR] = unsafe { &*b.add(p * NR).cast::<[f32; NR]>() };
         for i in 0..MR {
             // SAFETY: each row holds `k` values.
-            let av = unsafe { *rp[i].add(p) };
+            let av = unsafe { *rp[i].add(p * step) };
             for j in 0..NR {
                 acc[i][j] += av * bp[j];
             }
@@ -261,7 +317,7 @@ unsafe fn micro_portable(
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{store, Ahead, NR};
+    use super::{store, Ahead, Lhs, NR};
     use std::arch::x86_64::*;
 
     pub const AVX512_MR: usize = 12;
@@ -303,8 +359,7 @@ mod x86 {
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn micro_avx512(
         k: usize,
-        a: *const f32,
-        lda: usize,
+        a: Lhs,
         rows: usize,
         b: *const f32,
         c: *mut f32,
@@ -313,25 +368,44 @@ mod x86 {
         accumulate: bool,
         ahead: Ahead,
     ) {
+        macro_rules! form {
+            ($mr:literal) => {
+                match (a.columns, rows == $mr) {
+                    (false, _) => micro_avx512_rows::<$mr, BY_ROWS>(k, a, rows, b, c, ldc, cols, accumulate, ahead),
+                    (true, true) => {
+                        micro_avx512_rows::<$mr, WHOLE_COLUMNS>(k, a, rows, b, c, ldc, cols, accumulate, ahead)
+                    }
+                    (true, false) => micro_avx512_rows::<$mr, COLUMNS>(k, a, rows, b, c, ldc, cols, accumulate, ahead),
+                }
+            };
+        }
         // SAFETY: the caller's contract in `Kernels::micro`, with `rows` within each form's.
         unsafe {
             match rows {
-                9.. => micro_avx512_rows::<12>(k, a, lda, rows, b, c, ldc, cols, accumulate, ahead),
-                5..=8 => micro_avx512_rows::<8>(k, a, lda, rows, b, c, ldc, cols, accumulate, ahead),
-                _ => micro_avx512_rows::<4>(k, a, lda, rows, b, c, ldc, cols, accumulate, ahead),
+                9.. => form!(12),
+                5..=8 => form!(8),
+                _ => form!(4),
             }
         }
     }
+
+    /// How [`micro_avx512_rows`] reads A: by rows; by columns ([`Lhs::columns`]); or by columns with every one of
+    /// the form's rows real, so that the twelve values of a step are read at fixed offsets from one pointer.
+    const BY_ROWS: u8 = 0;
+    const COLUMNS: u8 = 1;
+    const WHOLE_COLUMNS: u8 = 2;
+    /// How many steps of `k` ahead the kernel asks for A's values when it reads them by columns, one line a step
+    /// `ld` floats apart, which the hardware's prefetchers do not follow across pages.
+    const COLUMNS_AHEAD: usize = 16;
 
     /// [`micro_avx512`]'s form of `MR` rows (`rows` ≤ `MR`): `2·MR` zmm sums, two loads of the panel and `MR`
     /// broadcasts per step of `k`.
     #[target_feature(enable = "avx512f,avx2,fma")]
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn micro_avx512_rows<const MR: usize>(
+    unsafe fn micro_avx512_rows<const MR: usize, const READ: u8>(
         k: usize,
-        a: *const f32,
-        lda: usize,
+        a: Lhs,
         rows: usize,
         b: *const f32,
         c: *mut f32,
@@ -342,7 +416,12 @@ mod x86 {
     ) {
         // SAFETY: (whole body) the caller's contract in `Kernels::micro`.
         unsafe {
-            let rp: [*const f32; MR] = std::array::from_fn(|i| a.add(i.min(rows - 1) * lda));
+            let (row, step) = match READ {
+                BY_ROWS => (a.ld, 1),
+                _ => (1, a.ld),
+            };
+            let rp: [*const f32; MR] =
+                std::array::from_fn(|i| a.at.add(if READ == WHOLE_COLUMNS { i } else { i.min(rows - 1) } * row));
             let mut acc = [[_mm512_setzero_ps(); 2]; MR];
             macro_rules! step {
                 ($p:expr) => {{
@@ -351,10 +430,13 @@ mod x86 {
                     // prefetch past the panel's end is a hint only and never faults.
                     _mm_prefetch::<_MM_HINT_T0>(b.wrapping_add((p + PREFETCH) * NR).cast());
                     _mm_prefetch::<_MM_HINT_T0>(b.wrapping_add((p + PREFETCH) * NR + 16).cast());
+                    if READ != BY_ROWS {
+                        _mm_prefetch::<_MM_HINT_T0>(rp[0].wrapping_add((p + COLUMNS_AHEAD) * step).cast());
+                    }
                     let b0 = _mm512_loadu_ps(b.add(p * NR));
                     let b1 = _mm512_loadu_ps(b.add(p * NR + 16));
                     for i in 0..MR {
-                        let av = _mm512_set1_ps(*rp[i].add(p));
+                        let av = _mm512_set1_ps(*rp[i].add(p * step));
                         acc[i][0] = _mm512_fmadd_ps(av, b0, acc[i][0]);
                         acc[i][1] = _mm512_fmadd_ps(av, b1, acc[i][1]);
                     }
@@ -362,9 +444,9 @@ mod x86 {
             }
             // Two loops, so that a call with nothing to ask ahead pays nothing for it; a whole block of twelve rows
             // with nothing to ask runs the loop written in assembly.
-            if MR == 12 && rows == 12 && ahead.lines == 0 && k > 0 {
+            if READ == BY_ROWS && MR == 12 && rows == 12 && ahead.lines == 0 && k > 0 {
                 let acc: &mut [[__m512; 2]; 12] = (&mut acc[..]).try_into().expect("MR is 12");
-                sums12(k, a, lda, b, acc);
+                sums12(k, a.at, a.ld, b, acc);
             } else if ahead.lines == 0 {
                 for p in 0..k {
                     step!(p);
@@ -509,8 +591,7 @@ mod x86 {
     #[allow(clippy::needless_range_loop)] // register tiles indexed in lock step
     pub unsafe fn micro_avx2(
         k: usize,
-        a: *const f32,
-        lda: usize,
+        a: Lhs,
         rows: usize,
         b: *const f32,
         c: *mut f32,
@@ -522,12 +603,13 @@ mod x86 {
         const MR: usize = AVX2_MR;
         // SAFETY: (whole body) the caller's contract in `Kernels::micro`.
         unsafe {
-            let rp: [*const f32; MR] = std::array::from_fn(|i| a.add(i.min(rows - 1) * lda));
+            let (row, step) = a.strides();
+            let rp: [*const f32; MR] = std::array::from_fn(|i| a.at.add(i.min(rows - 1) * row));
             let mut acc = [[_mm256_setzero_ps(); 4]; MR];
             macro_rules! step {
                 ($p:expr) => {{
                     let p = $p;
-                    let av: [__m256; MR] = std::array::from_fn(|i| _mm256_set1_ps(*rp[i].add(p)));
+                    let av: [__m256; MR] = std::array::from_fn(|i| _mm256_set1_ps(*rp[i].add(p * step)));
                     for j in 0..4 {
                         let bj = _mm256_loadu_ps(b.add(p * NR + 8 * j));
                         for i in 0..MR {

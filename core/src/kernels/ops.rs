@@ -1,6 +1,7 @@
 //! The steps of a training pass that are not matrix products, forward and backward, on the executor's threads:
-//! LayerNorm that keeps what its backward reads, its backward, GELU's derivative, column sums, transposes, and the
-//! dropout masks. Each is checked against finite differences or a plain loop in the tests below.
+//! LayerNorm that keeps what its backward reads, its backward, column sums, and the dropout masks (GELU's
+//! derivative is a row-wise kernel, [`super::math`]). Each is checked against finite differences or a plain loop
+//! in the tests below.
 
 use super::gemm::Shared;
 use super::math;
@@ -141,83 +142,6 @@ fn sums(
     })
 }
 
-/// `dst[j][i] = src[i][j]` for a `[rows × cols]` source whose rows are `ld` apart; `dst` is `[cols × rows]`.
-///
-/// In tiles of 16 × 16 through a buffer on the stack, so that each source line is read once and each output line
-/// written whole: an output row at a time read one float of every source row, a cache miss per float, and was a
-/// tenth of a training step.
-pub fn transpose(executor: &Executor, src: &[f32], ld: usize, rows: usize, cols: usize, dst: &mut [f32]) -> Result<()> {
-    const TILE: usize = 16;
-    assert!(dst.len() >= rows * cols, "transpose: {cols} rows of {rows} in {} floats", dst.len());
-    assert!(rows == 0 || cols == 0 || src.len() >= (rows - 1) * ld + cols, "transpose: source too small");
-    let out = Shared(dst.as_mut_ptr());
-    executor.for_slices(cols.div_ceil(TILE), |blocks| {
-        #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
-        let out = out;
-        for block in blocks {
-            let (j0, width) = (block * TILE, TILE.min(cols - block * TILE));
-            // SAFETY: output rows `j0..j0+width` are inside `dst` (asserted above) and this block's alone.
-            let band = unsafe { std::slice::from_raw_parts_mut(out.0.add(j0 * rows), width * rows) };
-            let mut tile = [[0.0f32; TILE]; TILE];
-            for i0 in (0..rows).step_by(TILE) {
-                let height = TILE.min(rows - i0);
-                for (ii, i) in (i0..i0 + height).enumerate() {
-                    for (jj, v) in src[i * ld + j0..i * ld + j0 + width].iter().enumerate() {
-                        tile[jj][ii] = *v;
-                    }
-                }
-                // Whole output lines at once: the band's rows are `rows` floats apart, often a multiple of 4 KiB,
-                // so scattered single stores would all fall in one L1 set.
-                for (jj, line) in tile.iter().enumerate().take(width) {
-                    band[jj * rows + i0..jj * rows + i0 + height].copy_from_slice(&line[..height]);
-                }
-            }
-        }
-    })
-}
-
-/// `dst = src` transposed, on the calling thread (attention's per-head `L × L` blocks).
-pub fn transpose_serial(src: &[f32], rows: usize, cols: usize, dst: &mut [f32]) {
-    for i in 0..rows {
-        for j in 0..cols {
-            dst[j * rows + i] = src[i * cols + j];
-        }
-    }
-}
-
-/// `gelu(x)` in place, the erf form the encoder uses.
-pub fn gelu(x: &mut [f32]) {
-    const ZEROS: [f32; 64] = [0.0; 64];
-    for chunk in x.chunks_mut(64) {
-        let n = chunk.len();
-        math::bias_gelu(chunk, &ZEROS[..n]);
-    }
-}
-
-/// `d *= gelu'(u)`: GELU's derivative at the kept pre-activation `u`, `Φ(u) + u·φ(u)`.
-pub fn gelu_backward(d: &mut [f32], u: &[f32]) {
-    for (d, u) in d.iter_mut().zip(u) {
-        let x = *u as f64;
-        let cdf = 0.5 * (1.0 + erf(x * std::f64::consts::FRAC_1_SQRT_2));
-        let pdf = (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt();
-        *d = (*d as f64 * (cdf + x * pdf)) as f32;
-    }
-}
-
-/// erf to about 1e-7 (Abramowitz and Stegun 7.1.26 on |x|), in f64.
-fn erf(x: f64) -> f64 {
-    let z = x.abs();
-    let t = 1.0 / (1.0 + 0.327_591_1 * z);
-    let poly =
-        t * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
-    let e = 1.0 - poly * (-z * z).exp();
-    if x < 0.0 {
-        -e
-    } else {
-        e
-    }
-}
-
 /// Dropout masks that need no storage: whether element `index` of site `site` survives is a hash of the seed, the
 /// step, the site and the index, so the backward pass recomputes the forward pass's mask.
 #[derive(Clone, Copy, Debug)]
@@ -316,22 +240,7 @@ mod tests {
     }
 
     #[test]
-    fn gelu_backward_matches_finite_differences() {
-        for i in -60..=60 {
-            let u = i as f32 / 10.0;
-            let h = 1e-3f32;
-            let (mut up, mut down) = ([u + h], [u - h]);
-            gelu(&mut up);
-            gelu(&mut down);
-            let fd = (up[0] as f64 - down[0] as f64) / (2.0 * h as f64);
-            let mut d = [1.0f32];
-            gelu_backward(&mut d, &[u]);
-            assert!((fd - d[0] as f64).abs() < 2e-3, "gelu'({u}) = {} vs {fd}", d[0]);
-        }
-    }
-
-    #[test]
-    fn sums_and_transposes_match_plain_loops() {
+    fn column_sums_match_plain_loops() {
         let ex = executor();
         let (rows, width) = (7, 130);
         let (x, y) = (values(rows * width, 5), values(rows * width, 6));
@@ -344,27 +253,6 @@ mod tests {
             assert!((s[j] - want).abs() < 1e-5);
             let want: f32 = (0..rows).map(|r| x[r * width + j] * y[r * width + j]).sum();
             assert!((p[j] - want).abs() < 1e-5);
-        }
-        let mut t = vec![0.0; rows * width];
-        transpose(&ex, &x, width, rows, width, &mut t).unwrap();
-        let mut u = vec![0.0; rows * width];
-        transpose_serial(&x, rows, width, &mut u);
-        assert_eq!(t, u);
-        for i in 0..rows {
-            for j in 0..width {
-                assert_eq!(t[j * rows + i], x[i * width + j]);
-            }
-        }
-        // Ragged tiles both ways, and source rows wider than the columns read.
-        for (rows, cols, ld) in [(37, 21, 30), (16, 16, 16), (1, 40, 40), (50, 1, 3)] {
-            let x = values((rows - 1) * ld + cols, 7);
-            let mut t = vec![f32::NAN; rows * cols];
-            transpose(&ex, &x, ld, rows, cols, &mut t).unwrap();
-            for i in 0..rows {
-                for j in 0..cols {
-                    assert_eq!(t[j * rows + i], x[i * ld + j], "{rows}×{cols} at ld {ld}: [{i}][{j}]");
-                }
-            }
         }
     }
 

@@ -11,7 +11,7 @@ use crate::executor::{Executor, Scratch};
 use crate::families::tokenize::Tokens;
 use crate::families::{Config, Pooling};
 use crate::kernels::gemm::{self, dense, dense_strided, packed_len, Epilogue, Shared};
-use crate::kernels::Kernels;
+use crate::kernels::{Kernels, Lhs};
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -337,7 +337,17 @@ pub(crate) fn attention(
                 // `span.start + first` onwards, inside the span); `block` holds `rows × len` scores; the context of
                 // this head is columns `head·dh..` of the block's rows, which only this task writes.
                 unsafe {
-                    gemm::serial(kernels, q.as_ptr(), ld, rows, keys, len, dh, block.as_mut_ptr(), len, false);
+                    gemm::serial(
+                        kernels,
+                        Lhs::rows(q.as_ptr(), ld),
+                        rows,
+                        keys,
+                        len,
+                        dh,
+                        block.as_mut_ptr(),
+                        len,
+                        false,
+                    );
                     if by_distance.is_empty() {
                         for row in block.chunks_exact_mut(len) {
                             kernels.softmax(row, scale);
@@ -362,7 +372,7 @@ pub(crate) fn attention(
                         }
                     }
                     let c = out.0.add((span.start + first) * h + head * dh);
-                    gemm::serial(kernels, block.as_ptr(), len, rows, values, dh, len, c, h, false);
+                    gemm::serial(kernels, Lhs::rows(block.as_ptr(), len), rows, values, dh, len, c, h, false);
                 }
             }
             by_distance.clear();

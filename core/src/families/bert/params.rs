@@ -71,7 +71,7 @@ impl Head {
             None => pre.map(f64::tanh).collect(),
             Some((gamma, beta, eps)) => {
                 let mut act: Vec<f32> = pre.map(|p| p as f32).collect();
-                crate::kernels::ops::gelu(&mut act);
+                crate::kernels::Kernels::portable().gelu(&mut act);
                 let act: Vec<f64> = act.into_iter().map(f64::from).collect();
                 let mean = act.iter().sum::<f64>() / h as f64;
                 let var = act.iter().map(|a| (a - mean) * (a - mean)).sum::<f64>() / h as f64;

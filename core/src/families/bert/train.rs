@@ -10,9 +10,9 @@ use crate::error::Result;
 use crate::executor::Executor;
 use crate::families::tokenize::Tokens;
 use crate::families::{Config, Pooling};
-use crate::kernels::gemm::{self, dense, packed_len, Epilogue, Packed, Shared};
+use crate::kernels::gemm::{self, dense, dense_transposed, packed_len, Epilogue, Packed, Shared};
 use crate::kernels::ops::{self, Dropout};
-use crate::kernels::Kernels;
+use crate::kernels::{Kernels, Lhs};
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -65,7 +65,6 @@ pub struct Tape {
     branch: Vec<f32>,
     wide: Vec<f32>,
     dctx: Vec<f32>,
-    transposed: Vec<f32>,
     packed_w: Option<Packed>,
     packed_x: Option<Packed>,
 }
@@ -157,7 +156,7 @@ impl Tape {
             dense(executor, kernels, x1, total, &layer.up, u, Epilogue::Bias(&layer.up_bias))?;
             let g = sized(&mut tape.g, total * inter);
             g.copy_from_slice(u);
-            ops::rows_mut(executor, g, inter, total, |_, row| ops::gelu(row))?;
+            ops::rows_mut(executor, g, inter, total, |_, row| kernels.gelu(row))?;
             let x2 = sized(&mut after[0], total * h);
             dense(executor, kernels, g, total, &layer.down, x2, Epilogue::Bias(&layer.down_bias))?;
             residual(executor, x2, x1, h, total, hidden_drop, site(l, 2))?;
@@ -260,17 +259,16 @@ impl Tape {
             let branch = sized(&mut self.branch, total * h);
             masked_copy(executor, dx, branch, h, total, hidden_drop, site(l, 2))?;
             let wide = sized(&mut self.wide, total * (3 * h).max(inter));
-            let transposed = sized(&mut self.transposed, total * (3 * h).max(inter));
             // d = g·Wdᵀ + bd.
             let dg = &mut wide[..total * inter];
             dg.fill(0.0);
-            ctx.linear_backward(branch, &tape.g, at, Linear::Down, master, grads, dg, transposed, packed_w, packed_x)?;
+            ctx.linear_backward(branch, &tape.g, at, Linear::Down, master, grads, dg, packed_w, packed_x)?;
             // g = gelu(u).
             ops::rows_mut(executor, dg, inter, total, |r, row| {
-                ops::gelu_backward(row, &tape.u[r * inter..(r + 1) * inter])
+                kernels.gelu_backward(row, &tape.u[r * inter..(r + 1) * inter])
             })?;
             // u = x1·Wuᵀ + bu; dx1 = dr2 + du·Wu.
-            ctx.linear_backward(dg, &tape.x1, at, Linear::Up, master, grads, dx, transposed, packed_w, packed_x)?;
+            ctx.linear_backward(dg, &tape.x1, at, Linear::Up, master, grads, dx, packed_w, packed_x)?;
             // x1 = LN1(r1): dr1.
             let (dg1, db1) = pair(grads, &at.ln1.0, &at.ln1.1);
             ops::layer_norm_backward(
@@ -286,18 +284,7 @@ impl Tape {
             masked_copy(executor, dx, branch, h, total, hidden_drop, site(l, 1))?;
             let dctx = sized(&mut self.dctx, total * h);
             dctx.fill(0.0);
-            ctx.linear_backward(
-                branch,
-                &tape.ctx,
-                at,
-                Linear::Out,
-                master,
-                grads,
-                dctx,
-                transposed,
-                packed_w,
-                packed_x,
-            )?;
+            ctx.linear_backward(branch, &tape.ctx, at, Linear::Out, master, grads, dctx, packed_w, packed_x)?;
             // Attention: dqkv.
             let dqkv = &mut wide[..total * 3 * h];
             let drop = (attention_drop, site(l, 0));
@@ -315,7 +302,7 @@ impl Tape {
                 drop,
             )?;
             // qkv = x·Wqkvᵀ + b; dx = dr1 + dqkv·Wqkv.
-            ctx.linear_backward(dqkv, x, at, Linear::Qkv, master, grads, dx, transposed, packed_w, packed_x)?;
+            ctx.linear_backward(dqkv, x, at, Linear::Qkv, master, grads, dx, packed_w, packed_x)?;
             // Layer `l` is done; what remains (the layers below and the embeddings) starts at 0 as before.
             let (rest, layer) = std::mem::take(&mut grads).split_at_mut(master.layer_start(l));
             grads = rest;
@@ -433,7 +420,6 @@ impl Context<'_> {
         master: &Master,
         grads: &mut [f32],
         dx: &mut [f32],
-        transposed: &mut [f32],
         packed_w: &mut Packed,
         packed_x: &mut Packed,
     ) -> Result<()> {
@@ -448,11 +434,9 @@ impl Context<'_> {
         let (ex, kernels, total) = (self.executor, self.kernels, self.total);
         let (dy, x) = (&dy[..total * n], &x[..total * k]);
         ops::column_sums(ex, dy, total, n, &mut grads[b.clone()])?;
-        // dW[n × k] = dYᵀ[n × T] · X[T × k].
-        let dyt = &mut transposed[..n * total];
-        ops::transpose(ex, dy, n, total, n, dyt)?;
+        // dW[n × k] = dYᵀ[n × T] · X[T × k], dY read by columns.
         packed_x.columns_from(ex, x, k, total, k)?;
-        dense(ex, kernels, dyt, n, packed_x, &mut grads[w.clone()], Epilogue::Plain)?;
+        dense_transposed(ex, kernels, dy, n, n, packed_x, &mut grads[w.clone()], Epilogue::Plain)?;
         // dX[T × k] += dY[T × n] · W[n × k].
         packed_w.columns_from(ex, master.value(w), k, n, k)?;
         dense(ex, kernels, dy, total, packed_w, &mut dx[..total * k], Epilogue::Accumulate)
@@ -512,7 +496,7 @@ fn attention_forward(
             // SAFETY: Q's rows are `len` rows of `dh` at stride `ld` inside `qkv`; `p` is `len × len`; the context
             // of this head is columns `head·dh..` of the span's rows, which only this task writes.
             unsafe {
-                gemm::serial(kernels, q.as_ptr(), ld, len, keys, len, dh, p.as_mut_ptr(), len, false);
+                gemm::serial(kernels, Lhs::rows(q.as_ptr(), ld), len, keys, len, dh, p.as_mut_ptr(), len, false);
                 for row in p.chunks_exact_mut(len) {
                     kernels.softmax(row, scale);
                 }
@@ -524,7 +508,7 @@ fn attention_forward(
                 } else {
                     p
                 };
-                gemm::serial(kernels, used.as_ptr(), len, len, values, dh, len, c, h, false);
+                gemm::serial(kernels, Lhs::rows(used.as_ptr(), len), len, values, dh, len, c, h, false);
             }
         }
     })
@@ -577,21 +561,19 @@ fn attention_backward(
             // `a`, `dp` and `packed` are this thread's scratch, sized for `len` by `attention_backward_scratch`.
             unsafe {
                 let (dq, dk, dv) = (out.0.add(row0), out.0.add(row0 + h), out.0.add(row0 + 2 * h));
-                // dV = P'ᵀ · dC.
-                ops::transpose_serial(p, len, len, a);
-                if drop.active() {
-                    // P'ᵀ[j][i] = P[i][j] · mask(i·len + j).
-                    for j in 0..len {
-                        for i in 0..len {
-                            a[j * len + i] *= drop.factor(at, (first + i * len + j) as u64);
-                        }
-                    }
-                }
+                // dV = P'ᵀ · dC, P' = P through the dropout, read by columns.
+                let kept = if drop.active() {
+                    a.copy_from_slice(p);
+                    drop.apply(at, first as u64, a);
+                    &a[..]
+                } else {
+                    p
+                };
                 gemm::pack_columns(dc, h, len, dh, packed);
-                gemm::serial(kernels, a.as_ptr(), len, len, packed, dh, len, dv, ld, false);
+                gemm::serial(kernels, Lhs::columns(kept.as_ptr(), len), len, packed, dh, len, dv, ld, false);
                 // dP' = dC · Vᵀ, then through the dropout.
                 gemm::pack_rows(v, ld, len, dh, packed);
-                gemm::serial(kernels, dc.as_ptr(), h, len, packed, len, dh, dp.as_mut_ptr(), len, false);
+                gemm::serial(kernels, Lhs::rows(dc.as_ptr(), h), len, packed, len, dh, dp.as_mut_ptr(), len, false);
                 drop.apply(at, first as u64, dp);
                 // dS, in place of dP.
                 for (drow, prow) in dp.chunks_exact_mut(len).zip(p.chunks_exact(len)) {
@@ -602,11 +584,10 @@ fn attention_backward(
                 }
                 // dQ = dS · K.
                 gemm::pack_columns(k, ld, len, dh, packed);
-                gemm::serial(kernels, dp.as_ptr(), len, len, packed, dh, len, dq, ld, false);
-                // dK = dSᵀ · Q.
-                ops::transpose_serial(dp, len, len, a);
+                gemm::serial(kernels, Lhs::rows(dp.as_ptr(), len), len, packed, dh, len, dq, ld, false);
+                // dK = dSᵀ · Q, dS read by columns.
                 gemm::pack_columns(q, ld, len, dh, packed);
-                gemm::serial(kernels, a.as_ptr(), len, len, packed, dh, len, dk, ld, false);
+                gemm::serial(kernels, Lhs::columns(dp.as_ptr(), len), len, packed, dh, len, dk, ld, false);
             }
         }
     })

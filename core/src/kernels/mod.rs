@@ -60,6 +60,11 @@ impl Lhs {
         Lhs { at: self.at.wrapping_add(if self.columns { i } else { i * self.ld }), ..self }
     }
 
+    /// The same matrix from its step (column) `p` on.
+    pub fn from_step(self, p: usize) -> Lhs {
+        Lhs { at: self.at.wrapping_add(if self.columns { p * self.ld } else { p }), ..self }
+    }
+
     /// A's `(row, step)` strides: `A[i][p]` at `at + i·row + p·step`.
     #[inline(always)]
     fn strides(self) -> (usize, usize) {

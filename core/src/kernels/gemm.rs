@@ -58,10 +58,21 @@ pub fn pack_columns(src: &[f32], ld: usize, k: usize, n: usize, dst: &mut [f32])
     for (q, panel) in dst.chunks_exact_mut(k * NR).enumerate() {
         let (j0, width) = (q * NR, NR.min(n - q * NR));
         for p in 0..k {
-            let out = &mut panel[p * NR..p * NR + NR];
-            out[..width].copy_from_slice(&src[p * ld + j0..p * ld + j0 + width]);
-            out[width..].fill(0.0);
+            panel_line(&mut panel[p * NR..p * NR + NR], &src[p * ld + j0..p * ld + j0 + width]);
         }
+    }
+}
+
+/// One line of a panel: `src` (at most [`NR`] floats), then zeros. A whole line is copied at a constant length, two
+/// vector moves rather than a call to `memmove` and one to `memset` for nothing (3% of a training step).
+#[inline(always)]
+fn panel_line(out: &mut [f32], src: &[f32]) {
+    if src.len() == NR {
+        let out: &mut [f32; NR] = (&mut out[..NR]).try_into().expect("a line holds NR floats");
+        *out = src.try_into().expect("NR floats");
+    } else {
+        out[..src.len()].copy_from_slice(src);
+        out[src.len()..].fill(0.0);
     }
 }
 
@@ -99,9 +110,7 @@ impl Packed {
             // task alone.
             let panel = unsafe { std::slice::from_raw_parts_mut(out.0.add(q * k * NR), k * NR) };
             for p in 0..k {
-                let dst = &mut panel[p * NR..p * NR + NR];
-                dst[..width].copy_from_slice(&src[p * ld + j0..p * ld + j0 + width]);
-                dst[width..].fill(0.0);
+                panel_line(&mut panel[p * NR..p * NR + NR], &src[p * ld + j0..p * ld + j0 + width]);
             }
         })
     }

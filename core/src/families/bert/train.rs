@@ -155,8 +155,10 @@ impl Tape {
             let u = sized(&mut tape.u, total * inter);
             dense(executor, kernels, x1, total, &layer.up, u, Epilogue::Bias(&layer.up_bias))?;
             let g = sized(&mut tape.g, total * inter);
-            g.copy_from_slice(u);
-            ops::rows_mut(executor, g, inter, total, |_, row| kernels.gelu(row))?;
+            ops::rows_mut(executor, g, inter, total, |r, row| {
+                row.copy_from_slice(&u[r * inter..(r + 1) * inter]);
+                kernels.gelu(row)
+            })?;
             let x2 = sized(&mut after[0], total * h);
             dense(executor, kernels, g, total, &layer.down, x2, Epilogue::Bias(&layer.down_bias))?;
             residual(executor, x2, x1, h, total, hidden_drop, site(l, 2))?;
@@ -261,14 +263,15 @@ impl Tape {
             let wide = sized(&mut self.wide, total * (3 * h).max(inter));
             // d = g·Wdᵀ + bd.
             let dg = &mut wide[..total * inter];
-            dg.fill(0.0);
-            ctx.linear_backward(branch, &tape.g, at, Linear::Down, master, grads, dg, packed_w, packed_x)?;
+            let into = (&mut dg[..], Epilogue::Plain);
+            ctx.linear_backward(branch, &tape.g, at, Linear::Down, master, grads, into, packed_w, packed_x)?;
             // g = gelu(u).
             ops::rows_mut(executor, dg, inter, total, |r, row| {
                 kernels.gelu_backward(row, &tape.u[r * inter..(r + 1) * inter])
             })?;
             // u = x1·Wuᵀ + bu; dx1 = dr2 + du·Wu.
-            ctx.linear_backward(dg, &tape.x1, at, Linear::Up, master, grads, dx, packed_w, packed_x)?;
+            let into = (&mut dx[..], Epilogue::Accumulate);
+            ctx.linear_backward(dg, &tape.x1, at, Linear::Up, master, grads, into, packed_w, packed_x)?;
             // x1 = LN1(r1): dr1.
             let (dg1, db1) = pair(grads, &at.ln1.0, &at.ln1.1);
             ops::layer_norm_backward(
@@ -283,8 +286,8 @@ impl Tape {
             // r1 = x + dropout(a), a = ctx·Woᵀ + bo.
             masked_copy(executor, dx, branch, h, total, hidden_drop, site(l, 1))?;
             let dctx = sized(&mut self.dctx, total * h);
-            dctx.fill(0.0);
-            ctx.linear_backward(branch, &tape.ctx, at, Linear::Out, master, grads, dctx, packed_w, packed_x)?;
+            let into = (&mut dctx[..], Epilogue::Plain);
+            ctx.linear_backward(branch, &tape.ctx, at, Linear::Out, master, grads, into, packed_w, packed_x)?;
             // Attention: dqkv.
             let dqkv = &mut wide[..total * 3 * h];
             let drop = (attention_drop, site(l, 0));
@@ -302,7 +305,8 @@ impl Tape {
                 drop,
             )?;
             // qkv = x·Wqkvᵀ + b; dx = dr1 + dqkv·Wqkv.
-            ctx.linear_backward(dqkv, x, at, Linear::Qkv, master, grads, dx, packed_w, packed_x)?;
+            let into = (&mut dx[..], Epilogue::Accumulate);
+            ctx.linear_backward(dqkv, x, at, Linear::Qkv, master, grads, into, packed_w, packed_x)?;
             // Layer `l` is done; what remains (the layers below and the embeddings) starts at 0 as before.
             let (rest, layer) = std::mem::take(&mut grads).split_at_mut(master.layer_start(l));
             grads = rest;
@@ -409,7 +413,7 @@ struct Context<'a> {
 
 impl Context<'_> {
     /// The backward pass of `Y = X·Wᵀ + b` for layer `at`'s `which`: `dW = dYᵀ·X` and `db = Σ dY` into `grads`, and
-    /// `dX += dY·W` into `dx`.
+    /// `dY·W` into `dx` through its epilogue (added to it, or written over it).
     #[allow(clippy::too_many_arguments)]
     fn linear_backward(
         &self,
@@ -419,7 +423,7 @@ impl Context<'_> {
         which: Linear,
         master: &Master,
         grads: &mut [f32],
-        dx: &mut [f32],
+        (dx, epilogue): (&mut [f32], Epilogue<'_>),
         packed_w: &mut Packed,
         packed_x: &mut Packed,
     ) -> Result<()> {
@@ -437,9 +441,9 @@ impl Context<'_> {
         // dW[n × k] = dYᵀ[n × T] · X[T × k], dY read by columns.
         packed_x.columns_from(ex, x, k, total, k)?;
         dense_transposed(ex, kernels, dy, n, n, packed_x, &mut grads[w.clone()], Epilogue::Plain)?;
-        // dX[T × k] += dY[T × n] · W[n × k].
+        // dX[T × k] (+)= dY[T × n] · W[n × k].
         packed_w.columns_from(ex, master.value(w), k, n, k)?;
-        dense(ex, kernels, dy, total, packed_w, &mut dx[..total * k], Epilogue::Accumulate)
+        dense(ex, kernels, dy, total, packed_w, &mut dx[..total * k], epilogue)
     }
 }
 

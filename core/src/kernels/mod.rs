@@ -11,9 +11,10 @@
 //! | `avx2`     | `intel-haswell`                                      | 3 rows × 32 columns, 12 ymm sums    |
 //! | `portable` | `portable` and every other architecture              | 4 rows × 32 columns, plain Rust     |
 //!
-//! Every micro-kernel reads the same packed right-hand panels (32 columns, see [`gemm`]) and sums over `k`
-//! in order; the x86 ones fuse each multiply-add, so `avx2` and `avx512` agree bit for bit, and `portable`
-//! rounds each product once more.
+//! Every micro-kernel reads the same packed right-hand panels (32 columns, see [`gemm`]), reads A by rows or by
+//! columns ([`Lhs`]: a transposed A where it lies, as a weight gradient's `dYᵀ`), and sums over `k` in order;
+//! the x86 ones fuse each multiply-add, so `avx2` and `avx512` agree bit for bit, and `portable` rounds each
+//! product once more.
 //!
 //! For bf16 weights, the classes with AVX512_BF16 add a bf16 kernel ([`bf16`]: AMX tiles on sapphirerapids,
 //! `vdpbf16ps` on genoa), which [`gemm::dense`] runs for weights packed as bf16.

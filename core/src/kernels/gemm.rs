@@ -146,8 +146,9 @@ pub unsafe fn serial(
     // ask into L2 (see `Ahead`); with more, the passes are long enough for the hardware to fetch the next one unasked.
     let (lines, askers) = (k * NR / 16, blocks.saturating_sub(1).max(1));
     let share = if blocks <= STREAMED_BLOCKS && chunks == 1 { lines.div_ceil(askers) } else { 0 };
+    let steps = if chunks > 1 { COLUMNS_KC } else { k };
     for chunk in 0..chunks {
-        let (k0, kc) = if chunks == 1 { (0, k) } else { (chunk * COLUMNS_KC, COLUMNS_KC.min(k - chunk * COLUMNS_KC)) };
+        let (k0, kc) = (chunk * steps, steps.min(k - chunk * steps));
         let (a, accumulate) = (a.from_step(k0), accumulate || chunk > 0);
         for q in 0..panels {
             let cols = NR.min(n - q * NR);

@@ -396,7 +396,7 @@ mod x86 {
     }
 
     /// How [`micro_avx512_rows`] reads A: by rows; by columns ([`Lhs::columns`]); or by columns with every one of
-    /// the form's rows real, so that the twelve values of a step are read at fixed offsets from one pointer.
+    /// the form's rows real, so that a step's `MR` values are read at fixed offsets from one pointer.
     const BY_ROWS: u8 = 0;
     const COLUMNS: u8 = 1;
     const WHOLE_COLUMNS: u8 = 2;

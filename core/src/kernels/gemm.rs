@@ -7,6 +7,7 @@
 //! outputs, and every output is summed over the whole of `k` by one micro-kernel call, in order: results are
 //! identical whatever threads run them and however wide the tiles are.
 
+use super::activation::Activation;
 use super::bf16;
 use super::{Ahead, Kernels, Lhs, NR};
 use crate::error::{Error, Result};
@@ -138,14 +139,38 @@ pub unsafe fn serial(
     ldc: usize,
     accumulate: bool,
 ) {
+    // SAFETY: the caller's contract; no panel after these to ask for.
+    unsafe { serial_asking(kernels, a, rows, b, n, k, c, ldc, accumulate, std::ptr::null()) }
+}
+
+/// [`serial`], and where `after` is not null (the panel a thread likely multiplies after these, in a product that
+/// reads its weights once), the passes over the last panel ask for that one, as every other panel's ask for the next.
+///
+/// # Safety
+/// As [`serial`]'s; `after` is a hint only, never read.
+#[allow(clippy::too_many_arguments)]
+unsafe fn serial_asking(
+    kernels: &Kernels,
+    a: Lhs,
+    rows: usize,
+    b: &[f32],
+    n: usize,
+    k: usize,
+    c: *mut f32,
+    ldc: usize,
+    accumulate: bool,
+    after: *const f32,
+) {
     debug_assert!(b.len() >= packed_len(n, k));
     let (panels, blocks) = (n.div_ceil(NR), rows.div_ceil(kernels.mr));
     // A read by columns takes its `k` steps in chunks (see `COLUMNS_KC`), each added to C after the first.
     let chunks = if a.columns && k > COLUMNS_KC { k.div_ceil(COLUMNS_KC) } else { 1 };
-    // With few row blocks, the passes after a panel's first (or its only pass) share out the next panel's lines to
-    // ask into L2 (see `Ahead`); with more, the passes are long enough for the hardware to fetch the next one unasked.
+    // With few row blocks, or where the weights stream from memory (`after`), the passes after a panel's first (or
+    // its only pass) share out the next panel's lines to ask into L2 (see `Ahead`); with more row blocks of a product
+    // that reads its panels many times, the hardware fetches the next one unasked.
     let (lines, askers) = (k * NR / 16, blocks.saturating_sub(1).max(1));
-    let share = if blocks <= STREAMED_BLOCKS && chunks == 1 { lines.div_ceil(askers) } else { 0 };
+    let streamed = blocks <= STREAMED_BLOCKS || !after.is_null();
+    let share = if streamed && chunks == 1 { lines.div_ceil(askers) } else { 0 };
     let steps = if chunks > 1 { COLUMNS_KC } else { k };
     for chunk in 0..chunks {
         let (k0, kc) = (chunk * steps, steps.min(k - chunk * steps));
@@ -153,7 +178,7 @@ pub unsafe fn serial(
         for q in 0..panels {
             let cols = NR.min(n - q * NR);
             let panel = b[(q * k + k0) * NR..].as_ptr();
-            let next = if q + 1 < panels { b[(q + 1) * k * NR..].as_ptr() } else { std::ptr::null() };
+            let next = if q + 1 < panels { b[(q + 1) * k * NR..].as_ptr() } else { after };
             for block in 0..blocks {
                 let i = block * kernels.mr;
                 let r = kernels.mr.min(rows - i);
@@ -247,8 +272,11 @@ fn tile(m: usize, n: usize, mr: usize, panels: &Panels, threads: usize) -> (usiz
 }
 
 /// The most row blocks for which a panel's passes ask the next panel into L2 ([`serial`]), in tiles several panels
-/// wide ([`tile`]): with more, the passes take longer than reading a panel from memory, and the hardware's own
-/// prefetch keeps up (asking as well cost 6% on 4,096 rows of text).
+/// wide ([`tile`]): with more, in a product of many row tiles, the passes take longer than reading a panel from
+/// memory, and the hardware's own prefetch keeps up (asking as well cost 6% on 4,096 rows of text). A product of
+/// whole rows up to [`WHOLE_ROWS`] reads each panel once, from memory where the weights outgrow the cache (ViT-B/16's
+/// 340 MB at batch 1), and asks at any number of row blocks, across its tiles too ([`serial_asking`]): one thread
+/// on 197 rows against 4,096 panels ran at 150 GFLOP/s asking, 131 not.
 const STREAMED_BLOCKS: usize = 8;
 
 /// The most rows a product keeps in one tile (see [`tile`]): 256 rows of 768 floats, what a tile's micro-kernel
@@ -412,6 +440,9 @@ fn tiles(
     };
     let (mc, nc) = tile(m, n, kernels.mr, &w.panels, executor.threads());
     let (row_tiles, col_tiles) = (m.div_ceil(mc), n.div_ceil(nc));
+    let threads = executor.threads();
+    // Whole rows in tiles one panel wide (`tile`): each thread's last panel asks for the panel it likely takes next.
+    let ask_after = row_tiles == 1 && m > STREAMED_BLOCKS * kernels.mr && matches!(w.panels, Panels::F32(_));
     let out = Shared(c.as_mut_ptr());
     let a = a.as_ptr() as usize;
     // Per block of rows, its tiles finished so far (for the LayerNorm epilogue: the last one normalises the rows).
@@ -440,19 +471,27 @@ fn tiles(
                 (Panels::Bf16(panels), Some(kernel)) => {
                     serial_bf16(kernel, a.at, lda, rows, panels, j0, cols, k, c, n, accumulate)
                 }
-                (Panels::F32(data), _) => serial(kernels, a, rows, &data[j0 * k..], cols, k, c, n, accumulate),
+                (Panels::F32(data), _) => {
+                    // A product of whole rows reads each panel once; its thread likely takes the tile `threads` on
+                    // next, whose first panel its last panel's passes ask for.
+                    let after = match (t + threads) % col_tiles {
+                        _ if !ask_after || t + threads >= row_tiles * col_tiles => std::ptr::null(),
+                        next => data[next * nc * k..].as_ptr(),
+                    };
+                    serial_asking(kernels, a, rows, &data[j0 * k..], cols, k, c, n, accumulate, after)
+                }
                 (Panels::Bf16(_), None) => unreachable!("refused above"),
             }
-            for i in 0..rows {
-                let row = std::slice::from_raw_parts_mut(c.add(i * n), cols);
-                match epilogue {
-                    Epilogue::Bias(bias) | Epilogue::AddBiasLayerNorm { bias, .. } | Epilogue::AccumulateBias(bias) => {
-                        kernels.add(row, &bias[j0..j0 + cols])
-                    }
-                    Epilogue::BiasGelu(bias) => kernels.bias_gelu(row, &bias[j0..j0 + cols]),
-                    Epilogue::BiasActivation(bias, activation) => activation.apply(kernels, row, &bias[j0..j0 + cols]),
-                    Epilogue::Plain | Epilogue::Accumulate => {}
+            let bias = match epilogue {
+                Epilogue::Bias(bias) | Epilogue::AddBiasLayerNorm { bias, .. } | Epilogue::AccumulateBias(bias) => {
+                    Some((bias, None))
                 }
+                Epilogue::BiasGelu(bias) => Some((bias, Some(Activation::Gelu))),
+                Epilogue::BiasActivation(bias, activation) => Some((bias, Some(activation))),
+                Epilogue::Plain | Epilogue::Accumulate => None,
+            };
+            if let Some((bias, activation)) = bias {
+                kernels.bias_tile(c, n, rows, &bias[j0..j0 + cols], activation);
             }
         }
         if let Some((into, Norm { gamma, beta, eps })) = norm {
@@ -481,7 +520,6 @@ fn tiles(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::activation::Activation;
 
     fn naive(a: &[f32], b_rows: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
         let mut c = vec![0.0; m * n];
@@ -506,9 +544,18 @@ mod tests {
         for class in classes {
             let kernels = Kernels::for_class(class).unwrap();
             // (50, 520, 40): few row blocks against many panels, tiles several panels wide that ask the next one ahead.
+            // (130, 320, 24): whole rows in tiles one panel wide, each thread's last panel asking for its next tile's.
             // Last row blocks of 1, 2, 6, 9 and 10 rows: every form of a micro-kernel with several.
-            let shapes =
-                [(1, 32, 1), (13, 96, 384), (70, 40, 33), (300, 160, 17), (9, 64, 700), (50, 520, 40), (30, 64, 50)];
+            let shapes = [
+                (1, 32, 1),
+                (13, 96, 384),
+                (70, 40, 33),
+                (300, 160, 17),
+                (9, 64, 700),
+                (50, 520, 40),
+                (30, 64, 50),
+                (130, 320, 24),
+            ];
             for (m, n, k) in shapes {
                 let (a, w) = (values(m * k, 1), values(n * k, 2));
                 let bias = values(n, 3);

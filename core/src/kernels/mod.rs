@@ -107,6 +107,7 @@ pub struct Kernels {
     add: unsafe fn(&mut [f32], &[f32]),
     softmax: unsafe fn(&mut [f32], f32),
     scale: unsafe fn(&mut [f32], f32),
+    bias_tile: unsafe fn(*mut f32, usize, usize, &[f32], Option<activation::Activation>),
 }
 
 impl std::fmt::Debug for Kernels {
@@ -151,6 +152,27 @@ macro_rules! rowwise {
             pub unsafe fn scale(x: &mut [f32], s: f32) {
                 math::scale(x, s)
             }
+            /// `Kernels::bias_tile`: every row in one call, so that the row-wise step inlines into the loop.
+            $(#[target_feature(enable = $features)])?
+            pub unsafe fn bias_tile(
+                c: *mut f32,
+                ldc: usize,
+                rows: usize,
+                bias: &[f32],
+                activation: Option<super::activation::Activation>,
+            ) {
+                use super::activation::Activation;
+                for i in 0..rows {
+                    // SAFETY: the caller's contract in `Kernels::bias_tile`.
+                    let row = unsafe { std::slice::from_raw_parts_mut(c.add(i * ldc), bias.len()) };
+                    match activation {
+                        None => math::add(row, bias),
+                        Some(Activation::Gelu) => math::bias_gelu(row, bias),
+                        Some(Activation::GeluTanh) => math::bias_gelu_tanh(row, bias),
+                        Some(Activation::QuickGelu) => math::bias_quick_gelu(row, bias),
+                    }
+                }
+            }
         }
     };
 }
@@ -176,6 +198,7 @@ macro_rules! kernels {
             add: $rowwise::add,
             softmax: $rowwise::softmax,
             scale: $rowwise::scale,
+            bias_tile: $rowwise::bias_tile,
         }
     };
 }
@@ -269,6 +292,22 @@ impl Kernels {
     pub fn scale(&self, x: &mut [f32], s: f32) {
         // SAFETY: as above.
         unsafe { (self.scale)(x, s) }
+    }
+    /// `C[i] = activation(C[i] + bias)` (only the bias where `activation` is `None`) for the `rows` rows of
+    /// `bias.len()` floats at `c + i·ldc`: a product's tile, in one call rather than one a row.
+    ///
+    /// # Safety
+    /// The rows lie inside one allocation, written by no one else meanwhile.
+    pub unsafe fn bias_tile(
+        &self,
+        c: *mut f32,
+        ldc: usize,
+        rows: usize,
+        bias: &[f32],
+        activation: Option<activation::Activation>,
+    ) {
+        // SAFETY: the features as above; the caller vouches for the rows.
+        unsafe { (self.bias_tile)(c, ldc, rows, bias, activation) }
     }
 }
 

@@ -140,11 +140,16 @@ pub unsafe fn serial(
     accumulate: bool,
 ) {
     // SAFETY: the caller's contract; no panel after these to ask for.
-    unsafe { serial_asking(kernels, a, rows, b, n, k, c, ldc, accumulate, std::ptr::null()) }
+    unsafe { serial_asking(kernels, a, rows, b, n, k, c, ldc, accumulate, std::ptr::null(), None) }
 }
+
+/// A bias for each of a product's columns, and the activation after it, if any.
+type Bias<'a> = Option<(&'a [f32], Option<Activation>)>;
 
 /// [`serial`], and where `after` is not null (the panel a thread likely multiplies after these, in a product that
 /// reads its weights once), the passes over the last panel ask for that one, as every other panel's ask for the next.
+/// `bias` (`n` values) and its activation apply to each block of outputs as soon as its sum is whole, while it is
+/// still in L1.
 ///
 /// # Safety
 /// As [`serial`]'s; `after` is a hint only, never read.
@@ -160,6 +165,7 @@ unsafe fn serial_asking(
     ldc: usize,
     accumulate: bool,
     after: *const f32,
+    bias: Bias<'_>,
 ) {
     debug_assert!(b.len() >= packed_len(n, k));
     let (panels, blocks) = (n.div_ceil(NR), rows.div_ceil(kernels.mr));
@@ -192,7 +198,10 @@ unsafe fn serial_asking(
                 // SAFETY: the caller's contract, row `i`, step `k0` and column `q·NR` on.
                 unsafe {
                     let c = c.add(i * ldc + q * NR);
-                    kernels.micro(kc, a.from_row(i), r, panel, c, ldc, cols, accumulate, ahead)
+                    kernels.micro(kc, a.from_row(i), r, panel, c, ldc, cols, accumulate, ahead);
+                    if let Some((bias, activation)) = bias.filter(|_| chunk + 1 == chunks) {
+                        kernels.bias_tile(c, ldc, r, &bias[q * NR..q * NR + cols], activation);
+                    }
                 };
             }
         }
@@ -467,9 +476,20 @@ fn tiles(
         unsafe {
             let a = Lhs { at: a as *const f32, ld: lda, columns }.from_row(i0);
             let c = out.0.add(i0 * n + j0);
+            let bias: Bias<'_> = match epilogue {
+                Epilogue::Bias(bias) | Epilogue::AddBiasLayerNorm { bias, .. } | Epilogue::AccumulateBias(bias) => {
+                    Some((&bias[j0..j0 + cols], None))
+                }
+                Epilogue::BiasGelu(bias) => Some((&bias[j0..j0 + cols], Some(Activation::Gelu))),
+                Epilogue::BiasActivation(bias, activation) => Some((&bias[j0..j0 + cols], Some(activation))),
+                Epilogue::Plain | Epilogue::Accumulate => None,
+            };
             match (&w.panels, bf16) {
                 (Panels::Bf16(panels), Some(kernel)) => {
-                    serial_bf16(kernel, a.at, lda, rows, panels, j0, cols, k, c, n, accumulate)
+                    serial_bf16(kernel, a.at, lda, rows, panels, j0, cols, k, c, n, accumulate);
+                    if let Some((bias, activation)) = bias {
+                        kernels.bias_tile(c, n, rows, bias, activation);
+                    }
                 }
                 (Panels::F32(data), _) => {
                     // A product of whole rows reads each panel once; its thread likely takes the tile `threads` on
@@ -478,20 +498,9 @@ fn tiles(
                         _ if !ask_after || t + threads >= row_tiles * col_tiles => std::ptr::null(),
                         next => data[next * nc * k..].as_ptr(),
                     };
-                    serial_asking(kernels, a, rows, &data[j0 * k..], cols, k, c, n, accumulate, after)
+                    serial_asking(kernels, a, rows, &data[j0 * k..], cols, k, c, n, accumulate, after, bias)
                 }
                 (Panels::Bf16(_), None) => unreachable!("refused above"),
-            }
-            let bias = match epilogue {
-                Epilogue::Bias(bias) | Epilogue::AddBiasLayerNorm { bias, .. } | Epilogue::AccumulateBias(bias) => {
-                    Some((bias, None))
-                }
-                Epilogue::BiasGelu(bias) => Some((bias, Some(Activation::Gelu))),
-                Epilogue::BiasActivation(bias, activation) => Some((bias, Some(activation))),
-                Epilogue::Plain | Epilogue::Accumulate => None,
-            };
-            if let Some((bias, activation)) = bias {
-                kernels.bias_tile(c, n, rows, &bias[j0..j0 + cols], activation);
             }
         }
         if let Some((into, Norm { gamma, beta, eps })) = norm {

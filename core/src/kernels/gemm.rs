@@ -447,9 +447,9 @@ fn tiles(
         (Panels::Bf16(_), Some(kernel)) => Some(kernel),
         (Panels::F32(_), _) => None,
     };
-    let (mc, nc) = tile(m, n, kernels.mr, &w.panels, executor.threads());
-    let (row_tiles, col_tiles) = (m.div_ceil(mc), n.div_ceil(nc));
     let threads = executor.threads();
+    let (mc, nc) = tile(m, n, kernels.mr, &w.panels, threads);
+    let (row_tiles, col_tiles) = (m.div_ceil(mc), n.div_ceil(nc));
     // Whole rows in tiles one panel wide (`tile`): each thread's last panel asks for the panel it likely takes next.
     let ask_after = row_tiles == 1 && m > STREAMED_BLOCKS * kernels.mr && matches!(w.panels, Panels::F32(_));
     let out = Shared(c.as_mut_ptr());
@@ -494,9 +494,9 @@ fn tiles(
                 (Panels::F32(data), _) => {
                     // A product of whole rows reads each panel once; its thread likely takes the tile `threads` on
                     // next, whose first panel its last panel's passes ask for.
-                    let after = match (t + threads) % col_tiles {
-                        _ if !ask_after || t + threads >= row_tiles * col_tiles => std::ptr::null(),
-                        next => data[next * nc * k..].as_ptr(),
+                    let after = match t + threads {
+                        next if ask_after && next < col_tiles => data[next * nc * k..].as_ptr(),
+                        _ => std::ptr::null(),
                     };
                     serial_asking(kernels, a, rows, &data[j0 * k..], cols, k, c, n, accumulate, after, bias)
                 }

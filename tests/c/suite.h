@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static int failures = 0;
@@ -42,10 +43,18 @@ struct test {
     int needs;
 };
 
+/* Seconds on the monotonic clock. */
+static inline double seconds_now(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+}
+
 /*
  * Runs the table. A test that `needs` what is not there (`met` false) fails naming `unmet` without running, or is
  * left out of the count when `unmet` is NULL (the processes valgrind runs natively). A test passes when it made at
- * least one check and none failed. Returns the process's exit status.
+ * least one check and none failed; each line says how long its test took (where a suite's time goes, in CI's log).
+ * Returns the process's exit status.
  */
 static inline int run_tests(const struct test *tests, size_t count, int met, const char *unmet) {
     int passed = 0, ran = 0;
@@ -59,13 +68,15 @@ static inline int run_tests(const struct test *tests, size_t count, int met, con
         }
         ran++;
         checks_in_test = failed_in_test = 0;
+        double started = seconds_now();
         tests[i].run();
+        double took = seconds_now() - started;
         if (failed_in_test == 0 && checks_in_test > 0) {
             passed++;
-            printf("ok   %s (%d checks)\n", tests[i].name, checks_in_test);
+            printf("ok   %s (%d checks, %.1f s)\n", tests[i].name, checks_in_test, took);
         } else {
             failures++;
-            printf("FAIL %s (%d of %d checks failed)\n", tests[i].name, failed_in_test, checks_in_test);
+            printf("FAIL %s (%d of %d checks failed, %.1f s)\n", tests[i].name, failed_in_test, checks_in_test, took);
         }
     }
     printf("%d passed, %d failed\n", passed, ran - passed);

@@ -11,11 +11,13 @@ pub fn root() -> PathBuf {
 /// Runs a command in `dir`, failing with its name when it fails.
 pub fn run_in(dir: &Path, program: &str, args: &[&str]) -> Result<(), String> {
     eprintln!("+ (cd {}) {program} {}", dir.display(), args.join(" "));
+    let started = std::time::Instant::now();
     let status = Command::new(program)
         .args(args)
         .current_dir(dir)
         .status()
         .map_err(|e| format!("cannot start `{program}`: {e}"))?;
+    took(started);
     if status.success() {
         Ok(())
     } else {
@@ -29,6 +31,11 @@ pub fn cargo(args: &[&str]) -> Result<(), String> {
     run_in(&root(), &cargo, args)
 }
 
+/// Says how long a step of a suite took, after its output: where a suite's time goes, in CI's log.
+pub fn took(started: std::time::Instant) {
+    eprintln!("  ({:.1} s)", started.elapsed().as_secs_f64());
+}
+
 /// Whether `program` answers `--version`.
 pub fn have(program: &str) -> bool {
     Command::new(program).arg("--version").output().is_ok_and(|o| o.status.success())
@@ -37,7 +44,9 @@ pub fn have(program: &str) -> bool {
 /// Runs a prepared command, failing with `what` when it fails.
 pub fn status(mut cmd: Command, what: &str) -> Result<(), String> {
     eprintln!("+ {cmd:?}");
+    let started = std::time::Instant::now();
     let s = cmd.status().map_err(|e| format!("cannot run {what}: {e}"))?;
+    took(started);
     if s.success() {
         Ok(())
     } else {

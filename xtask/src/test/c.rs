@@ -18,7 +18,7 @@
 //!
 //! `overhead()` is the C part of `cargo xtask bench overhead`.
 
-use crate::util::{apt_install, cargo, root, run_in, status, test_model_dir, CORE_BUILD};
+use crate::util::{apt_install, cargo, root, run_in, status, test_model_dir, took, CORE_BUILD};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -108,7 +108,7 @@ pub fn run() -> Result<(), String> {
             .arg(&binary)
             .env("UFORM_TEST_NO_PROCESSES", "1")
             .env("UFORM_TEST_ENCODE_ROWS", "3") // a few reference texts: valgrind runs the encoder ~50x slower
-            .env("UFORM_TEST_TRAIN_STEPS", "1"); // and the trainer: the fixture's first step, two pairs to save
+            .env("UFORM_TEST_TRAIN_STEPS", "1"); // and the trainer: the fixture's first step on two pairs
         env(&mut grind);
         grinds.push((grind, format!("{what} under valgrind")));
     }
@@ -127,9 +127,11 @@ fn two_at_a_time(runs: Vec<(Command, String)>) -> Result<(), String> {
             s.spawn(|| loop {
                 let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
                 let Some((mut cmd, what)) = next else { break };
+                let started = std::time::Instant::now();
                 let result = cmd.output();
                 let mut failures = failures.lock().unwrap_or_else(|p| p.into_inner());
                 eprintln!("+ {cmd:?}");
+                took(started);
                 match result {
                     Ok(out) => {
                         eprint!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));

@@ -50,11 +50,14 @@ static uform_trainer_t *plain_trainer(uform_model_t *model) {
 }
 
 /* 26. The committed fixture: each step's loss within 1e-4 relative, its learning rate equal, its number 1..N; after
- * all its steps the held-out embeddings at cosine >= 0.9999 to the fixture's and away from the untrained ones. */
+ * all its steps the held-out embeddings at cosine >= 0.9999 to the fixture's and away from the untrained ones.
+ * Under valgrind (UFORM_TEST_TRAIN_STEPS), which checks memory, not numbers: the first step on two of its pairs, a
+ * finite positive loss at the fixture's learning rate (the whole first step took 18 minutes under it). */
 static void test_26_reproduces_the_fixture(void) {
     size_t steps = ref_steps;
     const char *cap = getenv("UFORM_TEST_TRAIN_STEPS");
     if (cap && (size_t)atoi(cap) < steps) steps = (size_t)atoi(cap);
+    int grind = cap != NULL;
     uform_executor_t *executor = ram_executor();
     uform_model_t *model = load(model_dir, executor);
     uform_trainer_t *trainer = NULL;
@@ -62,12 +65,16 @@ static void test_26_reproduces_the_fixture(void) {
     const char **anchors = calloc(ref_pairs, sizeof *anchors), **positives = calloc(ref_pairs, sizeof *positives);
     for (size_t k = 0; trainer && k < steps; k++) {
         size_t n = batch(k, anchors, positives);
+        if (grind && n > 2) n = 2;
         uform_train_step_t s;
         memset(&s, 0, sizeof s);
         CHECK_STATUS(uform_trainer_step(trainer, anchors, n, positives, n, &s), UFORM_STATUS_OK);
         CHECK(s.step == k + 1);
-        int close = fabs(s.loss - ref_loss[k]) <= 1e-4 * fabs(ref_loss[k]) &&
-                    fabs(s.learning_rate - ref_lr[k]) <= 1e-9 * fabs(ref_lr[k]) &&
+        int close = fabs(s.learning_rate - ref_lr[k]) <= 1e-9 * fabs(ref_lr[k]);
+        if (grind)
+            close = close && isfinite(s.loss) && s.loss > 0.0 && isfinite(s.gradient_norm) && s.gradient_norm > 0.0;
+        else
+            close = close && fabs(s.loss - ref_loss[k]) <= 1e-4 * fabs(ref_loss[k]) &&
                     fabs(s.gradient_norm - ref_grad_norm[k]) <= 1e-3 * ref_grad_norm[k];
         if (!close)
             fprintf(stderr, "    step %zu: loss %.9g (fixture %.9g), lr %.12g (%.12g), gradient norm %.7g (%.7g)\n",

@@ -180,7 +180,7 @@ static float max_difference(const float *a, const float *b, size_t n) {
 
 /* 26. One call of many texts runs in batches within the executor's scratch limit: 20,000 texts under 64 MiB keep
  * the peak resident size within the limit plus the result and 16 MiB (natively; under valgrind 24 texts under
- * 1 MiB, several batches: 200 took 21 minutes under it), with rows equal to calls of `window` texts (32; 8 under
+ * 1 MiB, several batches: 200 took 21 minutes under it), with rows equal to calls of `window_rows` texts (32; 8 under
  * valgrind) on an executor with the default limit. A text that cannot fit is out of memory naming it; a zero limit
  * is an invalid argument. */
 static void test_26_batches_within_the_scratch_limit(void) {

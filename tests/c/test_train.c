@@ -49,6 +49,13 @@ static uform_trainer_t *plain_trainer(uform_model_t *model) {
     return trainer;
 }
 
+/* Step k's batch (`batch`), cut to its first two pairs under valgrind (UFORM_TEST_TRAIN_STEPS), which checks memory:
+ * a whole fixture step there takes minutes. */
+static size_t grind_batch(size_t k, const char **anchors, const char **positives) {
+    size_t n = batch(k, anchors, positives);
+    return getenv("UFORM_TEST_TRAIN_STEPS") && n > 2 ? 2 : n;
+}
+
 /* 26. The committed fixture: each step's loss within 1e-4 relative, its learning rate equal, its number 1..N; after
  * all its steps the held-out embeddings at cosine >= 0.9999 to the fixture's and away from the untrained ones.
  * Under valgrind (UFORM_TEST_TRAIN_STEPS), which checks memory, not numbers: the first step on two of its pairs, a
@@ -64,8 +71,7 @@ static void test_26_reproduces_the_fixture(void) {
     CHECK_STATUS(uform_trainer_contrastive(model, &ref_config, &trainer), UFORM_STATUS_OK);
     const char **anchors = calloc(ref_pairs, sizeof *anchors), **positives = calloc(ref_pairs, sizeof *positives);
     for (size_t k = 0; trainer && k < steps; k++) {
-        size_t n = batch(k, anchors, positives);
-        if (grind && n > 2) n = 2;
+        size_t n = grind_batch(k, anchors, positives);
         uform_train_step_t s;
         memset(&s, 0, sizeof s);
         CHECK_STATUS(uform_trainer_step(trainer, anchors, n, positives, n, &s), UFORM_STATUS_OK);
@@ -117,8 +123,7 @@ static void test_27_encode_after_a_step_save_and_load_back(void) {
     encode(model, texts, 3, &untrained);
     uform_trainer_t *trainer = plain_trainer(model);
     const char **anchors = calloc(ref_pairs, sizeof *anchors), **positives = calloc(ref_pairs, sizeof *positives);
-    size_t n = batch(0, anchors, positives);
-    if (getenv("UFORM_TEST_TRAIN_STEPS")) n = 2; /* under valgrind: two pairs */
+    size_t n = grind_batch(0, anchors, positives);
     uform_train_step_t s;
     memset(&s, 0, sizeof s);
     CHECK_STATUS(uform_trainer_step(trainer, anchors, n, positives, n, &s), UFORM_STATUS_OK);

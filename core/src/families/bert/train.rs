@@ -76,6 +76,24 @@ fn sized(v: &mut Vec<f32>, len: usize) -> &mut [f32] {
     &mut v[..len]
 }
 
+/// A part of the gradients the backward pass has finished ([`Tape::backward`]), for its caller to average across
+/// processes.
+pub struct Bucket<'g> {
+    /// The gradients: a contiguous range of the master's layout.
+    pub values: &'g mut [f32],
+    /// Set where `values` holds the word embeddings' gradients: only the rows some token read are not zero.
+    pub rows: Option<ReadRows>,
+}
+
+/// The word embeddings inside a [`Bucket`]: their range in its `values`, the width of a row, and a bit per row
+/// (`read[r / 64] >> (r % 64) & 1`), set for each row a token of this batch read. Every other row of the gradients
+/// is zero.
+pub struct ReadRows {
+    pub range: Range<usize>,
+    pub width: usize,
+    pub read: Vec<u64>,
+}
+
 /// The model's weights the passes read: the packed ones the forward pass multiplies by, and the master values.
 pub struct Model<'a> {
     pub config: &'a Config,
@@ -198,8 +216,10 @@ impl Tape {
     ///
     /// The pass runs from the last layer down, and each part of `grads` is final once its layer is done: `done`
     /// gets it then — the last layer's range first, the embeddings' (from 0) last, each exactly once, together
-    /// covering `grads` — so a caller can average it across processes while the pass goes on. The pass never
-    /// touches a range again after handing it over; the borrow checker holds it to that, as each is split off.
+    /// covering `grads` — so a caller can average it across processes while the pass goes on. The embeddings'
+    /// bucket says which rows of the word embeddings the batch read ([`ReadRows`]), so that the caller need not
+    /// average the rest, which are zero. The pass never touches a range again after handing it over; the borrow
+    /// checker holds it to that, as each is split off.
     #[allow(clippy::too_many_arguments)]
     pub fn backward<'g>(
         &mut self,
@@ -209,7 +229,7 @@ impl Tape {
         dropout: (Dropout, Dropout),
         dpooled: &[f32],
         mut grads: &'g mut [f32],
-        done: &mut dyn FnMut(&'g mut [f32]),
+        done: &mut dyn FnMut(Bucket<'g>),
     ) -> Result<()> {
         let (config, master) = (model.config, model.master);
         let (h, inter) = (config.hidden, config.intermediate);
@@ -310,7 +330,7 @@ impl Tape {
             // Layer `l` is done; what remains (the layers below and the embeddings) starts at 0 as before.
             let (rest, layer) = std::mem::take(&mut grads).split_at_mut(master.layer_start(l));
             grads = rest;
-            done(layer);
+            done(Bucket { values: layer, rows: None });
         }
 
         // Embeddings: dropout, LayerNorm, then each table's rows.
@@ -321,7 +341,11 @@ impl Tape {
         let (dg, db) = pair(grads, &e.ln.0, &e.ln.1);
         ops::layer_norm_backward(executor, dx, &self.emb_hat, &self.emb_rstd, total, master.value(&e.ln.0), (dg, db))?;
         scatter_rows(executor, grads, [&e.word, &e.position, &e.token_type], shape, dx, h)?;
-        done(grads);
+        let mut read = vec![0u64; (e.word.len() / h).div_ceil(64)];
+        for &id in &shape.ids {
+            read[id as usize / 64] |= 1 << (id % 64);
+        }
+        done(Bucket { values: grads, rows: Some(ReadRows { range: e.word.clone(), width: h, read }) });
         Ok(())
     }
 }

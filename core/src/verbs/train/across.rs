@@ -4,6 +4,7 @@
 
 use crate::collective::Collective;
 use crate::error::{Error, Result};
+use crate::families::bert::train::{Bucket, ReadRows};
 use std::sync::mpsc;
 use std::time::Instant;
 
@@ -66,21 +67,19 @@ pub(super) fn agree<T>(collective: &dyn Collective, step: u64, pairs: usize, tok
 }
 
 /// Runs `backward`, which hands each part of the gradients to the function it is given once that part is final;
-/// a thread of this step's own averages each part across the processes of `collective` meanwhile (the sum, then
-/// divided by the number of processes, in fp32), so the all-reduce of the last layers overlaps the backward pass of
-/// the first. Every process runs the same backward pass, so all hand the same parts in the same order, as the
-/// collectives need. Returns the pass's result (its error first, then the all-reduce's) and the all-reduce's
-/// seconds; alone it only runs the pass.
+/// a thread of this step's own averages each part across the processes of `collective` meanwhile ([`average`]), so
+/// the all-reduce of the last layers overlaps the backward pass of the first. Every process runs the same backward
+/// pass, so all hand the same parts in the same order, as the collectives need. Returns the pass's result (its
+/// error first, then the all-reduce's) and the all-reduce's seconds; alone it only runs the pass.
 pub(super) fn backward_averaged<'g>(
     collective: &dyn Collective,
-    backward: impl FnOnce(&mut dyn FnMut(&'g mut [f32])) -> Result<()>,
+    backward: impl FnOnce(&mut dyn FnMut(Bucket<'g>)) -> Result<()>,
 ) -> (Result<()>, f64, f64) {
     if collective.size() == 1 {
         return (backward(&mut |_| {}), 0.0, 0.0);
     }
-    let scale = 1.0 / collective.size() as f32;
     std::thread::scope(|scope| {
-        let (sender, buckets) = mpsc::channel::<&'g mut [f32]>();
+        let (sender, buckets) = mpsc::channel::<Bucket<'g>>();
         let reducer = std::thread::Builder::new().name("uform-all-reduce".into()).spawn_scoped(scope, move || {
             let mut busy = 0.0;
             let mut failed = None;
@@ -90,9 +89,8 @@ pub(super) fn backward_averaged<'g>(
                     continue;
                 }
                 let started = Instant::now();
-                match collective.all_reduce_sum(bucket) {
-                    Ok(()) => bucket.iter_mut().for_each(|g| *g *= scale),
-                    Err(e) => failed = Some(e),
+                if let Err(e) = average(collective, bucket) {
+                    failed = Some(e);
                 }
                 busy += started.elapsed().as_secs_f64();
             }
@@ -115,4 +113,48 @@ pub(super) fn backward_averaged<'g>(
         let result = passed.and_then(|()| failed.map_or(Ok(()), Err));
         (result, busy, waited)
     })
+}
+
+/// Averages one bucket across the processes of `collective`: the sum, then divided by the number of processes, in
+/// fp32. In the word embeddings' part ([`ReadRows`]) only the rows some process read are summed: the processes
+/// gather which rows each read, then sum those rows, side by side in one buffer, in ascending order. Every other row
+/// is zero in every process, so its average is zero, as it already is, and the result is the dense average's.
+pub(super) fn average(collective: &dyn Collective, bucket: Bucket<'_>) -> Result<()> {
+    let scale = 1.0 / collective.size() as f32;
+    let sum = |values: &mut [f32]| -> Result<()> {
+        if !values.is_empty() {
+            collective.all_reduce_sum(values)?;
+            values.iter_mut().for_each(|g| *g *= scale);
+        }
+        Ok(())
+    };
+    let Some(ReadRows { range, width, read }) = bucket.rows else {
+        return sum(bucket.values);
+    };
+    let (before, rest) = bucket.values.split_at_mut(range.start);
+    let (table, after) = rest.split_at_mut(range.len());
+    sum(before)?;
+    sum(after)?;
+    let all = collective.all_gather(&read)?;
+    if all.len() != read.len() * collective.size() {
+        return Err(Error::conflict(format!(
+            "the processes of the mesh train word embeddings of different sizes ({} rows here); every process of a \
+             mesh must train the same model",
+            table.len() / width
+        )));
+    }
+    let mut union = read;
+    for theirs in all.chunks(union.len()) {
+        union.iter_mut().zip(theirs).for_each(|(u, t)| *u |= t);
+    }
+    let rows: Vec<usize> = (0..table.len() / width).filter(|r| union[r / 64] >> (r % 64) & 1 == 1).collect();
+    let mut gathered = Vec::with_capacity(rows.len() * width);
+    for r in &rows {
+        gathered.extend_from_slice(&table[r * width..(r + 1) * width]);
+    }
+    sum(&mut gathered)?;
+    for (r, values) in rows.iter().zip(gathered.chunks_exact(width)) {
+        table[r * width..(r + 1) * width].copy_from_slice(values);
+    }
+    Ok(())
 }

@@ -201,8 +201,10 @@ fn ten_thousand_steps_keep_memory_flat() {
 struct Mirror {
     size: usize,
     fail_at: Option<usize>,
-    seen: std::sync::Mutex<Vec<(usize, usize)>>,
-    base: usize,
+    /// Each all-reduce's offset in the gradients (none for a buffer outside them) and length.
+    seen: std::sync::Mutex<Vec<(Option<usize>, usize)>>,
+    /// The gradients' address range.
+    base: std::ops::Range<usize>,
 }
 
 impl crate::collective::Collective for Mirror {
@@ -217,7 +219,8 @@ impl crate::collective::Collective for Mirror {
         if self.fail_at == Some(seen.len()) {
             return Err(Error::conflict("rank 1 of the mesh is gone"));
         }
-        seen.push(((data.as_ptr() as usize - self.base) / 4, data.len()));
+        let at = data.as_ptr() as usize;
+        seen.push((self.base.contains(&at).then(|| (at - self.base.start) / 4), data.len()));
         data.iter_mut().for_each(|x| *x *= self.size as f32);
         Ok(())
     }
@@ -239,7 +242,7 @@ fn averaged_backward(group: &mut Mirror) -> (Vec<f32>, Vec<f32>, Master, Result<
     let mut alone = vec![f32::NAN; master.values.len()];
     tape.backward(&ex, &kernels, &model, drop, &dpooled, &mut alone, &mut |_| {}).unwrap();
     let mut grads = vec![f32::NAN; master.values.len()];
-    group.base = grads.as_ptr() as usize;
+    group.base = grads.as_ptr_range().start as usize..grads.as_ptr_range().end as usize;
     let group = &*group;
     let (result, all_reduce, waited) =
         across::backward_averaged(group, |done| tape.backward(&ex, &kernels, &model, drop, &dpooled, &mut grads, done));
@@ -249,32 +252,107 @@ fn averaged_backward(group: &mut Mirror) -> (Vec<f32>, Vec<f32>, Master, Result<
 
 #[test]
 fn gradients_are_averaged_layer_by_layer_from_the_last_as_the_backward_pass_finishes_each() {
-    let mut group = Mirror { size: 4, fail_at: None, seen: Default::default(), base: 0 };
+    let mut group = Mirror { size: 4, fail_at: None, seen: Default::default(), base: 0..0 };
     let (alone, averaged, master, result) = averaged_backward(&mut group);
     result.unwrap();
     // Every peer holds the same gradients here, so their average is this process's own, bit for bit (×4 then ÷4).
     assert_eq!(alone, averaged);
-    // One all-reduce per layer, the last layer first, then the embeddings from 0: together all of the gradients.
+    // One all-reduce per layer, the last layer first, then the embeddings: the tensors after the word embeddings
+    // (which come first), then the word embeddings' rows the batch read, gathered: ids 1 to 10 of 11, so 10 rows.
     let len = master.values.len();
-    let mut expected: Vec<(usize, usize)> = (0..master.layers.len())
+    let mut expected: Vec<(Option<usize>, usize)> = (0..master.layers.len())
         .rev()
         .map(|l| {
             let end = if l + 1 < master.layers.len() { master.layer_start(l + 1) } else { len };
-            (master.layer_start(l), end - master.layer_start(l))
+            (Some(master.layer_start(l)), end - master.layer_start(l))
         })
         .collect();
-    expected.push((0, master.layer_start(0)));
+    let word = &master.embeddings.word;
+    assert_eq!(word.start, 0);
+    expected.push((Some(word.end), master.layer_start(0) - word.end));
+    expected.push((None, 10 * 8));
     assert_eq!(*group.seen.lock().unwrap(), expected);
+}
+
+/// A collective of two processes whose peer read the word rows `theirs`, and whose sums add `peer` to each value.
+#[derive(Debug)]
+struct Pair {
+    theirs: Vec<u64>,
+    peer: f32,
+    sums: std::sync::Mutex<Vec<Vec<f32>>>,
+}
+
+impl crate::collective::Collective for Pair {
+    fn rank(&self) -> usize {
+        0
+    }
+    fn size(&self) -> usize {
+        2
+    }
+    fn all_reduce_sum(&self, data: &mut [f32]) -> Result<()> {
+        self.sums.lock().unwrap().push(data.to_vec());
+        data.iter_mut().for_each(|x| *x += self.peer);
+        Ok(())
+    }
+    fn all_gather(&self, values: &[u64]) -> Result<Vec<u64>> {
+        Ok([values, &self.theirs].concat())
+    }
+}
+
+#[test]
+fn the_word_embeddings_are_averaged_over_the_rows_either_process_read_and_the_rest_stay_zero() {
+    use crate::families::bert::train::{Bucket, ReadRows};
+    // One float before the table, a table of 70 rows of 2 (rows 64..70 in the bitmap's second word), two after.
+    let (width, rows) = (2, 70);
+    let mut values = vec![0.0f32; 1 + width * rows + 2];
+    values[0] = 3.0;
+    values[1 + width * rows..].copy_from_slice(&[5.0, 7.0]);
+    let ours = [0usize, 66];
+    for r in ours {
+        values[1 + r * width..1 + (r + 1) * width].copy_from_slice(&[r as f32 + 1.0, -(r as f32) - 1.0]);
+    }
+    let read = vec![1 | 0b100, 1 << 2]; // rows 0, 2 and 66; row 2's gradient is zero here.
+    let pair = Pair { theirs: vec![1 << 9, 1 << 2], peer: 1.0, sums: Default::default() };
+    let rows_at = ReadRows { range: 1..1 + width * rows, width, read };
+    across::average(&pair, Bucket { values: &mut values, rows: Some(rows_at) }).unwrap();
+    // The part before the table, the part after it, then rows 0, 2, 9 and 66 side by side (the union, ascending).
+    let sums = pair.sums.lock().unwrap();
+    assert_eq!(sums[0], [3.0]);
+    assert_eq!(sums[1], [5.0, 7.0]);
+    assert_eq!(sums[2], [1.0, -1.0, 0.0, 0.0, 0.0, 0.0, 67.0, -67.0]);
+    assert_eq!(sums.len(), 3);
+    // Each summed value is halved; rows no process read stay zero.
+    assert_eq!((values[0], &values[1 + width * rows..]), (2.0, &[3.0, 4.0][..]));
+    for r in 0..rows {
+        let row = &values[1 + r * width..1 + (r + 1) * width];
+        let expected = match r {
+            0 => [1.0, 0.0],
+            2 | 9 => [0.5, 0.5],
+            66 => [34.0, -33.0],
+            _ => [0.0, 0.0],
+        };
+        assert_eq!(row, expected, "row {r}");
+    }
+}
+
+#[test]
+fn word_embeddings_of_another_size_on_a_peer_are_a_conflict() {
+    use crate::families::bert::train::{Bucket, ReadRows};
+    let mut values = vec![0.0f32; 8];
+    let pair = Pair { theirs: vec![0, 0], peer: 0.0, sums: Default::default() };
+    let rows = ReadRows { range: 0..8, width: 2, read: vec![1] };
+    let error = across::average(&pair, Bucket { values: &mut values, rows: Some(rows) }).unwrap_err();
+    assert!(error.to_string().contains("word embeddings of different sizes"), "{error}");
 }
 
 #[test]
 fn a_failed_all_reduce_fails_the_pass_with_its_error_and_sends_nothing_after_it() {
-    let mut group = Mirror { size: 2, fail_at: Some(1), seen: Default::default(), base: 0 };
+    let mut group = Mirror { size: 2, fail_at: Some(1), seen: Default::default(), base: 0..0 };
     let (_, _, master, result) = averaged_backward(&mut group);
     let error = result.unwrap_err();
     assert!(error.to_string().contains("rank 1 of the mesh is gone"), "{error}");
     // The last layer was reduced; the failure came at the second bucket and nothing was sent after it.
     let seen = group.seen.lock().unwrap();
     assert_eq!(seen.len(), 1);
-    assert_eq!(seen[0].0, master.layer_start(master.layers.len() - 1));
+    assert_eq!(seen[0].0, Some(master.layer_start(master.layers.len() - 1)));
 }

@@ -72,8 +72,14 @@ pub fn layer_norm_backward(
     (dgamma, dbeta): (&mut [f32], &mut [f32]),
 ) -> Result<()> {
     let width = gamma.len();
-    column_sums_of_product(executor, dy, xhat, rows, width, dgamma)?;
-    column_sums(executor, dy, rows, width, dbeta)?;
+    // dgamma = Σ_r dy·x̂ and dbeta = Σ_r dy, in one pass over dy.
+    sums(executor, rows, width, [dgamma, dbeta], |r, j0, [dg, db]| {
+        let (d, h) = (&dy[r * width + j0..], &xhat[r * width + j0..]);
+        for (((g, b), d), h) in dg.iter_mut().zip(db.iter_mut()).zip(d).zip(h) {
+            *g += *d * *h;
+            *b += *d;
+        }
+    })?;
     rows_mut(executor, dy, width, rows, |r, row| {
         let hat = &xhat[r * width..(r + 1) * width];
         let n = width as f32;
@@ -93,51 +99,38 @@ pub fn layer_norm_backward(
 
 /// `out[j] = Σ_r x[r][j]`, columns split over the threads (each sums its columns over every row, in row order).
 pub fn column_sums(executor: &Executor, x: &[f32], rows: usize, width: usize, out: &mut [f32]) -> Result<()> {
-    sums(executor, rows, width, out, |r, j0, acc| {
+    sums(executor, rows, width, [out], |r, j0, [acc]| {
         for (a, v) in acc.iter_mut().zip(&x[r * width + j0..]) {
             *a += *v;
         }
     })
 }
 
-/// `out[j] = Σ_r x[r][j] · y[r][j]`.
-pub fn column_sums_of_product(
-    executor: &Executor,
-    x: &[f32],
-    y: &[f32],
-    rows: usize,
-    width: usize,
-    out: &mut [f32],
-) -> Result<()> {
-    sums(executor, rows, width, out, |r, j0, acc| {
-        let (x, y) = (&x[r * width + j0..], &y[r * width + j0..]);
-        for ((a, u), v) in acc.iter_mut().zip(x).zip(y) {
-            *a += *u * *v;
-        }
-    })
-}
-
-/// Column blocks of 64 claimed by the threads; each block accumulates row after row in f32.
-fn sums(
+/// Column blocks claimed by the threads, about one a thread (a multiple of 16 columns, at least 64), into each of
+/// `outs` (`width` floats each, overwritten). A block starts at zero and `add_row(r, j0, accs)` adds row `r` from
+/// column `j0` on, row after row: each column sums its rows in row order, whatever the threads, and a block's part
+/// of a row is contiguous, so the rows stream through. (Blocks of 64 read a row's 256 bytes at the row's stride,
+/// which the prefetchers do not follow across pages.)
+fn sums<const N: usize>(
     executor: &Executor,
     rows: usize,
     width: usize,
-    out: &mut [f32],
-    add_row: impl Fn(usize, usize, &mut [f32]) + Sync,
+    outs: [&mut [f32]; N],
+    add_row: impl Fn(usize, usize, [&mut [f32]; N]) + Sync,
 ) -> Result<()> {
-    const BLOCK: usize = 64;
-    let out = &mut out[..width];
-    let blocks = width.div_ceil(BLOCK);
-    let dst = Shared(out.as_mut_ptr());
+    let block = width.div_ceil(executor.threads().max(1)).next_multiple_of(16).max(64);
+    let blocks = width.div_ceil(block);
+    let dst = outs.map(|out| Shared(out[..width].as_mut_ptr()));
     executor.for_n_dynamic(blocks, |b| {
-        #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
+        #[allow(clippy::redundant_locals)] // captures the Send wrappers whole, not their raw pointer fields
         let dst = dst;
-        let (j0, len) = (b * BLOCK, BLOCK.min(width - b * BLOCK));
-        // SAFETY: columns `j0..j0+len` of `out` are this block's alone, inside `out` (`width` floats).
-        let acc = unsafe { std::slice::from_raw_parts_mut(dst.0.add(j0), len) };
-        acc.fill(0.0);
+        let (j0, len) = (b * block, block.min(width - b * block));
+        // SAFETY: columns `j0..j0+len` of each output are this block's alone, inside it (`width` floats, sliced
+        // above).
+        let mut accs = dst.map(|d| unsafe { std::slice::from_raw_parts_mut(d.0.add(j0), len) });
+        accs.iter_mut().for_each(|acc| acc.fill(0.0));
         for r in 0..rows {
-            add_row(r, j0, acc);
+            add_row(r, j0, accs.each_mut().map(|acc| &mut **acc));
         }
     })
 }
@@ -240,19 +233,17 @@ mod tests {
     }
 
     #[test]
-    fn column_sums_match_plain_loops() {
+    fn column_sums_equal_plain_loops_in_row_order_bit_for_bit() {
+        // Widths of one block, of blocks that end inside the last, and of several blocks per thread's share.
         let ex = executor();
-        let (rows, width) = (7, 130);
-        let (x, y) = (values(rows * width, 5), values(rows * width, 6));
-        let mut s = vec![9.0; width];
-        column_sums(&ex, &x, rows, width, &mut s).unwrap();
-        let mut p = vec![9.0; width];
-        column_sums_of_product(&ex, &x, &y, rows, width, &mut p).unwrap();
-        for j in 0..width {
-            let want: f32 = (0..rows).map(|r| x[r * width + j]).sum();
-            assert!((s[j] - want).abs() < 1e-5);
-            let want: f32 = (0..rows).map(|r| x[r * width + j] * y[r * width + j]).sum();
-            assert!((p[j] - want).abs() < 1e-5);
+        for (rows, width) in [(7, 130), (5, 40), (33, 1536), (3, 1000)] {
+            let x = values(rows * width, 5);
+            let mut s = vec![9.0; width];
+            column_sums(&ex, &x, rows, width, &mut s).unwrap();
+            for j in 0..width {
+                let want = (0..rows).fold(0.0f32, |a, r| a + x[r * width + j]);
+                assert_eq!(s[j], want, "{rows} × {width}, column {j}");
+            }
         }
     }
 

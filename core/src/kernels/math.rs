@@ -147,6 +147,37 @@ pub fn gelu_backward(d: &mut [f32], u: &[f32]) {
     }
 }
 
+/// One AdamW step's constants ([`adamw`]).
+#[derive(Clone, Copy, Debug)]
+pub struct AdamW {
+    /// The factor the gradients are clipped by (1 when they are not).
+    pub clip: f32,
+    /// `1 − lr·weight_decay` for a tensor that decays, else 1.
+    pub decay: f32,
+    pub beta1: f32,
+    pub beta2: f32,
+    pub eps: f32,
+    /// `lr / (1 − β₁ᵗ)`.
+    pub step_size: f32,
+    /// `√(1 − β₂ᵗ)`.
+    pub bias2_sqrt: f32,
+}
+
+/// One AdamW update of `p` from its gradients `g`, with the moments `m` and `v`, as `torch.optim.AdamW` computes it:
+/// `p ← p·decay`, `m ← m + (1−β₁)(g·clip − m)`, `v ← β₂v + (1−β₂)(g·clip)²`, `p ← p − step_size · m / (√v/bias2_sqrt + ε)`.
+/// Multiplying by a decay of 1 leaves `p` as it is, so the decay needs no branch.
+#[inline(always)]
+pub fn adamw(p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], k: AdamW) {
+    for (((p, g), m), v) in p.iter_mut().zip(g).zip(m.iter_mut()).zip(v.iter_mut()) {
+        let grad = *g * k.clip;
+        *p *= k.decay;
+        *m += (grad - *m) * (1.0 - k.beta1);
+        *v = *v * k.beta2 + (1.0 - k.beta2) * grad * grad;
+        let denom = v.sqrt() / k.bias2_sqrt + k.eps;
+        *p -= k.step_size * (*m / denom);
+    }
+}
+
 /// `1 + erf(x/√2)` and `e^(−x²/2)`: erfc from Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7), taken on
 /// |x| so that negative inputs lose no digits to cancellation.
 #[inline(always)]
@@ -229,6 +260,34 @@ mod tests {
                     (*g as f64 - want).abs() < 1e-6 * (1.0 + want.abs()),
                     "{name}: gelu'({x})·{d} = {g}, want {want}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn adamw_of_every_class_equals_the_scalar_update_bit_for_bit() {
+        let n = 1000;
+        let seeded = |seed: u32| -> Vec<f32> {
+            (0..n as u32).map(|i| ((i.wrapping_mul(2654435761) ^ seed) % 2001) as f32 / 1000.0 - 1.0).collect()
+        };
+        let (p0, g) = (seeded(1), seeded(2));
+        let m0 = seeded(3);
+        let v0: Vec<f32> = seeded(4).iter().map(|x| x.abs() * 1e-3).collect();
+        let kernels = crate::kernels::Kernels::for_class(None).unwrap();
+        for decay in [1.0, 0.999] {
+            let k = AdamW { clip: 0.7, decay, beta1: 0.9, beta2: 0.999, eps: 1e-8, step_size: 3e-4, bias2_sqrt: 0.05 };
+            let (mut p, mut m, mut v) = (p0.clone(), m0.clone(), v0.clone());
+            kernels.adamw(&mut p, &g, &mut m, &mut v, k);
+            for i in 0..n {
+                let grad = g[i] * k.clip;
+                let mut want_p = p0[i];
+                if decay != 1.0 {
+                    want_p *= decay;
+                }
+                let want_m = m0[i] + (grad - m0[i]) * (1.0 - k.beta1);
+                let want_v = v0[i] * k.beta2 + (1.0 - k.beta2) * grad * grad;
+                want_p -= k.step_size * (want_m / (want_v.sqrt() / k.bias2_sqrt + k.eps));
+                assert_eq!((p[i], m[i], v[i]), (want_p, want_m, want_v), "{}: element {i}", kernels.name);
             }
         }
     }

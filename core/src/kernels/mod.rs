@@ -90,6 +90,9 @@ impl Ahead {
     pub const NONE: Ahead = Ahead { at: std::ptr::null(), lines: 0 };
 }
 
+/// [`Kernels::adamw`] as compiled for one class: weights, gradients, the two moments, the step's constants.
+type AdamWKernel = unsafe fn(&mut [f32], &[f32], &mut [f32], &mut [f32], math::AdamW);
+
 /// One class's kernels. Built only by [`Kernels::for_class`], which checks that this CPU runs them.
 #[derive(Clone, Copy)]
 pub struct Kernels {
@@ -108,6 +111,7 @@ pub struct Kernels {
     softmax: unsafe fn(&mut [f32], f32),
     scale: unsafe fn(&mut [f32], f32),
     bias_tile: unsafe fn(*mut f32, usize, usize, &[f32], Option<activation::Activation>),
+    adamw: AdamWKernel,
 }
 
 impl std::fmt::Debug for Kernels {
@@ -151,6 +155,10 @@ macro_rules! rowwise {
             $(#[target_feature(enable = $features)])?
             pub unsafe fn scale(x: &mut [f32], s: f32) {
                 math::scale(x, s)
+            }
+            $(#[target_feature(enable = $features)])?
+            pub unsafe fn adamw(p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], k: math::AdamW) {
+                math::adamw(p, g, m, v, k)
             }
             /// `Kernels::bias_tile`: every row in one call, so that the row-wise step inlines into the loop.
             $(#[target_feature(enable = $features)])?
@@ -199,6 +207,7 @@ macro_rules! kernels {
             softmax: $rowwise::softmax,
             scale: $rowwise::scale,
             bias_tile: $rowwise::bias_tile,
+            adamw: $rowwise::adamw,
         }
     };
 }
@@ -280,6 +289,20 @@ impl Kernels {
     pub fn bias_gelu_tanh(&self, x: &mut [f32], bias: &[f32]) {
         // SAFETY: as above.
         unsafe { (self.bias_gelu_tanh)(x, bias) }
+    }
+    /// One AdamW update of `p` and its moments `m`, `v` from the gradients `g` ([`math::adamw`]); all four the same
+    /// length.
+    pub fn adamw(&self, p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], k: math::AdamW) {
+        let n = p.len();
+        assert!(
+            g.len() == n && m.len() == n && v.len() == n,
+            "adamw: lengths {n}, {}, {}, {}",
+            g.len(),
+            m.len(),
+            v.len()
+        );
+        // SAFETY: as above.
+        unsafe { (self.adamw)(p, g, m, v, k) }
     }
     pub fn add(&self, x: &mut [f32], y: &[f32]) {
         // SAFETY: as above.

@@ -26,6 +26,7 @@ use crate::executor::Executor;
 use crate::families::bert::master::Master;
 use crate::families::bert::{train as bert, Encoder};
 use crate::handle::{Lease, Lifecycle};
+use crate::kernels::math::AdamW;
 use crate::kernels::ops::Dropout;
 use crate::kernels::Kernels;
 use crate::mesh::Mesh;
@@ -289,7 +290,7 @@ impl Trainer {
         let norm = state.master.grads.iter().map(|g| (*g as f64) * (*g as f64)).sum::<f64>().sqrt();
         let clip = if s.max_grad_norm > 0.0 { (s.max_grad_norm / (norm + 1e-6)).min(1.0) } else { 1.0 };
         let learning_rate = s.learning_rate(step);
-        adamw(&executor, &mut state.master, step, learning_rate, s.weight_decay, clip as f32)?;
+        adamw(&executor, &kernels, &mut state.master, step, learning_rate, s.weight_decay, clip as f32)?;
         let params = state.master.params(encoder.params().prefix, config);
         let published = Arc::new(encoder.with_params(params));
         state.slot.publish(published.clone());
@@ -406,11 +407,25 @@ impl Trainer {
 /// One AdamW update of every master weight, as `torch.optim.AdamW` computes it: decay `p ← p·(1 − lr·wd)` for the
 /// tensors that decay, then `m ← m + (1−β₁)(g − m)`, `v ← β₂v + (1−β₂)g²`, `p ← p − lr/(1−β₁ᵗ) · m / (√v/√(1−β₂ᵗ) + ε)`,
 /// with the gradients first multiplied by `clip`.
-fn adamw(executor: &Executor, master: &mut Master, step: u64, lr: f64, weight_decay: f64, clip: f32) -> Result<()> {
+fn adamw(
+    executor: &Executor,
+    kernels: &Kernels,
+    master: &mut Master,
+    step: u64,
+    lr: f64,
+    weight_decay: f64,
+    clip: f32,
+) -> Result<()> {
     let t = step as i32;
-    let step_size = (lr / (1.0 - BETA1.powi(t))) as f32;
-    let bias2_sqrt = (1.0 - BETA2.powi(t)).sqrt() as f32;
-    let (b1, b2, eps) = (BETA1 as f32, BETA2 as f32, EPSILON as f32);
+    let constants = AdamW {
+        clip,
+        decay: 1.0,
+        beta1: BETA1 as f32,
+        beta2: BETA2 as f32,
+        eps: EPSILON as f32,
+        step_size: (lr / (1.0 - BETA1.powi(t))) as f32,
+        bias2_sqrt: (1.0 - BETA2.powi(t)).sqrt() as f32,
+    };
     let Master { tensors, values, grads, m, v, .. } = master;
     let shared = [values, grads, m, v].map(|b| crate::kernels::gemm::Shared(b.as_mut_ptr()));
     for tensor in tensors.iter() {
@@ -423,16 +438,7 @@ fn adamw(executor: &Executor, master: &mut Master, step: u64, lr: f64, weight_de
             // SAFETY: the four buffers have the master's length, which holds `tensor.range`; each slice of the
             // range is this task's alone.
             let [p, g, m, v] = shared.map(|s| unsafe { std::slice::from_raw_parts_mut(s.0.add(start), len) });
-            for i in 0..len {
-                let grad = g[i] * clip;
-                if decay != 1.0 {
-                    p[i] *= decay;
-                }
-                m[i] += (grad - m[i]) * (1.0 - b1);
-                v[i] = v[i] * b2 + (1.0 - b2) * grad * grad;
-                let denom = v[i].sqrt() / bias2_sqrt + eps;
-                p[i] -= step_size * (m[i] / denom);
-            }
+            kernels.adamw(p, g, m, v, AdamW { decay, ..constants });
         })?;
     }
     Ok(())

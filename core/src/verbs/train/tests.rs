@@ -180,7 +180,7 @@ fn ten_thousand_steps_keep_memory_flat() {
         let model = Model { config: &config, params, master };
         tape.backward(&ex, &kernels, &model, drop, &dpooled, &mut grads, &mut |_| {}).unwrap();
         master.grads = grads;
-        adamw(&ex, master, k, 1e-4, 0.01, 1.0).unwrap();
+        adamw(&ex, &kernels, master, k, 1e-4, 0.01, 1.0).unwrap();
         *params = master.params("", &config);
     };
     for k in 1..=100 {

@@ -170,10 +170,12 @@ final class TrainerTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: saved + "/model.safetensors"))
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), ["trained"])
         try trainer.free()
-        XCTAssertLessThanOrEqual(maxDiff(try await model.encodeText(texts: texts), stepped), 1e-6)
+        let afterFree = try await model.encodeText(texts: texts)
+        XCTAssertLessThanOrEqual(maxDiff(afterFree, stepped), 1e-6)
         let loaded = try await load(executor, saved)
         XCTAssertEqual(try loaded.describe().architecture, "bert")
-        XCTAssertLessThanOrEqual(maxDiff(try await loaded.encodeText(texts: texts), stepped), 1e-6, "the saved folder embeds differently")
+        let reloaded = try await loaded.encodeText(texts: texts)
+        XCTAssertLessThanOrEqual(maxDiff(reloaded, stepped), 1e-6, "the saved folder embeds differently")
         try loaded.free()
         try model.free()
         try executor.free()
@@ -220,7 +222,8 @@ final class TrainerTests: XCTestCase {
             guard case .InvalidArgument(let message) = error else { XCTFail("\(word): \(text(error))"); continue }
             XCTAssertTrue(message.contains(word), message)
         }
-        XCTAssertEqual(maxDiff(try await model.encodeText(texts: texts), untrained), 0, "a failed step changed the weights")
+        let afterFailedSteps = try await model.encodeText(texts: texts)
+        XCTAssertEqual(maxDiff(afterFailedSteps, untrained), 0, "a failed step changed the weights")
 
         let existing = dir.appendingPathComponent("existing")
         try FileManager.default.createDirectory(at: existing, withIntermediateDirectories: true)
@@ -243,7 +246,8 @@ final class TrainerTests: XCTestCase {
         guard case .FreedHandle = thrown({ try trainer.save(directory: dir.appendingPathComponent("never").path) }) else {
             return XCTFail("expected freed")
         }
-        XCTAssertEqual(try await model.encodeText(texts: ["still usable"]).rows, 1)
+        let stillUsable = try await model.encodeText(texts: ["still usable"])
+        XCTAssertEqual(stillUsable.rows, 1)
         try model.free()
         guard case .FreedHandle = thrown({ _ = try Trainer.contrastive(model: model) }) else { return XCTFail("expected freed") }
         try executor.free()

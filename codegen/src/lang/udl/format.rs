@@ -13,6 +13,8 @@
 //!   and defaulted by a Swift overload.
 //! - Errors are one flat `[Error] enum` of the shared kinds; each case carries the core's message.
 //! - Classes are interfaces over `Arc`; constructors are named (`[Name=for_ram]`).
+//! - In the Swift the generator writes (Enums.swift), enum cases are camelCase, a Swift reserved word in backticks
+//!   as uniffi spells them ([`SWIFT_KEYWORDS`]).
 
 use crate::model::*;
 use crate::plan::{CallPlan, Callee, Kept, Lowering, Outcome, Passing};
@@ -29,6 +31,57 @@ pub const BULK_CRATE: &str = "uform_bulk";
 /// The crate whose FFI the Swift converter calls (`ffi_uform_uniffi_rustbuffer_free`): bindings/uniffi, as
 /// uniffi-bindgen names it (bindings/uniffi-bindgen's `CRATE`).
 pub const FFI_CRATE: &str = "uform_uniffi";
+
+/// Swift's reserved words an enum case could collide with ([`Udl::swift_case`] spells them in backticks, as
+/// uniffi does).
+const SWIFT_KEYWORDS: &[&str] = &[
+    "as",
+    "break",
+    "case",
+    "catch",
+    "class",
+    "continue",
+    "default",
+    "defer",
+    "do",
+    "else",
+    "enum",
+    "extension",
+    "fallthrough",
+    "false",
+    "for",
+    "func",
+    "guard",
+    "if",
+    "import",
+    "in",
+    "init",
+    "inout",
+    "internal",
+    "is",
+    "let",
+    "nil",
+    "operator",
+    "private",
+    "protocol",
+    "public",
+    "repeat",
+    "return",
+    "self",
+    "Self",
+    "static",
+    "struct",
+    "super",
+    "switch",
+    "throw",
+    "throws",
+    "true",
+    "try",
+    "typealias",
+    "var",
+    "where",
+    "while",
+];
 
 pub struct Udl;
 
@@ -166,6 +219,16 @@ impl Udl {
             }
         }
         out
+    }
+
+    /// An enum case as the generated Swift names it (Enums.swift): camelCase, a reserved word in backticks.
+    pub fn swift_case(&self, name: &Name) -> String {
+        let name = name.camel();
+        if SWIFT_KEYWORDS.contains(&name.as_str()) {
+            format!("`{name}`")
+        } else {
+            name
+        }
     }
 
     // ---- the Rust glue: uniffi-facing types on one side, `uform_core` on the other ----

@@ -1,6 +1,7 @@
-//! Kernels, the layer of core's compute below the families: GEMM over packed panels ([`gemm`]), the row-wise
-//! steps ([`math`]: norms, activations, softmax) and the steps of a training pass that are not matrix products
-//! ([`ops`]), per CPU class and precision. They know no model.
+//! Kernels, the layer of core's compute below the families: GEMM over packed panels ([`gemm`]), self-attention
+//! over a batch of sequences ([`attention`], and its training pass), the row-wise steps ([`math`]: norms,
+//! activations, softmax) and the steps of a training pass that are not matrix products ([`ops`]), per CPU class and
+//! precision. They know no model.
 //!
 //! The kernels of each CPU class: a matrix micro-kernel written with `std::arch` intrinsics per class, and the
 //! row-wise steps of [`math`] compiled with the class's features.
@@ -20,6 +21,7 @@
 //! `vdpbf16ps` on genoa), which [`gemm::dense`] runs for weights packed as bf16.
 
 pub(crate) mod activation;
+pub(crate) mod attention;
 pub(crate) mod bf16;
 pub(crate) mod gemm;
 pub(crate) mod math;

@@ -3,10 +3,11 @@
 //! one pass over contiguous memory. Query, key and value sit side by side, so their three matrices are the fused
 //! `[3·hidden × hidden]` matrix the forward pass multiplies by, and their biases one vector.
 
-use super::params::{decode, view, Layer, Params, Table};
+use super::params::{Layer, Params, Table};
 use crate::error::Result;
 use crate::families::Config;
 use crate::kernels::gemm::Packed;
+use crate::model::dtype::{decode, view};
 use crate::model::Weights;
 use std::ops::Range;
 

@@ -10,11 +10,11 @@ use crate::error::Result;
 use crate::executor::Executor;
 use crate::families::tokenize::Tokens;
 use crate::families::{Config, Pooling};
-use crate::kernels::gemm::{self, dense, dense_transposed, packed_len, Epilogue, Packed, Shared};
+use crate::kernels::attention::train as attention;
+use crate::kernels::gemm::{dense, dense_transposed, Epilogue, Packed, Shared};
 use crate::kernels::ops::{self, Dropout};
-use crate::kernels::{Kernels, Lhs};
+use crate::kernels::Kernels;
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Dropout sites: the embeddings' output, then per layer the attention probabilities and the two residual branches.
 const SITE_EMBEDDINGS: u64 = 0;
@@ -144,7 +144,7 @@ impl Tape {
             ops::rows_mut(executor, x, h, total, |r, row| hidden_drop.apply(SITE_EMBEDDINGS, (r * h) as u64, row))?;
         }
 
-        let per_thread = attention_scratch(shape.longest, config.head_dim());
+        let per_thread = attention::forward_scratch(shape.longest, config.head_dim());
         let attention = sized(&mut self.attention, executor.threads() * per_thread);
         for (l, (layer, tape)) in params.layers.iter().zip(self.layers.iter_mut()).enumerate() {
             let (before, after) = self.inputs.split_at_mut(l + 1);
@@ -154,7 +154,8 @@ impl Tape {
             let probs = sized(&mut tape.probs, shape.probs);
             let ctx = sized(&mut tape.ctx, total * h);
             let drop = (attention_drop, site(l, 0));
-            attention_forward(executor, kernels, config, shape, qkv, probs, ctx, attention, per_thread, drop)?;
+            let at = (&shape.spans[..], &shape.probs_at[..]);
+            attention::forward(executor, kernels, (h, heads), at, qkv, probs, ctx, attention, per_thread, drop)?;
             // x1 = LayerNorm(x + dropout(ctx·Woᵀ + bo)).
             let x1 = sized(&mut tape.x1, total * h);
             dense(executor, kernels, ctx, total, &layer.out, x1, Epilogue::Bias(&layer.out_bias))?;
@@ -260,7 +261,7 @@ impl Tape {
 
         let packed_w = self.packed_w.get_or_insert_with(Packed::empty);
         let packed_x = self.packed_x.get_or_insert_with(Packed::empty);
-        let per_thread = attention_backward_scratch(shape.longest, config.head_dim());
+        let per_thread = attention::backward_scratch(shape.longest, config.head_dim());
         let attention = sized(&mut self.attention, executor.threads() * per_thread);
         for l in (0..config.layers).rev() {
             let (tape, at) = (&self.layers[l], &master.layers[l]);
@@ -311,11 +312,11 @@ impl Tape {
             // Attention: dqkv.
             let dqkv = &mut wide[..total * 3 * h];
             let drop = (attention_drop, site(l, 0));
-            attention_backward(
+            attention::backward(
                 executor,
                 kernels,
-                config,
-                shape,
+                (h, config.heads),
+                (&shape.spans, &shape.probs_at),
                 &tape.qkv,
                 &tape.probs,
                 dctx,
@@ -469,154 +470,4 @@ impl Context<'_> {
         packed_w.columns_from(ex, master.value(w), k, n, k)?;
         dense(ex, kernels, dy, total, packed_w, &mut dx[..total * k], epilogue)
     }
-}
-
-/// Floats of per-thread scratch attention's forward pass needs for texts of up to `longest` tokens.
-fn attention_scratch(longest: usize, dh: usize) -> usize {
-    longest * longest + packed_len(longest, dh) + packed_len(dh, longest)
-}
-
-fn attention_backward_scratch(longest: usize, dh: usize) -> usize {
-    (2 * longest * longest + packed_len(longest, dh).max(packed_len(dh, longest))).max(attention_scratch(longest, dh))
-}
-
-/// Self-attention of every (text, head): `P = softmax(Q·Kᵀ/√d)` kept in `probs`, `ctx = dropout(P)·V`.
-#[allow(clippy::too_many_arguments)]
-fn attention_forward(
-    executor: &Executor,
-    kernels: &Kernels,
-    config: &Config,
-    shape: &Shape,
-    qkv: &[f32],
-    probs: &mut [f32],
-    ctx: &mut [f32],
-    scratch: &mut [f32],
-    per_thread: usize,
-    (drop, at): (Dropout, u64),
-) -> Result<()> {
-    let (h, heads, dh) = (config.hidden, config.heads, config.head_dim());
-    let ld = 3 * h;
-    let scale = 1.0 / (dh as f32).sqrt();
-    let tasks = shape.spans.len() * heads;
-    let next = AtomicUsize::new(0);
-    let (out, space, kept) = (Shared(ctx.as_mut_ptr()), Shared(scratch.as_mut_ptr()), Shared(probs.as_mut_ptr()));
-    executor.for_threads(|thread| {
-        let (out, space, kept) = (out, space, kept);
-        // SAFETY: each thread index owns its `per_thread` floats of scratch.
-        let mine = unsafe { std::slice::from_raw_parts_mut(space.0.add(thread * per_thread), per_thread) };
-        loop {
-            let task = next.fetch_add(1, Ordering::Relaxed);
-            if task >= tasks {
-                break;
-            }
-            let (text, head) = (task / heads, task % heads);
-            let span = shape.spans[text].clone();
-            let len = span.len();
-            let first = shape.probs_at[text] + head * len * len;
-            // SAFETY: this (text, head)'s `len²` probabilities start at `first`, inside `probs`, and are its alone.
-            let p = unsafe { std::slice::from_raw_parts_mut(kept.0.add(first), len * len) };
-            let (dropped, rest) = mine.split_at_mut(len * len);
-            let (keys, rest) = rest.split_at_mut(packed_len(len, dh));
-            let values = &mut rest[..packed_len(dh, len)];
-            let q = &qkv[span.start * ld + head * dh..];
-            gemm::pack_rows(&qkv[span.start * ld + h + head * dh..], ld, len, dh, keys);
-            gemm::pack_columns(&qkv[span.start * ld + 2 * h + head * dh..], ld, len, dh, values);
-            // SAFETY: Q's rows are `len` rows of `dh` at stride `ld` inside `qkv`; `p` is `len × len`; the context
-            // of this head is columns `head·dh..` of the span's rows, which only this task writes.
-            unsafe {
-                gemm::serial(kernels, Lhs::rows(q.as_ptr(), ld), len, keys, len, dh, p.as_mut_ptr(), len, false);
-                for row in p.chunks_exact_mut(len) {
-                    kernels.softmax(row, scale);
-                }
-                let c = out.0.add(span.start * h + head * dh);
-                let used: &[f32] = if drop.active() {
-                    dropped.copy_from_slice(p);
-                    drop.apply(at, first as u64, dropped);
-                    dropped
-                } else {
-                    p
-                };
-                gemm::serial(kernels, Lhs::rows(used.as_ptr(), len), len, values, dh, len, c, h, false);
-            }
-        }
-    })
-}
-
-/// Attention's backward pass per (text, head), from `dctx` into `dqkv` (every element written):
-/// `dV = P'ᵀ·dC`, `dP' = dC·Vᵀ`, `dP = dP' ⊙ mask`, `dS = P ⊙ (dP − rowsum(dP ⊙ P)) / √d`, `dQ = dS·K`, `dK = dSᵀ·Q`.
-#[allow(clippy::too_many_arguments)]
-fn attention_backward(
-    executor: &Executor,
-    kernels: &Kernels,
-    config: &Config,
-    shape: &Shape,
-    qkv: &[f32],
-    probs: &[f32],
-    dctx: &[f32],
-    dqkv: &mut [f32],
-    scratch: &mut [f32],
-    per_thread: usize,
-    (drop, at): (Dropout, u64),
-) -> Result<()> {
-    let (h, heads, dh) = (config.hidden, config.heads, config.head_dim());
-    let ld = 3 * h;
-    let scale = 1.0 / (dh as f32).sqrt();
-    let tasks = shape.spans.len() * heads;
-    let next = AtomicUsize::new(0);
-    let (out, space) = (Shared(dqkv.as_mut_ptr()), Shared(scratch.as_mut_ptr()));
-    executor.for_threads(|thread| {
-        let (out, space) = (out, space);
-        // SAFETY: each thread index owns its `per_thread` floats of scratch.
-        let mine = unsafe { std::slice::from_raw_parts_mut(space.0.add(thread * per_thread), per_thread) };
-        loop {
-            let task = next.fetch_add(1, Ordering::Relaxed);
-            if task >= tasks {
-                break;
-            }
-            let (text, head) = (task / heads, task % heads);
-            let span = shape.spans[text].clone();
-            let len = span.len();
-            let first = shape.probs_at[text] + head * len * len;
-            let p = &probs[first..first + len * len];
-            let (a, rest) = mine.split_at_mut(len * len);
-            let (dp, rest) = rest.split_at_mut(len * len);
-            let packed = &mut rest[..packed_len(len, dh).max(packed_len(dh, len))];
-            let row0 = span.start * ld + head * dh;
-            let (q, k, v) = (&qkv[row0..], &qkv[row0 + h..], &qkv[row0 + 2 * h..]);
-            let dc = &dctx[span.start * h + head * dh..];
-            // SAFETY: every product reads `len` rows at the strides of `qkv` (`ld`) and `dctx` (`h`) from this span,
-            // and writes this head's `dh` columns of the span's rows in `dqkv`, which only this task writes;
-            // `a`, `dp` and `packed` are this thread's scratch, sized for `len` by `attention_backward_scratch`.
-            unsafe {
-                let (dq, dk, dv) = (out.0.add(row0), out.0.add(row0 + h), out.0.add(row0 + 2 * h));
-                // dV = P'ᵀ · dC, P' = P through the dropout, read by columns.
-                let kept = if drop.active() {
-                    a.copy_from_slice(p);
-                    drop.apply(at, first as u64, a);
-                    &a[..]
-                } else {
-                    p
-                };
-                gemm::pack_columns(dc, h, len, dh, packed);
-                gemm::serial(kernels, Lhs::columns(kept.as_ptr(), len), len, packed, dh, len, dv, ld, false);
-                // dP' = dC · Vᵀ, then through the dropout.
-                gemm::pack_rows(v, ld, len, dh, packed);
-                gemm::serial(kernels, Lhs::rows(dc.as_ptr(), h), len, packed, len, dh, dp.as_mut_ptr(), len, false);
-                drop.apply(at, first as u64, dp);
-                // dS, in place of dP.
-                for (drow, prow) in dp.chunks_exact_mut(len).zip(p.chunks_exact(len)) {
-                    let along: f32 = drow.iter().zip(prow).map(|(d, p)| d * p).sum();
-                    for (d, p) in drow.iter_mut().zip(prow) {
-                        *d = p * (*d - along) * scale;
-                    }
-                }
-                // dQ = dS · K.
-                gemm::pack_columns(k, ld, len, dh, packed);
-                gemm::serial(kernels, Lhs::rows(dp.as_ptr(), len), len, packed, dh, len, dq, ld, false);
-                // dK = dSᵀ · Q, dS read by columns.
-                gemm::pack_columns(q, ld, len, dh, packed);
-                gemm::serial(kernels, Lhs::columns(dp.as_ptr(), len), len, packed, dh, len, dk, ld, false);
-            }
-        }
-    })
 }

@@ -1,4 +1,4 @@
-//! The forward passes of CLIP's and SigLIP's towers over a batch, written with the kernels and BERT's attention:
+//! The forward passes of CLIP's and SigLIP's towers over a batch, written with the kernels, attention included:
 //! every sequence's tokens side by side in one `[tokens × hidden]` matrix for the dense layers, attention per
 //! (sequence, head).
 //!
@@ -10,7 +10,7 @@
 use super::params::{Kind, Layer, Pool, Text, TextConfig, TowerConfig, Vision, VisionConfig};
 use crate::error::Result;
 use crate::executor::Executor;
-use crate::families::bert::forward::{attention, attention_floats, Mask};
+use crate::kernels::attention::{attention, attention_floats, Mask};
 use crate::kernels::gemm::{dense, dense_norm_into, Epilogue, Norm, Shared};
 use crate::kernels::Kernels;
 use std::ops::Range;

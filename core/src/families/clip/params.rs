@@ -3,9 +3,9 @@
 //! vectors (biases, norms), embedding tables and SigLIP's probe to f32.
 
 use crate::error::{Error, Result};
-use crate::families::bert::params::read;
 use crate::kernels::activation::Activation;
 use crate::kernels::gemm::Packed;
+use crate::model::dtype::read;
 use crate::model::Weights;
 use crate::types::Precision;
 use serde_json::Value;
@@ -390,7 +390,7 @@ pub fn logits(weights: &dyn Weights) -> Result<(Option<f32>, Option<f32>)> {
             None => Ok(None),
             Some(view) if view.shape.iter().product::<usize>() == 1 => {
                 let mut out = [0.0];
-                crate::families::bert::params::decode(&view, &mut out)?;
+                crate::model::dtype::decode(&view, &mut out)?;
                 Ok(Some(out[0]))
             }
             Some(view) => {

@@ -6,10 +6,10 @@
 //! rows of scores ([`attention_floats`]) and the packed keys and values of the batch's longest text: linear in its length. `super::batch` sizes batches with it.
 
 use super::params::{Params, Table};
+use super::{Config, Pooling};
 use crate::error::{Error, Result};
 use crate::executor::{Executor, Scratch};
 use crate::families::tokenize::Tokens;
-use crate::families::{Config, Pooling};
 use crate::kernels::attention::{attention, attention_floats, Mask};
 use crate::kernels::gemm::{dense, dense_strided, Epilogue, Shared};
 use crate::kernels::Kernels;
@@ -143,7 +143,7 @@ fn modern_layers(
     executor: &Executor,
     kernels: &Kernels,
     config: &Config,
-    modern: &crate::families::config::Modern,
+    modern: &super::Modern,
     params: &Params,
     spans: &[Range<usize>],
     x: &mut [f32],

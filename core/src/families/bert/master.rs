@@ -4,8 +4,8 @@
 //! `[3·hidden × hidden]` matrix the forward pass multiplies by, and their biases one vector.
 
 use super::params::{Layer, Params, Table};
+use super::Config;
 use crate::error::Result;
-use crate::families::Config;
 use crate::kernels::gemm::Packed;
 use crate::model::dtype::{decode, view};
 use crate::model::Weights;

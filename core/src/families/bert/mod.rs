@@ -1,4 +1,4 @@
-//! The BERT family and its relatives (see [`crate::families::Family`]): BERT; DistilBERT and (XLM-)RoBERTa, which
+//! The BERT family and its relatives (its [`Variant`]s): BERT; DistilBERT and (XLM-)RoBERTa, which
 //! differ in names, token types and where positions start; MPNet, which adds a relative position bias to the scores;
 //! and ModernBERT, whose pre-norm layers with rotary positions, a gated GELU and sliding windows run in
 //! `forward::modern_layers` over the same weights, attention and pooling. An [`Encoder`] prepared once from a model's [`Weights`] (its configuration, tokenizer and
@@ -6,13 +6,18 @@
 //! pass reads with the backward pass itself ([`train`]) over fp32 master weights ([`master`]). It knows no verb:
 //! `crate::verbs` batch, pool and train with it.
 
+pub(crate) mod config;
 pub(crate) mod forward;
 pub(crate) mod master;
 pub(crate) mod params;
+pub(crate) mod pipeline;
 pub(crate) mod train;
 
+pub use config::{Config, Modern, Variant};
+pub use pipeline::{Pooling, ScoreActivation};
+
 use super::tokenize::Tokenizers;
-use super::{verb, Config};
+use super::verb;
 use crate::error::{Error, Result};
 use crate::model::layout::Layout;
 use crate::model::Weights;

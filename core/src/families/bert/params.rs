@@ -3,8 +3,8 @@
 //! vectors (biases, norms) to f32. The encoder then owns every value it
 //! reads per call, so nothing it computes with can change under it, and a trainer can publish new values.
 
+use super::{Config, Pooling, Variant};
 use crate::error::{Error, Result};
-use crate::families::{Config, Family, Pooling};
 use crate::kernels::bf16;
 use crate::kernels::gemm::Packed;
 use crate::model::dtype::read;
@@ -92,9 +92,9 @@ impl Head {
             return Ok(None);
         }
         let h = config.hidden;
-        let (dense, out) = match config.family {
-            Family::Roberta => ("classifier.dense".to_string(), "classifier.out_proj"),
-            Family::ModernBert => ("head.dense".to_string(), "classifier"),
+        let (dense, out) = match config.variant {
+            Variant::Roberta => ("classifier.dense".to_string(), "classifier.out_proj"),
+            Variant::ModernBert => ("head.dense".to_string(), "classifier"),
             _ => (format!("{prefix}pooler.dense"), "classifier"),
         };
         let labels = weights.tensor(&format!("{out}.weight")).map_or(0, |t| t.shape.first().copied().unwrap_or(0));
@@ -169,10 +169,10 @@ impl Table {
 
 impl Params {
     pub fn read(weights: &dyn Weights, config: &Config, precision: Precision) -> Result<Params> {
-        if config.family == Family::ModernBert {
+        if config.variant == Variant::ModernBert {
             return Params::read_modern(weights, config, precision);
         }
-        let names = Names::of(config.family);
+        let names = Names::of(config.variant);
         let prefix = if weights.tensor("embeddings.word_embeddings.weight").is_some() { "" } else { names.prefix };
         let h = config.hidden;
         let i = config.intermediate;
@@ -185,9 +185,9 @@ impl Params {
             |name: &str, rows: usize| Ok(Table::new(matrix(format!("embeddings.{name}.weight"), rows, h)?, precision));
         let word = table("word_embeddings", config.vocab)?;
         let position = table("position_embeddings", config.positions + config.position_offset)?;
-        let token_type = match config.family {
-            Family::Bert | Family::Roberta => table("token_type_embeddings", config.type_vocab)?,
-            Family::DistilBert | Family::MpNet | Family::ModernBert => Table::Zero,
+        let token_type = match config.variant {
+            Variant::Bert | Variant::Roberta => table("token_type_embeddings", config.type_vocab)?,
+            Variant::DistilBert | Variant::MpNet | Variant::ModernBert => Table::Zero,
         };
         let relative_bias = match config.relative_buckets {
             Some(buckets) => Some(matrix("encoder.relative_attention_bias.weight".into(), buckets, config.heads)?),
@@ -297,11 +297,11 @@ struct Names {
 }
 
 impl Names {
-    fn of(family: Family) -> Names {
+    fn of(variant: Variant) -> Names {
         // (prefix, layers, query key value, output, its norm, up, down, its norm)
-        let (prefix, layer, qkv, out, ln1, up, down, ln2) = match family {
-            Family::Bert | Family::Roberta => (
-                if family == Family::Bert { "bert." } else { "roberta." },
+        let (prefix, layer, qkv, out, ln1, up, down, ln2) = match variant {
+            Variant::Bert | Variant::Roberta => (
+                if variant == Variant::Bert { "bert." } else { "roberta." },
                 "encoder.layer",
                 ["attention.self.query", "attention.self.key", "attention.self.value"],
                 "attention.output.dense",
@@ -310,7 +310,7 @@ impl Names {
                 "output.dense",
                 "output.LayerNorm",
             ),
-            Family::MpNet => {
+            Variant::MpNet => {
                 let qkv = ["attention.attn.q", "attention.attn.k", "attention.attn.v"];
                 (
                     "mpnet.",
@@ -323,7 +323,7 @@ impl Names {
                     "output.LayerNorm",
                 )
             }
-            Family::DistilBert | Family::ModernBert => {
+            Variant::DistilBert | Variant::ModernBert => {
                 let qkv = ["attention.q_lin", "attention.k_lin", "attention.v_lin"];
                 (
                     "distilbert.",

@@ -6,10 +6,10 @@
 
 use super::master::{LayerAt, Master};
 use super::params::Params;
+use super::{Config, Pooling};
 use crate::error::Result;
 use crate::executor::Executor;
 use crate::families::tokenize::Tokens;
-use crate::families::{Config, Pooling};
 use crate::kernels::attention::train as attention;
 use crate::kernels::gemm::{dense, dense_transposed, Epilogue, Packed, Shared};
 use crate::kernels::ops::{self, Dropout};
@@ -95,7 +95,7 @@ pub struct ReadRows {
 }
 
 /// The model's weights the passes read: the packed ones the forward pass multiplies by, and the master values.
-pub struct Model<'a> {
+pub struct TrainWeights<'a> {
     pub config: &'a Config,
     pub params: &'a Params,
     pub master: &'a Master,
@@ -107,7 +107,7 @@ impl Tape {
         &mut self,
         executor: &Executor,
         kernels: &Kernels,
-        model: &Model<'_>,
+        model: &TrainWeights<'_>,
         tokens: &[Tokens],
         dropout: (Dropout, Dropout),
         pooled: &mut [f32],
@@ -226,7 +226,7 @@ impl Tape {
         &mut self,
         executor: &Executor,
         kernels: &Kernels,
-        model: &Model<'_>,
+        model: &TrainWeights<'_>,
         dropout: (Dropout, Dropout),
         dpooled: &[f32],
         mut grads: &'g mut [f32],

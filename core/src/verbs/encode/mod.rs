@@ -32,9 +32,8 @@ pub(crate) use batch::output;
 use crate::error::{Error, Result};
 use crate::executor::Executor;
 use crate::families::bert::{forward, Encoder};
-use crate::families::config::Activation;
+use crate::families::bert::{Config, ScoreActivation};
 use crate::families::tokenize::Tokens;
-use crate::families::Config;
 use crate::kernels::Kernels;
 use crate::model::Weights;
 use crate::types::{EncodeTextOptions, F32Matrix, Precision, RerankOptions, RerankScore};
@@ -148,8 +147,8 @@ impl Encoder {
             .map(|(index, x)| {
                 let logit = head.logit(x) as f64;
                 let score = match activation {
-                    Activation::Sigmoid => 1.0 / (1.0 + (-logit).exp()),
-                    Activation::Identity => logit,
+                    ScoreActivation::Sigmoid => 1.0 / (1.0 + (-logit).exp()),
+                    ScoreActivation::Identity => logit,
                 };
                 RerankScore { index: index as u32, score }
             })

@@ -199,7 +199,13 @@ impl Trainer {
     /// mean pooling never uses.
     pub fn contrastive(model: &Model, config: TrainerContrastiveConfig) -> Result<Trainer> {
         let mesh = config.mesh.as_ref();
-        let (weights, executor, slot) = model.ram_parts("Trainer.contrastive", "Trainer.contrastive trains")?;
+        let (weights, executor, prepared) = model.ram_parts("Trainer.contrastive", "Trainer.contrastive trains")?;
+        let crate::verbs::model::Prepared::Text(slot) = prepared else {
+            return Err(Error::unsupported(format!(
+                "{} trains BERT encoders (`model_type: \"bert\"`) so far; this model is an image-text model",
+                crate::path::name("Trainer.contrastive"),
+            )));
+        };
         if slot.precision() != crate::types::Precision::F32 {
             return Err(Error::unsupported(format!(
                 "{} trains f32 weights; this model was loaded with precision {}: load it again with precision f32 to \
@@ -209,11 +215,11 @@ impl Trainer {
             )));
         }
         let encoder = slot.get_or_prepare(weights.as_ref())?;
-        if encoder.config().family != crate::families::Family::Bert {
+        if encoder.config().variant != crate::families::bert::Variant::Bert {
             return Err(Error::unsupported(format!(
                 "{} trains BERT encoders (`model_type: \"bert\"`) so far; this model is {:?}",
                 crate::path::name("Trainer.contrastive"),
-                encoder.config().family
+                encoder.config().variant
             )));
         }
         let settings = Settings::check(&config, &encoder)?;
@@ -271,13 +277,13 @@ impl Trainer {
         let h = config.hidden;
         state.pooled.resize(texts.len() * h, 0.0);
         state.dpooled.resize(texts.len() * h, 0.0);
-        let model = bert::Model { config, params: encoder.params(), master: &state.master };
+        let model = bert::TrainWeights { config, params: encoder.params(), master: &state.master };
         state.tape.forward(&executor, &kernels, &model, &tokens, dropout, &mut state.pooled)?;
         let loss = loss::contrastive(&state.pooled, pairs, h, s.scale, &mut state.dpooled);
         // The gradients leave the master for the pass (which reads the master's values), averaged across the mesh
         // layer by layer as the pass finishes each.
         let mut grads = std::mem::take(&mut state.master.grads);
-        let model = bert::Model { config, params: encoder.params(), master: &state.master };
+        let model = bert::TrainWeights { config, params: encoder.params(), master: &state.master };
         let (tape, dpooled) = (&mut state.tape, &state.dpooled);
         let (backward, all_reduce, waited) = across::backward_averaged(state.collective.as_ref(), |done| {
             tape.backward(&executor, &kernels, &model, dropout, dpooled, &mut grads, done)

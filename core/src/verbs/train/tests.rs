@@ -2,9 +2,9 @@
 //! kernel class this CPU runs, with and without dropout; and the optimiser and schedule against their formulas.
 
 use super::*;
-use crate::families::bert::train::{Model, Tape};
+use crate::families::bert::train::{Tape, TrainWeights};
+use crate::families::bert::{Config, Pooling};
 use crate::families::tokenize::Tokens;
-use crate::families::{Config, Pooling};
 use crate::model::TensorView;
 use std::path::Path;
 
@@ -66,7 +66,7 @@ fn batch() -> Vec<Tokens> {
 fn forward_with_loss(
     ex: &Executor,
     kernels: &Kernels,
-    model: &Model<'_>,
+    model: &TrainWeights<'_>,
     drop: (Dropout, Dropout),
 ) -> (Tape, Vec<f32>, f64) {
     let tokens = batch();
@@ -80,7 +80,7 @@ fn forward_with_loss(
 
 fn loss_of(ex: &Executor, kernels: &Kernels, config: &Config, master: &Master, drop: (Dropout, Dropout)) -> f64 {
     let params = master.params("", config);
-    forward_with_loss(ex, kernels, &Model { config, params: &params, master }, drop).2
+    forward_with_loss(ex, kernels, &TrainWeights { config, params: &params, master }, drop).2
 }
 
 #[test]
@@ -98,7 +98,7 @@ fn every_gradient_matches_finite_differences_for_every_kernel_class() {
         let drop = (Dropout { p, seed: 3, step: 1 }, Dropout { p, seed: 3, step: 1 });
         // The analytic gradient.
         let params = master.params("", &config);
-        let model = Model { config: &config, params: &params, master: &master };
+        let model = TrainWeights { config: &config, params: &params, master: &master };
         let (mut tape, dpooled, _) = forward_with_loss(&ex, &kernels, &model, drop);
         let mut grads = vec![f32::NAN; master.values.len()];
         tape.backward(&ex, &kernels, &model, drop, &dpooled, &mut grads, &mut |_| {}).unwrap();
@@ -173,11 +173,11 @@ fn ten_thousand_steps_keep_memory_flat() {
     let drop = (Dropout { p: 0.1, seed: 1, step: 1 }, Dropout { p: 0.1, seed: 1, step: 1 });
     let mut params = master.params("", &config);
     let mut step = |k: u64, master: &mut Master, params: &mut crate::families::bert::params::Params| {
-        let model = Model { config: &config, params, master };
+        let model = TrainWeights { config: &config, params, master };
         tape.forward(&ex, &kernels, &model, &tokens, drop, &mut pooled).unwrap();
         loss::contrastive(&pooled, tokens.len() / 2, config.hidden, 20.0, &mut dpooled);
         let mut grads = std::mem::take(&mut master.grads);
-        let model = Model { config: &config, params, master };
+        let model = TrainWeights { config: &config, params, master };
         tape.backward(&ex, &kernels, &model, drop, &dpooled, &mut grads, &mut |_| {}).unwrap();
         master.grads = grads;
         adamw(&ex, &kernels, master, k, 1e-4, 0.01, 1.0).unwrap();
@@ -237,7 +237,7 @@ fn averaged_backward(group: &mut Mirror) -> (Vec<f32>, Vec<f32>, Master, Result<
     let master = Master::read(&random_weights(&config), &config, "").unwrap();
     let drop = (Dropout { p: 0.0, seed: 3, step: 1 }, Dropout { p: 0.0, seed: 3, step: 1 });
     let params = master.params("", &config);
-    let model = Model { config: &config, params: &params, master: &master };
+    let model = TrainWeights { config: &config, params: &params, master: &master };
     let (mut tape, dpooled, _) = forward_with_loss(&ex, &kernels, &model, drop);
     let mut alone = vec![f32::NAN; master.values.len()];
     tape.backward(&ex, &kernels, &model, drop, &dpooled, &mut alone, &mut |_| {}).unwrap();

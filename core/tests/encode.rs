@@ -16,7 +16,7 @@ use support::cosine::worst_cosine;
 use support::file_weights::{test_model_dir, Converted, FileWeights};
 use uform_core::families::bert::Encoder;
 use uform_core::model::{TensorView, Weights};
-use uform_core::verbs::encode::kernels_for;
+use uform_core::verbs::encode::{embed, kernels_for};
 use uform_core::{EncodeTextOptions, ErrorKind, Executor, ExecutorForRamConfig, F32Matrix};
 
 struct Fixture {
@@ -68,7 +68,7 @@ fn executor(threads: u32, cpu_class: Option<&str>) -> Executor {
 
 fn encode(executor: &Executor, texts: &[String], options: EncodeTextOptions) -> uform_core::Result<F32Matrix> {
     let (_, encoder) = model();
-    encoder.encode(executor, texts, &options)
+    embed(encoder, executor, texts, &options)
 }
 
 fn rows(m: &F32Matrix) -> Vec<&[f32]> {
@@ -228,7 +228,7 @@ fn half_precision_weights_encode_close_to_the_reference() {
     for dtype in ["BF16", "F16"] {
         let converted = Converted::new(weights, dtype);
         let encoder = Encoder::prepare(&converted, uform_core::Precision::F32).unwrap();
-        let got = encoder.encode(&exec, &f.texts, &EncodeTextOptions::default()).unwrap();
+        let got = embed(&encoder, &exec, &f.texts, &EncodeTextOptions::default()).unwrap();
         for (i, (g, w)) in rows(&got).into_iter().zip(&f.embeddings).enumerate() {
             let cosine: f32 = g.iter().zip(w).map(|(a, b)| a * b).sum();
             let floor = if dtype == "F16" { 0.9995 } else { 0.995 };

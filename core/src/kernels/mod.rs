@@ -114,6 +114,7 @@ pub struct Kernels {
     add: unsafe fn(&mut [f32], &[f32]),
     softmax: unsafe fn(&mut [f32], f32),
     scale: unsafe fn(&mut [f32], f32),
+    normalize: unsafe fn(&mut [f32]),
     bias_tile: unsafe fn(*mut f32, usize, usize, &[f32], Option<activation::Activation>),
     adamw: AdamWKernel,
 }
@@ -141,6 +142,7 @@ macro_rules! kernels {
             add: $($rowwise)::+::add,
             softmax: $($rowwise)::+::softmax,
             scale: $($rowwise)::+::scale,
+            normalize: $($rowwise)::+::normalize,
             bias_tile: $($rowwise)::+::bias_tile,
             adamw: $($rowwise)::+::adamw,
         }
@@ -250,6 +252,11 @@ impl Kernels {
     pub fn scale(&self, x: &mut [f32], s: f32) {
         // SAFETY: as above.
         unsafe { (self.scale)(x, s) }
+    }
+    /// `x` scaled to unit length ([`math::normalize`]): the one normalisation of every verb's rows.
+    pub fn normalize(&self, x: &mut [f32]) {
+        // SAFETY: as above.
+        unsafe { (self.normalize)(x) }
     }
     /// `C[i] = activation(C[i] + bias)` (only the bias where `activation` is `None`) for the `rows` rows of
     /// `bias.len()` floats at `c + i·ldc`: a product's tile, in one call rather than one a row.

@@ -1,12 +1,13 @@
 //! The BERT forward pass over a batch: every text's tokens side by side in one `[tokens × hidden]` matrix for the
-//! dense layers (no padding), attention per (text, head), then pooling and normalisation.
+//! dense layers (no padding), attention per (text, head), up to the last layer's token vectors (the verbs pool
+//! them).
 //!
 //! A batch's scratch is [`scratch_lens`]: per token, the hidden state, the wider of the fused QKV and the
 //! intermediate activations, and the attention context; per attention slot (a thread doing attention), a block of
 //! rows of scores ([`attention_floats`]) and the packed keys and values of the batch's longest text: linear in its length. `super::batch` sizes batches with it.
 
-use super::params::{Params, Table};
-use super::{Config, Pooling};
+use super::params::Params;
+use super::Config;
 use crate::error::{Error, Result};
 use crate::executor::{Executor, Scratch};
 use crate::families::tokenize::Tokens;
@@ -23,24 +24,19 @@ pub fn scratch_lens(config: &Config, total: usize, longest: usize, slots: usize)
     [at(total, h), at(total, wide), at(total, h), at(slots, attention_floats(config.head_dim(), longest))]
 }
 
-/// Runs the encoder over `tokens` and writes one pooled (and, when asked, normalised) row per text into `pooled`:
-/// text `i`'s at row `rows[i]`. `slots` threads (at least 1) do attention, each with its own part of the scratch.
-#[allow(clippy::too_many_arguments)]
-pub fn forward(
+/// Runs the encoder over `tokens` (each checked against the vocabulary by the tokenizer that made it) and returns the
+/// last layer's token vectors, `[tokens × hidden]` in `scratch`, and each text's span of rows. `slots` threads (at
+/// least 1) do attention, each with its own part of the scratch.
+pub fn forward<'s>(
     executor: &Executor,
     kernels: &Kernels,
     config: &Config,
     params: &Params,
     tokens: &[Tokens],
-    rows_out: &[usize],
     slots: usize,
-    normalize: bool,
-    pooled: &mut [f32],
-    scratch: &mut Scratch,
-) -> Result<()> {
+    scratch: &'s mut Scratch,
+) -> Result<(&'s [f32], Vec<Range<usize>>)> {
     let h = config.hidden;
-    assert_eq!(tokens.len(), rows_out.len(), "forward: one output row per text");
-    assert!(rows_out.iter().all(|r| (r + 1) * h <= pooled.len()), "forward: an output row past the matrix");
     let mut spans: Vec<Range<usize>> = Vec::with_capacity(tokens.len());
     let mut total = 0;
     for t in tokens {
@@ -48,22 +44,8 @@ pub fn forward(
         total += t.ids.len();
     }
     let longest = tokens.iter().map(|t| t.ids.len()).max().unwrap_or(0);
-    for (i, t) in tokens.iter().enumerate() {
-        if t.ids.is_empty() || t.ids.len() != t.type_ids.len() {
-            return Err(Error::internal(format!("texts[{}] reached the encoder with no tokens", rows_out[i])));
-        }
-        if let Some(id) = t.ids.iter().find(|id| **id as usize >= config.vocab) {
-            return Err(Error::unsupported(format!(
-                "the tokenizer gave `texts[{i}]` token {id}, past the {} word embeddings",
-                config.vocab
-            )));
-        }
-        // A family without token type embeddings (DistilBERT, MPNet, ModernBERT) ignores the types a pair's
-        // template gives, as transformers does.
-        let typed = !matches!(params.token_type, Table::Zero);
-        if let Some(ty) = t.type_ids.iter().find(|ty| typed && **ty as usize >= config.type_vocab) {
-            return Err(Error::unsupported(format!("the tokenizer gave `texts[{i}]` token type {ty}")));
-        }
+    if tokens.iter().any(|t| t.ids.is_empty() || t.ids.len() != t.type_ids.len()) {
+        return Err(Error::internal("a text reached the encoder with no tokens"));
     }
     let slots = slots.clamp(1, executor.threads());
     let per_thread = attention_floats(config.head_dim(), longest);
@@ -107,31 +89,8 @@ pub fn forward(
         modern_layers(executor, kernels, config, modern, params, &spans, x, scratch, per_thread, slots)?;
     }
 
-    let out = Shared(pooled.as_mut_ptr());
-    let x = &*x;
-    executor.for_n(tokens.len(), |text| {
-        #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
-        let out = out;
-        // SAFETY: row `rows_out[text]` is inside `pooled` (asserted above) and this task's alone: the batch names
-        // each output row once.
-        let row = unsafe { std::slice::from_raw_parts_mut(out.0.add(rows_out[text] * h), h) };
-        let span = spans[text].clone();
-        match config.pooling {
-            Pooling::Cls => row.copy_from_slice(&x[span.start * h..span.start * h + h]),
-            Pooling::Mean => {
-                row.fill(0.0);
-                for t in span.clone() {
-                    kernels.add(row, &x[t * h..t * h + h]);
-                }
-                kernels.scale(row, 1.0 / span.len().max(1) as f32);
-            }
-        }
-        if normalize {
-            let norm = row.iter().map(|v| v * v).sum::<f32>().sqrt();
-            // sentence-transformers divides by max(‖v‖, 1e-12).
-            kernels.scale(row, 1.0 / norm.max(1e-12));
-        }
-    })
+    let x: &'s [f32] = x;
+    Ok((&x[..total * h], spans))
 }
 
 /// ModernBERT's layers over `x` (the normalised embeddings): per layer, `x += Wo · attention(rotary(Wqkv ·

@@ -6,7 +6,8 @@
 
 use super::master::{LayerAt, Master};
 use super::params::Params;
-use super::{Config, Pooling};
+use super::Config;
+use crate::collective::{Bucket, ReadRows};
 use crate::error::Result;
 use crate::executor::Executor;
 use crate::families::tokenize::Tokens;
@@ -33,6 +34,8 @@ struct Shape {
     probs_at: Vec<usize>,
     probs: usize,
     longest: usize,
+    /// The width of a token vector.
+    width: usize,
 }
 
 #[derive(Default)]
@@ -76,24 +79,6 @@ fn sized(v: &mut Vec<f32>, len: usize) -> &mut [f32] {
     &mut v[..len]
 }
 
-/// A part of the gradients the backward pass has finished ([`Tape::backward`]), for its caller to average across
-/// processes.
-pub struct Bucket<'g> {
-    /// The gradients: a contiguous range of the master's layout.
-    pub values: &'g mut [f32],
-    /// Set where `values` holds the word embeddings' gradients: only the rows some token read are not zero.
-    pub rows: Option<ReadRows>,
-}
-
-/// The word embeddings inside a [`Bucket`]: their range in its `values`, the width of a row, and a bit per row
-/// (`read[r / 64] >> (r % 64) & 1`), set for each row a token of this batch read. Every other row of the gradients
-/// is zero.
-pub struct ReadRows {
-    pub range: Range<usize>,
-    pub width: usize,
-    pub read: Vec<u64>,
-}
-
 /// The model's weights the passes read: the packed ones the forward pass multiplies by, and the master values.
 pub struct TrainWeights<'a> {
     pub config: &'a Config,
@@ -102,7 +87,8 @@ pub struct TrainWeights<'a> {
 }
 
 impl Tape {
-    /// Runs the encoder over `tokens`, keeping what [`Tape::backward`] needs, and pools each text into `pooled`.
+    /// Runs the encoder over `tokens`, keeping what [`Tape::backward`] needs; its token vectors are then
+    /// [`Tape::output`].
     pub fn forward(
         &mut self,
         executor: &Executor,
@@ -110,12 +96,11 @@ impl Tape {
         model: &TrainWeights<'_>,
         tokens: &[Tokens],
         dropout: (Dropout, Dropout),
-        pooled: &mut [f32],
     ) -> Result<()> {
         let (config, params) = (model.config, model.params);
         let (h, heads, inter) = (config.hidden, config.heads, config.intermediate);
         let (hidden_drop, attention_drop) = dropout;
-        self.shape = Shape::default();
+        self.shape = Shape { width: h, ..Shape::default() };
         let s = &mut self.shape;
         for t in tokens {
             let start = s.ids.len();
@@ -193,27 +178,26 @@ impl Tape {
             )?;
         }
 
-        let out = &self.inputs[config.layers][..total * h];
-        ops::rows_mut(executor, pooled, h, tokens.len(), |text, row| {
-            let span = shape.spans[text].clone();
-            match config.pooling {
-                Pooling::Cls => row.copy_from_slice(&out[span.start * h..span.start * h + h]),
-                Pooling::Mean => {
-                    row.fill(0.0);
-                    for t in span.clone() {
-                        for (a, b) in row.iter_mut().zip(&out[t * h..t * h + h]) {
-                            *a += *b;
-                        }
-                    }
-                    let inv = 1.0 / span.len().max(1) as f32;
-                    row.iter_mut().for_each(|v| *v *= inv);
-                }
-            }
-        })
+        Ok(())
     }
 
-    /// From the gradient of each pooled row, the gradient of every master weight the forward pass used, written
-    /// into `grads` (the master's layout; tensors the pass does not reach are left as they are).
+    /// The last forward pass's token vectors, `[tokens × hidden]`, and each text's span of rows.
+    pub fn output(&self) -> (&[f32], &[Range<usize>]) {
+        let total = self.shape.ids.len();
+        let out = self.inputs.last().map_or(&[][..], |x| &x[..total * self.shape.width]);
+        (out, &self.shape.spans)
+    }
+
+    /// Where [`Tape::backward`] starts: the gradient of each of the last forward pass's token vectors, for its
+    /// caller to write (every element), and each text's span of rows.
+    pub fn output_gradient(&mut self) -> (&mut [f32], &[Range<usize>]) {
+        let len = self.shape.ids.len() * self.shape.width;
+        (sized(&mut self.dx, len), &self.shape.spans)
+    }
+
+    /// From the gradient of the token vectors ([`Tape::output_gradient`]), the gradient of every master weight the
+    /// forward pass used, written into `grads` (the master's layout; tensors the pass does not reach are left as they
+    /// are).
     ///
     /// The pass runs from the last layer down, and each part of `grads` is final once its layer is done: `done`
     /// gets it then — the last layer's range first, the embeddings' (from 0) last, each exactly once, together
@@ -228,7 +212,6 @@ impl Tape {
         kernels: &Kernels,
         model: &TrainWeights<'_>,
         dropout: (Dropout, Dropout),
-        dpooled: &[f32],
         mut grads: &'g mut [f32],
         done: &mut dyn FnMut(Bucket<'g>),
     ) -> Result<()> {
@@ -237,27 +220,7 @@ impl Tape {
         let (hidden_drop, attention_drop) = dropout;
         let shape = &self.shape;
         let total = shape.ids.len();
-        let dx = sized(&mut self.dx, total * h);
-        // Pooling's backward.
-        ops::rows_mut(executor, dx, h, total, |_, row| row.fill(0.0))?;
-        let rows = Shared(dx.as_mut_ptr());
-        executor.for_n(shape.spans.len(), |text| {
-            #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
-            let rows = rows;
-            let span = shape.spans[text].clone();
-            let d = &dpooled[text * h..(text + 1) * h];
-            let (targets, factor) = match config.pooling {
-                Pooling::Cls => (span.start..span.start + 1, 1.0),
-                Pooling::Mean => (span.clone(), 1.0 / span.len().max(1) as f32),
-            };
-            for t in targets {
-                // SAFETY: row `t` is inside `dx` (`total` rows) and belongs to this text's span alone.
-                let row = unsafe { std::slice::from_raw_parts_mut(rows.0.add(t * h), h) };
-                for (o, v) in row.iter_mut().zip(d) {
-                    *o = v * factor;
-                }
-            }
-        })?;
+        let dx = &mut self.dx[..total * h];
 
         let packed_w = self.packed_w.get_or_insert_with(Packed::empty);
         let packed_x = self.packed_x.get_or_insert_with(Packed::empty);

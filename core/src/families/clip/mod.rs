@@ -8,7 +8,7 @@
 pub(crate) mod forward;
 pub(crate) mod params;
 
-use super::tokenize::Tokenizers;
+use super::tokenize::{Tokenizers, Vocab};
 use crate::error::{Error, Result};
 use crate::executor::Executor;
 use crate::kernels::Kernels;
@@ -81,8 +81,9 @@ impl ImageText {
         let text = match Text::read(weights, &config, precision)? {
             None => None,
             Some(text) => {
-                let positions = config.text.as_ref().map_or(0, |t| t.positions);
-                Some((text, Tokenizers::read(&layout.transformer, positions)?))
+                let (positions, words) = config.text.as_ref().map_or((0, 0), |t| (t.positions, t.vocab));
+                let vocab = Vocab { words, types: None };
+                Some((text, Tokenizers::read(&layout.transformer, positions, vocab)?))
             }
         };
         let (logit_scale, logit_bias) = params::logits(weights)?;
@@ -174,17 +175,18 @@ impl ImageText {
         let tokens = tokenizers.encode(executor, texts, &which, config.positions)?;
         let mut ids: Vec<Vec<u32>> = tokens.into_iter().map(|t| t.ids).collect();
         for (i, t) in ids.iter_mut().enumerate() {
-            if self.config.variant == Variant::Siglip {
+            if self.config.variant == Variant::Siglip && t.len() < config.positions {
+                // The tokenizer checked its ids; the padding is the configuration's.
+                if config.pad as usize >= config.vocab {
+                    return Err(Error::unsupported(format!(
+                        "the padding of `texts[{i}]` is token {}, past the {} word embeddings",
+                        config.pad, config.vocab
+                    )));
+                }
                 t.resize(config.positions, config.pad);
             }
             if t.is_empty() {
                 return Err(Error::internal(format!("texts[{i}] reached the text tower with no tokens")));
-            }
-            if let Some(id) = t.iter().find(|id| **id as usize >= config.vocab) {
-                return Err(Error::unsupported(format!(
-                    "the tokenizer gave `texts[{i}]` token {id}, past the {} word embeddings",
-                    config.vocab
-                )));
             }
         }
         Ok(ids)

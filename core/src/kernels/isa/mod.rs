@@ -48,6 +48,10 @@ macro_rules! rowwise {
                 math::scale(x, s)
             }
             $(#[target_feature(enable = $features)])?
+            pub unsafe fn normalize(x: &mut [f32]) {
+                math::normalize(x)
+            }
+            $(#[target_feature(enable = $features)])?
             pub unsafe fn adamw(p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], k: math::AdamW) {
                 math::adamw(p, g, m, v, k)
             }

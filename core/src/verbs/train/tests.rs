@@ -72,7 +72,7 @@ fn forward_with_loss(
     let tokens = batch();
     let mut tape = Tape::default();
     let mut pooled = vec![0.0; tokens.len() * model.config.hidden];
-    tape.forward(ex, kernels, model, &tokens, drop, &mut pooled).unwrap();
+    pass::forward_pooled(&mut tape, (ex, kernels), model, &tokens, drop, &mut pooled).unwrap();
     let mut dpooled = vec![0.0; pooled.len()];
     let loss = loss::contrastive(&pooled, tokens.len() / 2, model.config.hidden, 5.0, &mut dpooled);
     (tape, dpooled, loss)
@@ -101,7 +101,7 @@ fn every_gradient_matches_finite_differences_for_every_kernel_class() {
         let model = TrainWeights { config: &config, params: &params, master: &master };
         let (mut tape, dpooled, _) = forward_with_loss(&ex, &kernels, &model, drop);
         let mut grads = vec![f32::NAN; master.values.len()];
-        tape.backward(&ex, &kernels, &model, drop, &dpooled, &mut grads, &mut |_| {}).unwrap();
+        pass::backward_pooled(&mut tape, (&ex, &kernels), &model, drop, &dpooled, &mut grads, &mut |_| {}).unwrap();
         // Central differences in a few elements of every tensor.
         let tensors = master.tensors.clone();
         let mut checked = 0;
@@ -174,11 +174,11 @@ fn ten_thousand_steps_keep_memory_flat() {
     let mut params = master.params("", &config);
     let mut step = |k: u64, master: &mut Master, params: &mut crate::families::bert::params::Params| {
         let model = TrainWeights { config: &config, params, master };
-        tape.forward(&ex, &kernels, &model, &tokens, drop, &mut pooled).unwrap();
+        pass::forward_pooled(&mut tape, (&ex, &kernels), &model, &tokens, drop, &mut pooled).unwrap();
         loss::contrastive(&pooled, tokens.len() / 2, config.hidden, 20.0, &mut dpooled);
         let mut grads = std::mem::take(&mut master.grads);
         let model = TrainWeights { config: &config, params, master };
-        tape.backward(&ex, &kernels, &model, drop, &dpooled, &mut grads, &mut |_| {}).unwrap();
+        pass::backward_pooled(&mut tape, (&ex, &kernels), &model, drop, &dpooled, &mut grads, &mut |_| {}).unwrap();
         master.grads = grads;
         adamw(&ex, &kernels, master, k, 1e-4, 0.01, 1.0).unwrap();
         *params = master.params("", &config);
@@ -240,12 +240,13 @@ fn averaged_backward(group: &mut Mirror) -> (Vec<f32>, Vec<f32>, Master, Result<
     let model = TrainWeights { config: &config, params: &params, master: &master };
     let (mut tape, dpooled, _) = forward_with_loss(&ex, &kernels, &model, drop);
     let mut alone = vec![f32::NAN; master.values.len()];
-    tape.backward(&ex, &kernels, &model, drop, &dpooled, &mut alone, &mut |_| {}).unwrap();
+    pass::backward_pooled(&mut tape, (&ex, &kernels), &model, drop, &dpooled, &mut alone, &mut |_| {}).unwrap();
     let mut grads = vec![f32::NAN; master.values.len()];
     group.base = grads.as_ptr_range().start as usize..grads.as_ptr_range().end as usize;
     let group = &*group;
-    let (result, all_reduce, waited) =
-        across::backward_averaged(group, |done| tape.backward(&ex, &kernels, &model, drop, &dpooled, &mut grads, done));
+    let (result, all_reduce, waited) = across::backward_averaged(group, |done| {
+        pass::backward_pooled(&mut tape, (&ex, &kernels), &model, drop, &dpooled, &mut grads, done)
+    });
     assert!(all_reduce >= 0.0 && waited >= 0.0);
     (alone, grads, master, result)
 }
@@ -301,7 +302,7 @@ impl crate::collective::Collective for Pair {
 
 #[test]
 fn the_word_embeddings_are_averaged_over_the_rows_either_process_read_and_the_rest_stay_zero() {
-    use crate::families::bert::train::{Bucket, ReadRows};
+    use crate::collective::{Bucket, ReadRows};
     // One float before the table, a table of 70 rows of 2 (rows 64..70 in the bitmap's second word), two after.
     let (width, rows) = (2, 70);
     let mut values = vec![0.0f32; 1 + width * rows + 2];
@@ -337,7 +338,7 @@ fn the_word_embeddings_are_averaged_over_the_rows_either_process_read_and_the_re
 
 #[test]
 fn word_embeddings_of_another_size_on_a_peer_are_a_conflict() {
-    use crate::families::bert::train::{Bucket, ReadRows};
+    use crate::collective::{Bucket, ReadRows};
     let mut values = vec![0.0f32; 8];
     let pair = Pair { theirs: vec![0, 0], peer: 0.0, sums: Default::default() };
     let rows = ReadRows { range: 0..8, width: 2, read: vec![1] };

@@ -21,12 +21,8 @@
 
 #[cfg(target_arch = "x86_64")]
 use super::isa::x86_bf16 as x86;
+pub use super::isa::{to_bf16, BLOCK, KB};
 use super::NR;
-
-/// The `k` step of every kernel: 32 bf16 values, one AMX tile row of A.
-pub const KB: usize = 32;
-/// Rows of one block: two AMX tiles of 16.
-pub const BLOCK: usize = 32;
 
 /// `k` rounded up to [`KB`].
 pub fn padded_k(k: usize) -> usize {
@@ -36,16 +32,6 @@ pub fn padded_k(k: usize) -> usize {
 /// bf16 values a packed `n × k` matrix takes.
 pub fn packed_len(n: usize, k: usize) -> usize {
     n.div_ceil(NR) * NR * padded_k(k)
-}
-
-/// f32 to bf16, rounding to nearest even; NaN stays NaN.
-#[inline]
-pub fn to_bf16(x: f32) -> u16 {
-    let bits = x.to_bits();
-    if x.is_nan() {
-        return ((bits >> 16) | 0x40) as u16;
-    }
-    ((bits + 0x7fff + ((bits >> 16) & 1)) >> 16) as u16
 }
 
 /// bf16 to f32, exactly.

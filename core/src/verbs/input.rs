@@ -12,14 +12,14 @@ pub(crate) fn check_nul<'a>(texts: impl IntoIterator<Item = &'a str>, name: impl
     }
 }
 
-/// The tokens a text keeps: `given` (the argument `name`) checked against the model's `positions`, else the model's
-/// own `default`.
-pub(crate) fn max_tokens(name: &str, given: Option<u32>, default: usize, positions: usize) -> Result<usize> {
+/// The tokens a text keeps: `given` (at the path `argument`) checked against the model's `positions`, else the
+/// model's own `default`.
+pub(crate) fn max_tokens(argument: &str, given: Option<u32>, default: usize, positions: usize) -> Result<usize> {
     match given {
         None => Ok(default),
         Some(m) if m >= 1 && m as usize <= positions => Ok(m as usize),
         Some(m) => Err(Error::invalid_argument(
-            name,
+            argument,
             format!("must be between 1 and {positions} (the model's position embeddings), got {m}"),
         )),
     }
@@ -37,7 +37,8 @@ pub(crate) fn columns(dimensions: Option<u32>, h: usize) -> Result<usize> {
     }
 }
 
-/// How many rows a call's `count` inputs make, refused past `u32` (the matrices' row count), naming `name`.
-pub(crate) fn rows(name: &str, count: usize, what: &str) -> Result<u32> {
-    u32::try_from(count).map_err(|_| Error::invalid_argument(name, format!("holds {count} {what}, over 2^32 - 1")))
+/// How many rows a call's `count` inputs make (its argument `argument`, holding `what`), refused past `u32` (the
+/// matrices' row count).
+pub(crate) fn rows(argument: &str, count: usize, what: &str) -> Result<u32> {
+    u32::try_from(count).map_err(|_| Error::invalid_argument(argument, format!("holds {count} {what}, over 2^32 - 1")))
 }

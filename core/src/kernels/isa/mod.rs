@@ -9,6 +9,21 @@
 
 use super::NR;
 
+/// The `k` step of every bf16 kernel ([`crate::kernels::bf16`]): 32 bf16 values, one AMX tile row of A.
+pub const KB: usize = 32;
+/// Rows of one bf16 block: two AMX tiles of 16.
+pub const BLOCK: usize = 32;
+
+/// f32 to bf16, rounding to nearest even; NaN stays NaN (the rounding every bf16 kernel's activations get).
+#[inline]
+pub fn to_bf16(x: f32) -> u16 {
+    let bits = x.to_bits();
+    if x.is_nan() {
+        return ((bits >> 16) | 0x40) as u16;
+    }
+    ((bits + 0x7fff + ((bits >> 16) & 1)) >> 16) as u16
+}
+
 /// The row-wise steps of [`crate::kernels::math`] compiled with an ISA's features, as a module `$module` of
 /// functions the op table points at (`Kernels::layer_norm` and the others).
 macro_rules! rowwise {

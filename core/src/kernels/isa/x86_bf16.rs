@@ -1,7 +1,7 @@
 //! The bf16 products of x86-64 ([`crate::kernels::bf16`]'s `amx` and `avx512bf16` kernels): AMX tiles and
 //! `vdpbf16ps`, the tile state's grant and configuration, and the rounding of activations to bf16 with AVX512_BF16.
 
-use crate::kernels::bf16::{BLOCK, KB};
+use super::{BLOCK, KB};
 use crate::kernels::NR;
 use std::arch::asm;
 use std::arch::x86_64::*;
@@ -162,6 +162,6 @@ pub unsafe fn round(src: &[f32], out: &mut [u16]) {
         }
     }
     for j in i..src.len() {
-        out[j] = crate::kernels::bf16::to_bf16(src[j]);
+        out[j] = super::to_bf16(src[j]);
     }
 }

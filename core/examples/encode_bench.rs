@@ -11,7 +11,7 @@ mod file_weights;
 
 use std::time::{Duration, Instant};
 use uform_core::families::bert::Encoder;
-use uform_core::verbs::encode::kernels_for;
+use uform_core::verbs::encode::{embed, kernels_for};
 use uform_core::{EncodeTextOptions, Executor, ExecutorForRamConfig, Mood};
 
 fn median(mut xs: Vec<Duration>) -> Duration {
@@ -38,7 +38,7 @@ fn main() {
     let encoder = Encoder::prepare(&weights, precision).unwrap();
     let c = encoder.config().clone();
     let opts = EncodeTextOptions::default();
-    let first = encoder.encode(&executor, &["hello".to_string()], &opts).unwrap();
+    let first = embed(&encoder, &executor, &["hello".to_string()], &opts).unwrap();
     assert_eq!(first.columns as usize, c.hidden);
     println!(
         "encode_bench: {threads} threads, {precision} kernels {} (cpuClass {}), process start to first embedding {:.1} ms",
@@ -71,11 +71,11 @@ fn main() {
         let runs = if tokens >= 128 { 7 } else { 101 };
         let mut times = Vec::with_capacity(runs);
         for _ in 0..3 {
-            encoder.encode(&executor, &texts, &options).unwrap();
+            embed(&encoder, &executor, &texts, &options).unwrap();
         }
         for _ in 0..runs {
             let t = Instant::now();
-            encoder.encode(&executor, &texts, &options).unwrap();
+            embed(&encoder, &executor, &texts, &options).unwrap();
             times.push(t.elapsed());
         }
         let m = median(times).as_secs_f64();

@@ -1,13 +1,25 @@
 //! The UForm runtime. All behaviour lives here, once; every language binding is a mechanical conversion of this
 //! crate's public API, whose shape follows `idl/uform.yaml`.
 //!
-//! - [`capabilities`]: CPU classes and the capability strings.
-//! - [`devices`]: GPU discovery (NVIDIA through cudarc, AMD through the HIP runtime, both loaded at run time).
-//! - [`executor`]: NUMA-placed host thread pools and per-device streams.
-//! - [`mesh`]: the processes of one run meeting through a shared directory.
-//! - [`encode`]: BERT text encoding on an executor's threads, the compute behind `Model.encodeText`.
-//! - [`model`]: safetensors weights placed for an executor, and the verbs that run on them.
-//! - [`train`]: fine-tuning a RAM model's encoder (the `Trainer`).
+//! The layers, each importing only those below it (a lower one never names a higher):
+//!
+//! - [`verbs`]: what a caller asks of a model: the [`Model`] handle, which dispatches each verb on the model's
+//!   architecture, and the verbs themselves ([`verbs::encode`]: `encodeText` and `rerank` on a BERT-family
+//!   encoder; [`verbs::image`]: `encodeImage`, and `encodeText` on CLIP or SigLIP; [`verbs::train`]: the
+//!   [`Trainer`]). A verb checks its input, plans batches within the executor's memory, pools, normalises and
+//!   computes the loss.
+//! - [`families`]: one module per architecture ([`families::bert`], [`families::clip`]), each a forward pass (and
+//!   BERT's training pass) over the kernels, up to its token vectors or its towers' embeddings; which family runs a
+//!   model is decided once, when its folder is described ([`families::Architecture`]).
+//! - [`kernels`]: GEMM, attention and the row-wise steps per CPU class (one file per instruction set).
+//! - [`model`]: safetensors weights placed for an executor, in RAM or VRAM, and their values decoded to f32.
+//! - [`mesh`] and [`collective`]: the processes of one run meeting through a shared directory, and what they
+//!   compute together.
+//! - [`executor`]: NUMA-placed host thread pools and per-device streams; [`capabilities`]: CPU classes and the
+//!   capability strings; [`devices`]: GPU discovery (NVIDIA through cudarc, AMD through the HIP runtime, both
+//!   loaded at run time).
+//! - [`handle`], [`error`], [`path`], [`types`]: lifecycles, the one error model, the argument paths messages
+//!   name, and the IDL's records (generated).
 
 pub mod capabilities;
 pub mod collective;

@@ -1,8 +1,9 @@
 //! Collectives: what the processes of a mesh compute together. A trainer across processes sums its gradients with
-//! [`Collective::all_reduce_sum`] and checks that every process steps alike with [`Collective::all_gather`]; it
-//! never knows which engine runs them. [`Mesh::collective`](crate::mesh::Mesh::collective) makes one: [`Solo`] for a
-//! mesh of one process, [`gloo::Group`] (TCP, ring all-reduce) otherwise. An NCCL engine for VRAM executors can
-//! come later behind the same trait without touching the trainer.
+//! [`Collective::all_reduce_sum`], a [`Bucket`] at a time as its backward pass finishes each, and checks that every
+//! process steps alike with [`Collective::all_gather`]; it never knows which engine runs them.
+//! [`Mesh::collective`](crate::mesh::Mesh::collective) makes one: [`Solo`] for a mesh of one process, else
+//! [`connect`], which chooses the engine: [`gloo::Group`] (TCP, ring all-reduce) so far. An NCCL engine for VRAM
+//! executors is one more module here and one more choice in [`connect`], without touching the mesh or the trainer.
 //!
 //! Every process of a group must call the same collectives in the same order, as with torch.distributed. A
 //! collective that fails (a peer gone, a timeout) leaves the group broken: every later call fails at once with the
@@ -11,6 +12,40 @@
 pub mod gloo;
 
 use crate::error::Result;
+use std::ops::Range;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use gloo::GoneRanks;
+
+/// Where the processes of a new group meet and who this one is among them: what the mesh gives [`connect`].
+pub struct Meeting<'a> {
+    /// The directory the group's processes exchange their addresses through, made for this group alone.
+    pub store: &'a Path,
+    /// The address this process listens on.
+    pub address: &'a str,
+    pub rank: usize,
+    pub size: usize,
+    /// The bound of every wait, the connection's included.
+    pub timeout: Duration,
+    /// Which ranks are known to be gone, for a failure's message.
+    pub gone: GoneRanks,
+}
+
+/// Whether the engine [`connect`] would choose runs in this process; the reason as an unavailable error when not.
+pub fn available() -> Result<()> {
+    gloo::available()
+}
+
+/// Connects this process to the group `meeting` describes with the engine that runs its collectives (gloo's, for
+/// host memory), and returns once every process of the group has connected.
+pub fn connect(meeting: Meeting<'_>) -> Result<Arc<dyn Collective>> {
+    let Meeting { store, address, rank, size, timeout, gone } = meeting;
+    let group = gloo::Group::connect(store, address, rank, size, timeout, gone)?;
+    group.barrier()?;
+    Ok(Arc::new(group))
+}
 
 /// Collective operations across the processes of one group.
 pub trait Collective: Send + Sync + std::fmt::Debug {
@@ -41,4 +76,22 @@ impl Collective for Solo {
     fn all_gather(&self, values: &[u64]) -> Result<Vec<u64>> {
         Ok(values.to_vec())
     }
+}
+
+/// A part of the gradients a backward pass has finished (`families::bert::train::Tape::backward` hands each over
+/// as it finishes it), for the trainer to average across processes with [`Collective::all_reduce_sum`].
+pub struct Bucket<'g> {
+    /// The gradients: a contiguous range of the master's layout.
+    pub values: &'g mut [f32],
+    /// Set where `values` holds the word embeddings' gradients: only the rows some token read are not zero.
+    pub rows: Option<ReadRows>,
+}
+
+/// The word embeddings inside a [`Bucket`]: their range in its `values`, the width of a row, and a bit per row
+/// (`read[r / 64] >> (r % 64) & 1`), set for each row a token of this batch read. Every other row of the gradients
+/// is zero.
+pub struct ReadRows {
+    pub range: Range<usize>,
+    pub width: usize,
+    pub read: Vec<u64>,
 }

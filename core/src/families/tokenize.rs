@@ -21,6 +21,31 @@ pub struct Tokens {
     pub type_ids: Vec<u32>,
 }
 
+/// The ids a model embeds: rows of its word embeddings, and of its token type embeddings where it has them (a
+/// family without them ignores the types a pair's template gives, as transformers does). Every text's tokens are
+/// checked against them where they are made, so no id past a table reaches a forward pass.
+#[derive(Clone, Copy, Debug)]
+pub struct Vocab {
+    pub words: usize,
+    pub types: Option<usize>,
+}
+
+impl Vocab {
+    /// Refuses `tokens` with an id past the tables, naming the input as `name`.
+    fn check(&self, tokens: &Tokens, name: &str) -> Result<()> {
+        if let Some(id) = tokens.ids.iter().find(|id| **id as usize >= self.words) {
+            return Err(Error::unsupported(format!(
+                "the tokenizer gave `{name}` token {id}, past the {} word embeddings",
+                self.words
+            )));
+        }
+        if let Some(ty) = self.types.and_then(|types| tokens.type_ids.iter().find(|ty| **ty as usize >= types)) {
+            return Err(Error::unsupported(format!("the tokenizer gave `{name}` token type {ty}")));
+        }
+        Ok(())
+    }
+}
+
 /// Bytes of a text first tokenised per kept token.
 pub const WINDOW_PER_TOKEN: usize = 16;
 /// Bytes of a text tokenised at most per kept token.
@@ -36,6 +61,7 @@ pub struct Tokenizers {
     default_max: usize,
     /// Special tokens the post-processor adds to one text (`[CLS]` and `[SEP]`: 2).
     added: usize,
+    vocab: Vocab,
     other: Mutex<Option<(usize, Arc<Tokenizer>)>>,
 }
 
@@ -56,7 +82,9 @@ fn configured(base: &Tokenizer, max_tokens: usize, added: usize) -> Result<Token
 }
 
 impl Tokenizers {
-    pub fn read(dir: &Path, default_max: usize) -> Result<Tokenizers> {
+    /// The tokenizer of `dir`'s `tokenizer.json`, keeping `default_max` tokens a text unless asked for another
+    /// maximum, and giving ids within `vocab`.
+    pub fn read(dir: &Path, default_max: usize, vocab: Vocab) -> Result<Tokenizers> {
         let path = dir.join("tokenizer.json");
         let Some(bytes) = crate::model::layout::read_side(&path, crate::model::layout::MAX_TOKENIZER_BYTES)? else {
             return Err(Error::unsupported(format!(
@@ -73,7 +101,7 @@ impl Tokenizers {
         raw.with_padding(None);
         raw.with_truncation(None)
             .map_err(|e| Error::internal(format!("turning the tokenizer's truncation off failed: {e}")))?;
-        Ok(Tokenizers { raw: Arc::new(raw), default, default_max, added, other: Mutex::new(None) })
+        Ok(Tokenizers { raw: Arc::new(raw), default, default_max, added, vocab, other: Mutex::new(None) })
     }
 
     fn for_max(&self, max_tokens: usize) -> Result<Arc<Tokenizer>> {
@@ -99,8 +127,20 @@ impl Tokenizers {
         which: &[usize],
         max_tokens: usize,
     ) -> Result<Vec<Tokens>> {
+        self.encode_named(executor, texts, which, max_tokens, &|i| format!("texts[{i}]"))
+    }
+
+    /// [`Tokenizers::encode`], whose messages name `texts[i]` as `name(i)` does.
+    pub fn encode_named(
+        &self,
+        executor: &Executor,
+        texts: &[String],
+        which: &[usize],
+        max_tokens: usize,
+        name: &(dyn Fn(usize) -> String + Sync),
+    ) -> Result<Vec<Tokens>> {
         let tokenizer = self.for_max(max_tokens)?;
-        each(executor, which, max_tokens, "texts[{i}]", |i| self.one(&tokenizer, &texts[i], max_tokens))
+        self.each(executor, which, max_tokens, name, |i| self.one(&tokenizer, &texts[i], max_tokens))
     }
 
     /// Tokenises the pair (`query`, `documents[i]`) for every `i` of `which` on the executor's threads, in `which`'s
@@ -115,9 +155,8 @@ impl Tokenizers {
         max_tokens: usize,
     ) -> Result<Vec<Tokens>> {
         let tokenizer = self.for_max(max_tokens)?;
-        each(executor, which, max_tokens, "documents[{i}]` with `query", |i| {
-            tokenizer.encode_fast((query, documents[i].as_str()), true)
-        })
+        let name = |i: usize| format!("documents[{i}]` with `query");
+        self.each(executor, which, max_tokens, &name, |i| tokenizer.encode_fast((query, documents[i].as_str()), true))
     }
 
     /// `text`'s encoding by `tokenizer` (truncated, special tokens added), from a prefix of it (module docs).
@@ -135,32 +174,35 @@ impl Tokenizers {
             window = window.saturating_mul(4).min(cap);
         }
     }
-}
 
-/// `encode(i)` for every `i` of `which` on the executor's threads, in `which`'s order, cut to `max_tokens`; a
-/// failure names the input as `what` does, its `{i}` replaced.
-fn each(
-    executor: &Executor,
-    which: &[usize],
-    max_tokens: usize,
-    what: &str,
-    encode: impl Fn(usize) -> tokenizers::Result<tokenizers::Encoding> + Sync,
-) -> Result<Vec<Tokens>> {
-    let slots: Vec<OnceLock<Result<Tokens>>> = which.iter().map(|_| OnceLock::new()).collect();
-    executor.for_n_dynamic(which.len(), |j| {
-        let i = which[j];
-        let result = encode(i)
-            .map(|encoding| {
-                let keep = encoding.len().min(max_tokens);
-                Tokens { ids: encoding.get_ids()[..keep].to_vec(), type_ids: encoding.get_type_ids()[..keep].to_vec() }
-            })
-            .map_err(|e| Error::internal(format!("tokenising `{}` failed: {e}", what.replace("{i}", &i.to_string()))));
-        let _ = slots[j].set(result);
-    })?;
-    slots
-        .into_iter()
-        .map(|slot| slot.into_inner().unwrap_or_else(|| Err(Error::internal("an input was not tokenised"))))
-        .collect()
+    /// `encode(i)` for every `i` of `which` on the executor's threads, in `which`'s order, cut to `max_tokens` and
+    /// checked against the vocabulary; a failure names the input as `name(i)`.
+    fn each(
+        &self,
+        executor: &Executor,
+        which: &[usize],
+        max_tokens: usize,
+        name: &(dyn Fn(usize) -> String + Sync),
+        encode: impl Fn(usize) -> tokenizers::Result<tokenizers::Encoding> + Sync,
+    ) -> Result<Vec<Tokens>> {
+        let slots: Vec<OnceLock<Result<Tokens>>> = which.iter().map(|_| OnceLock::new()).collect();
+        executor.for_n_dynamic(which.len(), |j| {
+            let i = which[j];
+            let result = encode(i)
+                .map(|encoding| {
+                    let keep = encoding.len().min(max_tokens);
+                    let (ids, types) = (&encoding.get_ids()[..keep], &encoding.get_type_ids()[..keep]);
+                    Tokens { ids: ids.to_vec(), type_ids: types.to_vec() }
+                })
+                .map_err(|e| Error::internal(format!("tokenising `{}` failed: {e}", name(i))))
+                .and_then(|tokens| self.vocab.check(&tokens, &name(i)).map(|()| tokens));
+            let _ = slots[j].set(result);
+        })?;
+        slots
+            .into_iter()
+            .map(|slot| slot.into_inner().unwrap_or_else(|| Err(Error::internal("an input was not tokenised"))))
+            .collect()
+    }
 }
 
 /// The first at most `bytes` bytes of `text`, ending before its last whitespace in that span (or, without one in

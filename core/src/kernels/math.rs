@@ -97,6 +97,16 @@ pub fn scale(x: &mut [f32], s: f32) {
     }
 }
 
+/// `x / max(‖x‖, 1e-12)`, as torch's `F.normalize` and sentence-transformers' `Normalize` compute it: unit length,
+/// a zero vector staying zero. The squares are summed in order, one at a time.
+#[inline(always)]
+pub fn normalize(x: &mut [f32]) {
+    let norm = x.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
+    for a in x.iter_mut() {
+        *a /= norm;
+    }
+}
+
 const MAGIC: f32 = 12_582_912.0; // 1.5 · 2²³: adding it rounds to an integer held in the low mantissa bits
 
 /// eˣ for x in [−87, 88] (Cephes' polynomial, relative error about 2e-7; below −87 it returns 0's neighbourhood,
@@ -301,6 +311,29 @@ mod tests {
             let x = *x as f64;
             let want = 0.5 * x * (1.0 + erf(x / 2f64.sqrt()));
             assert!((*g as f64 - want).abs() < 1e-6, "gelu({x}) = {g}, want {want}");
+        }
+    }
+
+    /// Every class's normalisation gives torch's `x / max(‖x‖, 1e-12)` bit for bit (the norm summed in order), and
+    /// a zero row stays zero.
+    #[test]
+    fn normalize_divides_by_the_norm_on_every_class() {
+        let x: Vec<f32> = (0..37).map(|i| ((i * 7919) % 101) as f32 / 10.0 - 5.0).collect();
+        let mut norm = 0.0f32;
+        for v in &x {
+            norm += v * v;
+        }
+        let want: Vec<f32> = x.iter().map(|v| v / norm.sqrt()).collect();
+        let mut classes = vec![Some("portable")];
+        classes.extend(crate::capabilities::runnable_cpu_classes().into_iter().map(Some));
+        for class in classes {
+            let kernels = crate::kernels::Kernels::for_class(class).unwrap();
+            let mut y = x.clone();
+            kernels.normalize(&mut y);
+            assert_eq!(y, want, "{class:?}");
+            let mut zero = [0.0f32; 5];
+            kernels.normalize(&mut zero);
+            assert_eq!(zero, [0.0; 5], "{class:?}");
         }
     }
 

@@ -126,7 +126,7 @@ mod users;
 
 pub use options::mesh_options_from_lookup;
 
-use crate::collective::{gloo, Collective, Solo};
+use crate::collective::{Collective, Solo};
 use crate::error::Result;
 use crate::executor::Executor;
 use crate::handle::{Lease, Lifecycle};
@@ -233,7 +233,7 @@ impl Mesh {
             return Err(crate::error::Error::freed("Mesh", "collective"));
         };
         let Some(joined) = &membership.joined else { return Ok(Arc::new(Solo)) };
-        gloo::available()?;
+        crate::collective::available()?;
         let n = self.inner.groups.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let name = format!("collective-{}-{n}", joined.roster_hash);
         let folder = joined.dir.open()?.filter(|f| f.id == joined.id).ok_or_else(|| {
@@ -247,17 +247,18 @@ impl Mesh {
         let local = joined.roster.iter().all(|r| r.machine == me.machine);
         let address = if local { "127.0.0.1".to_string() } else { joined.me.host.clone() };
         let (roster, machine) = (joined.roster.clone(), me.machine);
-        let gone: gloo::GoneRanks =
+        let gone: crate::collective::GoneRanks =
             Arc::new(move || roster.iter().filter(|r| r.gone_from(&machine)).map(|r| r.index as usize).collect());
         let path = std::path::PathBuf::from(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&store)));
         let (rank, size) = (self.inner.description.host_domain_index, self.inner.description.host_domain_count);
-        let connected = gloo::Group::connect(&path, &address, rank as usize, size as usize, membership.timeout, gone)
-            .and_then(|group| group.barrier().map(|()| group));
+        let (rank, size, timeout) = (rank as usize, size as usize, membership.timeout);
+        let meeting = crate::collective::Meeting { store: &path, address: &address, rank, size, timeout, gone };
+        let connected = crate::collective::connect(meeting);
         // Once every process passed the barrier every store file is gone; after a failure only this process's are.
         if connected.is_err() || rank == 0 {
             joined.dir.remove_store(&folder, &name);
         }
-        Ok(Arc::new(connected?))
+        connected
     }
 
     /// Leaves the mesh and returns the executor's borrow. A second call does nothing; freeing while a trainer

@@ -38,6 +38,7 @@
 //! shard; the host copy is freed once the copies finish. Without a GPU driver the call is unavailable; a RAM
 //! executor or an ordinal the executor does not drive is an invalid argument.
 
+pub mod dtype;
 pub(crate) mod file;
 pub mod header;
 pub mod layout;

@@ -10,10 +10,12 @@
 //!   plus the pixels); a call of any size holds one batch of pixels and its result. Texts run in batches too.
 //! - Rows are normalised unless `options.normalize` is false: image-text models are compared by cosine.
 
+use super::input::{check_nul, columns};
 use crate::error::{Error, Result};
 use crate::executor::Executor;
 use crate::families::clip::ImageText;
 use crate::families::pixels::Preprocess;
+use crate::kernels::Kernels;
 use crate::model::Weights;
 use crate::types::{EncodeImageOptions, EncodeTextOptions, F32Matrix, Precision};
 use std::sync::Mutex;
@@ -50,11 +52,10 @@ impl super::slot::Prepare for Prepared {
 }
 
 /// Scales each row of `columns` to unit length (a zero row stays zero).
-fn normalize_rows(data: &mut [f32], columns: usize) {
-    for row in data.chunks_exact_mut(columns) {
-        let norm = row.iter().map(|v| v * v).sum::<f32>().sqrt();
-        row.iter_mut().for_each(|v| *v /= norm.max(1e-12));
-    }
+fn normalize_rows(executor: &Executor, data: &mut [f32], columns: usize) -> Result<()> {
+    let kernels = Kernels::for_class(executor.cpu_class())?;
+    data.chunks_exact_mut(columns).for_each(|row| kernels.normalize(row));
+    Ok(())
 }
 
 /// `Model.encodeImage`: one row per image, in input order.
@@ -75,8 +76,7 @@ pub fn encode_image(
     };
     let towers = &prepared.towers;
     let columns = towers.dimensions();
-    let rows = u32::try_from(images.len())
-        .map_err(|_| Error::invalid_argument("images", format!("holds {} images, over 2^32 - 1", images.len())))?;
+    let rows = super::input::rows("images", images.len(), "images")?;
     let mut data = super::encode::output(images.len(), columns)?;
     let (height, width) = preprocess.side();
     let per_image = 3 * height * width;
@@ -111,7 +111,7 @@ pub fn encode_image(
         towers.encode_pixels(executor, &pixels[..chunk.len() * per_image], chunk.len(), out)?;
     }
     if options.normalize.unwrap_or(EncodeImageOptions::DEFAULT_NORMALIZE) {
-        normalize_rows(&mut data, columns);
+        normalize_rows(executor, &mut data, columns)?;
     }
     Ok(F32Matrix { data, rows, columns: columns as u32 })
 }
@@ -149,19 +149,19 @@ pub fn encode_text(
             )));
         }
     }
-    super::encode::check_nul(texts, "texts")?;
+    check_nul(texts.iter().map(String::as_str), |i| format!("texts[{i}]"))?;
     let h = towers.dimensions();
-    let columns = super::encode::columns(options.dimensions, h)?;
-    let rows = u32::try_from(texts.len())
-        .map_err(|_| Error::invalid_argument("texts", format!("holds {} texts, over 2^32 - 1", texts.len())))?;
+    let columns = columns(options.dimensions, h)?;
+    let rows = super::input::rows("texts", texts.len(), "texts")?;
     let mut data = super::encode::output(texts.len(), h)?;
     for (b, chunk) in texts.chunks(TEXT_BATCH).enumerate() {
         let out = &mut data[b * TEXT_BATCH * h..(b * TEXT_BATCH + chunk.len()) * h];
         towers.encode_texts(executor, chunk, out)?;
     }
-    let mut data = if columns < h { super::encode::truncate(&data, h, columns, false)? } else { data };
+    let kernels = Kernels::for_class(executor.cpu_class())?;
+    let mut data = if columns < h { super::encode::truncate(&kernels, &data, h, columns, false)? } else { data };
     if options.normalize.unwrap_or(true) {
-        normalize_rows(&mut data, columns);
+        normalize_rows(executor, &mut data, columns)?;
     }
     Ok(F32Matrix { data, rows, columns: columns as u32 })
 }

@@ -5,6 +5,7 @@ use crate::model::{ram, source, vram, RamWeights, Weights};
 
 use crate::error::{Error, Result};
 use crate::executor::{placement, Executor};
+use crate::families::Architecture;
 use crate::handle::{Lease, Lifecycle};
 use crate::types::*;
 use std::sync::{Arc, Mutex};
@@ -39,10 +40,8 @@ impl std::fmt::Debug for Inner {
 struct Loaded {
     weights: Placed,
     executor: Executor,
-    /// The BERT encoder the first `encode_text` prepares from the weights (see [`crate::verbs::encode`]).
-    encoder: Arc<crate::verbs::encode::EncoderSlot>,
-    /// The CLIP or SigLIP towers the first `encode_image` or `encode_text` prepares (see [`crate::verbs::image`]).
-    image_text: Arc<crate::verbs::image::ImageTextSlot>,
+    /// What the first verb prepares from a RAM model's weights, for its architecture; `None` for a VRAM model.
+    prepared: Option<Prepared>,
     _lease: Lease,
 }
 
@@ -76,6 +75,30 @@ impl Drop for ModelLoan {
     fn drop(&mut self) {
         self.model.inner.trainers.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
         self.model.inner.lifecycle.release();
+    }
+}
+
+/// What a model's verbs prepare once from its weights, chosen by the architecture its folder describes when it is
+/// loaded: the BERT family's encoder (also for a folder no family runs, whose first verb then says why), or the
+/// CLIP or SigLIP towers.
+#[derive(Clone)]
+pub(crate) enum Prepared {
+    /// Prepared by the first `encode_text` or `rerank` (see [`crate::verbs::encode`]); a trainer publishes to it.
+    Text(Arc<crate::verbs::encode::EncoderSlot>),
+    /// Prepared by the first `encode_image` or `encode_text` (see [`crate::verbs::image`]).
+    ImageText(Arc<crate::verbs::image::ImageTextSlot>),
+}
+
+impl Prepared {
+    fn for_architecture(architecture: Option<Architecture>, precision: Precision) -> Prepared {
+        match architecture {
+            Some(Architecture::ImageText(_)) => {
+                Prepared::ImageText(Arc::new(crate::verbs::image::ImageTextSlot::new(precision)))
+            }
+            Some(Architecture::Text(_)) | None => {
+                Prepared::Text(Arc::new(crate::verbs::encode::EncoderSlot::new(precision)))
+            }
+        }
     }
 }
 
@@ -154,26 +177,20 @@ fn describe_source(path: &str, source: &source::Source, residency: Residency) ->
     }
 }
 
-/// Fills what the folder beside the weights says of the model the encoder would run; a folder it would refuse (or
-/// none) leaves those fields empty, as loading weights never depends on them.
-fn describe_folder(description: &mut ModelDescription, source: &source::Source) {
-    if let Some(image_text) = crate::families::clip::describe(&source.directory) {
-        description.family = Some(image_text.family.to_string());
-        description.max_tokens = u32::try_from(image_text.max_tokens).unwrap_or(u32::MAX);
-        description.dimensions = u32::try_from(image_text.dimensions).unwrap_or(u32::MAX);
-        let towers = [(image_text.has_text, "text"), (image_text.has_vision, "image")];
-        description.towers = towers.iter().filter(|(has, _)| *has).map(|(_, t)| t.to_string()).collect();
-        return;
-    }
-    let config = crate::model::layout::Layout::around(&source.directory)
-        .and_then(|layout| crate::families::Config::read(&layout));
-    let Ok(config) = config else { return };
-    description.family = description.architecture.clone();
-    description.max_tokens = u32::try_from(config.max_tokens).unwrap_or(u32::MAX);
-    description.dimensions = u32::try_from(config.hidden).unwrap_or(u32::MAX);
-    description.prompts = config.prompts.iter().map(|(name, _)| name.clone()).collect();
-    description.cross_encoder = config.classifier.is_some();
-    description.towers = vec!["text".into()];
+/// Fills what the folder beside the weights says of the model a family would run, and returns its architecture; a
+/// folder no family runs (or none) leaves those fields empty, as loading weights never depends on them.
+fn describe_folder(description: &mut ModelDescription, source: &source::Source) -> Option<Architecture> {
+    let described = crate::families::describe(&source.directory)?;
+    description.family = match described.architecture {
+        Architecture::ImageText(variant) => Some(variant.name().to_string()),
+        Architecture::Text(_) => description.architecture.clone(),
+    };
+    description.max_tokens = u32::try_from(described.max_tokens).unwrap_or(u32::MAX);
+    description.dimensions = u32::try_from(described.dimensions).unwrap_or(u32::MAX);
+    description.prompts = described.prompts;
+    description.cross_encoder = described.cross_encoder;
+    description.towers = described.towers.iter().map(|t| t.to_string()).collect();
+    Some(described.architecture)
 }
 
 impl Model {
@@ -214,7 +231,7 @@ impl Model {
         };
         let source = source::open(path, &mut place)?;
         let mut description = describe_source(path, &source, Residency::Ram);
-        describe_folder(&mut description, &source);
+        let architecture = describe_folder(&mut description, &source);
         description.precision = precision;
         description.weight_bytes = weight_bytes(&description.tensors, precision);
         let weights = RamWeights::new(source)?;
@@ -228,8 +245,7 @@ impl Model {
         let loaded = Loaded {
             weights: Placed::Ram(Arc::new(weights)),
             executor: config.executor,
-            encoder: Arc::new(crate::verbs::encode::EncoderSlot::new(precision)),
-            image_text: Arc::new(crate::verbs::image::ImageTextSlot::new(precision)),
+            prepared: Some(Prepared::for_architecture(architecture, precision)),
             _lease: lease,
         };
         Ok(Model::new(description, fallback, loaded))
@@ -249,13 +265,8 @@ impl Model {
         let weights = vram::VramWeights::upload(&source, &config.executor, &positions, &ordinals)?;
         drop(source); // frees the host copy
         description.devices = positions.iter().map(|&p| ordinals[p]).collect();
-        let loaded = Loaded {
-            weights: Placed::Vram(weights),
-            executor: config.executor,
-            encoder: Arc::new(crate::verbs::encode::EncoderSlot::new(Precision::F32)),
-            image_text: Arc::new(crate::verbs::image::ImageTextSlot::new(Precision::F32)),
-            _lease: lease,
-        };
+        let loaded =
+            Loaded { weights: Placed::Vram(weights), executor: config.executor, prepared: None, _lease: lease };
         Ok(Model::new(description, None, loaded))
     }
 
@@ -308,38 +319,29 @@ impl Model {
     /// While it runs it is a [`ModelCall`]: a `free` meanwhile is in use, a `drain` of the executor waits for it.
     pub fn encode_text(&self, texts: &[String], options: EncodeTextOptions) -> Result<F32Matrix> {
         let _call = self.begin_call("encode_text")?;
-        let (weights, executor, encoder) = self.ram_parts("encode_text", "Model.encode_text runs")?;
-        if self.is_image_text() {
-            let slot = self.image_text_slot("encode_text")?;
-            return crate::verbs::image::encode_text(&slot, weights.as_ref(), &executor, texts, &options);
+        let (weights, executor, prepared) = self.ram_parts("encode_text", "Model.encode_text runs")?;
+        match prepared {
+            Prepared::ImageText(slot) => {
+                crate::verbs::image::encode_text(&slot, weights.as_ref(), &executor, texts, &options)
+            }
+            Prepared::Text(slot) => {
+                crate::verbs::encode::encode_text(&slot, weights.as_ref(), &executor, texts, &options)
+            }
         }
-        crate::verbs::encode::encode_text(&encoder, weights.as_ref(), &executor, texts, &options)
     }
 
     /// Embeds `images` (each an encoded file's bytes), one row per image in input order, with the image tower on the
     /// executor's threads; a [`ModelCall`] while it runs, as [`Model::encode_text`].
     pub fn encode_image(&self, images: &[&[u8]], options: EncodeImageOptions) -> Result<F32Matrix> {
         let _call = self.begin_call("encode_image")?;
-        let (weights, executor, _) = self.ram_parts("encode_image", "Model.encode_image runs")?;
-        if !self.is_image_text() {
+        let (weights, executor, prepared) = self.ram_parts("encode_image", "Model.encode_image runs")?;
+        let Prepared::ImageText(slot) = prepared else {
             return Err(Error::unsupported(format!(
                 "{} needs a model with an image tower (CLIP, SigLIP); this model has none",
                 crate::path::name("Model.encode_image")
             )));
-        }
-        let slot = self.image_text_slot("encode_image")?;
+        };
         crate::verbs::image::encode_image(&slot, weights.as_ref(), &executor, images, &options)
-    }
-
-    /// Whether the folder beside the weights holds an image-text model (CLIP, SigLIP): its verbs run
-    /// [`crate::verbs::image`].
-    fn is_image_text(&self) -> bool {
-        matches!(self.inner.description.family.as_deref(), Some("clip" | "siglip"))
-    }
-
-    fn image_text_slot(&self, method: &str) -> Result<Arc<crate::verbs::image::ImageTextSlot>> {
-        let loaded = self.inner.loaded.lock().unwrap_or_else(|p| p.into_inner());
-        loaded.as_ref().map(|l| l.image_text.clone()).ok_or_else(|| Error::freed("Model", method))
     }
 
     /// Scores `documents` against `query` with a cross-encoder, on the executor's threads; a [`ModelCall`] while
@@ -351,27 +353,23 @@ impl Model {
         options: RerankOptions,
     ) -> Result<Vec<RerankScore>> {
         let _call = self.begin_call("rerank")?;
-        let (weights, executor, encoder) = self.ram_parts("rerank", "Model.rerank runs")?;
-        if self.is_image_text() {
+        let (weights, executor, prepared) = self.ram_parts("rerank", "Model.rerank runs")?;
+        let Prepared::Text(slot) = prepared else {
             return Err(Error::unsupported(format!(
                 "{} needs a cross-encoder (a *ForSequenceClassification checkpoint); this is an image-text model",
                 crate::path::name("Model.rerank")
             )));
-        }
-        crate::verbs::encode::rerank(&encoder, weights.as_ref(), &executor, query.as_ref(), documents, &options)
+        };
+        crate::verbs::encode::rerank(&slot, weights.as_ref(), &executor, query.as_ref(), documents, &options)
     }
 
-    /// A RAM model's weights, executor and encoder slot, for a verb `method` (`what` says who needs RAM, like
-    /// `Model.encode_text runs`); a VRAM model is unsupported.
-    pub(crate) fn ram_parts(
-        &self,
-        method: &str,
-        what: &str,
-    ) -> Result<(Arc<RamWeights>, Executor, Arc<crate::verbs::encode::EncoderSlot>)> {
+    /// A RAM model's weights, executor and what its verbs prepare, for a verb `method` (`what` says who needs RAM,
+    /// like `Model.encode_text runs`); a VRAM model is unsupported.
+    pub(crate) fn ram_parts(&self, method: &str, what: &str) -> Result<(Arc<RamWeights>, Executor, Prepared)> {
         let loaded = self.inner.loaded.lock().unwrap_or_else(|p| p.into_inner());
         match loaded.as_ref() {
-            Some(Loaded { weights: Placed::Ram(w), executor, encoder, .. }) => {
-                Ok((w.clone(), executor.clone(), encoder.clone()))
+            Some(Loaded { weights: Placed::Ram(w), executor, prepared: Some(prepared), .. }) => {
+                Ok((w.clone(), executor.clone(), prepared.clone()))
             }
             Some(_) => {
                 let (who, rest) = what.split_once(' ').unwrap_or((what, ""));

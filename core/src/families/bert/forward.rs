@@ -1,31 +1,20 @@
 //! The BERT forward pass over a batch: every text's tokens side by side in one `[tokens × hidden]` matrix for the
-//! dense layers (no padding), attention per (text, head), then pooling and normalisation.
+//! dense layers (no padding), attention per (text, head), up to the last layer's token vectors (the verbs pool
+//! them).
 //!
 //! A batch's scratch is [`scratch_lens`]: per token, the hidden state, the wider of the fused QKV and the
 //! intermediate activations, and the attention context; per attention slot (a thread doing attention), a block of
-//! [`QUERY_BLOCK`] rows of scores and the packed keys and values of the batch's longest text: linear in its length. `super::batch` sizes batches with it.
+//! rows of scores ([`attention_floats`]) and the packed keys and values of the batch's longest text: linear in its length. `super::batch` sizes batches with it.
 
-use super::params::{Params, Table};
+use super::params::Params;
+use super::Config;
 use crate::error::{Error, Result};
 use crate::executor::{Executor, Scratch};
 use crate::families::tokenize::Tokens;
-use crate::families::{Config, Pooling};
-use crate::kernels::gemm::{self, dense, dense_strided, packed_len, Epilogue, Shared};
-use crate::kernels::{Kernels, Lhs};
+use crate::kernels::attention::{attention, attention_floats, Mask};
+use crate::kernels::gemm::{dense, dense_strided, Epilogue, Shared};
+use crate::kernels::Kernels;
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// Query rows whose scores a thread holds at once: a text of `len` tokens takes `QUERY_BLOCK × len` floats of
-/// scores, not `len × len`, so that an 8,192-token ModernBERT text needs 1 MiB of scores a thread, not 256 MiB. Each
-/// block's rows are softmaxed and multiplied by the values on their own (a row's softmax needs only its own scores),
-/// giving the same floats as one block of every row.
-const QUERY_BLOCK: usize = 32;
-
-/// Floats of attention scratch one thread needs for a text of `len` tokens with heads `dh` wide: a block of its
-/// scores, its packed keys and values.
-pub(crate) fn attention_floats(dh: usize, len: usize) -> usize {
-    len.min(QUERY_BLOCK) * len + packed_len(len, dh) + packed_len(dh, len)
-}
 
 /// The floats of each scratch buffer a batch of `total` tokens takes whose longest text has `longest` tokens, with
 /// `slots` threads doing attention.
@@ -35,24 +24,19 @@ pub fn scratch_lens(config: &Config, total: usize, longest: usize, slots: usize)
     [at(total, h), at(total, wide), at(total, h), at(slots, attention_floats(config.head_dim(), longest))]
 }
 
-/// Runs the encoder over `tokens` and writes one pooled (and, when asked, normalised) row per text into `pooled`:
-/// text `i`'s at row `rows[i]`. `slots` threads (at least 1) do attention, each with its own part of the scratch.
-#[allow(clippy::too_many_arguments)]
-pub fn forward(
+/// Runs the encoder over `tokens` (each checked against the vocabulary by the tokenizer that made it) and returns the
+/// last layer's token vectors, `[tokens × hidden]` in `scratch`, and each text's span of rows. `slots` threads (at
+/// least 1) do attention, each with its own part of the scratch.
+pub fn forward<'s>(
     executor: &Executor,
     kernels: &Kernels,
     config: &Config,
     params: &Params,
     tokens: &[Tokens],
-    rows_out: &[usize],
     slots: usize,
-    normalize: bool,
-    pooled: &mut [f32],
-    scratch: &mut Scratch,
-) -> Result<()> {
+    scratch: &'s mut Scratch,
+) -> Result<(&'s [f32], Vec<Range<usize>>)> {
     let h = config.hidden;
-    assert_eq!(tokens.len(), rows_out.len(), "forward: one output row per text");
-    assert!(rows_out.iter().all(|r| (r + 1) * h <= pooled.len()), "forward: an output row past the matrix");
     let mut spans: Vec<Range<usize>> = Vec::with_capacity(tokens.len());
     let mut total = 0;
     for t in tokens {
@@ -60,22 +44,8 @@ pub fn forward(
         total += t.ids.len();
     }
     let longest = tokens.iter().map(|t| t.ids.len()).max().unwrap_or(0);
-    for (i, t) in tokens.iter().enumerate() {
-        if t.ids.is_empty() || t.ids.len() != t.type_ids.len() {
-            return Err(Error::internal(format!("texts[{}] reached the encoder with no tokens", rows_out[i])));
-        }
-        if let Some(id) = t.ids.iter().find(|id| **id as usize >= config.vocab) {
-            return Err(Error::unsupported(format!(
-                "the tokenizer gave `texts[{i}]` token {id}, past the {} word embeddings",
-                config.vocab
-            )));
-        }
-        // A family without token type embeddings (DistilBERT, MPNet, ModernBERT) ignores the types a pair's
-        // template gives, as transformers does.
-        let typed = !matches!(params.token_type, Table::Zero);
-        if let Some(ty) = t.type_ids.iter().find(|ty| typed && **ty as usize >= config.type_vocab) {
-            return Err(Error::unsupported(format!("the tokenizer gave `texts[{i}]` token type {ty}")));
-        }
+    if tokens.iter().any(|t| t.ids.is_empty() || t.ids.len() != t.type_ids.len()) {
+        return Err(Error::internal("a text reached the encoder with no tokens"));
     }
     let slots = slots.clamp(1, executor.threads());
     let per_thread = attention_floats(config.head_dim(), longest);
@@ -119,31 +89,8 @@ pub fn forward(
         modern_layers(executor, kernels, config, modern, params, &spans, x, scratch, per_thread, slots)?;
     }
 
-    let out = Shared(pooled.as_mut_ptr());
-    let x = &*x;
-    executor.for_n(tokens.len(), |text| {
-        #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
-        let out = out;
-        // SAFETY: row `rows_out[text]` is inside `pooled` (asserted above) and this task's alone: the batch names
-        // each output row once.
-        let row = unsafe { std::slice::from_raw_parts_mut(out.0.add(rows_out[text] * h), h) };
-        let span = spans[text].clone();
-        match config.pooling {
-            Pooling::Cls => row.copy_from_slice(&x[span.start * h..span.start * h + h]),
-            Pooling::Mean => {
-                row.fill(0.0);
-                for t in span.clone() {
-                    kernels.add(row, &x[t * h..t * h + h]);
-                }
-                kernels.scale(row, 1.0 / span.len().max(1) as f32);
-            }
-        }
-        if normalize {
-            let norm = row.iter().map(|v| v * v).sum::<f32>().sqrt();
-            // sentence-transformers divides by max(‖v‖, 1e-12).
-            kernels.scale(row, 1.0 / norm.max(1e-12));
-        }
-    })
+    let x: &'s [f32] = x;
+    Ok((&x[..total * h], spans))
 }
 
 /// ModernBERT's layers over `x` (the normalised embeddings): per layer, `x += Wo · attention(rotary(Wqkv ·
@@ -155,7 +102,7 @@ fn modern_layers(
     executor: &Executor,
     kernels: &Kernels,
     config: &Config,
-    modern: &crate::families::config::Modern,
+    modern: &super::Modern,
     params: &Params,
     spans: &[Range<usize>],
     x: &mut [f32],
@@ -241,215 +188,4 @@ fn rotary(executor: &Executor, config: &Config, qkv: &mut [f32], spans: &[Range<
             }
         }
     })
-}
-
-/// MPNet's bucket of a relative position `d` (key index less query index) among `buckets`, as transformers'
-/// `relative_position_bucket` computes it (max distance 128, the logarithm in f32 and truncated).
-pub fn relative_bucket(d: i64, buckets: usize) -> usize {
-    let half = (buckets / 2) as i64;
-    let n = -d;
-    let sign = if n < 0 { half } else { 0 };
-    let n = n.abs();
-    let exact = half / 2;
-    let bucket = if n < exact {
-        n
-    } else {
-        let log = (n as f32 / exact as f32).ln() / (128.0f64 / exact as f64).ln() as f32;
-        (exact + (log * (half - exact) as f32) as i64).min(half - 1)
-    };
-    (sign + bucket) as usize
-}
-
-/// The keys a query attends to, besides those of its own text alone.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Mask {
-    /// Every key of the text.
-    All,
-    /// Keys at most this many positions away (ModernBERT's local layers).
-    Window(usize),
-    /// Keys at or before the query's position (CLIP's text tower).
-    Causal,
-}
-
-/// Self-attention of every (text, head) pair: `softmax(Q·Kᵀ/√d + bias)·V` into `ctx`, over the keys `mask` lets
-/// each query see (the bias: `relative`, MPNet's relative position bias `[buckets × heads]` and its bucket count,
-/// else none), claimed dynamically by the first `slots` threads, each with its own part of `scratch` for the scores
-/// and the packed keys and values. `qkv` holds each token's queries, keys and values, `3 × hidden` a row; `ctx`
-/// each token's context, `hidden` a row; `(hidden, heads)` is `shape`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn attention(
-    executor: &Executor,
-    kernels: &Kernels,
-    (h, heads): (usize, usize),
-    relative: Option<(&[f32], usize)>,
-    qkv: &[f32],
-    ctx: &mut [f32],
-    spans: &[Range<usize>],
-    scratch: &mut [f32],
-    per_thread: usize,
-    slots: usize,
-    mask: Mask,
-) -> Result<()> {
-    let dh = h / heads;
-    let ld = 3 * h;
-    let scale = 1.0 / (dh as f32).sqrt();
-    let tasks = spans.len() * heads;
-    let next = AtomicUsize::new(0);
-    let (out, space) = (Shared(ctx.as_mut_ptr()), Shared(scratch.as_mut_ptr()));
-    executor.for_threads(|thread| {
-        let (out, space) = (out, space);
-        if thread >= slots {
-            return; // the scratch holds `slots` threads' worth
-        }
-        // SAFETY: each thread index below `slots` owns its `per_thread` floats of scratch.
-        let mine = unsafe { std::slice::from_raw_parts_mut(space.0.add(thread * per_thread), per_thread) };
-        // A head's relative bias by distance, `len - 1 + d` for `d` in `-(len-1)..len` (MPNet only).
-        let mut by_distance = Vec::new();
-        loop {
-            let task = next.fetch_add(1, Ordering::Relaxed);
-            if task >= tasks {
-                break;
-            }
-            let (span, head) = (spans[task / heads].clone(), task % heads);
-            let len = span.len();
-            let (scores, rest) = mine.split_at_mut(len.min(QUERY_BLOCK) * len);
-            let (keys, rest) = rest.split_at_mut(packed_len(len, dh));
-            let values = &mut rest[..packed_len(dh, len)];
-            gemm::pack_rows(&qkv[span.start * ld + h + head * dh..], ld, len, dh, keys);
-            gemm::pack_columns(&qkv[span.start * ld + 2 * h + head * dh..], ld, len, dh, values);
-            if relative.is_some() || mask != Mask::All {
-                // Key j of query i is at distance j - i: entry len - 1 - i + j of `by_distance`, the head's
-                // relative bias (MPNet), or 0 (ModernBERT's sliding window, which the rows below apply).
-                by_distance.clear();
-                by_distance.extend((0..2 * len - 1).map(|e| {
-                    let d = e as i64 - (len as i64 - 1);
-                    match relative {
-                        Some((bias, buckets)) => bias[relative_bucket(d, buckets) * heads + head],
-                        None => 0.0,
-                    }
-                }));
-            }
-            for first in (0..len).step_by(QUERY_BLOCK) {
-                let rows = QUERY_BLOCK.min(len - first);
-                let block = &mut scores[..rows * len];
-                let q = &qkv[(span.start + first) * ld + head * dh..];
-                // SAFETY: the block's `rows` query rows are rows of `dh` at stride `ld` inside `qkv` (row
-                // `span.start + first` onwards, inside the span); `block` holds `rows × len` scores; the context of
-                // this head is columns `head·dh..` of the block's rows, which only this task writes.
-                unsafe {
-                    gemm::serial(
-                        kernels,
-                        Lhs::rows(q.as_ptr(), ld),
-                        rows,
-                        keys,
-                        len,
-                        dh,
-                        block.as_mut_ptr(),
-                        len,
-                        false,
-                    );
-                    if by_distance.is_empty() {
-                        for row in block.chunks_exact_mut(len) {
-                            kernels.softmax(row, scale);
-                        }
-                    } else {
-                        for (r, row) in block.chunks_exact_mut(len).enumerate() {
-                            // Keys outside a sliding window (or after a causal query) weigh 0: the softmax runs over
-                            // the keys it sees alone.
-                            let i = first + r;
-                            let (lo, hi) = match mask {
-                                Mask::All => (0, len),
-                                Mask::Window(w) => (i.saturating_sub(w), (i + w + 1).min(len)),
-                                Mask::Causal => (0, i + 1),
-                            };
-                            let bias = &by_distance[len - 1 - i..];
-                            for (v, b) in row[lo..hi].iter_mut().zip(&bias[lo..hi]) {
-                                *v = *v * scale + b;
-                            }
-                            row[..lo].fill(0.0);
-                            row[hi..].fill(0.0);
-                            kernels.softmax(&mut row[lo..hi], 1.0);
-                        }
-                    }
-                    let c = out.0.add((span.start + first) * h + head * dh);
-                    gemm::serial(kernels, Lhs::rows(block.as_ptr(), len), rows, values, dh, len, c, h, false);
-                }
-            }
-            by_distance.clear();
-        }
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    /// ModernBERT-base's shape (768 hidden, 12 heads) at its 8,192 positions: a thread's attention scratch is a
-    /// block of scores and the packed keys and values (about 6 MiB), not the 256 MiB of a full score matrix.
-    #[test]
-    fn attention_scratch_grows_linearly_with_the_length() {
-        let config = crate::families::Config::bert(768, 12, 22, 1152, 50368, 8192);
-        let dh = config.head_dim();
-        let (long, short) = (super::attention_floats(dh, 8192), super::attention_floats(dh, 4096));
-        assert!(long * 4 < 8 << 20, "{long} floats");
-        assert!(long <= 2 * short + 64, "{long} floats at 8192 tokens, {short} at 4096: not linear");
-        assert!(long >= 8192 * super::QUERY_BLOCK, "{long} floats hold no block of scores");
-    }
-
-    /// Attention under each mask against a plain loop in f64: two texts (one past a query block), two heads.
-    #[test]
-    fn attention_masks_match_a_plain_loop() {
-        use super::{attention, attention_floats, Mask};
-        let executor =
-            crate::executor::Executor::for_ram(crate::ExecutorForRamConfig { threads: Some(2), ..Default::default() })
-                .unwrap();
-        let kernels = crate::kernels::Kernels::for_class(None).unwrap();
-        let (h, heads, dh) = (8, 2, 4);
-        let spans = [0..5, 5..45];
-        let total = 45;
-        let qkv: Vec<f32> = (0..total * 3 * h).map(|i| ((i * 7919 % 113) as f32 / 113.0 - 0.5) * 2.0).collect();
-        for mask in [Mask::All, Mask::Causal, Mask::Window(3)] {
-            let per_thread = attention_floats(dh, 40);
-            let mut scratch = vec![0.0; 2 * per_thread];
-            let mut ctx = vec![f32::NAN; total * h];
-            attention(&executor, &kernels, (h, heads), None, &qkv, &mut ctx, &spans, &mut scratch, per_thread, 2, mask)
-                .unwrap();
-            for span in &spans {
-                for head in 0..heads {
-                    for i in span.clone() {
-                        let sees = |j: usize| match mask {
-                            Mask::All => true,
-                            Mask::Causal => j <= i,
-                            Mask::Window(w) => j.abs_diff(i) <= w,
-                        };
-                        let at = |t: usize, part: usize, d: usize| qkv[t * 3 * h + part * h + head * dh + d] as f64;
-                        let scores: Vec<(usize, f64)> = span
-                            .clone()
-                            .filter(|j| sees(*j))
-                            .map(|j| (j, (0..dh).map(|d| at(i, 0, d) * at(j, 1, d)).sum::<f64>() / (dh as f64).sqrt()))
-                            .collect();
-                        let max = scores.iter().map(|s| s.1).fold(f64::MIN, f64::max);
-                        let total: f64 = scores.iter().map(|s| (s.1 - max).exp()).sum();
-                        for d in 0..dh {
-                            let want: f64 = scores.iter().map(|(j, s)| (s - max).exp() / total * at(*j, 2, d)).sum();
-                            let got = ctx[i * h + head * dh + d] as f64;
-                            assert!((got - want).abs() < 1e-5, "{mask:?} token {i} head {head} [{d}]: {got} vs {want}");
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// transformers' buckets for distances -200..=200, recorded by tests/fixtures/families/make_families.py.
-    #[test]
-    fn mpnet_relative_buckets_are_transformers_buckets() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/families/reference.json");
-        let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        let table = &json["mpnet"]["relative_buckets"];
-        let (distances, buckets) = (table["distances"].as_array().unwrap(), table["buckets"].as_array().unwrap());
-        assert_eq!((distances.len(), buckets.len()), (401, 401));
-        for (d, want) in distances.iter().zip(buckets) {
-            let (d, want) = (d.as_i64().unwrap(), want.as_u64().unwrap() as usize);
-            assert_eq!(super::relative_bucket(d, 32), want, "distance {d}");
-        }
-    }
 }

@@ -3,10 +3,14 @@
 //! one pass over contiguous memory. Query, key and value sit side by side, so their three matrices are the fused
 //! `[3·hidden × hidden]` matrix the forward pass multiplies by, and their biases one vector.
 
-use super::params::{decode, view, Layer, Params, Table};
+use super::params::{Layer, Params, Table};
+use super::Config;
 use crate::error::Result;
-use crate::families::Config;
-use crate::kernels::gemm::Packed;
+use crate::executor::Executor;
+use crate::kernels::gemm::{Packed, Shared};
+use crate::kernels::math::AdamW;
+use crate::kernels::Kernels;
+use crate::model::dtype::{decode, view};
 use crate::model::Weights;
 use std::ops::Range;
 
@@ -193,6 +197,28 @@ impl Master {
                 })
                 .collect(),
         }
+    }
+
+    /// One AdamW update of every weight from its gradient ([`crate::kernels::math::adamw`]), on the executor's
+    /// threads: `constants` are the step's, and the tensors that decay (see [`Tensor`]) multiply their weights by
+    /// `decay` first (`1 − lr·wd`), the others by 1.
+    pub fn adamw(&mut self, executor: &Executor, kernels: &Kernels, constants: AdamW, decay: f32) -> Result<()> {
+        let Master { tensors, values, grads, m, v, .. } = self;
+        let shared = [values, grads, m, v].map(|b| Shared(b.as_mut_ptr()));
+        for tensor in tensors.iter() {
+            let decay = if tensor.decay { decay } else { 1.0 };
+            let base = tensor.range.start;
+            executor.for_slices(tensor.range.len(), |range| {
+                #[allow(clippy::redundant_locals)] // captures the Send wrappers whole, not their raw pointer fields
+                let shared = shared;
+                let (start, len) = (base + range.start, range.len());
+                // SAFETY: the four buffers have the master's length, which holds `tensor.range`; each slice of the
+                // range is this task's alone.
+                let [p, g, m, v] = shared.map(|s| unsafe { std::slice::from_raw_parts_mut(s.0.add(start), len) });
+                kernels.adamw(p, g, m, v, AdamW { decay, ..constants });
+            })?;
+        }
+        Ok(())
     }
 
     /// A tensor's values by range.

@@ -1,18 +1,26 @@
-//! The BERT family and its relatives (see [`crate::families::Family`]): BERT; DistilBERT and (XLM-)RoBERTa, which
-//! differ in names, token types and where positions start; MPNet, which adds a relative position bias to the scores;
-//! and ModernBERT, whose pre-norm layers with rotary positions, a gated GELU and sliding windows run in
-//! `forward::modern_layers` over the same weights, attention and pooling. An [`Encoder`] prepared once from a model's [`Weights`] (its configuration, tokenizer and
-//! packed layer weights), its forward pass ([`forward`]), and for training the pass that keeps what the backward
-//! pass reads with the backward pass itself ([`train`]) over fp32 master weights ([`master`]). It knows no verb:
-//! `crate::verbs` batch, pool and train with it.
+//! The BERT family and its relatives (its [`Variant`]s): BERT; DistilBERT and (XLM-)RoBERTa, which differ in
+//! names, token types and where positions start; MPNet, which adds a relative position bias to the scores; and
+//! ModernBERT, whose pre-norm layers with rotary positions, a gated GELU and sliding windows run in
+//! `forward::modern_layers` over the same weights and attention.
+//!
+//! An [`Encoder`] is prepared once from a model's [`Weights`]: its configuration ([`config`], and the
+//! sentence-transformers modules of [`pipeline`]), tokenizer and packed layer weights ([`params`]). Its forward
+//! pass ([`forward`]) gives the last layer's token vectors; for training, the pass that keeps what the backward pass
+//! reads, with the backward pass itself ([`train`]), over fp32 master weights and their optimiser ([`master`]). It
+//! knows no verb: `crate::verbs` batch, pool, normalise and train with it.
 
+pub(crate) mod config;
 pub(crate) mod forward;
 pub(crate) mod master;
 pub(crate) mod params;
+pub(crate) mod pipeline;
 pub(crate) mod train;
 
-use super::tokenize::Tokenizers;
-use super::{verb, Config};
+pub use config::{Config, Modern, Variant};
+pub use pipeline::{Pooling, ScoreActivation};
+
+use super::tokenize::{Tokenizers, Vocab};
+use super::verb;
 use crate::error::{Error, Result};
 use crate::model::layout::Layout;
 use crate::model::Weights;
@@ -43,7 +51,10 @@ impl Encoder {
         })?;
         let layout = Layout::around(dir)?;
         let config = Config::read(&layout)?;
-        let tokenizers = Arc::new(Tokenizers::read(&layout.transformer, config.max_tokens)?);
+        // The families without token type embeddings (DistilBERT, MPNet, ModernBERT) ignore the types.
+        let typed = matches!(config.variant, Variant::Bert | Variant::Roberta);
+        let vocab = Vocab { words: config.vocab, types: typed.then_some(config.type_vocab) };
+        let tokenizers = Arc::new(Tokenizers::read(&layout.transformer, config.max_tokens, vocab)?);
         let params = Params::read(weights, &config, precision)?;
         Ok(Encoder { config, tokenizers, params })
     }

@@ -3,11 +3,12 @@
 //! vectors (biases, norms) to f32. The encoder then owns every value it
 //! reads per call, so nothing it computes with can change under it, and a trainer can publish new values.
 
-use crate::error::{Error, ErrorKind, Result};
-use crate::families::{Config, Family, Pooling};
+use super::{Config, Pooling, Variant};
+use crate::error::{Error, Result};
 use crate::kernels::bf16;
 use crate::kernels::gemm::Packed;
-use crate::model::{TensorView, Weights};
+use crate::model::dtype::read;
+use crate::model::Weights;
 use crate::types::Precision;
 
 /// One encoder layer.
@@ -91,9 +92,9 @@ impl Head {
             return Ok(None);
         }
         let h = config.hidden;
-        let (dense, out) = match config.family {
-            Family::Roberta => ("classifier.dense".to_string(), "classifier.out_proj"),
-            Family::ModernBert => ("head.dense".to_string(), "classifier"),
+        let (dense, out) = match config.variant {
+            Variant::Roberta => ("classifier.dense".to_string(), "classifier.out_proj"),
+            Variant::ModernBert => ("head.dense".to_string(), "classifier"),
             _ => (format!("{prefix}pooler.dense"), "classifier"),
         };
         let labels = weights.tensor(&format!("{out}.weight")).map_or(0, |t| t.shape.first().copied().unwrap_or(0));
@@ -166,88 +167,12 @@ impl Table {
     }
 }
 
-/// Decodes little-endian `F32`, `F16` or `BF16` values into `out`.
-pub fn decode(view: &TensorView<'_>, out: &mut [f32]) -> Result<()> {
-    let size = match view.dtype {
-        "F32" => 4,
-        "F16" | "BF16" => 2,
-        other => {
-            return Err(Error::unsupported(format!(
-                "{} reads F32, F16 and BF16 weights; tensor `{}` is {other}",
-                crate::families::verb(),
-                view.name
-            )))
-        }
-    };
-    if view.data.len() != out.len() * size {
-        return Err(Error::internal(format!(
-            "tensor `{}`: {} bytes for {} {} values",
-            view.name,
-            view.data.len(),
-            out.len(),
-            view.dtype
-        )));
-    }
-    match view.dtype {
-        "F32" => out.iter_mut().zip(view.data.chunks_exact(4)).for_each(|(o, b)| {
-            *o = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-        }),
-        "BF16" => out.iter_mut().zip(view.data.chunks_exact(2)).for_each(|(o, b)| {
-            *o = f32::from_bits((u16::from_le_bytes([b[0], b[1]]) as u32) << 16);
-        }),
-        _ => out.iter_mut().zip(view.data.chunks_exact(2)).for_each(|(o, b)| {
-            *o = f16_to_f32(u16::from_le_bytes([b[0], b[1]]));
-        }),
-    }
-    Ok(())
-}
-
-/// IEEE half to single, exactly (subnormals, infinities and NaN included).
-pub fn f16_to_f32(h: u16) -> f32 {
-    let sign = ((h & 0x8000) as u32) << 16;
-    let exp = ((h >> 10) & 0x1f) as u32;
-    let man = (h & 0x3ff) as u32;
-    let bits = match (exp, man) {
-        (0, 0) => sign,
-        (0, _) => {
-            // Subnormal: value = man · 2⁻²⁴, exact in f32.
-            let v = man as f32 * (1.0 / 16_777_216.0);
-            return if sign != 0 { -v } else { v };
-        }
-        (0x1f, _) => sign | 0x7f80_0000 | (man << 13),
-        _ => sign | ((exp + 112) << 23) | (man << 13),
-    };
-    f32::from_bits(bits)
-}
-
-/// A tensor by name with the expected shape.
-pub fn view<'w>(weights: &'w dyn Weights, name: &str, shape: &[usize]) -> Result<TensorView<'w>> {
-    let view = weights
-        .tensor(name)
-        .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, format!("the weights have no tensor `{name}`")))?;
-    if view.shape != shape {
-        return Err(Error::new(
-            ErrorKind::InvalidArgument,
-            format!("tensor `{name}` has shape {:?}; the model's config.json implies {shape:?}", view.shape),
-        ));
-    }
-    Ok(view)
-}
-
-/// A tensor by name with the expected shape, decoded to f32.
-pub fn read(weights: &dyn Weights, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
-    let view = view(weights, name, shape)?;
-    let mut out = vec![0.0; shape.iter().product()];
-    decode(&view, &mut out)?;
-    Ok(out)
-}
-
 impl Params {
     pub fn read(weights: &dyn Weights, config: &Config, precision: Precision) -> Result<Params> {
-        if config.family == Family::ModernBert {
+        if config.variant == Variant::ModernBert {
             return Params::read_modern(weights, config, precision);
         }
-        let names = Names::of(config.family);
+        let names = Names::of(config.variant);
         let prefix = if weights.tensor("embeddings.word_embeddings.weight").is_some() { "" } else { names.prefix };
         let h = config.hidden;
         let i = config.intermediate;
@@ -260,9 +185,9 @@ impl Params {
             |name: &str, rows: usize| Ok(Table::new(matrix(format!("embeddings.{name}.weight"), rows, h)?, precision));
         let word = table("word_embeddings", config.vocab)?;
         let position = table("position_embeddings", config.positions + config.position_offset)?;
-        let token_type = match config.family {
-            Family::Bert | Family::Roberta => table("token_type_embeddings", config.type_vocab)?,
-            Family::DistilBert | Family::MpNet | Family::ModernBert => Table::Zero,
+        let token_type = match config.variant {
+            Variant::Bert | Variant::Roberta => table("token_type_embeddings", config.type_vocab)?,
+            Variant::DistilBert | Variant::MpNet | Variant::ModernBert => Table::Zero,
         };
         let relative_bias = match config.relative_buckets {
             Some(buckets) => Some(matrix("encoder.relative_attention_bias.weight".into(), buckets, config.heads)?),
@@ -372,11 +297,11 @@ struct Names {
 }
 
 impl Names {
-    fn of(family: Family) -> Names {
+    fn of(variant: Variant) -> Names {
         // (prefix, layers, query key value, output, its norm, up, down, its norm)
-        let (prefix, layer, qkv, out, ln1, up, down, ln2) = match family {
-            Family::Bert | Family::Roberta => (
-                if family == Family::Bert { "bert." } else { "roberta." },
+        let (prefix, layer, qkv, out, ln1, up, down, ln2) = match variant {
+            Variant::Bert | Variant::Roberta => (
+                if variant == Variant::Bert { "bert." } else { "roberta." },
                 "encoder.layer",
                 ["attention.self.query", "attention.self.key", "attention.self.value"],
                 "attention.output.dense",
@@ -385,7 +310,7 @@ impl Names {
                 "output.dense",
                 "output.LayerNorm",
             ),
-            Family::MpNet => {
+            Variant::MpNet => {
                 let qkv = ["attention.attn.q", "attention.attn.k", "attention.attn.v"];
                 (
                     "mpnet.",
@@ -398,7 +323,7 @@ impl Names {
                     "output.LayerNorm",
                 )
             }
-            Family::DistilBert | Family::ModernBert => {
+            Variant::DistilBert | Variant::ModernBert => {
                 let qkv = ["attention.q_lin", "attention.k_lin", "attention.v_lin"];
                 (
                     "distilbert.",
@@ -425,22 +350,5 @@ impl Params {
         self.word.row_into(id, row, false);
         self.position.row_into(self.position_offset + position, row, true);
         self.token_type.row_into(token_type, row, true);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn halves_convert_exactly() {
-        assert_eq!(f16_to_f32(0x3c00), 1.0);
-        assert_eq!(f16_to_f32(0xc000), -2.0);
-        assert_eq!(f16_to_f32(0x7bff), 65504.0);
-        assert_eq!(f16_to_f32(0x0001), 2f32.powi(-24));
-        assert_eq!(f16_to_f32(0x8000).to_bits(), (-0.0f32).to_bits());
-        assert_eq!(f16_to_f32(0x7c00), f32::INFINITY);
-        assert!(f16_to_f32(0x7e00).is_nan());
-        assert_eq!(f16_to_f32(0x3555), 0.333_251_95);
     }
 }

@@ -6,15 +6,16 @@
 
 use super::master::{LayerAt, Master};
 use super::params::Params;
+use super::Config;
+use crate::collective::{Bucket, ReadRows};
 use crate::error::Result;
 use crate::executor::Executor;
 use crate::families::tokenize::Tokens;
-use crate::families::{Config, Pooling};
-use crate::kernels::gemm::{self, dense, dense_transposed, packed_len, Epilogue, Packed, Shared};
+use crate::kernels::attention::train as attention;
+use crate::kernels::gemm::{dense, dense_transposed, Epilogue, Packed, Shared};
 use crate::kernels::ops::{self, Dropout};
-use crate::kernels::{Kernels, Lhs};
+use crate::kernels::Kernels;
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Dropout sites: the embeddings' output, then per layer the attention probabilities and the two residual branches.
 const SITE_EMBEDDINGS: u64 = 0;
@@ -33,6 +34,8 @@ struct Shape {
     probs_at: Vec<usize>,
     probs: usize,
     longest: usize,
+    /// The width of a token vector.
+    width: usize,
 }
 
 #[derive(Default)]
@@ -76,46 +79,28 @@ fn sized(v: &mut Vec<f32>, len: usize) -> &mut [f32] {
     &mut v[..len]
 }
 
-/// A part of the gradients the backward pass has finished ([`Tape::backward`]), for its caller to average across
-/// processes.
-pub struct Bucket<'g> {
-    /// The gradients: a contiguous range of the master's layout.
-    pub values: &'g mut [f32],
-    /// Set where `values` holds the word embeddings' gradients: only the rows some token read are not zero.
-    pub rows: Option<ReadRows>,
-}
-
-/// The word embeddings inside a [`Bucket`]: their range in its `values`, the width of a row, and a bit per row
-/// (`read[r / 64] >> (r % 64) & 1`), set for each row a token of this batch read. Every other row of the gradients
-/// is zero.
-pub struct ReadRows {
-    pub range: Range<usize>,
-    pub width: usize,
-    pub read: Vec<u64>,
-}
-
 /// The model's weights the passes read: the packed ones the forward pass multiplies by, and the master values.
-pub struct Model<'a> {
+pub struct TrainWeights<'a> {
     pub config: &'a Config,
     pub params: &'a Params,
     pub master: &'a Master,
 }
 
 impl Tape {
-    /// Runs the encoder over `tokens`, keeping what [`Tape::backward`] needs, and pools each text into `pooled`.
+    /// Runs the encoder over `tokens`, keeping what [`Tape::backward`] needs; its token vectors are then
+    /// [`Tape::output`].
     pub fn forward(
         &mut self,
         executor: &Executor,
         kernels: &Kernels,
-        model: &Model<'_>,
+        model: &TrainWeights<'_>,
         tokens: &[Tokens],
         dropout: (Dropout, Dropout),
-        pooled: &mut [f32],
     ) -> Result<()> {
         let (config, params) = (model.config, model.params);
         let (h, heads, inter) = (config.hidden, config.heads, config.intermediate);
         let (hidden_drop, attention_drop) = dropout;
-        self.shape = Shape::default();
+        self.shape = Shape { width: h, ..Shape::default() };
         let s = &mut self.shape;
         for t in tokens {
             let start = s.ids.len();
@@ -144,7 +129,7 @@ impl Tape {
             ops::rows_mut(executor, x, h, total, |r, row| hidden_drop.apply(SITE_EMBEDDINGS, (r * h) as u64, row))?;
         }
 
-        let per_thread = attention_scratch(shape.longest, config.head_dim());
+        let per_thread = attention::forward_scratch(shape.longest, config.head_dim());
         let attention = sized(&mut self.attention, executor.threads() * per_thread);
         for (l, (layer, tape)) in params.layers.iter().zip(self.layers.iter_mut()).enumerate() {
             let (before, after) = self.inputs.split_at_mut(l + 1);
@@ -154,7 +139,8 @@ impl Tape {
             let probs = sized(&mut tape.probs, shape.probs);
             let ctx = sized(&mut tape.ctx, total * h);
             let drop = (attention_drop, site(l, 0));
-            attention_forward(executor, kernels, config, shape, qkv, probs, ctx, attention, per_thread, drop)?;
+            let at = (&shape.spans[..], &shape.probs_at[..]);
+            attention::forward(executor, kernels, (h, heads), at, qkv, probs, ctx, attention, per_thread, drop)?;
             // x1 = LayerNorm(x + dropout(ctx·Woᵀ + bo)).
             let x1 = sized(&mut tape.x1, total * h);
             dense(executor, kernels, ctx, total, &layer.out, x1, Epilogue::Bias(&layer.out_bias))?;
@@ -192,27 +178,26 @@ impl Tape {
             )?;
         }
 
-        let out = &self.inputs[config.layers][..total * h];
-        ops::rows_mut(executor, pooled, h, tokens.len(), |text, row| {
-            let span = shape.spans[text].clone();
-            match config.pooling {
-                Pooling::Cls => row.copy_from_slice(&out[span.start * h..span.start * h + h]),
-                Pooling::Mean => {
-                    row.fill(0.0);
-                    for t in span.clone() {
-                        for (a, b) in row.iter_mut().zip(&out[t * h..t * h + h]) {
-                            *a += *b;
-                        }
-                    }
-                    let inv = 1.0 / span.len().max(1) as f32;
-                    row.iter_mut().for_each(|v| *v *= inv);
-                }
-            }
-        })
+        Ok(())
     }
 
-    /// From the gradient of each pooled row, the gradient of every master weight the forward pass used, written
-    /// into `grads` (the master's layout; tensors the pass does not reach are left as they are).
+    /// The last forward pass's token vectors, `[tokens × hidden]`, and each text's span of rows.
+    pub fn output(&self) -> (&[f32], &[Range<usize>]) {
+        let total = self.shape.ids.len();
+        let out = self.inputs.last().map_or(&[][..], |x| &x[..total * self.shape.width]);
+        (out, &self.shape.spans)
+    }
+
+    /// Where [`Tape::backward`] starts: the gradient of each of the last forward pass's token vectors, for its
+    /// caller to write (every element), and each text's span of rows.
+    pub fn output_gradient(&mut self) -> (&mut [f32], &[Range<usize>]) {
+        let len = self.shape.ids.len() * self.shape.width;
+        (sized(&mut self.dx, len), &self.shape.spans)
+    }
+
+    /// From the gradient of the token vectors ([`Tape::output_gradient`]), the gradient of every master weight the
+    /// forward pass used, written into `grads` (the master's layout; tensors the pass does not reach are left as they
+    /// are).
     ///
     /// The pass runs from the last layer down, and each part of `grads` is final once its layer is done: `done`
     /// gets it then — the last layer's range first, the embeddings' (from 0) last, each exactly once, together
@@ -225,9 +210,8 @@ impl Tape {
         &mut self,
         executor: &Executor,
         kernels: &Kernels,
-        model: &Model<'_>,
+        model: &TrainWeights<'_>,
         dropout: (Dropout, Dropout),
-        dpooled: &[f32],
         mut grads: &'g mut [f32],
         done: &mut dyn FnMut(Bucket<'g>),
     ) -> Result<()> {
@@ -236,31 +220,11 @@ impl Tape {
         let (hidden_drop, attention_drop) = dropout;
         let shape = &self.shape;
         let total = shape.ids.len();
-        let dx = sized(&mut self.dx, total * h);
-        // Pooling's backward.
-        ops::rows_mut(executor, dx, h, total, |_, row| row.fill(0.0))?;
-        let rows = Shared(dx.as_mut_ptr());
-        executor.for_n(shape.spans.len(), |text| {
-            #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
-            let rows = rows;
-            let span = shape.spans[text].clone();
-            let d = &dpooled[text * h..(text + 1) * h];
-            let (targets, factor) = match config.pooling {
-                Pooling::Cls => (span.start..span.start + 1, 1.0),
-                Pooling::Mean => (span.clone(), 1.0 / span.len().max(1) as f32),
-            };
-            for t in targets {
-                // SAFETY: row `t` is inside `dx` (`total` rows) and belongs to this text's span alone.
-                let row = unsafe { std::slice::from_raw_parts_mut(rows.0.add(t * h), h) };
-                for (o, v) in row.iter_mut().zip(d) {
-                    *o = v * factor;
-                }
-            }
-        })?;
+        let dx = &mut self.dx[..total * h];
 
         let packed_w = self.packed_w.get_or_insert_with(Packed::empty);
         let packed_x = self.packed_x.get_or_insert_with(Packed::empty);
-        let per_thread = attention_backward_scratch(shape.longest, config.head_dim());
+        let per_thread = attention::backward_scratch(shape.longest, config.head_dim());
         let attention = sized(&mut self.attention, executor.threads() * per_thread);
         for l in (0..config.layers).rev() {
             let (tape, at) = (&self.layers[l], &master.layers[l]);
@@ -311,11 +275,11 @@ impl Tape {
             // Attention: dqkv.
             let dqkv = &mut wide[..total * 3 * h];
             let drop = (attention_drop, site(l, 0));
-            attention_backward(
+            attention::backward(
                 executor,
                 kernels,
-                config,
-                shape,
+                (h, config.heads),
+                (&shape.spans, &shape.probs_at),
                 &tape.qkv,
                 &tape.probs,
                 dctx,
@@ -469,154 +433,4 @@ impl Context<'_> {
         packed_w.columns_from(ex, master.value(w), k, n, k)?;
         dense(ex, kernels, dy, total, packed_w, &mut dx[..total * k], epilogue)
     }
-}
-
-/// Floats of per-thread scratch attention's forward pass needs for texts of up to `longest` tokens.
-fn attention_scratch(longest: usize, dh: usize) -> usize {
-    longest * longest + packed_len(longest, dh) + packed_len(dh, longest)
-}
-
-fn attention_backward_scratch(longest: usize, dh: usize) -> usize {
-    (2 * longest * longest + packed_len(longest, dh).max(packed_len(dh, longest))).max(attention_scratch(longest, dh))
-}
-
-/// Self-attention of every (text, head): `P = softmax(Q·Kᵀ/√d)` kept in `probs`, `ctx = dropout(P)·V`.
-#[allow(clippy::too_many_arguments)]
-fn attention_forward(
-    executor: &Executor,
-    kernels: &Kernels,
-    config: &Config,
-    shape: &Shape,
-    qkv: &[f32],
-    probs: &mut [f32],
-    ctx: &mut [f32],
-    scratch: &mut [f32],
-    per_thread: usize,
-    (drop, at): (Dropout, u64),
-) -> Result<()> {
-    let (h, heads, dh) = (config.hidden, config.heads, config.head_dim());
-    let ld = 3 * h;
-    let scale = 1.0 / (dh as f32).sqrt();
-    let tasks = shape.spans.len() * heads;
-    let next = AtomicUsize::new(0);
-    let (out, space, kept) = (Shared(ctx.as_mut_ptr()), Shared(scratch.as_mut_ptr()), Shared(probs.as_mut_ptr()));
-    executor.for_threads(|thread| {
-        let (out, space, kept) = (out, space, kept);
-        // SAFETY: each thread index owns its `per_thread` floats of scratch.
-        let mine = unsafe { std::slice::from_raw_parts_mut(space.0.add(thread * per_thread), per_thread) };
-        loop {
-            let task = next.fetch_add(1, Ordering::Relaxed);
-            if task >= tasks {
-                break;
-            }
-            let (text, head) = (task / heads, task % heads);
-            let span = shape.spans[text].clone();
-            let len = span.len();
-            let first = shape.probs_at[text] + head * len * len;
-            // SAFETY: this (text, head)'s `len²` probabilities start at `first`, inside `probs`, and are its alone.
-            let p = unsafe { std::slice::from_raw_parts_mut(kept.0.add(first), len * len) };
-            let (dropped, rest) = mine.split_at_mut(len * len);
-            let (keys, rest) = rest.split_at_mut(packed_len(len, dh));
-            let values = &mut rest[..packed_len(dh, len)];
-            let q = &qkv[span.start * ld + head * dh..];
-            gemm::pack_rows(&qkv[span.start * ld + h + head * dh..], ld, len, dh, keys);
-            gemm::pack_columns(&qkv[span.start * ld + 2 * h + head * dh..], ld, len, dh, values);
-            // SAFETY: Q's rows are `len` rows of `dh` at stride `ld` inside `qkv`; `p` is `len × len`; the context
-            // of this head is columns `head·dh..` of the span's rows, which only this task writes.
-            unsafe {
-                gemm::serial(kernels, Lhs::rows(q.as_ptr(), ld), len, keys, len, dh, p.as_mut_ptr(), len, false);
-                for row in p.chunks_exact_mut(len) {
-                    kernels.softmax(row, scale);
-                }
-                let c = out.0.add(span.start * h + head * dh);
-                let used: &[f32] = if drop.active() {
-                    dropped.copy_from_slice(p);
-                    drop.apply(at, first as u64, dropped);
-                    dropped
-                } else {
-                    p
-                };
-                gemm::serial(kernels, Lhs::rows(used.as_ptr(), len), len, values, dh, len, c, h, false);
-            }
-        }
-    })
-}
-
-/// Attention's backward pass per (text, head), from `dctx` into `dqkv` (every element written):
-/// `dV = P'ᵀ·dC`, `dP' = dC·Vᵀ`, `dP = dP' ⊙ mask`, `dS = P ⊙ (dP − rowsum(dP ⊙ P)) / √d`, `dQ = dS·K`, `dK = dSᵀ·Q`.
-#[allow(clippy::too_many_arguments)]
-fn attention_backward(
-    executor: &Executor,
-    kernels: &Kernels,
-    config: &Config,
-    shape: &Shape,
-    qkv: &[f32],
-    probs: &[f32],
-    dctx: &[f32],
-    dqkv: &mut [f32],
-    scratch: &mut [f32],
-    per_thread: usize,
-    (drop, at): (Dropout, u64),
-) -> Result<()> {
-    let (h, heads, dh) = (config.hidden, config.heads, config.head_dim());
-    let ld = 3 * h;
-    let scale = 1.0 / (dh as f32).sqrt();
-    let tasks = shape.spans.len() * heads;
-    let next = AtomicUsize::new(0);
-    let (out, space) = (Shared(dqkv.as_mut_ptr()), Shared(scratch.as_mut_ptr()));
-    executor.for_threads(|thread| {
-        let (out, space) = (out, space);
-        // SAFETY: each thread index owns its `per_thread` floats of scratch.
-        let mine = unsafe { std::slice::from_raw_parts_mut(space.0.add(thread * per_thread), per_thread) };
-        loop {
-            let task = next.fetch_add(1, Ordering::Relaxed);
-            if task >= tasks {
-                break;
-            }
-            let (text, head) = (task / heads, task % heads);
-            let span = shape.spans[text].clone();
-            let len = span.len();
-            let first = shape.probs_at[text] + head * len * len;
-            let p = &probs[first..first + len * len];
-            let (a, rest) = mine.split_at_mut(len * len);
-            let (dp, rest) = rest.split_at_mut(len * len);
-            let packed = &mut rest[..packed_len(len, dh).max(packed_len(dh, len))];
-            let row0 = span.start * ld + head * dh;
-            let (q, k, v) = (&qkv[row0..], &qkv[row0 + h..], &qkv[row0 + 2 * h..]);
-            let dc = &dctx[span.start * h + head * dh..];
-            // SAFETY: every product reads `len` rows at the strides of `qkv` (`ld`) and `dctx` (`h`) from this span,
-            // and writes this head's `dh` columns of the span's rows in `dqkv`, which only this task writes;
-            // `a`, `dp` and `packed` are this thread's scratch, sized for `len` by `attention_backward_scratch`.
-            unsafe {
-                let (dq, dk, dv) = (out.0.add(row0), out.0.add(row0 + h), out.0.add(row0 + 2 * h));
-                // dV = P'ᵀ · dC, P' = P through the dropout, read by columns.
-                let kept = if drop.active() {
-                    a.copy_from_slice(p);
-                    drop.apply(at, first as u64, a);
-                    &a[..]
-                } else {
-                    p
-                };
-                gemm::pack_columns(dc, h, len, dh, packed);
-                gemm::serial(kernels, Lhs::columns(kept.as_ptr(), len), len, packed, dh, len, dv, ld, false);
-                // dP' = dC · Vᵀ, then through the dropout.
-                gemm::pack_rows(v, ld, len, dh, packed);
-                gemm::serial(kernels, Lhs::rows(dc.as_ptr(), h), len, packed, len, dh, dp.as_mut_ptr(), len, false);
-                drop.apply(at, first as u64, dp);
-                // dS, in place of dP.
-                for (drow, prow) in dp.chunks_exact_mut(len).zip(p.chunks_exact(len)) {
-                    let along: f32 = drow.iter().zip(prow).map(|(d, p)| d * p).sum();
-                    for (d, p) in drow.iter_mut().zip(prow) {
-                        *d = p * (*d - along) * scale;
-                    }
-                }
-                // dQ = dS · K.
-                gemm::pack_columns(k, ld, len, dh, packed);
-                gemm::serial(kernels, Lhs::rows(dp.as_ptr(), len), len, packed, dh, len, dq, ld, false);
-                // dK = dSᵀ · Q, dS read by columns.
-                gemm::pack_columns(q, ld, len, dh, packed);
-                gemm::serial(kernels, Lhs::columns(dp.as_ptr(), len), len, packed, dh, len, dk, ld, false);
-            }
-        }
-    })
 }

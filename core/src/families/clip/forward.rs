@@ -1,4 +1,4 @@
-//! The forward passes of CLIP's and SigLIP's towers over a batch, written with the kernels and BERT's attention:
+//! The forward passes of CLIP's and SigLIP's towers over a batch, written with the kernels, attention included:
 //! every sequence's tokens side by side in one `[tokens × hidden]` matrix for the dense layers, attention per
 //! (sequence, head).
 //!
@@ -7,10 +7,10 @@
 //! and the packed keys and values of one sequence ([`attention_floats`]); per image, its patches' pixels and the
 //! pooling's rows.
 
-use super::params::{Kind, Layer, Pool, Text, TextConfig, TowerConfig, Vision, VisionConfig};
+use super::params::{Layer, Pool, Text, TextConfig, TowerConfig, Variant, Vision, VisionConfig};
 use crate::error::Result;
 use crate::executor::Executor;
-use crate::families::bert::forward::{attention, attention_floats, Mask};
+use crate::kernels::attention::{attention, attention_floats, Mask};
 use crate::kernels::gemm::{dense, dense_norm_into, Epilogue, Norm, Shared};
 use crate::kernels::Kernels;
 use std::ops::Range;
@@ -91,14 +91,14 @@ fn layers(
 }
 
 /// Tokens per image: one a patch, and CLIP's class token.
-pub fn image_tokens(kind: Kind, config: &VisionConfig) -> usize {
-    config.side() * config.side() + usize::from(kind == Kind::Clip)
+pub fn image_tokens(variant: Variant, config: &VisionConfig) -> usize {
+    config.side() * config.side() + usize::from(variant == Variant::Clip)
 }
 
 /// Floats of scratch a batch of `n` images takes with `slots` attention slots:
 /// `[patches, x, big, ctx, norm, attn, pool]`.
-pub fn image_lens(kind: Kind, config: &VisionConfig, n: usize, slots: usize) -> [usize; 7] {
-    let tokens = image_tokens(kind, config);
+pub fn image_lens(variant: Variant, config: &VisionConfig, n: usize, slots: usize) -> [usize; 7] {
+    let tokens = image_tokens(variant, config);
     let patches = config.side() * config.side();
     let pixels = 3 * config.patch_size * config.patch_size;
     let [x, big, ctx, norm, attn] = layer_lens(&config.tower, n * tokens, tokens, slots);
@@ -112,7 +112,7 @@ pub fn image_lens(kind: Kind, config: &VisionConfig, n: usize, slots: usize) -> 
 pub fn images(
     executor: &Executor,
     kernels: &Kernels,
-    kind: Kind,
+    variant: Variant,
     config: &VisionConfig,
     weights: &Vision,
     dimensions: usize,
@@ -123,10 +123,10 @@ pub fn images(
 ) -> Result<()> {
     let (side, p, h) = (config.image_size, config.patch_size, config.tower.hidden);
     let (grid, pixels_per_patch, eps) = (config.side(), 3 * p * p, config.tower.eps);
-    let (patches, tokens) = (grid * grid, image_tokens(kind, config));
+    let (patches, tokens) = (grid * grid, image_tokens(variant, config));
     assert!(pixels.len() >= n * 3 * side * side && out.len() >= n * dimensions, "images: buffers under {n} images");
     let slots = executor.threads();
-    let [cols, x, big, ctx, norm, attn, pool] = scratch.carve(image_lens(kind, config, n, slots));
+    let [cols, x, big, ctx, norm, attn, pool] = scratch.carve(image_lens(variant, config, n, slots));
 
     // Each patch's pixels as one row (channel, row, column: the convolution's weight order), then one product.
     let rows = Shared(cols.as_mut_ptr());
@@ -149,7 +149,7 @@ pub fn images(
     dense(executor, kernels, cols, n * patches, &weights.patch, embedded, Epilogue::Bias(&weights.patch_bias))?;
 
     // Tokens: [class,] patches, plus their positions; CLIP's norm before the layers.
-    let first = usize::from(kind == Kind::Clip);
+    let first = usize::from(variant == Variant::Clip);
     let rows = Shared(x.as_mut_ptr());
     let embedded = &*embedded;
     executor.for_n_dynamic(n * tokens, |r| {
@@ -240,16 +240,16 @@ pub fn text_lens(config: &TextConfig, texts: usize, total: usize, longest: usize
 
 /// The position CLIP's text tower pools: the first `eos` (for the legacy id 2, the largest id, as transformers
 /// does); SigLIP's is the last.
-pub fn pooled_position(kind: Kind, ids: &[u32], eos: u32) -> usize {
+pub fn pooled_position(variant: Variant, ids: &[u32], eos: u32) -> usize {
     let last = ids.len().saturating_sub(1);
-    match kind {
-        Kind::Siglip => last,
-        Kind::Clip if eos == 2 => {
+    match variant {
+        Variant::Siglip => last,
+        Variant::Clip if eos == 2 => {
             // torch's argmax gives the first of equal maxima.
             let max = ids.iter().copied().max().unwrap_or(0);
             ids.iter().position(|id| *id == max).unwrap_or(last)
         }
-        Kind::Clip => ids.iter().position(|id| *id == eos).unwrap_or(last),
+        Variant::Clip => ids.iter().position(|id| *id == eos).unwrap_or(last),
     }
 }
 
@@ -259,7 +259,7 @@ pub fn pooled_position(kind: Kind, ids: &[u32], eos: u32) -> usize {
 pub fn texts(
     executor: &Executor,
     kernels: &Kernels,
-    kind: Kind,
+    variant: Variant,
     config: &TextConfig,
     weights: &Text,
     dimensions: usize,
@@ -289,11 +289,11 @@ pub fn texts(
             kernels.add(row, &weights.positions[p * h..(p + 1) * h]);
         }
     })?;
-    let mask = if kind == Kind::Clip { Mask::Causal } else { Mask::All };
+    let mask = if variant == Variant::Clip { Mask::Causal } else { Mask::All };
     let buffers = [&mut *x, &mut *big, &mut *ctx, &mut *norm, &mut *attn];
     layers(executor, kernels, &config.tower, &weights.layers, None, &spans, mask, buffers, slots)?;
     for (i, span) in spans.iter().enumerate() {
-        let t = span.start + pooled_position(kind, &ids[i], config.eos);
+        let t = span.start + pooled_position(variant, &ids[i], config.eos);
         let row = &mut pool[i * h..(i + 1) * h];
         row.copy_from_slice(&x[t * h..(t + 1) * h]);
         kernels.layer_norm(row, &weights.final_norm.0, &weights.final_norm.1, eps);

@@ -8,14 +8,15 @@
 pub(crate) mod forward;
 pub(crate) mod params;
 
-use super::tokenize::Tokenizers;
+use super::tokenize::{Tokenizers, Vocab};
 use crate::error::{Error, Result};
 use crate::executor::Executor;
 use crate::kernels::Kernels;
 use crate::model::layout::{read_json, Layout};
 use crate::model::Weights;
 use crate::types::Precision;
-use params::{Config, Kind, Text, Vision};
+pub use params::Variant;
+use params::{Config, Text, Vision};
 
 /// The verb a CLIP model's messages name.
 pub(crate) fn verb() -> impl std::fmt::Display {
@@ -25,8 +26,7 @@ pub(crate) fn verb() -> impl std::fmt::Display {
 /// What a folder's `config.json` says of an image-text model, read without its weights (for `describe`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Described {
-    /// `"clip"` or `"siglip"`.
-    pub family: &'static str,
+    pub variant: Variant,
     pub has_text: bool,
     pub has_vision: bool,
     /// The embeddings' width.
@@ -42,10 +42,7 @@ pub fn describe(dir: &std::path::Path) -> Option<Described> {
     let json = read_json(&layout.transformer, "config.json").ok()??;
     let config = Config::from_json(&json).ok()?;
     Some(Described {
-        family: match config.kind {
-            Kind::Clip => "clip",
-            Kind::Siglip => "siglip",
-        },
+        variant: config.variant,
         has_text: config.text.is_some(),
         has_vision: config.vision.is_some(),
         dimensions: config.dimensions,
@@ -84,8 +81,9 @@ impl ImageText {
         let text = match Text::read(weights, &config, precision)? {
             None => None,
             Some(text) => {
-                let positions = config.text.as_ref().map_or(0, |t| t.positions);
-                Some((text, Tokenizers::read(&layout.transformer, positions)?))
+                let (positions, words) = config.text.as_ref().map_or((0, 0), |t| (t.positions, t.vocab));
+                let vocab = Vocab { words, types: None };
+                Some((text, Tokenizers::read(&layout.transformer, positions, vocab)?))
             }
         };
         let (logit_scale, logit_bias) = params::logits(weights)?;
@@ -94,10 +92,7 @@ impl ImageText {
 
     /// `"clip"` or `"siglip"`.
     pub fn family(&self) -> &'static str {
-        match self.config.kind {
-            Kind::Clip => "clip",
-            Kind::Siglip => "siglip",
-        }
+        self.config.variant.name()
     }
 
     pub fn has_vision(&self) -> bool {
@@ -134,7 +129,7 @@ impl ImageText {
     /// Bytes of scratch one image takes in [`ImageText::encode_pixels`]: its patches, tokens and pooling rows, and
     /// one attention slot's scores and keys (a batch of `n` takes about `n` times this, and a slot per thread).
     pub fn scratch_per_image(&self) -> usize {
-        let lens = forward::image_lens(self.config.kind, self.vision_config(), 1, 1);
+        let lens = forward::image_lens(self.config.variant, self.vision_config(), 1, 1);
         lens.iter().sum::<usize>() * std::mem::size_of::<f32>()
     }
 
@@ -156,16 +151,16 @@ impl ImageText {
         }
         let kernels = Kernels::for_class(executor.cpu_class())?;
         let mut scratch = executor.host_scratch()?;
-        let (kind, config) = (self.config.kind, self.vision_config());
+        let (variant, config) = (self.config.variant, self.vision_config());
         let slots = executor.threads();
-        let bytes = |n: usize| forward::image_lens(kind, config, n, slots).iter().sum::<usize>() * 4;
+        let bytes = |n: usize| forward::image_lens(variant, config, n, slots).iter().sum::<usize>() * 4;
         let fixed = bytes(0);
         let batch = (scratch.limit().saturating_sub(fixed) / (bytes(1) - fixed).max(1)).clamp(1, n.max(1));
         for first in (0..n).step_by(batch) {
             let m = batch.min(n - first);
             let (pixels, out) =
                 (&pixels[first * per_image..(first + m) * per_image], &mut out[first * d..(first + m) * d]);
-            forward::images(executor, &kernels, kind, config, &self.vision, d, pixels, m, out, &mut scratch)?;
+            forward::images(executor, &kernels, variant, config, &self.vision, d, pixels, m, out, &mut scratch)?;
         }
         Ok(())
     }
@@ -180,17 +175,18 @@ impl ImageText {
         let tokens = tokenizers.encode(executor, texts, &which, config.positions)?;
         let mut ids: Vec<Vec<u32>> = tokens.into_iter().map(|t| t.ids).collect();
         for (i, t) in ids.iter_mut().enumerate() {
-            if self.config.kind == Kind::Siglip {
+            if self.config.variant == Variant::Siglip && t.len() < config.positions {
+                // The tokenizer checked its ids; the padding is the configuration's.
+                if config.pad as usize >= config.vocab {
+                    return Err(Error::unsupported(format!(
+                        "the padding of `texts[{i}]` is token {}, past the {} word embeddings",
+                        config.pad, config.vocab
+                    )));
+                }
                 t.resize(config.positions, config.pad);
             }
             if t.is_empty() {
                 return Err(Error::internal(format!("texts[{i}] reached the text tower with no tokens")));
-            }
-            if let Some(id) = t.iter().find(|id| **id as usize >= config.vocab) {
-                return Err(Error::unsupported(format!(
-                    "the tokenizer gave `texts[{i}]` token {id}, past the {} word embeddings",
-                    config.vocab
-                )));
             }
         }
         Ok(ids)
@@ -221,8 +217,8 @@ impl ImageText {
         for first in (0..texts.len()).step_by(batch) {
             let m = batch.min(texts.len() - first);
             let out = &mut out[first * d..(first + m) * d];
-            let kind = self.config.kind;
-            forward::texts(executor, &kernels, kind, config, text, d, &ids[first..first + m], out, &mut scratch)?;
+            let variant = self.config.variant;
+            forward::texts(executor, &kernels, variant, config, text, d, &ids[first..first + m], out, &mut scratch)?;
         }
         Ok(())
     }

@@ -3,9 +3,9 @@
 //! vectors (biases, norms), embedding tables and SigLIP's probe to f32.
 
 use crate::error::{Error, Result};
-use crate::families::bert::params::read;
 use crate::kernels::activation::Activation;
 use crate::kernels::gemm::Packed;
+use crate::model::dtype::read;
 use crate::model::Weights;
 use crate::types::Precision;
 use serde_json::Value;
@@ -90,15 +90,25 @@ pub struct TextConfig {
 
 /// The architecture: what differs between CLIP and SigLIP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub enum Variant {
     Clip,
     Siglip,
+}
+
+impl Variant {
+    /// `"clip"` or `"siglip"`: the family a model's description names.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Clip => "clip",
+            Variant::Siglip => "siglip",
+        }
+    }
 }
 
 /// A model's configuration: its architecture and towers.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
-    pub kind: Kind,
+    pub variant: Variant,
     pub vision: Option<VisionConfig>,
     pub text: Option<TextConfig>,
     /// The width of the projected embeddings (CLIP's `projection_dim`; SigLIP's hidden size).
@@ -111,10 +121,10 @@ impl Config {
         let model_type = json.get("model_type").and_then(Value::as_str).unwrap_or("");
         let empty = Value::Object(Default::default());
         let sub = |key: &str| json.get(key).unwrap_or(&empty);
-        let (kind, vision_json, text_json) = match model_type {
-            "clip" => (Kind::Clip, sub("vision_config"), Some(sub("text_config"))),
-            "clip_vision_model" => (Kind::Clip, json, None),
-            "siglip" => (Kind::Siglip, sub("vision_config"), Some(sub("text_config"))),
+        let (variant, vision_json, text_json) = match model_type {
+            "clip" => (Variant::Clip, sub("vision_config"), Some(sub("text_config"))),
+            "clip_vision_model" => (Variant::Clip, json, None),
+            "siglip" => (Variant::Siglip, sub("vision_config"), Some(sub("text_config"))),
             other => {
                 return Err(Error::unsupported(format!(
                     "{} reads CLIP and SigLIP models (config.json's model_type `clip`, `clip_vision_model` or \
@@ -123,13 +133,13 @@ impl Config {
                 )))
             }
         };
-        let vision = match kind {
-            Kind::Clip => VisionConfig {
+        let vision = match variant {
+            Variant::Clip => VisionConfig {
                 tower: TowerConfig::read(vision_json, "vision", (768, 12, 12, 3072, 1e-5, "quick_gelu"))?,
                 image_size: size(vision_json, "image_size", 224),
                 patch_size: size(vision_json, "patch_size", 32),
             },
-            Kind::Siglip => VisionConfig {
+            Variant::Siglip => VisionConfig {
                 tower: TowerConfig::read(vision_json, "vision", (768, 12, 12, 3072, 1e-6, "gelu_pytorch_tanh"))?,
                 image_size: size(vision_json, "image_size", 224),
                 patch_size: size(vision_json, "patch_size", 16),
@@ -144,17 +154,17 @@ impl Config {
         if size(vision_json, "num_channels", 3) != 3 {
             return Err(Error::unsupported("the image tower reads 3 channels; config.json gives another count"));
         }
-        if kind == Kind::Siglip && vision_json.get("vision_use_head").and_then(Value::as_bool) == Some(false) {
+        if variant == Variant::Siglip && vision_json.get("vision_use_head").and_then(Value::as_bool) == Some(false) {
             return Err(Error::unsupported("a SigLIP image tower without its attention-pooling head"));
         }
         let text = match text_json {
             None => None,
             Some(t) => {
-                let (tower, vocab, positions, eos, pad) = match kind {
-                    Kind::Clip => {
+                let (tower, vocab, positions, eos, pad) = match variant {
+                    Variant::Clip => {
                         (TowerConfig::read(t, "text", (512, 8, 12, 2048, 1e-5, "quick_gelu"))?, 49408, 77, 49407, 1)
                     }
-                    Kind::Siglip => {
+                    Variant::Siglip => {
                         (TowerConfig::read(t, "text", (768, 12, 12, 3072, 1e-6, "gelu_pytorch_tanh"))?, 32000, 64, 2, 1)
                     }
                 };
@@ -167,11 +177,11 @@ impl Config {
                 })
             }
         };
-        let dimensions = match kind {
-            Kind::Clip => size(if text.is_some() { json } else { vision_json }, "projection_dim", 512),
-            Kind::Siglip => vision.tower.hidden,
+        let dimensions = match variant {
+            Variant::Clip => size(if text.is_some() { json } else { vision_json }, "projection_dim", 512),
+            Variant::Siglip => vision.tower.hidden,
         };
-        if let (Kind::Siglip, Some(t)) = (kind, text_json) {
+        if let (Variant::Siglip, Some(t)) = (variant, text_json) {
             let projection = size(t, "projection_size", text.as_ref().map_or(0, |t| t.tower.hidden));
             if projection != dimensions {
                 return Err(Error::unsupported(format!(
@@ -179,7 +189,7 @@ impl Config {
                 )));
             }
         }
-        Ok(Config { kind, vision: Some(vision), text, dimensions })
+        Ok(Config { variant, vision: Some(vision), text, dimensions })
     }
 }
 
@@ -299,16 +309,16 @@ impl Vision {
         let vision = config.vision.as_ref().expect("every model here has an image tower");
         let (h, patch) = (vision.tower.hidden, vision.patch_size);
         let pixels = 3 * patch * patch;
-        let clip = config.kind == Kind::Clip;
+        let clip = config.variant == Variant::Clip;
         let tokens = vision.side() * vision.side() + usize::from(clip);
         let e = "vision_model.embeddings";
         let conv = read(weights, &format!("{e}.patch_embedding.weight"), &[h, 3, patch, patch])?;
         let patch_bias = if clip { vec![0.0; h] } else { read(weights, &format!("{e}.patch_embedding.bias"), &[h])? };
-        let pool = match config.kind {
-            Kind::Clip => {
+        let pool = match config.variant {
+            Variant::Clip => {
                 Pool::Class { projection: linear(weights, "visual_projection", config.dimensions, h, false, p)?.0 }
             }
-            Kind::Siglip => {
+            Variant::Siglip => {
                 let head = "vision_model.head";
                 let in_proj = read(weights, &format!("{head}.attention.in_proj_weight"), &[3 * h, h])?;
                 let in_bias = read(weights, &format!("{head}.attention.in_proj_bias"), &[3 * h])?;
@@ -368,9 +378,9 @@ impl Text {
         let Some(text) = &config.text else { return Ok(None) };
         let h = text.tower.hidden;
         let e = "text_model.embeddings";
-        let (projection, projection_bias) = match config.kind {
-            Kind::Clip => linear(weights, "text_projection", config.dimensions, h, false, p)?,
-            Kind::Siglip => linear(weights, "text_model.head", config.dimensions, h, true, p)?,
+        let (projection, projection_bias) = match config.variant {
+            Variant::Clip => linear(weights, "text_projection", config.dimensions, h, false, p)?,
+            Variant::Siglip => linear(weights, "text_model.head", config.dimensions, h, true, p)?,
         };
         Ok(Some(Text {
             tokens: read(weights, &format!("{e}.token_embedding.weight"), &[text.vocab, h])?,
@@ -390,7 +400,7 @@ pub fn logits(weights: &dyn Weights) -> Result<(Option<f32>, Option<f32>)> {
             None => Ok(None),
             Some(view) if view.shape.iter().product::<usize>() == 1 => {
                 let mut out = [0.0];
-                crate::families::bert::params::decode(&view, &mut out)?;
+                crate::model::dtype::decode(&view, &mut out)?;
                 Ok(Some(out[0]))
             }
             Some(view) => {

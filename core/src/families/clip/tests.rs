@@ -2,7 +2,7 @@
 //! tests/fixtures/images/make_images.py made.
 
 use super::forward::pooled_position;
-use super::params::Kind;
+use super::params::Variant;
 use super::ImageText;
 use crate::error::ErrorKind;
 use crate::executor::Executor;
@@ -189,7 +189,7 @@ fn a_config_of_another_architecture_is_unsupported() {
 
 #[test]
 fn clip_pools_at_the_first_end_of_text_and_siglip_at_the_last_position() {
-    assert_eq!(pooled_position(Kind::Clip, &[0, 5, 7, 1, 1, 1], 1), 3);
-    assert_eq!(pooled_position(Kind::Clip, &[0, 5, 9, 3], 2), 2); // the legacy id: the largest id
-    assert_eq!(pooled_position(Kind::Siglip, &[4, 5, 1, 0, 0], 1), 4);
+    assert_eq!(pooled_position(Variant::Clip, &[0, 5, 7, 1, 1, 1], 1), 3);
+    assert_eq!(pooled_position(Variant::Clip, &[0, 5, 9, 3], 2), 2); // the legacy id: the largest id
+    assert_eq!(pooled_position(Variant::Siglip, &[4, 5, 1, 0, 0], 1), 4);
 }

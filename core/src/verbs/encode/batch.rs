@@ -11,7 +11,7 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::executor::Scratch;
 use crate::families::bert::forward;
-use crate::families::Config;
+use crate::families::bert::Config;
 
 /// Sizes batches for one model on one executor.
 pub struct Planner<'c> {

@@ -3,8 +3,8 @@
 //! DistributedDataParallel does.
 
 use crate::collective::Collective;
+use crate::collective::{Bucket, ReadRows};
 use crate::error::{Error, Result};
-use crate::families::bert::train::{Bucket, ReadRows};
 use std::sync::mpsc;
 use std::time::Instant;
 

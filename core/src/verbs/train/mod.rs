@@ -16,10 +16,12 @@
 
 mod across;
 mod loss;
+mod pass;
 mod save;
 
 pub use across::CollectiveSeconds;
 
+use super::input::{check_nul, max_tokens};
 use crate::collective::Collective;
 use crate::error::{Error, Result};
 use crate::executor::Executor;
@@ -106,16 +108,7 @@ impl Settings {
                 ))
             }
         };
-        let max_tokens = match config.max_tokens {
-            None => model.max_tokens,
-            Some(m) if m >= 1 && m as usize <= model.positions => m as usize,
-            Some(m) => {
-                return Err(Error::invalid_argument(
-                    "config.max_tokens",
-                    format!("must be between 1 and {} (the model's position embeddings), got {m}", model.positions),
-                ))
-            }
-        };
+        let max_tokens = max_tokens("config.max_tokens", config.max_tokens, model.max_tokens, model.positions)?;
         Ok(Settings {
             learning_rate: non_negative("learning_rate", config.learning_rate, 5e-5)?,
             weight_decay: non_negative("weight_decay", config.weight_decay, 0.0)?,
@@ -199,7 +192,13 @@ impl Trainer {
     /// mean pooling never uses.
     pub fn contrastive(model: &Model, config: TrainerContrastiveConfig) -> Result<Trainer> {
         let mesh = config.mesh.as_ref();
-        let (weights, executor, slot) = model.ram_parts("Trainer.contrastive", "Trainer.contrastive trains")?;
+        let (weights, executor, prepared) = model.ram_parts("Trainer.contrastive", "Trainer.contrastive trains")?;
+        let crate::verbs::model::Prepared::Text(slot) = prepared else {
+            return Err(Error::unsupported(format!(
+                "{} trains BERT encoders (`model_type: \"bert\"`) so far; this model is an image-text model",
+                crate::path::name("Trainer.contrastive"),
+            )));
+        };
         if slot.precision() != crate::types::Precision::F32 {
             return Err(Error::unsupported(format!(
                 "{} trains f32 weights; this model was loaded with precision {}: load it again with precision f32 to \
@@ -209,11 +208,11 @@ impl Trainer {
             )));
         }
         let encoder = slot.get_or_prepare(weights.as_ref())?;
-        if encoder.config().family != crate::families::Family::Bert {
+        if encoder.config().variant != crate::families::bert::Variant::Bert {
             return Err(Error::unsupported(format!(
                 "{} trains BERT encoders (`model_type: \"bert\"`) so far; this model is {:?}",
                 crate::path::name("Trainer.contrastive"),
-                encoder.config().family
+                encoder.config().variant
             )));
         }
         let settings = Settings::check(&config, &encoder)?;
@@ -271,16 +270,16 @@ impl Trainer {
         let h = config.hidden;
         state.pooled.resize(texts.len() * h, 0.0);
         state.dpooled.resize(texts.len() * h, 0.0);
-        let model = bert::Model { config, params: encoder.params(), master: &state.master };
-        state.tape.forward(&executor, &kernels, &model, &tokens, dropout, &mut state.pooled)?;
+        let model = bert::TrainWeights { config, params: encoder.params(), master: &state.master };
+        pass::forward_pooled(&mut state.tape, (&executor, &kernels), &model, &tokens, dropout, &mut state.pooled)?;
         let loss = loss::contrastive(&state.pooled, pairs, h, s.scale, &mut state.dpooled);
         // The gradients leave the master for the pass (which reads the master's values), averaged across the mesh
         // layer by layer as the pass finishes each.
         let mut grads = std::mem::take(&mut state.master.grads);
-        let model = bert::Model { config, params: encoder.params(), master: &state.master };
+        let model = bert::TrainWeights { config, params: encoder.params(), master: &state.master };
         let (tape, dpooled) = (&mut state.tape, &state.dpooled);
         let (backward, all_reduce, waited) = across::backward_averaged(state.collective.as_ref(), |done| {
-            tape.backward(&executor, &kernels, &model, dropout, dpooled, &mut grads, done)
+            pass::backward_pooled(tape, (&executor, &kernels), &model, dropout, dpooled, &mut grads, done)
         });
         state.master.grads = grads;
         backward?;
@@ -317,13 +316,7 @@ impl Trainer {
             return Err(Error::invalid_argument("anchors", "must hold at least one pair, got an empty list"));
         }
         let pairs = anchors.len();
-        if let Some((i, at)) = texts.iter().enumerate().find_map(|(i, t)| t.find('\0').map(|at| (i, at))) {
-            return Err(Error::invalid_argument(
-                &text_path(i, pairs),
-                format!("contains a NUL character at byte {at}"),
-            ));
-        }
-        Ok(())
+        check_nul(texts.iter().map(String::as_str), |i| text_path(i, pairs))
     }
 
     /// Tokenises the batch as the encoder does and checks every text has tokens the model can embed.
@@ -334,29 +327,14 @@ impl Trainer {
         pairs: usize,
         max_tokens: usize,
     ) -> Result<Vec<crate::families::tokenize::Tokens>> {
-        let config = encoder.config();
         let every: Vec<usize> = (0..texts.len()).collect();
-        let tokens = encoder.tokenizers().encode(executor, texts, &every, max_tokens)?;
-        for (i, t) in tokens.iter().enumerate() {
-            if t.ids.is_empty() {
-                return Err(Error::invalid_argument(
-                    &text_path(i, pairs),
-                    "gives no tokens, so it has no embedding to train",
-                ));
-            }
-            if let Some(id) = t.ids.iter().find(|id| **id as usize >= config.vocab) {
-                return Err(Error::unsupported(format!(
-                    "the tokenizer gave `{}` token {id}, past the {} word embeddings",
-                    text_path(i, pairs),
-                    config.vocab
-                )));
-            }
-            if let Some(ty) = t.type_ids.iter().find(|ty| **ty as usize >= config.type_vocab) {
-                return Err(Error::unsupported(format!(
-                    "the tokenizer gave `{}` token type {ty}",
-                    text_path(i, pairs)
-                )));
-            }
+        let name = |i: usize| text_path(i, pairs);
+        let tokens = encoder.tokenizers().encode_named(executor, texts, &every, max_tokens, &name)?;
+        if let Some(i) = tokens.iter().position(|t| t.ids.is_empty()) {
+            return Err(Error::invalid_argument(
+                &text_path(i, pairs),
+                "gives no tokens, so it has no embedding to train",
+            ));
         }
         Ok(tokens)
     }
@@ -404,9 +382,9 @@ impl Trainer {
     }
 }
 
-/// One AdamW update of every master weight, as `torch.optim.AdamW` computes it: decay `p ← p·(1 − lr·wd)` for the
-/// tensors that decay, then `m ← m + (1−β₁)(g − m)`, `v ← β₂v + (1−β₂)g²`, `p ← p − lr/(1−β₁ᵗ) · m / (√v/√(1−β₂ᵗ) + ε)`,
-/// with the gradients first multiplied by `clip`.
+/// One AdamW update of every master weight, as `torch.optim.AdamW` computes it ([`Master::adamw`]), with step
+/// `step`'s constants: decay `p ← p·(1 − lr·wd)` for the tensors that decay, then `m ← m + (1−β₁)(g − m)`,
+/// `v ← β₂v + (1−β₂)g²`, `p ← p − lr/(1−β₁ᵗ) · m / (√v/√(1−β₂ᵗ) + ε)`, with the gradients first multiplied by `clip`.
 fn adamw(
     executor: &Executor,
     kernels: &Kernels,
@@ -426,22 +404,7 @@ fn adamw(
         step_size: (lr / (1.0 - BETA1.powi(t))) as f32,
         bias2_sqrt: (1.0 - BETA2.powi(t)).sqrt() as f32,
     };
-    let Master { tensors, values, grads, m, v, .. } = master;
-    let shared = [values, grads, m, v].map(|b| crate::kernels::gemm::Shared(b.as_mut_ptr()));
-    for tensor in tensors.iter() {
-        let decay = if tensor.decay { (1.0 - lr * weight_decay) as f32 } else { 1.0 };
-        let base = tensor.range.start;
-        executor.for_slices(tensor.range.len(), |range| {
-            #[allow(clippy::redundant_locals)] // captures the Send wrappers whole, not their raw pointer fields
-            let shared = shared;
-            let (start, len) = (base + range.start, range.len());
-            // SAFETY: the four buffers have the master's length, which holds `tensor.range`; each slice of the
-            // range is this task's alone.
-            let [p, g, m, v] = shared.map(|s| unsafe { std::slice::from_raw_parts_mut(s.0.add(start), len) });
-            kernels.adamw(p, g, m, v, AdamW { decay, ..constants });
-        })?;
-    }
-    Ok(())
+    master.adamw(executor, kernels, constants, (1.0 - lr * weight_decay) as f32)
 }
 
 #[cfg(test)]

@@ -2,9 +2,9 @@
 //! kernel class this CPU runs, with and without dropout; and the optimiser and schedule against their formulas.
 
 use super::*;
-use crate::families::bert::train::{Model, Tape};
+use crate::families::bert::train::{Tape, TrainWeights};
+use crate::families::bert::{Config, Pooling};
 use crate::families::tokenize::Tokens;
-use crate::families::{Config, Pooling};
 use crate::model::TensorView;
 use std::path::Path;
 
@@ -66,13 +66,13 @@ fn batch() -> Vec<Tokens> {
 fn forward_with_loss(
     ex: &Executor,
     kernels: &Kernels,
-    model: &Model<'_>,
+    model: &TrainWeights<'_>,
     drop: (Dropout, Dropout),
 ) -> (Tape, Vec<f32>, f64) {
     let tokens = batch();
     let mut tape = Tape::default();
     let mut pooled = vec![0.0; tokens.len() * model.config.hidden];
-    tape.forward(ex, kernels, model, &tokens, drop, &mut pooled).unwrap();
+    pass::forward_pooled(&mut tape, (ex, kernels), model, &tokens, drop, &mut pooled).unwrap();
     let mut dpooled = vec![0.0; pooled.len()];
     let loss = loss::contrastive(&pooled, tokens.len() / 2, model.config.hidden, 5.0, &mut dpooled);
     (tape, dpooled, loss)
@@ -80,7 +80,7 @@ fn forward_with_loss(
 
 fn loss_of(ex: &Executor, kernels: &Kernels, config: &Config, master: &Master, drop: (Dropout, Dropout)) -> f64 {
     let params = master.params("", config);
-    forward_with_loss(ex, kernels, &Model { config, params: &params, master }, drop).2
+    forward_with_loss(ex, kernels, &TrainWeights { config, params: &params, master }, drop).2
 }
 
 #[test]
@@ -98,10 +98,10 @@ fn every_gradient_matches_finite_differences_for_every_kernel_class() {
         let drop = (Dropout { p, seed: 3, step: 1 }, Dropout { p, seed: 3, step: 1 });
         // The analytic gradient.
         let params = master.params("", &config);
-        let model = Model { config: &config, params: &params, master: &master };
+        let model = TrainWeights { config: &config, params: &params, master: &master };
         let (mut tape, dpooled, _) = forward_with_loss(&ex, &kernels, &model, drop);
         let mut grads = vec![f32::NAN; master.values.len()];
-        tape.backward(&ex, &kernels, &model, drop, &dpooled, &mut grads, &mut |_| {}).unwrap();
+        pass::backward_pooled(&mut tape, (&ex, &kernels), &model, drop, &dpooled, &mut grads, &mut |_| {}).unwrap();
         // Central differences in a few elements of every tensor.
         let tensors = master.tensors.clone();
         let mut checked = 0;
@@ -173,12 +173,12 @@ fn ten_thousand_steps_keep_memory_flat() {
     let drop = (Dropout { p: 0.1, seed: 1, step: 1 }, Dropout { p: 0.1, seed: 1, step: 1 });
     let mut params = master.params("", &config);
     let mut step = |k: u64, master: &mut Master, params: &mut crate::families::bert::params::Params| {
-        let model = Model { config: &config, params, master };
-        tape.forward(&ex, &kernels, &model, &tokens, drop, &mut pooled).unwrap();
+        let model = TrainWeights { config: &config, params, master };
+        pass::forward_pooled(&mut tape, (&ex, &kernels), &model, &tokens, drop, &mut pooled).unwrap();
         loss::contrastive(&pooled, tokens.len() / 2, config.hidden, 20.0, &mut dpooled);
         let mut grads = std::mem::take(&mut master.grads);
-        let model = Model { config: &config, params, master };
-        tape.backward(&ex, &kernels, &model, drop, &dpooled, &mut grads, &mut |_| {}).unwrap();
+        let model = TrainWeights { config: &config, params, master };
+        pass::backward_pooled(&mut tape, (&ex, &kernels), &model, drop, &dpooled, &mut grads, &mut |_| {}).unwrap();
         master.grads = grads;
         adamw(&ex, &kernels, master, k, 1e-4, 0.01, 1.0).unwrap();
         *params = master.params("", &config);
@@ -237,15 +237,16 @@ fn averaged_backward(group: &mut Mirror) -> (Vec<f32>, Vec<f32>, Master, Result<
     let master = Master::read(&random_weights(&config), &config, "").unwrap();
     let drop = (Dropout { p: 0.0, seed: 3, step: 1 }, Dropout { p: 0.0, seed: 3, step: 1 });
     let params = master.params("", &config);
-    let model = Model { config: &config, params: &params, master: &master };
+    let model = TrainWeights { config: &config, params: &params, master: &master };
     let (mut tape, dpooled, _) = forward_with_loss(&ex, &kernels, &model, drop);
     let mut alone = vec![f32::NAN; master.values.len()];
-    tape.backward(&ex, &kernels, &model, drop, &dpooled, &mut alone, &mut |_| {}).unwrap();
+    pass::backward_pooled(&mut tape, (&ex, &kernels), &model, drop, &dpooled, &mut alone, &mut |_| {}).unwrap();
     let mut grads = vec![f32::NAN; master.values.len()];
     group.base = grads.as_ptr_range().start as usize..grads.as_ptr_range().end as usize;
     let group = &*group;
-    let (result, all_reduce, waited) =
-        across::backward_averaged(group, |done| tape.backward(&ex, &kernels, &model, drop, &dpooled, &mut grads, done));
+    let (result, all_reduce, waited) = across::backward_averaged(group, |done| {
+        pass::backward_pooled(&mut tape, (&ex, &kernels), &model, drop, &dpooled, &mut grads, done)
+    });
     assert!(all_reduce >= 0.0 && waited >= 0.0);
     (alone, grads, master, result)
 }
@@ -301,7 +302,7 @@ impl crate::collective::Collective for Pair {
 
 #[test]
 fn the_word_embeddings_are_averaged_over_the_rows_either_process_read_and_the_rest_stay_zero() {
-    use crate::families::bert::train::{Bucket, ReadRows};
+    use crate::collective::{Bucket, ReadRows};
     // One float before the table, a table of 70 rows of 2 (rows 64..70 in the bitmap's second word), two after.
     let (width, rows) = (2, 70);
     let mut values = vec![0.0f32; 1 + width * rows + 2];
@@ -337,7 +338,7 @@ fn the_word_embeddings_are_averaged_over_the_rows_either_process_read_and_the_re
 
 #[test]
 fn word_embeddings_of_another_size_on_a_peer_are_a_conflict() {
-    use crate::families::bert::train::{Bucket, ReadRows};
+    use crate::collective::{Bucket, ReadRows};
     let mut values = vec![0.0f32; 8];
     let pair = Pair { theirs: vec![0, 0], peer: 0.0, sums: Default::default() };
     let rows = ReadRows { range: 0..8, width: 2, read: vec![1] };

@@ -2,7 +2,7 @@
  * The C suites' shared harness (test_uform.c, test_model.c, test_encode.c, test_images.c, test_train.c; each is its
  * own program, so everything here is static): CHECK and CHECK_STATUS count the checks of the running test, `says`
  * reads the last error message, `run_tests` runs a table and prints one line per test and "N passed, N failed"; and
- * the helpers more than one suite needs.
+ * the helpers more than one suite needs (test_families.c too).
  */
 #ifndef UFORM_TEST_SUITE_H
 #define UFORM_TEST_SUITE_H
@@ -10,6 +10,7 @@
 #include <uform.h>
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,35 @@ static inline int directory_entries(const char *path) {
     return count;
 }
 
+/* A file's bytes, NUL-terminated (`*length` without the NUL); exits when it cannot be read. */
+static inline char *read_file(const char *path, size_t *length) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "cannot read %s\n", path);
+        exit(2);
+    }
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *bytes = malloc((size_t)size + 1);
+    size_t got = fread(bytes, 1, (size_t)size, f);
+    fclose(f);
+    bytes[got] = '\0';
+    if (length) *length = got;
+    return bytes;
+}
+
+/* A line `key` of /proc/self/status (VmHWM:, VmRSS:), in KiB; -1 when it is not there. */
+static inline long status_kib(const char *key) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long value = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, key, strlen(key)) == 0) value = atol(line + strlen(key));
+    if (f) fclose(f);
+    return value;
+}
+
 /* Writes `length` bytes to `path`, or exits. */
 static inline void write_bytes(const char *path, const void *bytes, size_t length) {
     FILE *f = fopen(path, "wb");
@@ -138,5 +168,82 @@ static inline uform_status_t load_ram(const char *path, uform_executor_t *execut
 
 /* One hexadecimal digit's value (the flattened fixtures write floats as hex). */
 static inline int hex_value(char c) { return c >= 'a' ? c - 'a' + 10 : c - '0'; }
+
+/* A flattened text: its bytes in hexadecimal ("-" when empty), decoded into a fresh NUL-terminated string. */
+static inline char *unhex(const char *hex) {
+    size_t n = strcmp(hex, "-") == 0 ? 0 : strlen(hex) / 2;
+    char *text = calloc(n + 1, 1);
+    for (size_t i = 0; i < n; i++) text[i] = (char)(hex_value(hex[2 * i]) * 16 + hex_value(hex[2 * i + 1]));
+    return text;
+}
+
+/* One flattened entry `model.key` (tests/c/flatten_families.py, flatten_images.py): `rows` strings (columns 0) or a
+ * rows x columns matrix. */
+struct entry {
+    char name[64];
+    size_t rows, columns;
+    char **texts;
+    float *values;
+};
+
+/* Reads at most `capacity` entries from the flattened file at `path` into `entries`, counting them in `*count`
+ * (an entry read in part counts too, for `free_entries`); 0 when the file cannot be opened or a row is cut short. */
+static inline int read_entries(const char *path, struct entry *entries, size_t capacity, size_t *count) {
+    FILE *f = path ? fopen(path, "r") : NULL;
+    if (!f) return 0;
+    static char hex[1 << 16];
+    int ok = 1;
+    while (ok && *count < capacity) {
+        struct entry *e = &entries[*count];
+        if (fscanf(f, "%63s %zu %zu", e->name, &e->rows, &e->columns) != 3) break;
+        (*count)++;
+        if (e->columns == 0) e->texts = calloc(e->rows, sizeof *e->texts);
+        else e->values = calloc(e->rows * e->columns, sizeof *e->values);
+        for (size_t r = 0; ok && r < e->rows && e->columns == 0; r++) {
+            if (fscanf(f, "%65535s", hex) != 1) ok = 0;
+            e->texts[r] = unhex(ok ? hex : "-");
+        }
+        for (size_t i = 0; ok && i < e->rows * e->columns; i++)
+            if (fscanf(f, "%f", &e->values[i]) != 1) ok = 0;
+    }
+    fclose(f);
+    return ok;
+}
+
+static inline void free_entries(struct entry *entries, size_t *count) {
+    for (size_t e = 0; e < *count; e++) {
+        for (size_t r = 0; entries[e].texts && r < entries[e].rows; r++) free(entries[e].texts[r]);
+        free(entries[e].texts);
+        free(entries[e].values);
+    }
+    *count = 0;
+}
+
+/* The entry `model.key` of `entries`, or NULL, naming it and `file` (the variable that names the flattened file). */
+static inline const struct entry *find_entry(const struct entry *entries, size_t count, const char *model,
+                                             const char *key, const char *file) {
+    char name[128];
+    snprintf(name, sizeof name, "%s.%s", model, key);
+    for (size_t e = 0; e < count; e++)
+        if (strcmp(entries[e].name, name) == 0) return &entries[e];
+    fprintf(stderr, "    no %s in %s\n", name, file);
+    return NULL;
+}
+
+/* Whether `name` is one of the comma-separated capabilities available. */
+static inline int available(const char *name) {
+    char list[4096];
+    snprintf(list, sizeof list, "%s", uform_capabilities_available());
+    for (char *c = strtok(list, ","); c; c = strtok(NULL, ","))
+        if (strcmp(c, name) == 0) return 1;
+    return 0;
+}
+
+/* The largest |a[i] - b[i]| over `n` floats. */
+static inline float max_difference(const float *a, const float *b, size_t n) {
+    float worst = 0;
+    for (size_t i = 0; i < n; i++) worst = fabsf(a[i] - b[i]) > worst ? fabsf(a[i] - b[i]) : worst;
+    return worst;
+}
 
 #endif

@@ -34,9 +34,7 @@ static int read_reference(void) {
     static char hex[1 << 16];
     for (size_t r = 0; r < ref_rows; r++) {
         if (fscanf(f, "%65535s", hex) != 1) return fclose(f), 0;
-        size_t n = strcmp(hex, "-") == 0 ? 0 : strlen(hex) / 2;
-        ref_texts[r] = calloc(n + 1, 1);
-        for (size_t i = 0; i < n; i++) ref_texts[r][i] = (char)(hex_value(hex[2 * i]) * 16 + hex_value(hex[2 * i + 1]));
+        ref_texts[r] = unhex(hex);
         for (size_t c = 0; c < ref_dims; c++)
             if (fscanf(f, "%f", &ref_embeddings[r * ref_dims + c]) != 1) return fclose(f), 0;
     }
@@ -162,22 +160,6 @@ static uform_executor_t *limited_executor(uint64_t scratch_limit) {
     return executor;
 }
 
-static long status_kib(const char *key) {
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long value = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (strncmp(line, key, strlen(key)) == 0) value = atol(line + strlen(key));
-    if (f) fclose(f);
-    return value;
-}
-
-static float max_difference(const float *a, const float *b, size_t n) {
-    float worst = 0;
-    for (size_t i = 0; i < n; i++) worst = fabsf(a[i] - b[i]) > worst ? fabsf(a[i] - b[i]) : worst;
-    return worst;
-}
-
 /* 26. One call of many texts runs in batches within the executor's scratch limit: 20,000 texts under 64 MiB keep
  * the peak resident size within the limit plus the result and 16 MiB (natively; under valgrind 24 texts under
  * 1 MiB, several batches: 200 took 21 minutes under it), with rows equal to calls of `window_rows` texts (32; 8 under
@@ -241,24 +223,6 @@ static void test_26_batches_within_the_scratch_limit(void) {
     CHECK_STATUS(uform_executor_free(plain), UFORM_STATUS_OK);
     for (size_t i = 0; i < count; i++) free(texts[i]);
     free(texts);
-}
-
-/* A file's bytes, NUL-terminated (`*length` without the NUL); exits when it cannot be read. */
-static char *read_file(const char *path, size_t *length) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "cannot read %s\n", path);
-        exit(2);
-    }
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *bytes = malloc((size_t)size + 1);
-    size_t got = fread(bytes, 1, (size_t)size, f);
-    fclose(f);
-    bytes[got] = '\0';
-    if (length) *length = got;
-    return bytes;
 }
 
 /* A folder under the scratch root holding a symbolic link to every entry of the test model's folder but `except`. */
@@ -385,15 +349,6 @@ static void test_28_a_text_without_tokens_is_zeros(void) {
     remove_linked_model(folder);
 }
 
-/* Whether `name` is one of the comma-separated capabilities available. */
-static int available(const char *name) {
-    char list[4096];
-    snprintf(list, sizeof list, "%s", uform_capabilities_available());
-    for (char *c = strtok(list, ","); c; c = strtok(NULL, ","))
-        if (strcmp(c, name) == 0) return 1;
-    return 0;
-}
-
 /* A two-thread RAM executor dispatching as `cpu_class` (NULL: the CPU's own). */
 static uform_executor_t *class_executor(const char *cpu_class) {
     uform_executor_for_ram_config_t config = UFORM_EXECUTOR_FOR_RAM_CONFIG_INIT;
@@ -488,11 +443,6 @@ static void test_29_bf16_models(void) {
     CHECK_STATUS(uform_model_free(f32_model), UFORM_STATUS_OK);
     CHECK_STATUS(uform_executor_free(plain), UFORM_STATUS_OK);
 }
-/* Scenarios 33–35, defined after main. */
-static void test_33_every_family_reproduces_its_reference(void);
-static void test_34_cross_encoders_rerank_as_sentence_transformers(void);
-static void test_35_prompts_and_dimensions_match_sentence_transformers(void);
-
 int main(void) {
     scratch_root = getenv("UFORM_TEST_DIR") ? getenv("UFORM_TEST_DIR") : "/tmp";
     model_dir = getenv("UFORM_TEST_MODEL_DIR");
@@ -505,9 +455,6 @@ int main(void) {
         {"test_27_the_model_file_changes_after_loading", test_27_the_model_file_changes_after_loading, 1},
         {"test_28_a_text_without_tokens_is_zeros", test_28_a_text_without_tokens_is_zeros, 1},
         {"test_29_bf16_models", test_29_bf16_models, 1},
-        {"test_33_every_family_reproduces_its_reference", test_33_every_family_reproduces_its_reference, 1},
-        {"test_34_cross_encoders_rerank_as_sentence_transformers", test_34_cross_encoders_rerank_as_sentence_transformers, 1},
-        {"test_35_prompts_and_dimensions_match_sentence_transformers", test_35_prompts_and_dimensions_match_sentence_transformers, 1},
     };
     int status = run_tests(tests, sizeof tests / sizeof tests[0], have_model,
                            "UFORM_TEST_MODEL_DIR and UFORM_TEST_REFERENCE are not set or unreadable; run the suite "
@@ -516,250 +463,4 @@ int main(void) {
     free(ref_texts);
     free(ref_embeddings);
     return status;
-}
-
-/*
- * Scenarios 33–35 (issue 31): the random-weight family checkpoints of tests/fixtures/families (UFORM_TEST_FAMILIES)
- * against their reference, flattened by tests/c/flatten_families.py into UFORM_TEST_FAMILIES_REFERENCE.
- */
-struct family_entry {
-    char name[64];
-    size_t rows, columns; /* columns 0: `texts` holds the rows */
-    char **texts;
-    float *values;
-};
-static struct family_entry family_entries[32];
-static size_t family_count = 0;
-
-static void free_families(void) {
-    for (size_t e = 0; e < family_count; e++) {
-        for (size_t r = 0; family_entries[e].texts && r < family_entries[e].rows; r++) free(family_entries[e].texts[r]);
-        free(family_entries[e].texts);
-        free(family_entries[e].values);
-    }
-    family_count = 0;
-}
-
-/* The flattened entry `family.key` (read on first use), or NULL. */
-static const struct family_entry *family_entry(const char *family, const char *key) {
-    static int read = 0;
-    if (!read) {
-        read = 1;
-        atexit(free_families);
-        const char *path = getenv("UFORM_TEST_FAMILIES_REFERENCE");
-        FILE *f = path ? fopen(path, "r") : NULL;
-        static char hex[1 << 16];
-        while (f && family_count < 32) {
-            struct family_entry *e = &family_entries[family_count];
-            if (fscanf(f, "%63s %zu %zu", e->name, &e->rows, &e->columns) != 3) break;
-            family_count++;
-            if (e->columns == 0) e->texts = calloc(e->rows, sizeof *e->texts);
-            else e->values = calloc(e->rows * e->columns, sizeof *e->values);
-            for (size_t r = 0; r < e->rows && e->columns == 0; r++) {
-                if (fscanf(f, "%65535s", hex) != 1) break;
-                size_t n = strcmp(hex, "-") == 0 ? 0 : strlen(hex) / 2;
-                e->texts[r] = calloc(n + 1, 1);
-                for (size_t i = 0; i < n; i++)
-                    e->texts[r][i] = (char)(hex_value(hex[2 * i]) * 16 + hex_value(hex[2 * i + 1]));
-            }
-            for (size_t i = 0; i < e->rows * e->columns; i++)
-                if (fscanf(f, "%f", &e->values[i]) != 1) break;
-        }
-        if (f) fclose(f);
-    }
-    char name[128];
-    snprintf(name, sizeof name, "%s.%s", family, key);
-    for (size_t e = 0; e < family_count; e++)
-        if (strcmp(family_entries[e].name, name) == 0) return &family_entries[e];
-    fprintf(stderr, "    no %s in UFORM_TEST_FAMILIES_REFERENCE\n", name);
-    return NULL;
-}
-
-/* Loads UFORM_TEST_FAMILIES/`family` on `executor` at `precision`, or NULL (a failed check). */
-static uform_model_t *family_model(const char *family, uform_executor_t *executor, uform_precision_t precision) {
-    const char *root = getenv("UFORM_TEST_FAMILIES");
-    char path[4096];
-    CHECK(root != NULL);
-    if (!root) return NULL;
-    snprintf(path, sizeof path, "%s/%s", root, family);
-    uform_model_load_ram_config_t config = UFORM_MODEL_LOAD_RAM_CONFIG_INIT;
-    config.executor = executor;
-    config.precision = precision;
-    uform_model_t *model = NULL;
-    CHECK_STATUS(uform_model_load_ram(path, &config, &model), UFORM_STATUS_OK);
-    return model;
-}
-
-/* The largest |got - want| of a matrix against an entry of the same shape (infinity when the shapes differ). */
-static double family_difference(const uform_f32_matrix_t *got, const struct family_entry *want) {
-    if (!got->data || got->rows != want->rows || got->columns != want->columns) return INFINITY;
-    return (double)max_difference(got->data, want->values, want->rows * want->columns);
-}
-
-/* 33. Every family's checkpoint reproduces sentence-transformers: cosine >= 0.9999 and max abs difference <= 1e-4
- * per text; describe() names the family, 64 tokens, 64 dimensions, its prompts, no cross-encoder. */
-static void test_33_every_family_reproduces_its_reference(void) {
-    static const char *families[4] = {"distilbert", "xlm-roberta", "mpnet", "modernbert"};
-    static const char *prompts[4][2] = {{"passage", "query"}, {"document", "query"}, {"document", "query"}, {"document", "query"}};
-    uform_executor_t *executor = ram_executor();
-    for (size_t k = 0; k < 4; k++) {
-        const struct family_entry *texts = family_entry(families[k], "texts"),
-                                  *want = family_entry(families[k], "embeddings");
-        uform_model_t *model = family_model(families[k], executor, UFORM_PRECISION_F32);
-        CHECK(texts && want && texts->rows == want->rows && want->columns == 64);
-        if (!model || !texts || !want) continue;
-        uform_model_description_t d;
-        memset(&d, 0, sizeof d);
-        CHECK_STATUS(uform_model_describe(model, &d), UFORM_STATUS_OK);
-        CHECK(d.family && strcmp(d.family, families[k]) == 0);
-        CHECK(d.architecture && strcmp(d.architecture, families[k]) == 0);
-        CHECK(d.max_tokens == 64 && d.dimensions == 64 && !d.cross_encoder);
-        CHECK(d.prompts_count == 2);
-        for (size_t p = 0; p < 2 && d.prompts_count == 2; p++)
-            CHECK(strcmp(d.prompts[0], prompts[k][p]) == 0 || strcmp(d.prompts[1], prompts[k][p]) == 0);
-        uform_f32_matrix_t m;
-        memset(&m, 0, sizeof m);
-        CHECK_STATUS(uform_model_encode_text(model, (const char *const *)texts->texts, texts->rows, NULL, &m),
-                     UFORM_STATUS_OK);
-        CHECK(m.rows == want->rows && m.columns == 64);
-        for (size_t r = 0; m.data && m.rows == want->rows && m.columns == 64 && r < m.rows; r++) {
-            const float *got = m.data + r * 64, *w = want->values + r * 64;
-            double dot = 0, worst = 0;
-            for (size_t c = 0; c < 64; c++) {
-                dot += (double)got[c] * w[c]; /* both unit length */
-                if (fabs((double)got[c] - w[c]) > worst) worst = fabs((double)got[c] - w[c]);
-            }
-            if (dot < 0.9999 || worst > 1e-4)
-                fprintf(stderr, "    %s text %zu: cosine %.6f, max diff %.2e\n", families[k], r, dot, worst);
-            CHECK(dot >= 0.9999 && worst <= 1e-4);
-        }
-        uform_f32_matrix_free(&m);
-        CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK);
-        /* bf16 runs every family too, where the CPU has it (issue 33): cosine >= 0.999 for every text. */
-        if (available("amd-genoa") || available("intel-sapphirerapids")) {
-            uform_model_t *bf16 = family_model(families[k], executor, UFORM_PRECISION_BF16);
-            if (!bf16) continue;
-            CHECK_STATUS(uform_model_encode_text(bf16, (const char *const *)texts->texts, texts->rows, NULL, &m),
-                         UFORM_STATUS_OK);
-            for (size_t r = 0; m.data && m.rows == want->rows && m.columns == 64 && r < m.rows; r++) {
-                const float *got = m.data + r * 64, *w = want->values + r * 64;
-                double dot = 0, norm = 0;
-                for (size_t c = 0; c < 64; c++) {
-                    dot += (double)got[c] * w[c];
-                    norm += (double)got[c] * got[c];
-                }
-                if (dot / sqrt(norm) < 0.999) fprintf(stderr, "    bf16 %s text %zu: cosine %.6f\n", families[k], r, dot / sqrt(norm));
-                CHECK(dot / sqrt(norm) >= 0.999);
-            }
-            uform_f32_matrix_free(&m);
-            CHECK_STATUS(uform_model_free(bf16), UFORM_STATUS_OK);
-        }
-    }
-    CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
-}
-
-/* 34, 35. rerank reproduces CrossEncoder's scores within 1e-4 in input order, and sorted best first keeping each
- * index; an empty query and no documents are invalid arguments; a model without a classification head is unsupported. */
-static void test_34_cross_encoders_rerank_as_sentence_transformers(void) {
-    static const char *families[3] = {"bert-reranker", "xlm-roberta-reranker", "modernbert-reranker"};
-    uform_executor_t *executor = ram_executor();
-    for (size_t k = 0; k < 3; k++) {
-        const struct family_entry *query = family_entry(families[k], "query"),
-                                  *documents = family_entry(families[k], "documents"),
-                                  *want = family_entry(families[k], "scores");
-        uform_model_t *model = family_model(families[k], executor, UFORM_PRECISION_F32);
-        CHECK(query && documents && want && want->columns == documents->rows);
-        if (!model || !query || !documents || !want) continue;
-        const char *const *docs = (const char *const *)documents->texts;
-        size_t n = documents->rows;
-        uform_model_description_t d;
-        memset(&d, 0, sizeof d);
-        CHECK_STATUS(uform_model_describe(model, &d), UFORM_STATUS_OK);
-        CHECK(d.cross_encoder);
-        const uform_rerank_score_t *got = NULL, *sorted = NULL;
-        size_t got_count = 0, sorted_count = 0;
-        CHECK_STATUS(uform_model_rerank(model, query->texts[0], docs, n, NULL, &got, &got_count), UFORM_STATUS_OK);
-        CHECK(got && got_count == n);
-        for (size_t i = 0; got && i < got_count && got_count == n; i++) {
-            if (fabs(got[i].score - want->values[i]) > 1e-4)
-                fprintf(stderr, "    %s document %zu: %.6f vs %.6f\n", families[k], i, got[i].score, want->values[i]);
-            CHECK(got[i].index == i && fabs(got[i].score - want->values[i]) <= 1e-4);
-        }
-        /* The scores stay valid until this thread's next uform_model_rerank: keep a copy of the input order's. */
-        double first[16];
-        for (size_t i = 0; got && got_count == n && i < n && i < 16; i++) first[i] = got[i].score;
-        CHECK(n <= 16);
-        uform_rerank_options_t options = UFORM_RERANK_OPTIONS_INIT;
-        options.sorted = true;
-        CHECK_STATUS(uform_model_rerank(model, query->texts[0], docs, n, &options, &sorted, &sorted_count),
-                     UFORM_STATUS_OK);
-        CHECK(sorted && sorted_count == n);
-        for (size_t i = 0; got && sorted && got_count == n && sorted_count == n && i < n && i < 16; i++) {
-            CHECK(i == 0 || sorted[i - 1].score >= sorted[i].score);
-            CHECK(sorted[i].index < n && sorted[i].score == first[sorted[i].index]);
-        }
-        CHECK(sorted && sorted_count == n && sorted[0].index != 0); /* the reference's best is not the first */
-        size_t count = 7;
-        CHECK_STATUS(uform_model_rerank(model, "", docs, n, NULL, &got, &count), UFORM_STATUS_INVALID_ARGUMENT);
-        CHECK_STATUS(uform_model_rerank(model, query->texts[0], NULL, 0, NULL, &got, &count),
-                     UFORM_STATUS_INVALID_ARGUMENT);
-        CHECK_STATUS(uform_model_rerank(model, query->texts[0], docs, n, NULL, NULL, &count),
-                     UFORM_STATUS_INVALID_ARGUMENT);
-        CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK);
-    }
-    uform_model_t *plain = family_model("distilbert", executor, UFORM_PRECISION_F32);
-    const char *one[1] = {"d"};
-    const uform_rerank_score_t *scores = NULL;
-    size_t count = 0;
-    if (plain) CHECK_STATUS(uform_model_rerank(plain, "q", one, 1, NULL, &scores, &count), UFORM_STATUS_UNSUPPORTED);
-    if (plain) CHECK_STATUS(uform_model_free(plain), UFORM_STATUS_OK);
-    CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
-}
-
-/* 33, 35. distilbert's prompt "query" (by name, or given as text) and 24 Matryoshka dimensions match
- * sentence-transformers within 1e-4; an unknown prompt name, both prompt and name, 0 and 65 dimensions are invalid. */
-static void test_35_prompts_and_dimensions_match_sentence_transformers(void) {
-    const struct family_entry *texts = family_entry("distilbert", "texts"),
-                              *prompted = family_entry("distilbert", "prompted_query"),
-                              *truncated = family_entry("distilbert", "truncated_24");
-    uform_executor_t *executor = ram_executor();
-    uform_model_t *model = family_model("distilbert", executor, UFORM_PRECISION_F32);
-    CHECK(texts && prompted && truncated && truncated->columns == 24);
-    if (model && texts && prompted && truncated) {
-        const char *const *t = (const char *const *)texts->texts;
-        uform_f32_matrix_t m, given;
-        memset(&m, 0, sizeof m);
-        memset(&given, 0, sizeof given);
-        uform_encode_text_options_t options = UFORM_ENCODE_TEXT_OPTIONS_INIT;
-        options.prompt_name = "query";
-        CHECK_STATUS(uform_model_encode_text(model, t, texts->rows, &options, &m), UFORM_STATUS_OK);
-        CHECK(family_difference(&m, prompted) <= 1e-4);
-        options.prompt_name = NULL;
-        options.prompt = "query: ";
-        CHECK_STATUS(uform_model_encode_text(model, t, texts->rows, &options, &given), UFORM_STATUS_OK);
-        CHECK(m.data && given.data && given.rows == m.rows && max_difference(m.data, given.data, m.rows * 64) == 0);
-        uform_f32_matrix_free(&m);
-        uform_f32_matrix_free(&given);
-        options.prompt = NULL;
-        options.dimensions = 24;
-        CHECK_STATUS(uform_model_encode_text(model, t, texts->rows, &options, &m), UFORM_STATUS_OK);
-        CHECK(m.columns == 24 && family_difference(&m, truncated) <= 1e-4);
-        uform_f32_matrix_free(&m);
-        uform_encode_text_options_t bad[4] = {UFORM_ENCODE_TEXT_OPTIONS_INIT, UFORM_ENCODE_TEXT_OPTIONS_INIT,
-                                              UFORM_ENCODE_TEXT_OPTIONS_INIT, UFORM_ENCODE_TEXT_OPTIONS_INIT};
-        bad[0].prompt_name = "nope";
-        bad[1].prompt = "a";
-        bad[1].prompt_name = "query";
-        bad[2].dimensions = 65;
-        bad[3].dimensions = 0; /* zero means absent in C: every dimension */
-        for (size_t b = 0; b < 3; b++) {
-            CHECK_STATUS(uform_model_encode_text(model, t, texts->rows, &bad[b], &m), UFORM_STATUS_INVALID_ARGUMENT);
-            CHECK(m.data == NULL);
-        }
-        CHECK_STATUS(uform_model_encode_text(model, t, 1, &bad[3], &m), UFORM_STATUS_OK);
-        CHECK(m.rows == 1 && m.columns == 64);
-        uform_f32_matrix_free(&m);
-    }
-    if (model) CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK);
-    CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
 }

@@ -19,76 +19,19 @@
 
 static const char *images_root = NULL;
 
-/* One flattened entry `model.key`: `rows` strings (columns 0) or a rows x columns matrix. */
-struct entry {
-    char name[64];
-    size_t rows, columns;
-    char **texts;
-    float *values;
-};
 static struct entry entries[64];
 static size_t entry_count = 0;
 
-static void free_entries(void) {
-    for (size_t e = 0; e < entry_count; e++) {
-        for (size_t r = 0; entries[e].texts && r < entries[e].rows; r++) free(entries[e].texts[r]);
-        free(entries[e].texts);
-        free(entries[e].values);
-    }
-    entry_count = 0;
-}
-
 /* Reads UFORM_TEST_IMAGES_REFERENCE; 0 when it cannot. */
 static int read_reference(void) {
-    const char *path = getenv("UFORM_TEST_IMAGES_REFERENCE");
-    FILE *f = path ? fopen(path, "r") : NULL;
-    if (!f) return 0;
-    static char hex[1 << 12];
-    int ok = 1;
-    while (ok && entry_count < 64) {
-        struct entry *e = &entries[entry_count];
-        if (fscanf(f, "%63s %zu %zu", e->name, &e->rows, &e->columns) != 3) break;
-        entry_count++;
-        if (e->columns == 0) e->texts = calloc(e->rows, sizeof *e->texts);
-        else e->values = calloc(e->rows * e->columns, sizeof *e->values);
-        for (size_t r = 0; ok && r < e->rows && e->columns == 0; r++) {
-            if (fscanf(f, "%4095s", hex) != 1) ok = 0;
-            size_t n = !ok || strcmp(hex, "-") == 0 ? 0 : strlen(hex) / 2;
-            e->texts[r] = calloc(n + 1, 1);
-            for (size_t i = 0; i < n; i++) e->texts[r][i] = (char)(hex_value(hex[2 * i]) * 16 + hex_value(hex[2 * i + 1]));
-        }
-        for (size_t i = 0; ok && i < e->rows * e->columns; i++)
-            if (fscanf(f, "%f", &e->values[i]) != 1) ok = 0;
-    }
-    fclose(f);
-    return ok && entry_count > 0;
+    return read_entries(getenv("UFORM_TEST_IMAGES_REFERENCE"), entries, 64, &entry_count) && entry_count > 0;
 }
 
 /* The entry `model.key`, or NULL (a failed check). */
 static const struct entry *entry(const char *model, const char *key) {
-    char name[128];
-    snprintf(name, sizeof name, "%s.%s", model, key);
-    for (size_t e = 0; e < entry_count; e++)
-        if (strcmp(entries[e].name, name) == 0) return &entries[e];
-    fprintf(stderr, "    no %s in UFORM_TEST_IMAGES_REFERENCE\n", name);
-    CHECK(!"the flattened reference holds the entry");
-    return NULL;
-}
-
-/* A file's bytes (`*length` of them), or exits. */
-static uint8_t *read_file(const char *path, size_t *length) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "cannot read %s\n", path);
-        exit(2);
-    }
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *bytes = malloc((size_t)size + 1);
-    *length = fread(bytes, 1, (size_t)size, f);
-    fclose(f);
-    return bytes;
+    const struct entry *found = find_entry(entries, entry_count, model, key, "UFORM_TEST_IMAGES_REFERENCE");
+    if (!found) CHECK(!"the flattened reference holds the entry");
+    return found;
 }
 
 /* UFORM_TEST_IMAGES/`folder`/`name`'s bytes, as the borrowed buffer `uform_model_encode_image` takes. */
@@ -96,7 +39,7 @@ static uform_bytes_t image(const char *folder, const char *name) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s/%s", images_root, folder, name);
     size_t length = 0;
-    uint8_t *bytes = read_file(path, &length);
+    uint8_t *bytes = (uint8_t *)read_file(path, &length);
     uform_bytes_t b = {bytes, length};
     return b;
 }
@@ -154,15 +97,6 @@ static int unit_rows(const uform_f32_matrix_t *m) {
     return m->data != NULL || m->rows == 0;
 }
 
-/* Whether `name` is one of the comma-separated capabilities available. */
-static int available(const char *name) {
-    char list[4096];
-    snprintf(list, sizeof list, "%s", uform_capabilities_available());
-    for (char *c = strtok(list, ","); c; c = strtok(NULL, ","))
-        if (strcmp(c, name) == 0) return 1;
-    return 0;
-}
-
 /* describe()'s towers are exactly `want` (`count` of them), in order. */
 static int towers_are(uform_model_t *model, const char *const *want, size_t count) {
     uform_model_description_t d;
@@ -171,12 +105,6 @@ static int towers_are(uform_model_t *model, const char *const *want, size_t coun
     for (size_t i = 0; i < count; i++)
         if (strcmp(d.towers[i], want[i]) != 0) return 0;
     return 1;
-}
-
-static float max_difference(const float *a, const float *b, size_t n) {
-    float worst = 0;
-    for (size_t i = 0; i < n; i++) worst = fabsf(a[i] - b[i]) > worst ? fabsf(a[i] - b[i]) : worst;
-    return worst;
 }
 
 /* 36. Every checkpoint embeds the committed files as transformers (cosine >= 0.999 per file) and the processor's own
@@ -406,16 +334,6 @@ static void test_37_borrowed_buffers_are_read_in_place(void) {
     free((void *)tiny.data);
 }
 
-static long status_kib(const char *key) {
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long value = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (strncmp(line, key, strlen(key)) == 0) value = atol(line + strlen(key));
-    if (f) fclose(f);
-    return value;
-}
-
 /* 38. Each hostile file of tests/fixtures/images/hostile, a zero-length buffer (NULL and not) and a NULL `data`
  * with a length, at index 2 after two good images, is an invalid argument naming `images[2]` and leaves the matrix
  * alone; the bomb's message names the budget, and (natively) refusing it grows the peak resident size by under
@@ -534,6 +452,6 @@ int main(void) {
     int status = run_tests(tests, sizeof tests / sizeof tests[0], have_images,
                            "UFORM_TEST_IMAGES and UFORM_TEST_IMAGES_REFERENCE are not set or unreadable; run the "
                            "suite through `cargo xtask test c`");
-    free_entries();
+    free_entries(entries, &entry_count);
     return status;
 }

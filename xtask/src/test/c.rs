@@ -11,10 +11,11 @@
 //! with the static library — and test_train_mesh.c once more, built with the prefix's pkg-config flags and run
 //! natively.
 //!
-//! test_encode.c also loads the family checkpoints of tests/fixtures/families (`UFORM_TEST_FAMILIES`), their reference
-//! flattened by tests/c/flatten_families.py into `UFORM_TEST_FAMILIES_REFERENCE`; test_images.c, the encodeImage
-//! scenarios, the image-text checkpoints of tests/fixtures/images (`UFORM_TEST_IMAGES`), their reference flattened by
-//! tests/c/flatten_images.py into `UFORM_TEST_IMAGES_REFERENCE`.
+//! tests/c/test_families.c, the family scenarios, loads the family checkpoints of tests/fixtures/families
+//! (`UFORM_TEST_FAMILIES`), their reference flattened by tests/c/flatten_families.py into
+//! `UFORM_TEST_FAMILIES_REFERENCE`; test_images.c, the encodeImage scenarios, the image-text checkpoints of
+//! tests/fixtures/images (`UFORM_TEST_IMAGES`), their reference flattened by tests/c/flatten_images.py into
+//! `UFORM_TEST_IMAGES_REFERENCE`.
 //!
 //! `overhead()` is the C part of `cargo xtask bench overhead`.
 
@@ -70,6 +71,7 @@ pub fn run() -> Result<(), String> {
         ("test_uform", "the C suite", &header),
         ("test_model", "the C Model scenarios", &header),
         ("test_images", "the C encodeImage scenarios", &header),
+        ("test_families", "the C family scenarios", &header),
         ("test_train_mesh", "the C trainer-across-the-mesh scenarios", &header),
         ("test_bad_input", "the C bad-input table", &header),
         ("abi/test_older_header", "the C ABI: a program built against an older header", &older),

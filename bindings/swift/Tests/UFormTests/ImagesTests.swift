@@ -8,17 +8,6 @@ import Foundation
 import XCTest
 @testable import UForm
 
-private func thrownAsync(_ body: () async throws -> Void) async -> UFormError? {
-    do {
-        try await body()
-    } catch let error as UFormError {
-        return error
-    } catch {
-        return nil
-    }
-    return nil
-}
-
 private func text(_ error: UFormError?) -> String {
     guard let error = error else { return "" }
     return String(describing: error)
@@ -59,22 +48,8 @@ private func worstCosine(_ m: F32Matrix, _ want: [[Double]]) -> (cosine: Double,
 /// families; the text-only checkpoint is the families' distilbert, in UFORM_TEST_FAMILIES, else beside the images
 /// (`../families`). Nil, the test failed, when the fixture is missing or unreadable.
 private func imagesFixture() throws -> (root: URL, families: URL, reference: [String: [String: Any]])? {
+    guard let root = fixtureRoot("UFORM_TEST_IMAGES", "images") else { return nil }
     let env = ProcessInfo.processInfo.environment
-    let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    var candidates: [URL] = []
-    if let path = env["UFORM_TEST_IMAGES"] { candidates.append(URL(fileURLWithPath: path)) }
-    candidates.append(package.appendingPathComponent("TestModel").appendingPathComponent("images"))
-    if let path = env["UFORM_TEST_REFERENCE"] {
-        candidates.append(URL(fileURLWithPath: path).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("images"))
-    }
-    guard let root = candidates.first(where: {
-        FileManager.default.fileExists(atPath: $0.appendingPathComponent("reference.json").path)
-    }) else {
-        XCTFail("no images fixture in \(candidates.map { $0.path }): set UFORM_TEST_IMAGES, or use the folder `cargo xtask package swift --out DIR` makes")
-        return nil
-    }
     let families = env["UFORM_TEST_FAMILIES"].map { URL(fileURLWithPath: $0) }
         ?? root.deletingLastPathComponent().appendingPathComponent("families")
     let json = try JSONSerialization.jsonObject(with: Data(contentsOf: root.appendingPathComponent("reference.json")))

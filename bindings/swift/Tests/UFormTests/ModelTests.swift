@@ -40,38 +40,13 @@ private func safetensors(_ list: [(String, String, [UInt64], UInt64)]) -> Data {
     return raw(header, (0..<Int(offset)).map { UInt8(($0 * 31 + 7) % 256) })
 }
 
-private func thrown(_ body: () throws -> Void) -> UFormError? {
-    do {
-        try body()
-    } catch let error as UFormError {
-        return error
-    } catch {
-        return nil
-    }
-    return nil
-}
-
-/// The same for a call that is `async`: `Model.loadRam`, `Model.loadVram` and `encodeText` are `async throws` in Swift.
-private func thrownAsync(_ body: () async throws -> Void) async -> UFormError? {
-    do {
-        try await body()
-    } catch let error as UFormError {
-        return error
-    } catch {
-        return nil
-    }
-    return nil
-}
-
 private func text(_ error: UFormError?) -> String {
     guard let error = error else { return "" }
     return String(describing: error)
 }
 
 private func temporary(_ name: String) throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("uform-model-\(name)-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
+    try temporaryFolder("model", name)
 }
 
 /// The test model's folder and the reference's texts and embeddings: the runner's variables, or the TestModel folder
@@ -326,22 +301,7 @@ final class ModelTests: XCTestCase {
 /// (`cargo xtask package swift --out DIR` copies them there), else beside UFORM_TEST_REFERENCE (`../families`).
 final class FamiliesTests: XCTestCase {
     private func families() throws -> (root: URL, reference: [String: [String: Any]])? {
-        let env = ProcessInfo.processInfo.environment
-        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        var candidates: [URL] = []
-        if let path = env["UFORM_TEST_FAMILIES"] { candidates.append(URL(fileURLWithPath: path)) }
-        candidates.append(package.appendingPathComponent("TestModel").appendingPathComponent("families"))
-        if let path = env["UFORM_TEST_REFERENCE"] {
-            candidates.append(URL(fileURLWithPath: path).deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("families"))
-        }
-        guard let root = candidates.first(where: {
-            FileManager.default.fileExists(atPath: $0.appendingPathComponent("reference.json").path)
-        }) else {
-            XCTFail("no families fixture in \(candidates.map { $0.path }): set UFORM_TEST_FAMILIES, or use the folder `cargo xtask package swift --out DIR` makes")
-            return nil
-        }
+        guard let root = fixtureRoot("UFORM_TEST_FAMILIES", "families") else { return nil }
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: root.appendingPathComponent("reference.json")))
         guard let reference = json as? [String: [String: Any]] else {
             XCTFail("unreadable \(root.path)/reference.json")

@@ -7,37 +7,13 @@ import Foundation
 import XCTest
 @testable import UForm
 
-private func thrown(_ body: () throws -> Void) -> UFormError? {
-    do {
-        try body()
-    } catch let error as UFormError {
-        return error
-    } catch {
-        return nil
-    }
-    return nil
-}
-
-private func thrownAsync(_ body: () async throws -> Void) async -> UFormError? {
-    do {
-        try await body()
-    } catch let error as UFormError {
-        return error
-    } catch {
-        return nil
-    }
-    return nil
-}
-
 private func text(_ error: UFormError?) -> String {
     guard let error = error else { return "no error" }
     return String(describing: error)
 }
 
 private func temporary(_ name: String) throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("uform-train-\(name)-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
+    try temporaryFolder("train", name)
 }
 
 private func cosine(_ m: F32Matrix, _ row: Int, _ want: [Double]) -> Double {

@@ -29,7 +29,7 @@ import sys
 import numpy as np
 import onnxruntime
 import torch
-from shared import Uform, ort_session, timed, peak as uform_peak
+from shared import Uform, made, ort_session, timed, peak as uform_peak
 
 THREADS = 2
 # name: (transformers config class, keyword arguments at the named checkpoint's shape, the checkpoint)
@@ -69,10 +69,8 @@ def make(name, out, minilm):
     from sentence_transformers import SentenceTransformer, models
 
     folder = os.path.join(out, name)
-    if os.path.exists(os.path.join(folder, "model.onnx")):
+    if made(folder):
         return folder
-    shutil.rmtree(folder, ignore_errors=True)
-    os.makedirs(folder)
     torch.manual_seed(31)
     kind, shape, _ = SPECS[name]
     config = getattr(transformers, kind)(vocab_size=30522, **shape)
@@ -92,10 +90,8 @@ def make_reranker(out, minilm):
     from sentence_transformers import CrossEncoder
 
     folder = os.path.join(out, "reranker")
-    if os.path.exists(os.path.join(folder, "model.onnx")):
+    if made(folder):
         return folder
-    shutil.rmtree(folder, ignore_errors=True)
-    os.makedirs(folder)
     torch.manual_seed(34)
     model = transformers.BertForSequenceClassification(transformers.BertConfig(vocab_size=30522, **RERANKER[0]))
     model.eval().save_pretrained(folder, safe_serialization=True)

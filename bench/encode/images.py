@@ -24,7 +24,6 @@ b16_torch_ratio=W` of UForm's images per second over ONNX Runtime's and torch's 
 import argparse
 import io
 import os
-import shutil
 import statistics
 import sys
 
@@ -32,7 +31,7 @@ import numpy as np
 import onnxruntime
 import torch
 from PIL import Image, ImageOps
-from shared import Uform, ort_session, timed, peak as uform_peak
+from shared import Uform, made, ort_session, timed, peak as uform_peak
 
 THREADS = 2
 SHAPES = {"vit-b-32": 32, "vit-b-16": 16}
@@ -45,10 +44,8 @@ def make(name, out):
     import transformers
 
     folder = os.path.join(out, name)
-    if os.path.exists(os.path.join(folder, "model.onnx")):
+    if made(folder):
         return folder
-    shutil.rmtree(folder, ignore_errors=True)
-    os.makedirs(folder)
     torch.manual_seed(32)
     config = transformers.CLIPVisionConfig(hidden_size=768, intermediate_size=3072, num_hidden_layers=12,
                                            num_attention_heads=12, image_size=224, patch_size=SHAPES[name],

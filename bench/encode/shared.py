@@ -1,10 +1,21 @@
-"""What images.py and families.py share: the Rust worker (bench/src/bin/encode.rs) over its stdin protocol, its FMA
-peak, the ONNX Runtime session they time it against, and the timing of a Python callable."""
+"""What images.py and families.py share: the folder a checkpoint is made in, the Rust worker (bench/src/bin/encode.rs)
+over its stdin protocol, its FMA peak, the ONNX Runtime session they time it against, and the timing of a Python
+callable."""
 
 import json
 import os
+import shutil
 import subprocess
 import time
+
+
+def made(folder):
+    """Whether `folder` holds a checkpoint made before (its model.onnx); when not, it is emptied and made anew."""
+    if os.path.exists(os.path.join(folder, "model.onnx")):
+        return True
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    return False
 
 
 class Uform:

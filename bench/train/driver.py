@@ -131,14 +131,9 @@ class Worker:
             return
         self.info, self.loaded_rss = first["ready"], first["rss_bytes"]
 
-    def receive(self):
-        while True:
-            line = self.process.stdout.readline()
-            if not line:
-                return None
-            if line.startswith("{"):
-                return json.loads(line)
-            sys.stderr.write(f"[{self.name}] {line}")
+    # The next JSON line the worker writes (None at its end), its other lines passed on to stderr: as the encode
+    # driver's workers read theirs.
+    receive = ENCODE.Worker.receive
 
     def step(self, k):
         self.process.stdin.write(json.dumps({"step": k}) + "\n")

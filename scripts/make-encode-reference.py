@@ -18,7 +18,6 @@ to `encode` does not remove that module (it only skips an extra normalisation), 
 the script checks this and records it as `normalize_embeddings_false_gives_unit_rows`.
 """
 
-import hashlib
 import json
 import os
 import sys
@@ -28,6 +27,8 @@ import sentence_transformers
 import torch
 import transformers
 from sentence_transformers import SentenceTransformer
+
+from file_digest import sha256
 
 LONG_TEXT = (
     "The history of the printing press begins long before Johannes Gutenberg set up his workshop in Mainz around "
@@ -89,14 +90,6 @@ TEXTS = [
     "",
     "   \t\n  ",
 ]
-
-
-def sha256(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def rounded(matrix):

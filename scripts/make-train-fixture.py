@@ -24,7 +24,6 @@ the trainer's own gradient clipping call returns the pre-clip norm. The script a
 from this file.
 """
 
-import hashlib
 import json
 import os
 import sys
@@ -33,6 +32,7 @@ import tempfile
 import numpy as np
 import torch
 
+from file_digest import sha256
 from train_fixture_pairs import HELD_OUT, PAIRS  # noqa: E402  (the data, in a module of its own)
 
 BATCH = 16
@@ -66,14 +66,6 @@ def check_pairs():
     assert not set(HELD_OUT) & set(texts) and len(set(HELD_OUT)) == len(HELD_OUT) == 10
     words = [len(t.split()) for t in texts]
     assert min(words) >= 4 and max(words) <= 40, (min(words), max(words))
-
-
-def sha256(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def load_model(path):

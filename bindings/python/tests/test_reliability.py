@@ -81,6 +81,30 @@ def run_threads(targets: List[Callable[[], None]], timeout: float = 60.0) -> Non
     assert not stuck, f"threads still running after {timeout} s (deadlock?): {stuck}"
 
 
+def until_freed(
+    started: threading.Barrier, lock: threading.Lock, outcomes: Counter[str], call: Callable[[], None]
+) -> Callable[[], None]:
+    """A thread's loop: past `started`, `call` until it raises, counting each outcome in `outcomes` ("ok", "freed"
+    for FreedHandleError, any other exception as its type and message)."""
+
+    def loop() -> None:
+        started.wait()
+        while True:
+            try:
+                call()
+                outcome = "ok"
+            except uform.FreedHandleError:
+                outcome = "freed"
+            except BaseException as e:  # noqa: B902 - counted, then failed below
+                outcome = f"{type(e).__name__}: {e}"
+            with lock:
+                outcomes[outcome] += 1
+            if outcome != "ok":
+                return
+
+    return loop
+
+
 # ---- Leaks: create/free cycles ----
 
 
@@ -275,22 +299,7 @@ def test_06_drain_from_many_threads_while_another_frees() -> None:
         started = threading.Barrier(17)
 
         def drainer(k: int) -> Callable[[], None]:
-            def loop() -> None:
-                started.wait()
-                while True:
-                    try:
-                        executor.drain(Mood(k % 2))
-                        outcome = "ok"
-                    except uform.FreedHandleError:
-                        outcome = "freed"
-                    except BaseException as e:  # noqa: B902 - counted, then failed below
-                        outcome = f"{type(e).__name__}: {e}"
-                    with lock:
-                        outcomes[outcome] += 1
-                    if outcome != "ok":
-                        return
-
-            return loop
+            return until_freed(started, lock, outcomes, lambda: executor.drain(Mood(k % 2)))
 
         def freer() -> None:
             started.wait()
@@ -392,21 +401,11 @@ def test_11_mesh_of_one_described_from_many_threads_while_freed(mesh_dir: pathli
             lock = threading.Lock()
             started = threading.Barrier(17)
 
-            def describer() -> None:
-                started.wait()
-                while True:
-                    try:
-                        d = mesh.describe()
-                        assert (d.host_domain_index, d.host_domain_count) == (0, 1)
-                        outcome = "ok"
-                    except uform.FreedHandleError:
-                        outcome = "freed"
-                    except BaseException as e:  # noqa: B902 - counted, then failed below
-                        outcome = f"{type(e).__name__}: {e}"
-                    with lock:
-                        outcomes[outcome] += 1
-                    if outcome != "ok":
-                        return
+            def describe() -> None:
+                d = mesh.describe()
+                assert (d.host_domain_index, d.host_domain_count) == (0, 1)
+
+            describer = until_freed(started, lock, outcomes, describe)
 
             def freer() -> None:
                 started.wait()

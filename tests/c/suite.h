@@ -1,8 +1,8 @@
 /*
- * The C suites' shared harness (test_uform.c, test_model.c, test_encode.c, test_images.c, test_train.c; each is its
- * own program, so everything here is static): CHECK and CHECK_STATUS count the checks of the running test, `says`
- * reads the last error message, `run_tests` runs a table and prints one line per test and "N passed, N failed"; and
- * the helpers more than one suite needs (test_families.c too).
+ * The C suites' shared harness (test_uform.c, test_model.c, test_encode.c, test_families.c, test_images.c,
+ * test_train.c; each is its own program, so everything here is static): CHECK and CHECK_STATUS count the checks of
+ * the running test, `says` reads the last error message, `run_tests` runs a table and prints one line per test and
+ * "N passed, N failed"; and the helpers more than one suite needs.
  */
 #ifndef UFORM_TEST_SUITE_H
 #define UFORM_TEST_SUITE_H

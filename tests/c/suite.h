@@ -84,6 +84,12 @@ static inline int run_tests(const struct test *tests, size_t count, int met, con
     return failures == 0 ? 0 : 1;
 }
 
+/* `run_tests` over a suite's table `tests` (an array) whose tests need `variables`, which `cargo xtask test c` sets;
+ * an unmet test fails saying so. */
+#define RUN_TESTS_NEEDING(tests, met, variables)                                                                       \
+    run_tests(tests, sizeof tests / sizeof tests[0], met,                                                              \
+              variables " are not set or unreadable; run the suite through `cargo xtask test c`")
+
 /* Where tests make their files: `UFORM_TEST_DIR`, else /tmp (each suite's `main` sets it). */
 static const char *scratch_root = "/tmp";
 

@@ -456,9 +456,7 @@ int main(void) {
         {"test_28_a_text_without_tokens_is_zeros", test_28_a_text_without_tokens_is_zeros, 1},
         {"test_29_bf16_models", test_29_bf16_models, 1},
     };
-    int status = run_tests(tests, sizeof tests / sizeof tests[0], have_model,
-                           "UFORM_TEST_MODEL_DIR and UFORM_TEST_REFERENCE are not set or unreadable; run the suite "
-                           "through `cargo xtask test c`");
+    int status = RUN_TESTS_NEEDING(tests, have_model, "UFORM_TEST_MODEL_DIR and UFORM_TEST_REFERENCE");
     for (size_t r = 0; r < ref_rows && ref_texts; r++) free(ref_texts[r]);
     free(ref_texts);
     free(ref_embeddings);

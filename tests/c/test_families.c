@@ -219,9 +219,7 @@ int main(void) {
         {"test_34_cross_encoders_rerank_as_sentence_transformers", test_34_cross_encoders_rerank_as_sentence_transformers, 1},
         {"test_35_prompts_and_dimensions_match_sentence_transformers", test_35_prompts_and_dimensions_match_sentence_transformers, 1},
     };
-    int status = run_tests(tests, sizeof tests / sizeof tests[0], have_families,
-                           "UFORM_TEST_FAMILIES and UFORM_TEST_FAMILIES_REFERENCE are not set or unreadable; run the "
-                           "suite through `cargo xtask test c`");
+    int status = RUN_TESTS_NEEDING(tests, have_families, "UFORM_TEST_FAMILIES and UFORM_TEST_FAMILIES_REFERENCE");
     free_entries(family_entries, &family_count);
     return status;
 }

@@ -449,9 +449,7 @@ int main(void) {
          test_38_hostile_images_are_invalid_arguments_naming_their_index, 1},
         {"test_38_a_model_without_the_tower_is_unsupported", test_38_a_model_without_the_tower_is_unsupported, 1},
     };
-    int status = run_tests(tests, sizeof tests / sizeof tests[0], have_images,
-                           "UFORM_TEST_IMAGES and UFORM_TEST_IMAGES_REFERENCE are not set or unreadable; run the "
-                           "suite through `cargo xtask test c`");
+    int status = RUN_TESTS_NEEDING(tests, have_images, "UFORM_TEST_IMAGES and UFORM_TEST_IMAGES_REFERENCE");
     free_entries(entries, &entry_count);
     return status;
 }

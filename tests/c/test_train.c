@@ -411,9 +411,7 @@ int main(void) {
         {"test_28_vram_model_is_unsupported", test_28_vram_model_is_unsupported, 1},
         {"test_29_borrowing", test_29_borrowing, 1},
     };
-    int status = run_tests(tests, sizeof tests / sizeof tests[0], have_fixture,
-                           "UFORM_TEST_MODEL_DIR and UFORM_TEST_TRAIN_REFERENCE are not set or unreadable; run the "
-                           "suite through `cargo xtask test c`");
+    int status = RUN_TESTS_NEEDING(tests, have_fixture, "UFORM_TEST_MODEL_DIR and UFORM_TEST_TRAIN_REFERENCE");
     free_reference();
     return status;
 }

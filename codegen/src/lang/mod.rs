@@ -15,6 +15,19 @@ pub mod shapes;
 pub mod typescript;
 pub mod udl;
 
+/// A declaration under its doc comment, for a template: a record's field (Kotlin's data class, the UDL's
+/// dictionary).
+pub struct DocLine {
+    pub doc: String,
+    pub declaration: String,
+}
+
+/// An enum's variant under its doc comment, its name as the target spells it (Kotlin, TypeScript, the UDL).
+pub struct VariantLine {
+    pub doc: String,
+    pub name: String,
+}
+
 /// A backend: its name in diagnostics, the languages it renders, what it can emit, and how it renders.
 pub struct Backend {
     pub name: &'static str,

@@ -25,10 +25,10 @@ pub enum Slot {
     OutList { name: String, element: Type },
 }
 
-impl Slot {
-    /// The C parameter's name (a list's count and a record's `found` follow it).
-    pub fn name(&self) -> Option<&str> {
-        match self {
+/// A slot's `name` field, whichever the variant: `&String` from a `&Slot`, `&mut String` from a `&mut Slot`.
+macro_rules! slot_name {
+    ($slot:expr) => {
+        match $slot {
             Slot::Handle { name, .. }
             | Slot::Value { name, .. }
             | Slot::Record { name, .. }
@@ -36,8 +36,16 @@ impl Slot {
             | Slot::OutHandle { name, .. }
             | Slot::OutRecord { name, .. }
             | Slot::OutValue { name, .. }
-            | Slot::OutList { name, .. } => Some(name),
+            | Slot::OutList { name, .. } => name,
         }
+    };
+}
+pub(crate) use slot_name;
+
+impl Slot {
+    /// The C parameter's name (a list's count and a record's `found` follow it).
+    pub fn name(&self) -> Option<&str> {
+        Some(slot_name!(self))
     }
 
     /// Whether the function writes it (a result).

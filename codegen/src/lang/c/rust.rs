@@ -3,7 +3,7 @@
 //! lowering plan as the header. The hand-written runtime it calls lives in `bindings/c/src/`: `handles.rs` (the handle
 //! registries), `runtime.rs` (last error, panic guard, arenas, C string and array readers), `versioned.rs`.
 
-use super::abi::{is_flat, lower, Return, Slot};
+use super::abi::{is_flat, lower, slot_name, Return, Slot};
 use super::mirror::{self, enum_from_c, enum_to_c, registry, RustC};
 use crate::lang::banner;
 use crate::model::*;
@@ -301,16 +301,7 @@ const RUST_KEYWORDS: &[&str] = &[
 ];
 
 fn escape_keyword(slot: &mut Slot) {
-    let name = match slot {
-        Slot::Handle { name, .. }
-        | Slot::Value { name, .. }
-        | Slot::Record { name, .. }
-        | Slot::List { name, .. }
-        | Slot::OutHandle { name, .. }
-        | Slot::OutRecord { name, .. }
-        | Slot::OutValue { name, .. }
-        | Slot::OutList { name, .. } => name,
-    };
+    let name: &mut String = slot_name!(slot);
     if RUST_KEYWORDS.contains(&name.as_str()) {
         *name = format!("r#{name}");
     }

@@ -7,7 +7,7 @@ pub mod docs;
 pub mod format;
 pub mod jni;
 
-use crate::lang::{banner, class_doc};
+use crate::lang::{banner, class_doc, DocLine as FieldLine, VariantLine};
 use crate::model::*;
 use crate::plan::{CallPlan, Passing, Receiver};
 use crate::render::{template, Named, Rendered};
@@ -34,11 +34,6 @@ fn offered(c: &Callable) -> bool {
     c.offered_in(Language::Kotlin)
 }
 
-pub struct FieldLine {
-    pub doc: String,
-    pub declaration: String,
-}
-
 /// One field's part of a record's `equals` and `hashCode`.
 pub struct ContentLine {
     pub equals: String,
@@ -48,11 +43,6 @@ pub struct ContentLine {
 pub struct ReadLine {
     pub name: String,
     pub read: String,
-}
-
-pub struct VariantLine {
-    pub doc: String,
-    pub name: String,
 }
 
 pub struct KindLine {

@@ -10,7 +10,7 @@ pub mod format;
 pub mod glue;
 pub mod swift;
 
-use crate::lang::{banner, class_doc};
+use crate::lang::{banner, class_doc, DocLine, VariantLine};
 use crate::model::*;
 use crate::plan::{CallPlan, Outcome};
 use crate::render::{template, Named, Rendered};
@@ -23,16 +23,6 @@ pub const SUPPORTS: crate::lang::shapes::Shapes = crate::lang::shapes::Shapes::A
 /// The UDL is Swift's alone (Kotlin has its own JNI binding, [`crate::lang::kotlin`]).
 fn offered(callable: &Callable) -> bool {
     callable.offered_in(Language::Swift)
-}
-
-pub struct DocLine {
-    pub doc: String,
-    pub declaration: String,
-}
-
-pub struct VariantLine {
-    pub doc: String,
-    pub name: String,
 }
 
 /// An enum's case: its doc, its name as the target spells it, and the number it crosses as (`Enum::number`).

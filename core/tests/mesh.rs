@@ -230,6 +230,23 @@ fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
+/// Peers 0 and 1 of a run of two (timeout 30 s) of `job` in `dir`, each holding the mesh until `hold` exists;
+/// returned once both have joined.
+fn two_holding(dir: &Path, job: &str, hold: &Path, results: &Path) -> [Peer; 2] {
+    let spec = |index| Spec {
+        index: Some(index),
+        count: Some(2),
+        timeout: Some(30),
+        hold: Some(hold.to_path_buf()),
+        ..Spec::default()
+    };
+    let peers = [0, 1].map(|index| spawn(dir, job, spec(index), results));
+    wait_for("both to join", || {
+        peers.iter().all(|p| std::fs::read_to_string(&p.result).is_ok_and(|t| t.starts_with("ok|")))
+    });
+    peers
+}
+
 fn kill(mut peer: Peer) {
     // SAFETY: sending a signal to our own child.
     unsafe { libc::kill(peer.child.id() as libc::pid_t, libc::SIGKILL) };

@@ -17,18 +17,25 @@ fn missing_indices(text: &str) -> Vec<u64> {
         .collect()
 }
 
+/// A run of four of `job` in `dir` while it joins: index 1 (the victim, timeout 60 s), then 0 and 2 (timeout
+/// `timeout`), returned once their three records are written; index 3 has not come.
+fn joining_without_3(dir: &Path, job: &str, results: &Path, timeout: u32) -> (Peer, [Peer; 2]) {
+    let spec = |index, timeout| Spec { index: Some(index), count: Some(4), timeout: Some(timeout), ..Spec::default() };
+    let records = dir.join(job);
+    let victim = spawn(dir, job, spec(1, 60), results);
+    wait_for("the victim's record", || members(&records) == 1);
+    let survivors = [spawn(dir, job, spec(0, timeout), results), spawn(dir, job, spec(2, timeout), results)];
+    wait_for("three records", || members(&records) == 3);
+    (victim, survivors)
+}
+
 #[test]
 fn mesh_peer_killed_while_joining_then_a_rerun_works() {
     let scratch = Scratch::new("killed-joining");
     let results = Scratch::new("killed-joining-results");
     let job = scratch.dir().join("k");
     // Index 3 never comes, so the run is still joining when index 1 is killed.
-    let spec = |index, timeout| Spec { index: Some(index), count: Some(4), timeout: Some(timeout), ..Spec::default() };
-    let victim = spawn(scratch.dir(), "k", spec(1, 60), results.dir());
-    wait_for("the victim's record", || members(&job) == 1);
-    let survivors =
-        [spawn(scratch.dir(), "k", spec(0, 2), results.dir()), spawn(scratch.dir(), "k", spec(2, 2), results.dir())];
-    wait_for("three records", || members(&job) == 3);
+    let (victim, survivors) = joining_without_3(scratch.dir(), "k", results.dir(), 2);
     let victim_pid = pid(&victim);
     kill(victim);
     let outcome = survivors.map(finish);
@@ -51,20 +58,7 @@ fn mesh_peer_killed_after_joining_then_a_rerun_works() {
     let scratch = Scratch::new("killed-joined");
     let results = Scratch::new("killed-joined-results");
     let hold = results.dir().join("hold");
-    let spec = |index| Spec {
-        index: Some(index),
-        count: Some(2),
-        timeout: Some(30),
-        hold: Some(hold.clone()),
-        ..Spec::default()
-    };
-    let survivor = spawn(scratch.dir(), "j", spec(0), results.dir());
-    let victim = spawn(scratch.dir(), "j", spec(1), results.dir());
-    wait_for("both to join", || {
-        [&survivor.result, &victim.result]
-            .iter()
-            .all(|r| std::fs::read_to_string(r).is_ok_and(|t| t.starts_with("ok|")))
-    });
+    let [survivor, victim] = two_holding(scratch.dir(), "j", &hold, results.dir());
     kill(victim);
     std::fs::write(&hold, "").unwrap();
     // The mesh holds no connection: the survivor leaves cleanly, and as the last live member on this machine it
@@ -166,17 +160,13 @@ fn mesh_peer_killed_while_joining_a_replacement_completes_the_run() {
     let job = scratch.dir().join("r");
     // Index 3 comes only after the kill, so nobody can have confirmed a roster with the victim in it (with every index
     // present the run forms at once, and a kill then is a kill after the join).
-    let spec = |index, timeout| Spec { index: Some(index), count: Some(4), timeout: Some(timeout), ..Spec::default() };
-    let victim = spawn(scratch.dir(), "r", spec(1, 60), results.dir());
-    wait_for("the victim's record", || members(&job) == 1);
-    let survivors =
-        [spawn(scratch.dir(), "r", spec(0, 30), results.dir()), spawn(scratch.dir(), "r", spec(2, 30), results.dir())];
-    wait_for("three records", || members(&job) == 3);
+    let (victim, survivors) = joining_without_3(scratch.dir(), "r", results.dir(), 30);
     kill(victim);
     // The survivors are still waiting. The dead record must not count as index 1, neither as its member (it can never
     // confirm) nor as a rival of the new process that takes index 1 (a duplicate-index conflict).
-    let replacement = spawn(scratch.dir(), "r", spec(1, 30), results.dir());
-    let last = spawn(scratch.dir(), "r", spec(3, 30), results.dir());
+    let spec = |index| Spec { index: Some(index), count: Some(4), timeout: Some(30), ..Spec::default() };
+    let replacement = spawn(scratch.dir(), "r", spec(1), results.dir());
+    let last = spawn(scratch.dir(), "r", spec(3), results.dir());
     let [first, third] = survivors;
     assert_met(&[finish(first), finish(replacement), finish(third), finish(last)], 4);
     assert!(entries(scratch.dir()).is_empty(), "{:?}", entries(&job));
@@ -188,17 +178,7 @@ fn mesh_whole_run_killed_after_joining_leaves_nothing_live() {
     let results = Scratch::new("all-killed-results");
     let job = scratch.dir().join("a");
     let hold = results.dir().join("hold");
-    let spec = |index| Spec {
-        index: Some(index),
-        count: Some(2),
-        timeout: Some(30),
-        hold: Some(hold.clone()),
-        ..Spec::default()
-    };
-    let peers = [spawn(scratch.dir(), "a", spec(0), results.dir()), spawn(scratch.dir(), "a", spec(1), results.dir())];
-    wait_for("both to join", || {
-        peers.iter().all(|p| std::fs::read_to_string(&p.result).is_ok_and(|t| t.starts_with("ok|")))
-    });
+    let peers = two_holding(scratch.dir(), "a", &hold, results.dir());
     let dead_pid = pid(&peers[1]);
     peers.into_iter().for_each(kill);
     // Records and ready markers of a whole run, none of them marked done.

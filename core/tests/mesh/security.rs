@@ -219,17 +219,7 @@ fn mesh_new_job_directory_is_private_and_a_run_leaves_no_entry() {
     let results = Scratch::new("private-results");
     let hold = results.dir().join("hold");
     let job = scratch.dir().join("p");
-    let spec = |index| Spec {
-        index: Some(index),
-        count: Some(2),
-        timeout: Some(30),
-        hold: Some(hold.clone()),
-        ..Spec::default()
-    };
-    let peers = [0, 1].map(|index| spawn(scratch.dir(), "p", spec(index), results.dir()));
-    wait_for("both to join", || {
-        peers.iter().all(|p| std::fs::read_to_string(&p.result).is_ok_and(|t| t.starts_with("ok|")))
-    });
+    let peers = two_holding(scratch.dir(), "p", &hold, results.dir());
     assert_eq!(mode(&job), 0o700);
     let names = entries(&job);
     assert!(names.iter().filter(|n| n.starts_with("member-")).count() == 2, "{names:?}");

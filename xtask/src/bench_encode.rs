@@ -113,20 +113,25 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 driver.args(["--skip", &format!("uform node=the package did not build: {e}")]);
             }
         }
-        match crate::test::python_wheel_venv() {
-            Ok(venv) => {
-                driver.arg("--uform-python").arg(venv.join("bin/python"));
-            }
-            Err(e) => {
-                driver.args(["--skip", &format!("uform python=the wheel did not build: {e}")]);
-            }
-        }
+        uform_python(&mut driver);
     } else {
         driver.args(["--skip", "uform node=skipped (--no-bindings)", "--skip", "uform python=skipped (--no-bindings)"]);
     }
     driver.current_dir(&root);
     status(driver, "bench/encode/driver.py")?;
     scale(&model)
+}
+
+/// Hands a driver the Python wheel's interpreter (`--uform-python`), or the `--skip` line saying it did not build.
+pub fn uform_python(driver: &mut Command) {
+    match crate::test::python_wheel_venv() {
+        Ok(venv) => {
+            driver.arg("--uform-python").arg(venv.join("bin/python"));
+        }
+        Err(e) => {
+            driver.args(["--skip", &format!("uform python=the wheel did not build: {e}")]);
+        }
+    }
 }
 
 /// `encode --scale`: one call at scale and the long-text bound (bench/src/bin/encode.rs).

@@ -68,14 +68,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .arg(root.join("target/bench-train"))
         .args(["--steps", &steps, "--warmup", &warmup]);
     if bindings {
-        match crate::test::python_wheel_venv() {
-            Ok(venv) => {
-                driver.arg("--uform-python").arg(venv.join("bin/python"));
-            }
-            Err(e) => {
-                driver.args(["--skip", &format!("uform python=the wheel did not build: {e}")]);
-            }
-        }
+        crate::bench_encode::uform_python(&mut driver);
     } else {
         driver.args(["--skip", "uform python=skipped (--no-bindings)"]);
     }

@@ -25,6 +25,10 @@ use uform_core::{
     Executor, ExecutorForRamConfig, Mesh, MeshOptions, Model, ModelLoadRamConfig, Trainer, TrainerContrastiveConfig,
 };
 
+/// The fixture's settings as the trainer's, read as core's trainer tests read them.
+#[path = "../../../core/tests/support/train_fixture.rs"]
+mod train_fixture;
+
 fn threads() -> usize {
     std::env::var("UFORM_BENCH_THREADS").ok().and_then(|t| t.parse().ok()).unwrap_or(2)
 }
@@ -95,18 +99,7 @@ fn worker(model_dir: &str, pairs: &str) {
 /// The 20 steps of the fixture, configured as core/tests/train.rs configures them.
 fn fixture(path: &str, model_dir: &str) {
     let f: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("the fixture")).expect("JSON");
-    let c = &f["config"];
-    let config = TrainerContrastiveConfig {
-        learning_rate: c["learning_rate"].as_f64(),
-        weight_decay: c["weight_decay"].as_f64(),
-        warmup_steps: c["warmup_steps"].as_u64().map(|v| v as u32),
-        total_steps: c["max_steps"].as_u64().map(|v| v as u32),
-        max_grad_norm: c["max_grad_norm"].as_f64(),
-        scale: c["scale"].as_f64(),
-        dropout: Some(0.0),
-        seed: c["seed"].as_u64(),
-        ..Default::default()
-    };
+    let config = train_fixture::config(&f);
     let model = load(model_dir).expect("load the model");
     let trainer = Trainer::contrastive(&model, config).expect("Trainer::contrastive");
     let pairs = f["pairs"].as_array().expect("pairs");

@@ -9,7 +9,7 @@
 //! natively and then under valgrind (zero errors, zero leaks; two at a time, since valgrind runs a program on one
 //! core), then a CMake consumer and a pkg-config consumer built against an installed prefix — with the shared and
 //! with the static library — and test_train_mesh.c once more, built with the prefix's pkg-config flags and run
-//! natively.
+//! natively. In the whole run the consumers and that last run happen once, in `packages` (`super::left_to_packages`).
 //!
 //! tests/c/test_families.c, the family scenarios, loads the family checkpoints of tests/fixtures/families
 //! (`UFORM_TEST_FAMILIES`), their reference flattened by tests/c/flatten_families.py into
@@ -115,6 +115,9 @@ pub fn run() -> Result<(), String> {
         grinds.push((grind, format!("{what} under valgrind")));
     }
     two_at_a_time(grinds)?;
+    if super::left_to_packages("the C consumers (CMake, pkg-config, the trainer across processes)", "c") {
+        return Ok(());
+    }
     consumers(&out)
 }
 

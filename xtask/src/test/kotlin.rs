@@ -1,6 +1,7 @@
 //! `cargo xtask test kotlin`: builds the JNI cdylib (`uform-jni`), runs the Kotlin scenario suite with Maven (the jar carries
 //! the native library under `linux-x86-64/`), installs the jar into the repository
-//! `bindings/kotlin/target/local-repo`, and builds and runs `bindings/kotlin/consumer` against only that artifact.
+//! `bindings/kotlin/target/local-repo`, and builds and runs `bindings/kotlin/consumer` against only that artifact
+//! (in the whole run the consumer runs once, in `packages`, against the deployed artifact).
 //! Maven uses the ordinary `~/.m2` for plugins, so after the first run it works offline.
 //!
 //! `overhead()` is the Kotlin part of `cargo xtask bench overhead`.
@@ -34,6 +35,9 @@ pub fn run() -> Result<(), String> {
         .env("UFORM_TEST_REFERENCE", root().join("tests/fixtures/encode/reference.json"))
         .env("UFORM_TEST_TRAIN_REFERENCE", root().join("tests/fixtures/train/reference.json"));
     status(verify, "the Kotlin scenario suite")?;
+    if super::left_to_packages("the Kotlin consumer project", "maven") {
+        return Ok(());
+    }
     let repo = kotlin.join("target/local-repo");
     let repo_arg = format!("-DlocalRepositoryPath={}", repo.display());
     let jar = format!("-Dfile=target/uform-{}.jar", super::versions::check()?);

@@ -1,8 +1,10 @@
-//! `cargo xtask test [LANGUAGE...]`: every test in every language. Each language's runner lives in its own file
+//! `cargo xtask test [STEP...]`: the lint step (formatting, generated/ up to date, clippy), then every test in
+//! every language. Each language's runner lives in its own file
 //! and installs what it needs on a fresh machine.
 
 mod c;
 mod kotlin;
+mod lint;
 mod node;
 mod packages;
 mod python;
@@ -21,21 +23,41 @@ pub fn python_wheel_venv() -> Result<std::path::PathBuf, String> {
     python::install_wheel()
 }
 
-const LANGUAGES: [&str; 7] = ["rust", "c", "node", "python", "kotlin", "swift", "packages"];
+const LANGUAGES: [&str; 8] = ["lint", "rust", "c", "node", "python", "kotlin", "swift", "packages"];
+
+/// Set when this run ends with every step of `packages`: see [`left_to_packages`].
+static PACKAGES_FOLLOW: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a language step leaves `part` to the `packages` step of this same run, which repeats it against the
+/// packages as users get them (`npm install uform` from the registry, `pip install uform` from the index, the Kotlin
+/// consumer against the deployed artifact, the C consumers against the installed prefix, the Swift folder): then
+/// the part runs once, there, and this says so in the log. Run alone (`cargo xtask test node`), or with
+/// `UFORM_PACKAGES_ONLY` choosing some of packages' steps, a language step runs all of its parts itself.
+pub(super) fn left_to_packages(part: &str, step: &str) -> bool {
+    let follow = PACKAGES_FOLLOW.load(std::sync::atomic::Ordering::Relaxed);
+    if follow {
+        eprintln!("{part}: runs once in this run, in `packages` {step}, against the package as users install it");
+    }
+    follow
+}
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let chosen: Vec<&str> =
         if args.is_empty() { LANGUAGES.to_vec() } else { args.iter().map(String::as_str).collect() };
+    let all_packages = std::env::var_os("UFORM_PACKAGES_ONLY").is_none();
+    PACKAGES_FOLLOW.store(chosen.last() == Some(&"packages") && all_packages, std::sync::atomic::Ordering::Relaxed);
     let mut failed = Vec::new();
     for language in &chosen {
         eprintln!("==> cargo xtask test {language}");
         let started = std::time::Instant::now();
         let result = match *language {
+            "lint" => lint::run(),
             "rust" => rust::run(),
             "c" => c::run(),
             "node" => node::run(),
             "python" => python::run(),
             "kotlin" => kotlin::run(),
+            "swift" if left_to_packages("the Swift package and its check", "swiftpm") => Ok(()),
             "swift" => swift::run(),
             "packages" => packages::run(),
             other => Err(format!("unknown language `{other}`; choose from {}", LANGUAGES.join(", "))),

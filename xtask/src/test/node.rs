@@ -1,7 +1,8 @@
 //! `cargo xtask test node`: builds the addon (release), assembles and `npm pack`s the `uform` package and its
 //! platform package, installs both tarballs into an empty folder under target/node/consumer, and runs there —
 //! against that install, never the source tree — the scenario suite (`node --test` over bindings/node/test), a TypeScript consumer that uses
-//! `using` (compiled by tsc, then run), and the strict tsc check of tests/typescript.
+//! `using` (compiled by tsc, then run), and the strict tsc check of tests/typescript. In the whole run the scenario
+//! suite runs once, in `packages`, against `npm install uform` from the local registry (`super::left_to_packages`).
 //!
 //! `overhead()` is the Node part of `cargo xtask bench overhead`.
 
@@ -12,7 +13,9 @@ use std::process::Command;
 pub fn run() -> Result<(), String> {
     ensure_node()?;
     let consumer = install_package()?;
-    suite(&consumer)?;
+    if !super::left_to_packages("the Node scenario suite", "npm") {
+        suite(&consumer)?;
+    }
     typescript(&consumer)
 }
 

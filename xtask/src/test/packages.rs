@@ -339,15 +339,7 @@ fn pip(work: &Path) -> Result<(), String> {
     if !wheel_tag.contains("abi3-manylinux") {
         return Err(format!("the installed uform is not the abi3 manylinux wheel:\n{wheel_tag}"));
     }
-    let mut pytest = Command::new(&py);
-    pytest
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
-        .arg(root.join("bindings/python/tests"))
-        .env("UFORM_TEST_MODEL_DIR", crate::util::test_model_dir()?)
-        .env("UFORM_TEST_REFERENCE", root.join("tests/fixtures/encode/reference.json"))
-        .env("UFORM_TEST_TRAIN_REFERENCE", root.join("tests/fixtures/train/reference.json"))
-        .current_dir(&venv);
-    status(pytest, "the Python suite against the wheel from the index")?;
+    super::python::pytest(Path::new(&py), &venv)?;
 
     // The sdist, built from source by pip (maturin from PyPI first; the build reuses cargo's target folder).
     let venv = dir.join("venv-sdist");

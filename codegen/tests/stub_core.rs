@@ -1,8 +1,8 @@
 //! Every fixture's generated glue compiles against a stub core rendered from the same fixture
 //! (`uform_codegen::lang::rust::stub`), and so does the real IDL's: C, Node (napi), Python (pyo3), Kotlin (JNI) and
 //! Swift (uniffi, its scaffolding generated from the fixture's UDL by the crate's build script, as `cargo xtask codegen`
-//! generates bindings/uniffi's from the real UDL). Each fixture becomes crates under `target/stub-core/all/<name>/` (a `uform-core` stub, and per language a
-//! library crate standing on bindings/<language>'s runtime modules by path, with the bindings' napi, pyo3, jni and
+//! generates bindings/uniffi's from the real UDL). Each fixture becomes crates under `target/stub-core/all/<name>/`
+//! (a `uform-core` stub, and per language a library crate standing on bindings/<language>'s runtime modules by path, with the bindings' napi, pyo3, jni and
 //! uniffi versions), checked with `cargo check --offline` into one shared target directory so that reruns only
 //! recheck what changed (after one
 //! `cargo fetch` when the cargo cache lacks a crate the workspace needs, see [`check`]).

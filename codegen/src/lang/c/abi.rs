@@ -58,17 +58,25 @@ impl Slot {
 /// needs an owner, so a call writes it whole each time instead of keeping it per handle. A method's result that
 /// points into memory (a description's strings and lists) is computed once and kept until the handle's free.
 pub fn is_flat(api: &Api, record: &Name) -> bool {
-    fn flat(api: &Api, ty: &Type, depth: usize) -> bool {
+    /// `seen` holds each record reached: `None` while its fields are walked (a record that holds itself is not flat),
+    /// then the answer, so a record shared by many fields is walked once.
+    fn flat<'a>(api: &'a Api, ty: &'a Type, seen: &mut std::collections::HashMap<&'a Name, Option<bool>>) -> bool {
         match ty {
             Type::U32 | Type::U64 | Type::I32 | Type::F64 | Type::Bool | Type::Address | Type::Enum(_) => true,
             Type::GpuClass => true, // an id
-            Type::Record(n) => {
-                depth < 16 && api.record(n).is_some_and(|r| r.fields.iter().all(|f| flat(api, &f.ty, depth + 1)))
-            }
+            Type::Record(n) => match seen.get(n) {
+                Some(known) => known.unwrap_or(false),
+                None => {
+                    seen.insert(n, None);
+                    let answer = api.record(n).is_some_and(|r| r.fields.iter().all(|f| flat(api, &f.ty, seen)));
+                    seen.insert(n, Some(answer));
+                    answer
+                }
+            },
             Type::String | Type::Path | Type::List(_) | Type::Class(_) | Type::F32Matrix | Type::Bytes => false,
         }
     }
-    flat(api, &Type::Record(record.clone()), 0)
+    flat(api, &Type::Record(record.clone()), &mut std::collections::HashMap::new())
 }
 
 /// What the C function returns.

@@ -91,31 +91,52 @@ pub struct Traits {
 
 const ALL: Traits = Traits { eq: true, partial_eq: true, default: true };
 
-pub fn traits(api: &Api, t: &Type, optional: bool, depth: usize) -> Traits {
-    match t {
-        Type::F64 | Type::F32Matrix => Traits { eq: false, ..ALL },
-        Type::Class(_) => Traits { eq: false, partial_eq: false, default: optional },
-        Type::List(e) => Traits { default: true, ..traits(api, e, false, depth) },
-        Type::Record(n) if depth < 32 => match api.record(n) {
-            Some(r) => Traits {
-                default: optional || record_traits(api, r, depth + 1).default,
-                ..record_traits(api, r, depth + 1)
-            },
-            None => ALL,
-        },
-        _ => ALL,
-    }
+/// What a record can derive. Each record reached is walked once (a memo keyed by name); one being walked counts as
+/// deriving everything while its own fields decide, so recursive records end and shared ones cost nothing twice.
+pub fn record_traits(api: &Api, r: &Record) -> Traits {
+    Walk { api, memo: std::collections::HashMap::new() }.record(r)
 }
 
-pub fn record_traits(api: &Api, r: &Record, depth: usize) -> Traits {
-    r.fields.iter().fold(ALL, |acc, f| {
-        let t = traits(api, &f.ty, f.optional, depth);
-        Traits {
-            eq: acc.eq && t.eq && t.partial_eq,
-            partial_eq: acc.partial_eq && t.partial_eq,
-            default: acc.default && t.default,
+struct Walk<'a> {
+    api: &'a Api,
+    memo: std::collections::HashMap<&'a Name, Traits>,
+}
+
+impl<'a> Walk<'a> {
+    fn ty(&mut self, t: &'a Type, optional: bool) -> Traits {
+        match t {
+            Type::F64 | Type::F32Matrix => Traits { eq: false, ..ALL },
+            Type::Class(_) => Traits { eq: false, partial_eq: false, default: optional },
+            Type::List(e) => Traits { default: true, ..self.ty(e, false) },
+            Type::Record(n) => {
+                let inner = match self.memo.get(n) {
+                    Some(t) => *t,
+                    None => match self.api.record(n) {
+                        Some(r) => {
+                            self.memo.insert(n, ALL);
+                            let t = self.record(r);
+                            self.memo.insert(n, t);
+                            t
+                        }
+                        None => ALL,
+                    },
+                };
+                Traits { default: optional || inner.default, ..inner }
+            }
+            _ => ALL,
         }
-    })
+    }
+
+    fn record(&mut self, r: &'a Record) -> Traits {
+        r.fields.iter().fold(ALL, |acc, f| {
+            let t = self.ty(&f.ty, f.optional);
+            Traits {
+                eq: acc.eq && t.eq && t.partial_eq,
+                partial_eq: acc.partial_eq && t.partial_eq,
+                default: acc.default && t.default,
+            }
+        })
+    }
 }
 
 /// The derive list of a record.
@@ -128,4 +149,40 @@ pub fn derives(t: Traits) -> String {
         list.extend(["Eq", "Hash"]);
     }
     list.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 40 records, each holding the next twice: walking every path would take 2^40 steps.
+    fn chain(last_field: &str) -> String {
+        let mut idl = String::from(
+            "package: uform\nversion: 0.1.0\ntitle: Chain\ndoc: A chain.\nerrors:\n  - error: InvalidArgument\n    \
+             doc: Bad input.\nitems:\n",
+        );
+        for i in 0..40 {
+            let next = if i == 39 { last_field.to_string() } else { format!("Link{}", i + 1) };
+            idl += &format!(
+                "  - record: Link{i}\n    c: uform_link{i}_t\n    direction: output\n    doc: A link.\n    fields:\n      \
+                 - name: left\n        type: {next}\n        doc: Left.\n      - name: right\n        type: {next}\n        \
+                 doc: Right.\n"
+            );
+        }
+        idl
+    }
+
+    #[test]
+    fn shared_records_are_walked_once_and_decide_the_derives() {
+        for (leaf, eq) in [("u32", true), ("f64", false)] {
+            let api = crate::load_str(&chain(leaf), "chain.yaml").unwrap_or_else(|d| panic!("{d}"));
+            let (send, recv) = std::sync::mpsc::channel();
+            // A walk of every path never ends: the answer comes from a thread, or the test fails after 10 s.
+            std::thread::spawn(move || {
+                let _ = send.send(record_traits(&api, api.record(&Name::parse("Link0")).unwrap()));
+            });
+            let traits = recv.recv_timeout(std::time::Duration::from_secs(10)).expect("the walk did not end");
+            assert_eq!(traits, Traits { eq, partial_eq: true, default: true });
+        }
+    }
 }

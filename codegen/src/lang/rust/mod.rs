@@ -67,7 +67,7 @@ template! { "rust/error_kind.rs" struct ErrorKindRs {
 } }
 
 fn record(api: &Api, r: &Record) -> Rendered {
-    let traits = format::record_traits(api, r, 0);
+    let traits = format::record_traits(api, r);
     let mut derives = format::derives(traits);
     let custom_default = r.fields.iter().any(|f| !f.optional && f.default.is_some());
     if traits.default && !custom_default {

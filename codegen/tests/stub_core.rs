@@ -1,7 +1,7 @@
 //! Every fixture's generated glue compiles against a stub core rendered from the same fixture
 //! (`uform_codegen::lang::rust::stub`), and so does the real IDL's: C, Node (napi), Python (pyo3), Kotlin (JNI) and
-//! Swift (uniffi, its scaffolding generated from the fixture's UDL by the crate's build script, as `cargo xtask codegen`
-//! generates bindings/uniffi's from the real UDL). Each fixture becomes crates under `target/stub-core/all/<name>/`
+//! Swift (uniffi, its scaffolding generated from the fixture's UDL by `uform_uniffi_bindgen::scaffolding`, the function
+//! `cargo xtask codegen` generates bindings/uniffi's with, so no stub crate builds uniffi-bindgen in a build script). Each fixture becomes crates under `target/stub-core/all/<name>/`
 //! (a `uform-core` stub, and per language a library crate standing on bindings/<language>'s runtime modules by path, with the bindings' napi, pyo3, jni and
 //! uniffi versions), checked with `cargo check --offline` into one shared target directory so that reruns only
 //! recheck what changed (after one
@@ -92,7 +92,8 @@ fn jni_lib(glue: &str) -> String {
 }
 
 /// bindings/uniffi's lib.rs, standing on its runtime (`off_thread`) by absolute path and including the fixture's glue,
-/// and the scaffolding its build script made from the fixture's UDL where bindings/uniffi includes the committed one.
+/// and the scaffolding made from the fixture's UDL (`src/uform.uniffi.rs`) where bindings/uniffi includes the committed
+/// one.
 /// Its benchmark matrix (`uform_bench_f32_matrix`) needs the real IDL's `F32Matrix`, so a fixture's copy goes
 /// without it.
 fn uniffi_lib(glue: &str, real_idl: bool) -> String {
@@ -100,7 +101,7 @@ fn uniffi_lib(glue: &str, real_idl: bool) -> String {
     let committed = "include!(\"../../../generated/uniffi/uform.uniffi.rs\");";
     let lib = glue_lib("uniffi", "include!(\"../../../generated/uniffi/glue.rs\");", "glue.rs");
     assert!(lib.contains(committed), "bindings/uniffi/src/lib.rs no longer has `{committed}`");
-    let lib = lib.replace(committed, "uniffi::include_scaffolding!(\"uform\");");
+    let lib = lib.replace(committed, "include!(\"uform.uniffi.rs\");");
     if real_idl {
         return lib;
     }
@@ -136,13 +137,8 @@ const NODE_DEPS: &str =
 const PYTHON_DEPS: &str = "pyo3 = { version = \"0.30\", features = [\"abi3-py39\", \"extension-module\"] }\n";
 /// The jni dependency line of bindings/jni.
 const JNI_DEPS: &str = "jni = { version = \"0.21\", default-features = false }\n";
-/// The dependency lines of bindings/uniffi, and the build dependency that generates the stub crate's scaffolding.
+/// The dependency lines of bindings/uniffi.
 const UNIFFI_DEPS: &str = "futures-channel = \"0.3\"\nuniffi = { version = \"0.32\", default-features = false }\n";
-const UNIFFI_BUILD_DEPS: &str =
-    "\n[build-dependencies]\nuniffi = { version = \"0.32\", default-features = false, features = [\"build\"] }\n";
-/// uniffi's build script, reading the fixture's UDL beside the glue (bindings/uniffi includes the scaffolding
-/// `cargo xtask codegen` made from the same UDL).
-const UNIFFI_BUILD: &str = "fn main() {\n    uniffi::generate_scaffolding_for_crate(\"src/uform.udl\", \"uform_uniffi\")\n        .expect(\"uniffi scaffolding\");\n}\n";
 
 /// The `[package]` header of a throwaway crate; each fixture's crates have their own package names (so their
 /// artefacts never collide in the shared target directory) and the library name the glue expects.
@@ -191,9 +187,14 @@ fn fixture_crates(name: &str, idl: &Path, base: &Path) -> Vec<String> {
     members.push(format!("{name}/jni"));
     let glue = rendered(&outputs, "uniffi/glue.rs");
     let manifest = package(&format!("stub-uniffi-{dashed}"), "uform_uniffi", &(dep.clone() + UNIFFI_DEPS));
-    write(&dir.join("uniffi/Cargo.toml"), &(manifest + UNIFFI_BUILD_DEPS));
-    write(&dir.join("uniffi/build.rs"), UNIFFI_BUILD);
-    write(&dir.join("uniffi/src/uform.udl"), &rendered(&outputs, "uniffi/uform.udl"));
+    write(&dir.join("uniffi/Cargo.toml"), &manifest);
+    // A build script left by an older run of this test would still be built: the scaffolding is made here now.
+    let _ = std::fs::remove_file(dir.join("uniffi/build.rs"));
+    let udl = rendered(&outputs, "uniffi/uform.udl");
+    let scaffolding = uform_uniffi_bindgen::scaffolding(&udl, "uform")
+        .unwrap_or_else(|e| panic!("{name}: uniffi-bindgen refused the rendered UDL: {e}"));
+    write(&dir.join("uniffi/src/uform.udl"), &udl);
+    write(&dir.join("uniffi/src/uform.uniffi.rs"), &scaffolding);
     write(&dir.join("uniffi/src/glue.rs"), &glue);
     write(&dir.join("uniffi/src/lib.rs"), &uniffi_lib(&glue, name == "uform"));
     members.push(format!("{name}/uniffi"));
@@ -234,8 +235,8 @@ fn workspace(base: &Path, idls: &[(String, PathBuf)]) {
 /// `cargo check` of the workspace at `dir`, every crate even when one fails; `Err` holds the compiler's messages.
 ///
 /// Offline, so that a machine with a warm cargo cache never touches the network; when the cache lacks a crate only
-/// these workspaces use (napi's `convert_case`, on a machine that has never built the Node binding; uniffi's
-/// `uniffi_build`, which only the stub uniffi crates' build scripts use), `cargo fetch` downloads it once (resolving
+/// these workspaces use (napi's `convert_case`, on a machine that has never built the Node binding), `cargo fetch`
+/// downloads it once (resolving
 /// into this workspace's copy of the lock file what the repository's lacks) and the check runs offline again.
 fn check(dir: &Path, target: &Path) -> Result<(), String> {
     let cargo = || {
@@ -252,8 +253,7 @@ fn check(dir: &Path, target: &Path) -> Result<(), String> {
     let mut out = check();
     let stderr = String::from_utf8_lossy(&out.stderr);
     // Cargo says so in two ways: a crate the lock file names is not downloaded ("--offline was specified"), or one it
-    // does not name (uniffi's `uniffi_build`, which the repository's lock file lacks) cannot be resolved ("offline
-    // mode").
+    // does not name (one the repository's lock file lacks) cannot be resolved ("offline mode").
     let offline = stderr.contains("--offline was specified") || stderr.contains("offline mode");
     if !out.status.success() && offline {
         eprintln!("the cargo cache lacks crates of the stub workspace: `cargo fetch` in {}", dir.display());

@@ -63,7 +63,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
 pub fn swift(url: Option<&str>) -> Result<Packaged, String> {
     let root = root();
     let version = version(&root)?;
-    cargo(&["build", "--quiet", "--release", "-p", "uform-uniffi"])?;
+    // The bundle holds the static library alone. Asking for that crate type only (the manifest also lists `cdylib`
+    // and `lib`) lets cargo build the dependencies as bitcode for LTO, exactly as for the Node and Python modules, so
+    // the three share one release build of core instead of a second whose objects an rlib would need.
+    cargo(&["rustc", "--quiet", "--release", "-p", "uform-uniffi", "--lib", "--crate-type", "staticlib"])?;
     let out = root.join(REPO_BUNDLE_DIR);
     let bundle = bundle::write_bundle(&root, &out, &version)?;
     let zip = out.join(format!("{BUNDLE}.zip"));

@@ -7,9 +7,9 @@
 //! - npm: verdaccio (from npm, under target/packages/tools) takes anonymous `npm publish` of the platform package
 //!   and of `uform` (napi-rs layout); `npm publish` in bindings/node must refuse; an empty project then runs
 //!   `npm install uform` from it and the Node scenario suite against that install.
-//! - pip: the README's `maturin build --release` twice in a row, the abi3 manylinux wheel and the sdist served by
-//!   pypiserver; a fresh venv runs `pip install uform --index-url …` (the wheel) and the Python suite, another
-//!   builds the sdist from source (`--no-binary uform`) and imports it.
+//! - pip: the README's `maturin build --release` (after the Python step's, the second in a row), the abi3 manylinux
+//!   wheel and the sdist served by pypiserver; a fresh venv runs `pip install uform --index-url …` (the wheel) and
+//!   the Python suite, another builds the sdist from source (`--no-binary uform`) and imports it.
 //! - maven: `mvn deploy` to a file repository; bindings/kotlin/consumer resolves `cloud.unum:uform` from it alone
 //!   (a local repository of its own, which never holds uform before the run) and runs, training the test model
 //!   across two of its own JVM processes on one mesh.
@@ -297,9 +297,10 @@ fn pip(work: &Path) -> Result<(), String> {
         cmd.args(args).current_dir(&project).env("PATH", path_with(&tools.join("bin")));
         cmd
     };
-    // The README's command, after whatever built before; then again into the index's folder.
-    status(maturin(&["build", "--release"]), "maturin build --release")?;
-    status(maturin(&["build", "--release", "--out", &text(&dist)]), "maturin build --release, a second time")?;
+    // The README's command, into the index's folder. In `cargo xtask test` it follows the Python step's build of the
+    // same wheel, so it is also the second build in a row that maturin's in-place repair once broke (see
+    // bindings/python/build.rs); each build relinks the module with LTO (about 35 s here), so it runs once.
+    status(maturin(&["build", "--release", "--out", &text(&dist)]), "maturin build --release")?;
     status(maturin(&["sdist", "--out", &text(&dist)]), "maturin sdist")?;
     let names: Vec<String> = std::fs::read_dir(&dist)
         .map_err(|e| e.to_string())?

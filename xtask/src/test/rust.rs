@@ -11,13 +11,13 @@ pub fn run() -> Result<(), String> {
     apt_install(&[&CORE_BUILD[..], &["pkg-config", "gcc"]].concat())?;
     // Read by the tests of this process's children: cargo passes its environment on.
     std::env::set_var("UFORM_TEST_MODEL_DIR", test_model_dir()?);
+    // The libraries as one selection, whose dependencies' features (unified by workspace-hack) are those of
+    // `cargo build -p uform-c`, `-p uform-jni` and the bindings' builds, so the later steps reuse this build of core.
     let libraries = cargo(&[
         "test",
         "--no-fail-fast",
         "-p",
         "uform-core",
-        "-p",
-        "uform-codegen",
         "-p",
         "uform-c",
         "-p",
@@ -25,8 +25,8 @@ pub fn run() -> Result<(), String> {
         "-p",
         "uform-jni",
     ]);
-    // xtask on its own, as `cargo xtask` builds it: chosen with the libraries, cargo would unify its dependencies'
-    // features with theirs and build them (uniffi-bindgen among them, minutes) a second time.
-    let tools = cargo(&["test", "--no-fail-fast", "-p", "xtask"]);
+    // The tools (the code generator and xtask) as `cargo xtask` built them: chosen with the libraries, cargo would
+    // unify the generator's dependencies' features with theirs, and the C step would then build core a second time.
+    let tools = cargo(&["test", "--no-fail-fast", "-p", "uform-codegen", "-p", "xtask"]);
     libraries.and(tools)
 }

@@ -52,77 +52,26 @@ pub struct CpuClass {
     pub doc: &'static str,
 }
 
+// Each x86 class is the one before it plus what its microarchitecture added (`extend` checks the lengths at compile
+// time), so the table states every feature once.
 const HASWELL: &[&str] = &["avx", "avx2", "fma", "f16c", "bmi1", "bmi2", "popcnt", "lzcnt"];
-const SKYLAKE: &[&str] = &[
-    "avx", "avx2", "fma", "f16c", "bmi1", "bmi2", "popcnt", "lzcnt", //
-    "avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl",
-];
-const ICELAKE: &[&str] = &[
-    "avx",
-    "avx2",
-    "fma",
-    "f16c",
-    "bmi1",
-    "bmi2",
-    "popcnt",
-    "lzcnt", //
-    "avx512f",
-    "avx512cd",
-    "avx512bw",
-    "avx512dq",
-    "avx512vl", //
-    "avx512vnni",
-    "avx512vbmi",
-    "avx512vbmi2",
-    "avx512bitalg",
-    "avx512vpopcntdq",
-];
-const GENOA: &[&str] = &[
-    "avx",
-    "avx2",
-    "fma",
-    "f16c",
-    "bmi1",
-    "bmi2",
-    "popcnt",
-    "lzcnt", //
-    "avx512f",
-    "avx512cd",
-    "avx512bw",
-    "avx512dq",
-    "avx512vl", //
-    "avx512vnni",
-    "avx512vbmi",
-    "avx512vbmi2",
-    "avx512bitalg",
-    "avx512vpopcntdq", //
-    "avx512bf16",
-];
-const SAPPHIRERAPIDS: &[&str] = &[
-    "avx",
-    "avx2",
-    "fma",
-    "f16c",
-    "bmi1",
-    "bmi2",
-    "popcnt",
-    "lzcnt", //
-    "avx512f",
-    "avx512cd",
-    "avx512bw",
-    "avx512dq",
-    "avx512vl", //
-    "avx512vnni",
-    "avx512vbmi",
-    "avx512vbmi2",
-    "avx512bitalg",
-    "avx512vpopcntdq", //
-    "avx512bf16",
-    "avx512fp16",
-    "amx-tile",
-    "amx-bf16",
-    "amx-int8",
-];
+const SKYLAKE: &[&str] = &extend::<13>(HASWELL, &["avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"]);
+const ICELAKE: &[&str] =
+    &extend::<18>(SKYLAKE, &["avx512vnni", "avx512vbmi", "avx512vbmi2", "avx512bitalg", "avx512vpopcntdq"]);
+const GENOA: &[&str] = &extend::<19>(ICELAKE, &["avx512bf16"]);
+const SAPPHIRERAPIDS: &[&str] = &extend::<23>(GENOA, &["avx512fp16", "amx-tile", "amx-bf16", "amx-int8"]);
+
+/// `base` followed by `added`, as an array of exactly `N` names.
+const fn extend<const N: usize>(base: &[&'static str], added: &[&'static str]) -> [&'static str; N] {
+    assert!(base.len() + added.len() == N, "N must be the two lists' total length");
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = if i < base.len() { base[i] } else { added[i - base.len()] };
+        i += 1;
+    }
+    out
+}
 
 /// Every CPU class, grouped by architecture and ordered by capability within it.
 pub static CPU_CLASSES: &[CpuClass] = &[

@@ -290,29 +290,38 @@ pub unsafe fn micro_avx2(
     // SAFETY: (whole body) the caller's contract in `Kernels::micro`.
     unsafe {
         let (row, step) = a.strides();
-        let rp: [*const f32; MR] = std::array::from_fn(|i| a.at.add(i.min(rows - 1) * row));
+        // The loop holds no checked operation, which a debug build (the tests') would compile as a check: the
+        // pointers walk by wrapping adds, A's values load through `_mm_load_ss`, and the panel's by a masked load
+        // with every lane on (`_mm256_loadu_ps` copies through a checked `copy_nonoverlapping`). Those checks took
+        // registers from the twelve sums and four operands, which fill all sixteen, and spilled sums to the stack
+        // every step: the tests' encodes ran twice as long. A release build compiles this loop to the same code
+        // as the plain loads and `add`s.
+        let mut rp: [*const f32; MR] = std::array::from_fn(|i| a.at.add(i.min(rows - 1) * row));
+        let mut bp = b;
+        let every_lane = _mm256_set1_epi32(-1);
         let mut acc = [[_mm256_setzero_ps(); 4]; MR];
         macro_rules! step {
-            ($p:expr) => {{
-                let p = $p;
-                let av: [__m256; MR] = std::array::from_fn(|i| _mm256_set1_ps(*rp[i].add(p * step)));
+            () => {{
+                let av: [__m256; MR] = std::array::from_fn(|i| _mm256_broadcastss_ps(_mm_load_ss(rp[i])));
                 for j in 0..4 {
-                    let bj = _mm256_loadu_ps(b.add(p * NR + 8 * j));
+                    let bj = _mm256_maskload_ps(bp.wrapping_add(8 * j), every_lane);
                     for i in 0..MR {
                         acc[i][j] = _mm256_fmadd_ps(av[i], bj, acc[i][j]);
                     }
                 }
+                rp = rp.map(|r| r.wrapping_add(step));
+                bp = bp.wrapping_add(NR);
             }};
         }
         if ahead.lines == 0 {
-            for p in 0..k {
-                step!(p);
+            for _ in 0..k {
+                step!();
             }
         } else {
             let mut spread = Spread::new(ahead);
-            for p in 0..k {
+            for _ in 0..k {
                 spread.step(k);
-                step!(p);
+                step!();
             }
         }
         let mut spill = [[0.0f32; NR]; MR];

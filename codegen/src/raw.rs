@@ -5,6 +5,29 @@ use serde_saphyr::Spanned;
 
 pub type S<T> = Spanned<T>;
 
+/// Declares a raw struct whose keys end with those of a call: a function item and a class member spell their
+/// parameters, result and flags the same way (the checker reads both through `check::callables::source!`). The keys
+/// stay plain fields, last in the order written, so that an unknown key is still refused with the full list of expected
+/// ones (`#[serde(flatten)]` would share them as a struct, but does not go with `deny_unknown_fields`).
+macro_rules! with_call_keys {
+    ($(#[$meta:meta])* pub struct $name:ident { $($fields:tt)* }) => {
+        $(#[$meta])*
+        pub struct $name {
+            $($fields)*
+            pub params: Option<Vec<RawParam>>,
+            pub returns: Option<S<String>>,
+            pub returns_optional: Option<S<bool>>,
+            pub throws: Option<S<bool>>,
+            pub blocking: Option<S<bool>>,
+            pub try_first: Option<S<bool>>,
+            pub constant: Option<S<bool>>,
+            #[serde(rename = "async")]
+            pub is_async: Option<S<bool>>,
+            pub only: Option<Vec<S<String>>>,
+        }
+    };
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawFile {
@@ -36,43 +59,35 @@ pub struct RawError {
     pub doc: Option<S<String>>,
 }
 
-/// One item; exactly one of `record`, `enum`, `class`, `function` names it.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawItem {
-    pub record: Option<S<String>>,
-    #[serde(rename = "enum")]
-    pub enumeration: Option<S<String>>,
-    pub class: Option<S<String>>,
-    pub function: Option<S<String>>,
-    pub c: Option<S<String>>,
-    pub doc: Option<S<String>>,
-    /// The reference page the item is documented on.
-    pub page: Option<S<String>>,
-    // records
-    pub direction: Option<S<String>>,
-    pub compiled: Option<S<String>>,
-    pub fields: Option<Vec<RawField>>,
-    // enums
-    pub values: Option<Vec<RawVariant>>,
-    // classes
-    pub details: Option<S<String>>,
-    pub thread_safety: Option<S<String>>,
-    pub compiled_doc: Option<S<String>>,
-    pub members: Option<Vec<RawMember>>,
-    /// A short runnable snippet per language (`javascript`, `python`, `c`, `kotlin`, `swift`).
-    pub example: Option<S<std::collections::BTreeMap<String, String>>>,
-    // functions
-    pub params: Option<Vec<RawParam>>,
-    pub returns: Option<S<String>>,
-    pub returns_optional: Option<S<bool>>,
-    pub throws: Option<S<bool>>,
-    pub blocking: Option<S<bool>>,
-    pub try_first: Option<S<bool>>,
-    pub constant: Option<S<bool>>,
-    #[serde(rename = "async")]
-    pub is_async: Option<S<bool>>,
-    pub only: Option<Vec<S<String>>>,
+with_call_keys! {
+    /// One item; exactly one of `record`, `enum`, `class`, `function` names it.
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct RawItem {
+        pub record: Option<S<String>>,
+        #[serde(rename = "enum")]
+        pub enumeration: Option<S<String>>,
+        pub class: Option<S<String>>,
+        pub function: Option<S<String>>,
+        pub c: Option<S<String>>,
+        pub doc: Option<S<String>>,
+        /// The reference page the item is documented on.
+        pub page: Option<S<String>>,
+        // records
+        pub direction: Option<S<String>>,
+        pub compiled: Option<S<String>>,
+        pub fields: Option<Vec<RawField>>,
+        // enums
+        pub values: Option<Vec<RawVariant>>,
+        // classes
+        pub details: Option<S<String>>,
+        pub thread_safety: Option<S<String>>,
+        pub compiled_doc: Option<S<String>>,
+        pub members: Option<Vec<RawMember>>,
+        /// A short runnable snippet per language (`javascript`, `python`, `c`, `kotlin`, `swift`).
+        pub example: Option<S<std::collections::BTreeMap<String, String>>>,
+        // functions: the call keys, added by `with_call_keys!`
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -96,27 +111,19 @@ pub struct RawVariant {
     pub doc: Option<S<String>>,
 }
 
-/// One member of a class; exactly one of `constructor`, `method`, `free` names it.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawMember {
-    pub constructor: Option<S<String>>,
-    pub method: Option<S<String>>,
-    pub free: Option<S<String>>,
-    pub c: Option<S<String>>,
-    pub doc: Option<S<String>>,
-    /// The reference page the member is documented on, when not its class's.
-    pub page: Option<S<String>>,
-    pub params: Option<Vec<RawParam>>,
-    pub returns: Option<S<String>>,
-    pub returns_optional: Option<S<bool>>,
-    pub throws: Option<S<bool>>,
-    pub blocking: Option<S<bool>>,
-    pub try_first: Option<S<bool>>,
-    pub constant: Option<S<bool>>,
-    #[serde(rename = "async")]
-    pub is_async: Option<S<bool>>,
-    pub only: Option<Vec<S<String>>>,
+with_call_keys! {
+    /// One member of a class; exactly one of `constructor`, `method`, `free` names it.
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct RawMember {
+        pub constructor: Option<S<String>>,
+        pub method: Option<S<String>>,
+        pub free: Option<S<String>>,
+        pub c: Option<S<String>>,
+        pub doc: Option<S<String>>,
+        /// The reference page the member is documented on, when not its class's.
+        pub page: Option<S<String>>,
+    }
 }
 
 #[derive(Debug, Deserialize)]

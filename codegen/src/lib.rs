@@ -10,6 +10,8 @@ pub mod model;
 pub mod plan;
 mod raw;
 pub mod render;
+#[cfg(test)]
+mod test_idl;
 
 use diagnostics::{Diagnostic, Diagnostics};
 use std::path::{Path, PathBuf};

@@ -297,19 +297,8 @@ fn kept(api: &Api, arguments: &[Argument]) -> Vec<Kept> {
 mod tests {
     use super::*;
 
-    fn api() -> Api {
-        crate::load_str(
-            r#"
-package: uform
-version: 0.1.0
-title: T
-doc: A test interface.
-errors:
-  - error: InvalidArgument
-    doc: Bad input.
-  - error: Internal
-    doc: A bug.
-items:
+    /// A record, a class borrowing another class's handle, and a function.
+    const ITEMS: &str = r#"
   - record: Options
     c: uform_options_t
     direction: input
@@ -363,19 +352,10 @@ items:
       - free: free
         c: uform_model_free
         doc: Frees it.
-  - function: name_of
-    c: uform_name_of
-    throws: false
-    returns: string
-    params:
-      - name: code
-        type: u32
-        doc: A code.
-    doc: A name.
-"#,
-            "plan.yaml",
-        )
-        .unwrap_or_else(|d| panic!("{d}"))
+"#;
+
+    fn api() -> Api {
+        crate::test_idl::api(&[ITEMS, crate::test_idl::NAME_OF], "plan.yaml")
     }
 
     #[test]

@@ -357,31 +357,23 @@ pub fn render(api: &Api) -> Rendered<Vec<Output>> {
 
 #[cfg(test)]
 mod tests {
-    /// The `extern "C"` function named `c_name` in the glue rendered from `functions` (IDL items).
-    fn glue(functions: &str) -> String {
-        let idl = format!(
-            "package: uform\nversion: 0.1.0\ntitle: T\ndoc: A test interface.\nerrors:\n  - error: InvalidArgument\n    doc: Bad input.\n  - error: Internal\n    doc: A bug.\nitems:\n{functions}"
-        );
-        let api = crate::load_str(&idl, "c_glue.yaml").unwrap_or_else(|d| panic!("{d}"));
+    use crate::test_idl::NAME_OF;
+
+    /// The glue (`c/ffi.rs`) rendered from IDL `items`.
+    fn glue(items: &[&str]) -> String {
+        let api = crate::test_idl::api(items, "c_glue.yaml");
         super::render(&api).unwrap().remove(0).contents
     }
 
+    /// The `extern "C"` function named `c_name` in `glue`.
     fn function<'a>(glue: &'a str, c_name: &str) -> &'a str {
         let start = glue.find(&format!("fn {c_name}(")).unwrap_or_else(|| panic!("{c_name} missing:\n{glue}"));
         let end = glue[start..].find("\n}\n").map_or(glue.len(), |e| start + e);
         &glue[start..end]
     }
 
+    /// Functions beside [`NAME_OF`]: a constant string, a scalar, and a string from an argument that can be rejected.
     const FUNCTIONS: &str = r#"
-  - function: name_of
-    c: uform_name_of
-    throws: false
-    returns: string
-    params:
-      - name: code
-        type: u32
-        doc: A code.
-    doc: A name.
   - function: version_text
     c: uform_version_text
     throws: false
@@ -410,7 +402,7 @@ mod tests {
 
     #[test]
     fn a_string_function_with_parameters_passes_them_and_caches_nothing() {
-        let glue = glue(FUNCTIONS);
+        let glue = glue(&[NAME_OF, FUNCTIONS]);
         let f = function(&glue, "uform_name_of");
         assert!(f.contains("interned_c_str(uform_core::name_of(code))"), "{f}");
         assert!(!f.contains("process_c_str"), "{f}");
@@ -418,14 +410,14 @@ mod tests {
 
     #[test]
     fn a_constant_string_is_computed_once_per_process() {
-        let glue = glue(FUNCTIONS);
+        let glue = glue(&[NAME_OF, FUNCTIONS]);
         let f = function(&glue, "uform_version_text");
         assert!(f.contains("process_c_str(\"uform_version_text\", || uform_core::version_text())"), "{f}");
     }
 
     #[test]
     fn a_scalar_function_passes_its_arguments() {
-        let glue = glue(FUNCTIONS);
+        let glue = glue(&[NAME_OF, FUNCTIONS]);
         let f = function(&glue, "uform_twice");
         assert!(f.contains("-> u32"), "{f}");
         assert!(f.contains("guard_scalar(") && f.contains("uform_core::twice(n)"), "{f}");
@@ -478,7 +470,7 @@ mod tests {
 
     #[test]
     fn a_method_returning_a_record_of_numbers_runs_every_call() {
-        let glue = glue(METHODS);
+        let glue = glue(&[METHODS]);
         let tick = function(&glue, "uform_counter_tick");
         assert!(tick.contains("let v = counter.value.tick()?;"), "{tick}");
         assert!(!tick.contains(".cached(") && !tick.contains("thread_arena"), "{tick}");
@@ -489,7 +481,7 @@ mod tests {
 
     #[test]
     fn a_function_whose_argument_can_be_rejected_returns_a_status() {
-        let glue = glue(FUNCTIONS);
+        let glue = glue(&[NAME_OF, FUNCTIONS]);
         let f = function(&glue, "uform_label");
         assert!(f.contains("-> uform_status_t"), "{f}");
         assert!(f.contains("read_str(text, \"text\")?"), "{f}");

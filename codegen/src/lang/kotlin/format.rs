@@ -236,6 +236,11 @@ impl Kt {
         crate::lang::star_comment(text, indent)
     }
 
+    /// The KDoc block at `indent` holding just `doc`'s text.
+    pub fn doc_comment(&self, doc: &Doc, indent: &str) -> String {
+        self.kdoc(&self.doc_text(doc), indent)
+    }
+
     // ---- crossing JNI ----
 
     /// The JNI type of one slot carrying a scalar: (Kotlin, Rust, Kotlin expression of `e`).

@@ -164,42 +164,37 @@ template! {
 }
 
 fn record_kt(r: &Record) -> Rendered {
+    let has_arrays = r.fields.iter().any(|f| KT.field_ty(r, f).starts_with("DoubleArray"));
     RecordKt {
-        doc: KT.kdoc(&KT.doc_text(&r.doc), ""),
+        doc: KT.doc_comment(&r.doc, ""),
         name: KT.type_name(&r.name),
-        fields: r
-            .fields
-            .iter()
-            .map(|f| {
-                let declaration = format!("{}: {}", KT.member(&f.name), KT.field_ty(r, f));
-                let declaration = match (&f.default, r.direction) {
-                    _ if !f.optional => declaration,
-                    (Some(d), Direction::Input) => format!("{declaration} = {}", KT.literal(d, &f.ty)),
-                    _ => format!("{declaration} = null"),
-                };
-                FieldLine { doc: KT.kdoc(&KT.doc_text(&f.doc), "    "), declaration }
-            })
-            .collect(),
-        contents: if r.fields.iter().any(|f| KT.field_ty(r, f).starts_with("DoubleArray")) {
-            r.fields
-                .iter()
-                .map(|f| {
-                    let name = KT.member(&f.name);
-                    if KT.field_ty(r, f).starts_with("DoubleArray") {
-                        ContentLine {
-                            equals: format!("{name}.contentEquals(other.{name})"),
-                            hash: format!("{name}.contentHashCode()"),
-                        }
-                    } else {
-                        ContentLine { equals: format!("{name} == other.{name}"), hash: format!("{name}.hashCode()") }
-                    }
-                })
-                .collect()
-        } else {
-            Vec::new()
-        },
+        fields: r.fields.iter().map(|f| field_line(r, f)).collect(),
+        contents: if has_arrays { r.fields.iter().map(|f| content_line(r, f)).collect() } else { Vec::new() },
     }
     .rendered(format!("record {}", r.name.pascal()))
+}
+
+/// A record field's declaration in the class's constructor: an optional field defaults to its IDL default in an
+/// input record, else to `null`.
+fn field_line(r: &Record, f: &Field) -> FieldLine {
+    let declaration = format!("{}: {}", KT.member(&f.name), KT.field_ty(r, f));
+    let declaration = match (&f.default, r.direction) {
+        _ if !f.optional => declaration,
+        (Some(d), Direction::Input) => format!("{declaration} = {}", KT.literal(d, &f.ty)),
+        _ => format!("{declaration} = null"),
+    };
+    FieldLine { doc: KT.doc_comment(&f.doc, "    "), declaration }
+}
+
+/// A field's part of the `equals` and `hashCode` that a record holding an array writes out (a data class would compare
+/// the array by identity): an array compares and hashes by its contents, every other field as a data class would.
+fn content_line(r: &Record, f: &Field) -> ContentLine {
+    let name = KT.member(&f.name);
+    if KT.field_ty(r, f).starts_with("DoubleArray") {
+        ContentLine { equals: format!("{name}.contentEquals(other.{name})"), hash: format!("{name}.contentHashCode()") }
+    } else {
+        ContentLine { equals: format!("{name} == other.{name}"), hash: format!("{name}.hashCode()") }
+    }
 }
 
 fn reader_kt(r: &Record) -> Rendered {
@@ -222,18 +217,17 @@ fn reader_kt(r: &Record) -> Rendered {
 
 fn enum_kt(e: &Enum) -> Rendered {
     EnumKt {
-        doc: KT.kdoc(&KT.doc_text(&e.doc), ""),
+        doc: KT.doc_comment(&e.doc, ""),
         name: KT.type_name(&e.name),
-        variants: e
-            .variants
-            .iter()
-            .map(|v| {
-                let doc = format!("{} Its value elsewhere is {}.", KT.doc_text(&v.doc), KT.variant_value(e, v));
-                VariantLine { doc: KT.kdoc(&doc, "    "), name: KT.variant(&v.name) }
-            })
-            .collect(),
+        variants: e.variants.iter().map(|v| variant_line(e, v)).collect(),
     }
     .rendered(format!("enum {}", e.name.pascal()))
+}
+
+/// An enum value, its doc followed by what it is in the other languages (a Kotlin enum has no discriminant).
+fn variant_line(e: &Enum, v: &Variant) -> VariantLine {
+    let doc = format!("{} Its value elsewhere is {}.", KT.doc_text(&v.doc), KT.variant_value(e, v));
+    VariantLine { doc: KT.kdoc(&doc, "    "), name: KT.variant(&v.name) }
 }
 
 fn error_kt(api: &Api) -> Rendered {
@@ -248,7 +242,7 @@ fn error_kt(api: &Api) -> Rendered {
             .errors
             .iter()
             .map(|k| KindLine {
-                doc: KT.kdoc(&KT.doc_text(&k.doc), "    "),
+                doc: KT.doc_comment(&k.doc, "    "),
                 name: KT.type_name(&k.name),
                 code: k.name.snake(),
             })

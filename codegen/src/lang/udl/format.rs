@@ -221,6 +221,11 @@ impl Udl {
         out
     }
 
+    /// The `///` block at `indent` holding just `doc`'s text.
+    pub fn doc_comment(&self, doc: &Doc, indent: &str) -> String {
+        self.doc_block(&self.doc_text(doc), indent)
+    }
+
     /// An enum case as the generated Swift names it (Enums.swift): camelCase, a reserved word in backticks.
     pub fn swift_case(&self, name: &Name) -> String {
         let name = name.camel();

@@ -88,7 +88,7 @@ template! {
 
 fn glue_record(udl: &Udl, r: &Record) -> Rendered {
     GlueRecord {
-        doc: udl.doc_block(&udl.doc_text(&r.doc), ""),
+        doc: udl.doc_comment(&r.doc, ""),
         name: udl.type_name(&r.name),
         handles: r.fields.iter().any(|f| matches!(f.ty, Type::Class(_))),
         fields: r
@@ -118,7 +118,7 @@ fn glue_record(udl: &Udl, r: &Record) -> Rendered {
 
 fn glue_enum(udl: &Udl, e: &Enum) -> Rendered {
     GlueEnum {
-        doc: udl.doc_block(&udl.doc_text(&e.doc), ""),
+        doc: udl.doc_comment(&e.doc, ""),
         name: udl.type_name(&e.name),
         bulk_crate: BULK_CRATE,
         variants: rust_cases(udl, e),
@@ -174,7 +174,7 @@ fn glue_one(udl: &Udl, api: &Api, class: Option<&Class>, c: &Callable) -> Render
         udl.wrap_result(&plan, &call)
     };
     GlueFunction {
-        doc: udl.doc_block(&udl.doc_text(&c.doc), indent),
+        doc: udl.doc_comment(&c.doc, indent),
         indent,
         qualifier: "",
         name: udl.member(&c.name),
@@ -186,16 +186,11 @@ fn glue_one(udl: &Udl, api: &Api, class: Option<&Class>, c: &Callable) -> Render
 }
 
 fn glue_class(udl: &Udl, api: &Api, c: &Class) -> Rendered {
+    let members = c.members.iter().filter(|m| offered(m)).map(|m| glue_callable(udl, api, Some(c), m));
     GlueClass {
-        doc: udl.doc_block(&udl.doc_text(&c.doc), ""),
+        doc: udl.doc_comment(&c.doc, ""),
         name: udl.type_name(&c.name),
-        members: c
-            .members
-            .iter()
-            .filter(|m| offered(m))
-            .map(|m| glue_callable(udl, api, Some(c), m))
-            .collect::<Rendered<Vec<_>>>()?
-            .join("\n"),
+        members: members.collect::<Rendered<Vec<_>>>()?.join("\n"),
         free: c.members.iter().find(|m| m.kind == CallableKind::Free).map(|m| udl.member(&m.name)),
     }
     .rendered(format!("class {}", c.name.pascal()))

@@ -156,15 +156,16 @@ fn one_callable_udl(
 
 fn record_udl(udl: &Udl, r: &Record) -> Rendered {
     RecordUdl {
-        doc: udl.doc_block(&udl.doc_text(&r.doc), ""),
+        doc: udl.doc_comment(&r.doc, ""),
         name: udl.type_name(&r.name),
-        fields: r
-            .fields
-            .iter()
-            .map(|f| DocLine { doc: udl.doc_block(&udl.doc_text(&f.doc), "    "), declaration: udl.field(r, f) })
-            .collect(),
+        fields: r.fields.iter().map(|f| field_line(udl, r, f)).collect(),
     }
     .rendered(format!("record {}", r.name.pascal()))
+}
+
+/// A record field's line in the dictionary, under its doc.
+fn field_line(udl: &Udl, r: &Record, f: &Field) -> DocLine {
+    DocLine { doc: udl.doc_comment(&f.doc, "    "), declaration: udl.field(r, f) }
 }
 
 /// An enum's doc, plus what its values are in the other languages (UDL has no discriminants).
@@ -209,7 +210,7 @@ fn error_udl(udl: &Udl, api: &Api) -> Rendered {
     ErrorUdl {
         doc: udl.doc_block("The error every throwing call raises: its case is the kind, the same set in every language, and its message names the argument and the value.", ""),
         name: ERROR,
-        variants: api.errors.iter().map(|e| VariantLine { doc: udl.doc_block(&udl.doc_text(&e.doc), "    "), name: udl.variant(&e.name) }).collect(),
+        variants: api.errors.iter().map(|e| VariantLine { doc: udl.doc_comment(&e.doc, "    "), name: udl.variant(&e.name) }).collect(),
     }
     .rendered("errors")
 }
@@ -231,7 +232,7 @@ fn udl_file(udl: &Udl, api: &Api) -> Rendered {
     UdlFile {
         banner: banner("//"),
         // uniffi's parser rejects a `///` block after a leading comment, so the overview is a plain comment.
-        doc: udl.doc_block(&udl.doc_text(&api.doc), "").replace("/// ", "// ").replace("///\n", "//\n"),
+        doc: udl.doc_comment(&api.doc, "").replace("/// ", "// ").replace("///\n", "//\n"),
         namespace: api.package.clone(),
         functions: api
             .functions()

@@ -19,6 +19,42 @@ extern char **environ;
 
 static char self_path[4096];
 
+/* `Executor.forRam()` with no config, checked. */
+static uform_executor_t *default_executor(void) {
+    uform_executor_t *executor = NULL;
+    CHECK_STATUS(uform_executor_for_ram(NULL, &executor), UFORM_STATUS_OK);
+    return executor;
+}
+
+/* A default executor and a mesh of one on it (no options), each checked. */
+static void mesh_of_one(uform_executor_t **executor, uform_mesh_t **mesh) {
+    *executor = default_executor();
+    *mesh = NULL;
+    CHECK_STATUS(uform_mesh_bootstrap(*executor, NULL, mesh), UFORM_STATUS_OK);
+}
+
+/* The options of peer `index` of `count` meeting in `directory` as `job`, waiting at most `timeout_seconds`. */
+static uform_mesh_options_t mesh_options(const char *directory, const char *job, uint32_t index, uint32_t count,
+                                         uint32_t timeout_seconds) {
+    uform_mesh_options_t options;
+    memset(&options, 0, sizeof options);
+    options.host_domain_index = index;
+    options.host_domain_count = count;
+    options.directory = directory;
+    options.job = job;
+    options.timeout_seconds = timeout_seconds;
+    return options;
+}
+
+/* `Executor.forVram({ devices: [device] })`'s status. */
+static uform_status_t for_vram_on(uint32_t device, uform_executor_t **executor) {
+    uform_executor_for_vram_config_t config;
+    memset(&config, 0, sizeof config);
+    config.devices = &device;
+    config.devices_count = 1;
+    return uform_executor_for_vram(&config, executor);
+}
+
 /* 1. Capability strings are non-empty, comma-separated, without spaces. */
 static void test_01_capabilities(void) {
     const char *compiled = uform_capabilities_compiled();
@@ -122,8 +158,7 @@ static void test_05_executor_for_ram(void) {
 
 /* 6. free twice is fine; anything else after free is a freed handle. */
 static void test_06_free_twice_and_after_free(void) {
-    uform_executor_t *executor = NULL;
-    CHECK_STATUS(uform_executor_for_ram(NULL, &executor), UFORM_STATUS_OK);
+    uform_executor_t *executor = default_executor();
     CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
     CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
     CHECK_STATUS(uform_executor_drain(executor, UFORM_MOOD_PARKED), UFORM_STATUS_FREED_HANDLE);
@@ -138,11 +173,7 @@ static void test_06_free_twice_and_after_free(void) {
 
 /* 7. C has no scope guard: explicit free releases the threads (checked in 6 and under valgrind). */
 static void test_07_explicit_release(void) {
-    for (int i = 0; i < 50; i++) {
-        uform_executor_t *executor = NULL;
-        CHECK_STATUS(uform_executor_for_ram(NULL, &executor), UFORM_STATUS_OK);
-        CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
-    }
+    for (int i = 0; i < 50; i++) CHECK_STATUS(uform_executor_free(default_executor()), UFORM_STATUS_OK);
 }
 
 /* 8. Bad configs. Zero means absent in C, so an explicit zero is not expressible; the rest are. */
@@ -167,7 +198,7 @@ static void test_08_bad_configs(void) {
     CHECK_STATUS(uform_executor_for_ram(NULL, NULL), UFORM_STATUS_INVALID_ARGUMENT);
     CHECK(executor == NULL);
     /* An out-of-range enum value is an error, never undefined behaviour. */
-    CHECK_STATUS(uform_executor_for_ram(NULL, &executor), UFORM_STATUS_OK);
+    executor = default_executor();
     CHECK_STATUS(uform_executor_drain(executor, (uform_mood_t)7), UFORM_STATUS_INVALID_ARGUMENT);
     CHECK(says("mood") && says("7"));
     CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
@@ -192,12 +223,7 @@ static void test_10_for_vram_errors(void) {
         CHECK(says("`gpu_devices()`"));
         CHECK(executor == NULL);
     } else {
-        uform_executor_for_vram_config_t first;
-        memset(&first, 0, sizeof first);
-        uint32_t zero[1] = {0};
-        first.devices = zero;
-        first.devices_count = 1;
-        CHECK_STATUS(uform_executor_for_vram(&first, &executor), UFORM_STATUS_OK);
+        CHECK_STATUS(for_vram_on(0, &executor), UFORM_STATUS_OK);
         CHECK(executor != NULL);
         if (executor != NULL) {
             CHECK_STATUS(uform_executor_drain(executor, UFORM_MOOD_PARKED), UFORM_STATUS_OK);
@@ -226,22 +252,18 @@ static void test_10_for_vram_errors(void) {
     config.gpu_class = "nvidia-voodoo";
     CHECK_STATUS(uform_executor_for_vram(&config, &executor), UFORM_STATUS_INVALID_ARGUMENT);
     CHECK(says("nvidia-voodoo"));
-    memset(&config, 0, sizeof config);
-    uint32_t far[1] = {(uint32_t)gpus + 7};
-    config.devices = far;
-    config.devices_count = 1;
-    CHECK_STATUS(uform_executor_for_vram(&config, &executor), gpus == 0 ? UFORM_STATUS_UNAVAILABLE : UFORM_STATUS_INVALID_ARGUMENT);
+    CHECK_STATUS(for_vram_on((uint32_t)gpus + 7, &executor),
+                 gpus == 0 ? UFORM_STATUS_UNAVAILABLE : UFORM_STATUS_INVALID_ARGUMENT);
     CHECK(executor == NULL);
 }
 
 /* 11. A mesh of one with a RAM executor. */
 static void test_11_mesh_of_one(void) {
-    uform_executor_t *executor = NULL;
-    uform_mesh_t *mesh = NULL;
+    uform_executor_t *executor;
+    uform_mesh_t *mesh;
+    mesh_of_one(&executor, &mesh);
     uform_mesh_description_t description;
     memset(&description, 0xff, sizeof description);
-    CHECK_STATUS(uform_executor_for_ram(NULL, &executor), UFORM_STATUS_OK);
-    CHECK_STATUS(uform_mesh_bootstrap(executor, NULL, &mesh), UFORM_STATUS_OK);
     CHECK_STATUS(uform_mesh_describe(mesh, &description), UFORM_STATUS_OK);
     CHECK(description.host_domain_index == 0 && description.host_domain_count == 1);
     CHECK(description.gpus_count == 0);
@@ -256,13 +278,9 @@ static void test_11_mesh_of_one(void) {
 
 /* 12. With peers: directory and job required; bad job names; index outside the count. */
 static void test_12_mesh_invalid_options(void) {
-    uform_executor_t *executor = NULL;
+    uform_executor_t *executor = default_executor();
     uform_mesh_t *mesh = NULL;
-    CHECK_STATUS(uform_executor_for_ram(NULL, &executor), UFORM_STATUS_OK);
-    uform_mesh_options_t options;
-    memset(&options, 0, sizeof options);
-    options.host_domain_count = 2;
-    options.job = "job";
+    uform_mesh_options_t options = mesh_options(NULL, "job", 0, 2, 0);
     CHECK_STATUS(uform_mesh_bootstrap(executor, &options, &mesh), UFORM_STATUS_INVALID_ARGUMENT);
     CHECK(says("directory"));
     options.directory = scratch_root;
@@ -287,16 +305,9 @@ static void test_12_mesh_invalid_options(void) {
 static void test_13_mesh_timeout(void) {
     char dir[1024];
     scratch(dir, sizeof dir, "timeout");
-    uform_executor_t *executor = NULL;
+    uform_executor_t *executor = default_executor();
     uform_mesh_t *mesh = NULL;
-    CHECK_STATUS(uform_executor_for_ram(NULL, &executor), UFORM_STATUS_OK);
-    uform_mesh_options_t options;
-    memset(&options, 0, sizeof options);
-    options.host_domain_index = 0;
-    options.host_domain_count = 2;
-    options.directory = dir;
-    options.job = "lonely";
-    options.timeout_seconds = 1;
+    uform_mesh_options_t options = mesh_options(dir, "lonely", 0, 2, 1);
     CHECK_STATUS(uform_mesh_bootstrap(executor, &options, &mesh), UFORM_STATUS_TIMEOUT);
     CHECK(says("1"));
     CHECK(mesh == NULL);
@@ -309,13 +320,7 @@ static int run_peer(const char *dir, const char *job, unsigned index, unsigned c
     uform_executor_t *executor = NULL;
     uform_mesh_t *mesh = NULL;
     uform_mesh_description_t description;
-    uform_mesh_options_t options;
-    memset(&options, 0, sizeof options);
-    options.host_domain_index = index;
-    options.host_domain_count = count;
-    options.directory = dir;
-    options.job = job;
-    options.timeout_seconds = 60;
+    uform_mesh_options_t options = mesh_options(dir, job, index, count, 60);
     if (uform_executor_for_ram(NULL, &executor) != UFORM_STATUS_OK) return 10;
     if (uform_mesh_bootstrap(executor, &options, &mesh) != UFORM_STATUS_OK) {
         fprintf(stderr, "peer %u: %s\n", index, uform_last_error_message());
@@ -353,10 +358,9 @@ static void test_14_four_processes(void) {
 
 /* 15. Freeing the executor under a live mesh is refused as in use; it works once the mesh is freed. */
 static void test_15_executor_under_live_mesh(void) {
-    uform_executor_t *executor = NULL;
-    uform_mesh_t *mesh = NULL;
-    CHECK_STATUS(uform_executor_for_ram(NULL, &executor), UFORM_STATUS_OK);
-    CHECK_STATUS(uform_mesh_bootstrap(executor, NULL, &mesh), UFORM_STATUS_OK);
+    uform_executor_t *executor;
+    uform_mesh_t *mesh;
+    mesh_of_one(&executor, &mesh);
     CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_IN_USE);
     CHECK(says("mesh") || says("Mesh") || says("borrowed"));
     CHECK_STATUS(uform_executor_drain(executor, UFORM_MOOD_PARKED), UFORM_STATUS_OK);
@@ -382,11 +386,10 @@ static void test_16_error_kinds_and_messages(void) {
 
 /* 17. Records are plain structs: the description can be copied and compared field by field. */
 static void test_17_records_compare(void) {
-    uform_executor_t *executor = NULL;
-    uform_mesh_t *mesh = NULL;
+    uform_executor_t *executor;
+    uform_mesh_t *mesh;
+    mesh_of_one(&executor, &mesh);
     uform_mesh_description_t a, b;
-    CHECK_STATUS(uform_executor_for_ram(NULL, &executor), UFORM_STATUS_OK);
-    CHECK_STATUS(uform_mesh_bootstrap(executor, NULL, &mesh), UFORM_STATUS_OK);
     CHECK_STATUS(uform_mesh_describe(mesh, &a), UFORM_STATUS_OK);
     CHECK_STATUS(uform_mesh_describe(mesh, &b), UFORM_STATUS_OK);
     CHECK(a.host_domain_index == b.host_domain_index && a.host_domain_count == b.host_domain_count &&
@@ -409,15 +412,9 @@ static void test_18_mesh_planted_link(void) {
     CHECK(file != NULL);
     if (file) fclose(file);
     CHECK(symlink(victim, link) == 0);
-    uform_executor_t *executor = NULL;
+    uform_executor_t *executor = default_executor();
     uform_mesh_t *mesh = NULL;
-    CHECK_STATUS(uform_executor_for_ram(NULL, &executor), UFORM_STATUS_OK);
-    uform_mesh_options_t options;
-    memset(&options, 0, sizeof options);
-    options.host_domain_count = 2;
-    options.directory = dir;
-    options.job = "job1";
-    options.timeout_seconds = 5;
+    uform_mesh_options_t options = mesh_options(dir, "job1", 0, 2, 5);
     CHECK_STATUS(uform_mesh_bootstrap(executor, &options, &mesh), UFORM_STATUS_CONFLICT);
     CHECK(says("symbolic link") && says(victim) && says("nothing was written"));
     CHECK(mesh == NULL);

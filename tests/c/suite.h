@@ -172,6 +172,30 @@ static inline uform_status_t load_ram(const char *path, uform_executor_t *execut
     return uform_model_load_ram(path, &config, model);
 }
 
+/* `Model.loadRam(path, { executor, precision })`, from UFORM_MODEL_LOAD_RAM_CONFIG_INIT. */
+static inline uform_status_t load_ram_as(const char *path, uform_executor_t *executor, uform_precision_t precision,
+                                         uform_model_t **model) {
+    uform_model_load_ram_config_t config = UFORM_MODEL_LOAD_RAM_CONFIG_INIT;
+    config.executor = executor;
+    config.precision = precision;
+    return uform_model_load_ram(path, &config, model);
+}
+
+/* The model at `path` loaded (checked) on a fresh `ram_executor()`, which goes to `*executor`; `close_model` frees
+ * both. */
+static inline uform_model_t *open_model(const char *path, uform_executor_t **executor) {
+    *executor = ram_executor();
+    uform_model_t *model = NULL;
+    CHECK_STATUS(load_ram(path, *executor, &model), UFORM_STATUS_OK);
+    return model;
+}
+
+/* Frees `model`, then the executor it was loaded on, checking each. */
+static inline void close_model(uform_model_t *model, uform_executor_t *executor) {
+    CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK);
+    CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
+}
+
 /* One hexadecimal digit's value (the flattened fixtures write floats as hex). */
 static inline int hex_value(char c) { return c >= 'a' ? c - 'a' + 10 : c - '0'; }
 
@@ -250,6 +274,17 @@ static inline float max_difference(const float *a, const float *b, size_t n) {
     float worst = 0;
     for (size_t i = 0; i < n; i++) worst = fabsf(a[i] - b[i]) > worst ? fabsf(a[i] - b[i]) : worst;
     return worst;
+}
+
+/* The cosine of the angle between `a` and `b`, `n` floats each, in double precision. */
+static inline double cosine(const float *a, const float *b, size_t n) {
+    double dot = 0, aa = 0, bb = 0;
+    for (size_t i = 0; i < n; i++) {
+        dot += (double)a[i] * b[i];
+        aa += (double)a[i] * a[i];
+        bb += (double)b[i] * b[i];
+    }
+    return dot / sqrt(aa * bb);
 }
 
 #endif

@@ -42,12 +42,6 @@ static int read_reference(void) {
     return 1;
 }
 
-static uform_model_t *test_model(uform_executor_t *executor) {
-    uform_model_t *model = NULL;
-    CHECK_STATUS(load_ram(model_dir, executor, &model), UFORM_STATUS_OK);
-    return model;
-}
-
 /* The reference texts a test encodes: all of them, or UFORM_TEST_ENCODE_ROWS under valgrind. */
 static size_t reference_rows(void) {
     const char *cap = getenv("UFORM_TEST_ENCODE_ROWS");
@@ -57,34 +51,26 @@ static size_t reference_rows(void) {
 /* 22. encodeText reproduces the reference: cosine >= 0.9999 and max abs diff <= 1e-4 per text, 384 columns. */
 static void test_22_reference_embeddings(void) {
     size_t rows = reference_rows();
-    uform_executor_t *executor = ram_executor();
-    uform_model_t *model = test_model(executor);
+    uform_executor_t *executor;
+    uform_model_t *model = open_model(model_dir, &executor);
     uform_f32_matrix_t m;
     memset(&m, 0, sizeof m);
     CHECK_STATUS(uform_model_encode_text(model, (const char *const *)ref_texts, rows, NULL, &m), UFORM_STATUS_OK);
     CHECK(m.rows == rows && m.columns == 384 && ref_dims == 384);
     for (size_t r = 0; m.data && r < m.rows && m.columns == ref_dims; r++) {
         const float *got = m.data + r * m.columns, *want = ref_embeddings + r * ref_dims;
-        double dot = 0, gg = 0, ww = 0, worst = 0;
-        for (size_t c = 0; c < ref_dims; c++) {
-            dot += (double)got[c] * want[c];
-            gg += (double)got[c] * got[c];
-            ww += (double)want[c] * want[c];
-            if (fabs((double)got[c] - want[c]) > worst) worst = fabs((double)got[c] - want[c]);
-        }
-        double cosine = dot / sqrt(gg * ww);
-        if (cosine < 0.9999 || worst > 1e-4) fprintf(stderr, "    row %zu: cosine %.6f, max diff %.2e\n", r, cosine, worst);
-        CHECK(cosine >= 0.9999 && worst <= 1e-4);
+        double similar = cosine(got, want, ref_dims), worst = max_difference(got, want, ref_dims);
+        if (similar < 0.9999 || worst > 1e-4) fprintf(stderr, "    row %zu: cosine %.6f, max diff %.2e\n", r, similar, worst);
+        CHECK(similar >= 0.9999 && worst <= 1e-4);
     }
     uform_f32_matrix_free(&m);
-    CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK);
-    CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
+    close_model(model, executor);
 }
 
 /* 23. Edge inputs: empty list, empty string, over-long text, non-ASCII, invalid UTF-8, NULL elements. */
 static void test_23_edge_inputs(void) {
-    uform_executor_t *executor = ram_executor();
-    uform_model_t *model = test_model(executor);
+    uform_executor_t *executor;
+    uform_model_t *model = open_model(model_dir, &executor);
     uform_f32_matrix_t m;
     memset(&m, 0, sizeof m);
     CHECK_STATUS(uform_model_encode_text(model, NULL, 0, NULL, &m), UFORM_STATUS_OK);
@@ -124,20 +110,18 @@ static void test_23_edge_inputs(void) {
     CHECK_STATUS(uform_model_encode_text(model, pair, 1, &options, &m), UFORM_STATUS_OK);
     CHECK(m.rows == 1 && m.columns == 384);
     uform_f32_matrix_free(&m);
-    CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK);
-    CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
+    close_model(model, executor);
 }
 
 /* 24. The matrix is the caller's: valid after the model and executor are freed; freeing it twice is harmless. */
 static void test_24_matrix_outlives_model(void) {
-    uform_executor_t *executor = ram_executor();
-    uform_model_t *model = test_model(executor);
+    uform_executor_t *executor;
+    uform_model_t *model = open_model(model_dir, &executor);
     const char *texts[2] = {ref_texts[0], ref_texts[1]};
     uform_f32_matrix_t m;
     memset(&m, 0, sizeof m);
     CHECK_STATUS(uform_model_encode_text(model, texts, 2, NULL, &m), UFORM_STATUS_OK);
-    CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK);
-    CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
+    close_model(model, executor);
     CHECK(m.rows == 2 && m.columns == 384 && m.data != NULL);
     double worst = 0;
     for (size_t i = 0; m.data && m.rows == 2 && i < 2 * 384; i++)
@@ -151,9 +135,12 @@ static void test_24_matrix_outlives_model(void) {
 
 /* 25. C has no asynchronous form; free of a model waits for calls in flight (core/tests covers the race). */
 
-static uform_executor_t *limited_executor(uint64_t scratch_limit) {
+/* A two-thread RAM executor dispatching as `cpu_class` (NULL: the CPU's own) whose scratch may grow to
+ * `scratch_limit` bytes (0: the default limit), checked. */
+static uform_executor_t *two_thread_executor(const char *cpu_class, uint64_t scratch_limit) {
     uform_executor_for_ram_config_t config = UFORM_EXECUTOR_FOR_RAM_CONFIG_INIT;
     config.threads = 2;
+    config.cpu_class = cpu_class;
     config.scratch_limit = scratch_limit;
     uform_executor_t *executor = NULL;
     CHECK_STATUS(uform_executor_for_ram(&config, &executor), UFORM_STATUS_OK);
@@ -180,7 +167,7 @@ static void test_26_batches_within_the_scratch_limit(void) {
         for (size_t w = 0; w <= i % 5; w++) at += (size_t)snprintf(texts[i] + at, 64 - at, "%s ", words[w]);
         snprintf(texts[i] + at, 64 - at, "%zu", i);
     }
-    uform_executor_t *small = limited_executor(limit), *plain = ram_executor();
+    uform_executor_t *small = two_thread_executor(NULL, limit), *plain = ram_executor();
     uform_model_t *bounded = NULL, *model = NULL;
     CHECK_STATUS(load_ram(tiny_dir, small, &bounded), UFORM_STATUS_OK);
     CHECK_STATUS(load_ram(tiny_dir, plain, &model), UFORM_STATUS_OK);
@@ -212,8 +199,9 @@ static void test_26_batches_within_the_scratch_limit(void) {
     }
     uform_f32_matrix_free(&all);
     const char *pair[2] = {"short", ref_texts[ref_long]};
-    uform_executor_t *tiny = limited_executor((uint64_t)1 << 20);
-    uform_model_t *cramped = test_model(tiny);
+    uform_executor_t *tiny = two_thread_executor(NULL, (uint64_t)1 << 20);
+    uform_model_t *cramped = NULL;
+    CHECK_STATUS(load_ram(model_dir, tiny, &cramped), UFORM_STATUS_OK);
     CHECK_STATUS(uform_model_encode_text(cramped, pair, 2, NULL, &all), UFORM_STATUS_OUT_OF_MEMORY);
     CHECK(says("`texts[1]`") && says("scratch_limit") && all.data == NULL);
     CHECK_STATUS(uform_model_free(cramped), UFORM_STATUS_OK);
@@ -271,8 +259,8 @@ static void test_27_the_model_file_changes_after_loading(void) {
     char *bytes = read_file(source, &size);
     write_bytes(weights, bytes, size);
     const char *texts[2] = {ref_texts[0], ref_texts[1]};
-    uform_executor_t *executor = ram_executor();
-    uform_model_t *intact = test_model(executor), *model = NULL;
+    uform_executor_t *executor;
+    uform_model_t *intact = open_model(model_dir, &executor), *model = NULL;
     uform_f32_matrix_t want, got;
     memset(&want, 0, sizeof want);
     memset(&got, 0, sizeof got);
@@ -290,8 +278,7 @@ static void test_27_the_model_file_changes_after_loading(void) {
     uform_f32_matrix_free(&want);
     free(bytes);
     CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK);
-    CHECK_STATUS(uform_model_free(intact), UFORM_STATUS_OK);
-    CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
+    close_model(intact, executor);
     remove_linked_model(folder);
 }
 
@@ -333,9 +320,8 @@ static void test_28_a_text_without_tokens_is_zeros(void) {
     char *json = read_file(source, NULL), *edited = without_post_processor(json);
     CHECK(edited != NULL);
     if (edited) write_bytes(path, edited, strlen(edited));
-    uform_executor_t *executor = ram_executor();
-    uform_model_t *model = NULL;
-    CHECK_STATUS(load_ram(folder, executor, &model), UFORM_STATUS_OK);
+    uform_executor_t *executor;
+    uform_model_t *model = open_model(folder, &executor);
     const char *texts[3] = {"", "hello world", ""};
     uform_f32_matrix_t m, alone;
     memset(&m, 0, sizeof m);
@@ -347,30 +333,16 @@ static void test_28_a_text_without_tokens_is_zeros(void) {
     CHECK(m.data && alone.data && max_difference(m.data + 384, alone.data, 384) == 0);
     uform_f32_matrix_free(&m);
     uform_f32_matrix_free(&alone);
-    CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK);
-    CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
+    close_model(model, executor);
     free(json);
     free(edited);
     unlink(path);
     remove_linked_model(folder);
 }
 
-/* A two-thread RAM executor dispatching as `cpu_class` (NULL: the CPU's own). */
-static uform_executor_t *class_executor(const char *cpu_class) {
-    uform_executor_for_ram_config_t config = UFORM_EXECUTOR_FOR_RAM_CONFIG_INIT;
-    config.threads = 2;
-    config.cpu_class = cpu_class;
-    uform_executor_t *executor = NULL;
-    CHECK_STATUS(uform_executor_for_ram(&config, &executor), UFORM_STATUS_OK);
-    return executor;
-}
-
 /* `Model.loadRam(model_dir, { executor, precision: bf16 })`. */
 static uform_status_t load_bf16(uform_executor_t *executor, uform_model_t **model) {
-    uform_model_load_ram_config_t config = UFORM_MODEL_LOAD_RAM_CONFIG_INIT;
-    config.executor = executor;
-    config.precision = UFORM_PRECISION_BF16;
-    return uform_model_load_ram(model_dir, &config, model);
+    return load_ram_as(model_dir, executor, UFORM_PRECISION_BF16, model);
 }
 
 /* 29. A bf16 model, on each runnable class with AVX512_BF16, reports bf16 and its weight bytes (two a matrix value,
@@ -381,20 +353,20 @@ static void test_29_bf16_models(void) {
     static const char *bf16_classes[2] = {"amd-genoa", "intel-sapphirerapids"};
     uform_model_t *model = NULL;
     if (available("intel-icelake")) {
-        uform_executor_t *icelake = class_executor("intel-icelake");
+        uform_executor_t *icelake = two_thread_executor("intel-icelake", 0);
         CHECK_STATUS(load_bf16(icelake, &model), UFORM_STATUS_UNSUPPORTED);
         CHECK(says("intel-icelake") && says("AVX512_BF16"));
         CHECK_STATUS(uform_executor_free(icelake), UFORM_STATUS_OK);
     }
     if (!available(bf16_classes[0]) && !available(bf16_classes[1])) {
-        uform_executor_t *native = class_executor(NULL); /* no bf16 instructions: the native class refuses bf16 */
+        uform_executor_t *native = two_thread_executor(NULL, 0); /* no bf16 instructions: the native class refuses bf16 */
         CHECK_STATUS(load_bf16(native, &model), UFORM_STATUS_UNSUPPORTED);
         CHECK_STATUS(uform_executor_free(native), UFORM_STATUS_OK);
         return;
     }
     size_t rows = reference_rows();
-    uform_executor_t *plain = ram_executor();
-    uform_model_t *f32_model = test_model(plain);
+    uform_executor_t *plain;
+    uform_model_t *f32_model = open_model(model_dir, &plain);
     uform_model_description_t f32_d;
     memset(&f32_d, 0, sizeof f32_d);
     CHECK_STATUS(uform_model_describe(f32_model, &f32_d), UFORM_STATUS_OK);
@@ -405,7 +377,7 @@ static void test_29_bf16_models(void) {
     CHECK_STATUS(uform_model_encode_text(f32_model, (const char *const *)ref_texts, rows, NULL, &exact), UFORM_STATUS_OK);
     for (size_t k = 0; k < 2; k++) {
         if (!available(bf16_classes[k])) continue;
-        uform_executor_t *executor = class_executor(bf16_classes[k]);
+        uform_executor_t *executor = two_thread_executor(bf16_classes[k], 0);
         CHECK_STATUS(load_bf16(executor, &model), UFORM_STATUS_OK);
         uform_model_description_t d;
         memset(&d, 0, sizeof d);
@@ -425,16 +397,9 @@ static void test_29_bf16_models(void) {
         CHECK_STATUS(uform_model_encode_text(model, (const char *const *)ref_texts, rows, NULL, &got), UFORM_STATUS_OK);
         CHECK(got.rows == rows && got.columns == ref_dims && exact.rows == rows);
         for (size_t r = 0; got.data && got.rows == rows && got.columns == ref_dims && r < rows; r++) {
-            const float *g = got.data + r * ref_dims, *want = ref_embeddings + r * ref_dims;
-            double dot = 0, gg = 0, ww = 0;
-            for (size_t c = 0; c < ref_dims; c++) {
-                dot += (double)g[c] * want[c];
-                gg += (double)g[c] * g[c];
-                ww += (double)want[c] * want[c];
-            }
-            double cosine = dot / sqrt(gg * ww);
-            if (cosine < 0.999) fprintf(stderr, "    %s row %zu: cosine %.6f\n", bf16_classes[k], r, cosine);
-            CHECK(cosine >= 0.999);
+            double similar = cosine(got.data + r * ref_dims, ref_embeddings + r * ref_dims, ref_dims);
+            if (similar < 0.999) fprintf(stderr, "    %s row %zu: cosine %.6f\n", bf16_classes[k], r, similar);
+            CHECK(similar >= 0.999);
         }
         /* Not f32's floats: the products really are bf16's. */
         CHECK(got.data && exact.data && got.rows == rows && max_difference(got.data, exact.data, rows * ref_dims) > 1e-5f);
@@ -442,12 +407,10 @@ static void test_29_bf16_models(void) {
         uform_trainer_t *trainer = NULL;
         CHECK_STATUS(uform_trainer_contrastive(model, NULL, &trainer), UFORM_STATUS_UNSUPPORTED);
         CHECK(says("precision f32") && trainer == NULL);
-        CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK);
-        CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
+        close_model(model, executor);
     }
     uform_f32_matrix_free(&exact);
-    CHECK_STATUS(uform_model_free(f32_model), UFORM_STATUS_OK);
-    CHECK_STATUS(uform_executor_free(plain), UFORM_STATUS_OK);
+    close_model(f32_model, plain);
 }
 int main(void) {
     scratch_root = getenv("UFORM_TEST_DIR") ? getenv("UFORM_TEST_DIR") : "/tmp";

@@ -28,11 +28,8 @@ static uform_model_t *family_model(const char *family, uform_executor_t *executo
     CHECK(root != NULL);
     if (!root) return NULL;
     snprintf(path, sizeof path, "%s/%s", root, family);
-    uform_model_load_ram_config_t config = UFORM_MODEL_LOAD_RAM_CONFIG_INIT;
-    config.executor = executor;
-    config.precision = precision;
     uform_model_t *model = NULL;
-    CHECK_STATUS(uform_model_load_ram(path, &config, &model), UFORM_STATUS_OK);
+    CHECK_STATUS(load_ram_as(path, executor, precision, &model), UFORM_STATUS_OK);
     return model;
 }
 

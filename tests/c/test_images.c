@@ -61,11 +61,8 @@ static uform_model_t *load(const char *root, const char *name, uform_executor_t 
                            uform_status_t expected) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", root ? root : images_root, name);
-    uform_model_load_ram_config_t config = UFORM_MODEL_LOAD_RAM_CONFIG_INIT;
-    config.executor = executor;
-    config.precision = precision;
     uform_model_t *model = NULL;
-    CHECK_STATUS(uform_model_load_ram(path, &config, &model), expected);
+    CHECK_STATUS(load_ram_as(path, executor, precision, &model), expected);
     return model;
 }
 

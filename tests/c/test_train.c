@@ -19,12 +19,6 @@
 
 static const char *model_dir = NULL;
 
-static uform_model_t *load(const char *path, uform_executor_t *executor) {
-    uform_model_t *model = NULL;
-    CHECK_STATUS(load_ram(path, executor, &model), UFORM_STATUS_OK);
-    return model;
-}
-
 static double max_diff(const uform_f32_matrix_t *a, const uform_f32_matrix_t *b) {
     if (!a->data || !b->data || a->rows != b->rows || a->columns != b->columns) return INFINITY;
     double worst = 0;
@@ -65,8 +59,8 @@ static void test_26_reproduces_the_fixture(void) {
     const char *cap = getenv("UFORM_TEST_TRAIN_STEPS");
     if (cap && (size_t)atoi(cap) < steps) steps = (size_t)atoi(cap);
     int grind = cap != NULL;
-    uform_executor_t *executor = ram_executor();
-    uform_model_t *model = load(model_dir, executor);
+    uform_executor_t *executor;
+    uform_model_t *model = open_model(model_dir, &executor);
     uform_trainer_t *trainer = NULL;
     CHECK_STATUS(uform_trainer_contrastive(model, &ref_config, &trainer), UFORM_STATUS_OK);
     const char **anchors = calloc(ref_pairs, sizeof *anchors), **positives = calloc(ref_pairs, sizeof *positives);
@@ -106,8 +100,7 @@ static void test_26_reproduces_the_fixture(void) {
     free(anchors);
     free(positives);
     CHECK_STATUS(uform_trainer_free(trainer), UFORM_STATUS_OK);
-    CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK);
-    CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
+    close_model(model, executor);
 }
 
 /* 27. encodeText after a step embeds with the new weights; save writes a folder that loads back to the same
@@ -116,8 +109,8 @@ static void test_27_encode_after_a_step_save_and_load_back(void) {
     char dir[1024], saved[1100];
     scratch(dir, sizeof dir, "save");
     snprintf(saved, sizeof saved, "%s/trained", dir);
-    uform_executor_t *executor = ram_executor();
-    uform_model_t *model = load(model_dir, executor);
+    uform_executor_t *executor;
+    uform_model_t *model = open_model(model_dir, &executor);
     const char *texts[3] = {ref_held_texts[0], ref_held_texts[1], ref_held_texts[2]};
     uform_f32_matrix_t untrained, stepped, reloaded, kept;
     encode(model, texts, 3, &untrained);
@@ -139,7 +132,8 @@ static void test_27_encode_after_a_step_save_and_load_back(void) {
     CHECK_STATUS(uform_trainer_free(trainer), UFORM_STATUS_OK);
     encode(model, texts, 3, &kept);
     CHECK(max_diff(&kept, &stepped) <= 1e-6);
-    uform_model_t *loaded = load(saved, executor);
+    uform_model_t *loaded = NULL;
+    CHECK_STATUS(load_ram(saved, executor, &loaded), UFORM_STATUS_OK);
     if (loaded) {
         uform_model_description_t d;
         memset(&d, 0, sizeof d);
@@ -157,14 +151,13 @@ static void test_27_encode_after_a_step_save_and_load_back(void) {
     uform_f32_matrix_free(&untrained);
     uform_f32_matrix_free(&stepped);
     uform_f32_matrix_free(&kept);
-    CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK);
-    CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
+    close_model(model, executor);
 }
 
 /* 28. Bad configs: each an invalid argument naming its field as C spells it; the model stays usable. */
 static void test_28_bad_configs(void) {
-    uform_executor_t *executor = ram_executor();
-    uform_model_t *model = load(model_dir, executor);
+    uform_executor_t *executor;
+    uform_model_t *model = open_model(model_dir, &executor);
     struct {
         const char *field;
         uform_trainer_contrastive_config_t config;
@@ -223,8 +216,8 @@ static void test_28_bad_configs(void) {
 
 /* 28. Bad batches: the documented error naming the argument; a failed step changes no weight and does not count. */
 static void test_28_bad_batches(void) {
-    uform_executor_t *executor = ram_executor();
-    uform_model_t *model = load(model_dir, executor);
+    uform_executor_t *executor;
+    uform_model_t *model = open_model(model_dir, &executor);
     const char *texts[2] = {ref_held_texts[0], ref_held_texts[1]};
     uform_f32_matrix_t untrained, after;
     encode(model, texts, 2, &untrained);
@@ -271,8 +264,7 @@ static void test_28_bad_batches(void) {
     uform_f32_matrix_free(&untrained);
     uform_f32_matrix_free(&after);
     CHECK_STATUS(uform_trainer_free(trainer), UFORM_STATUS_OK);
-    CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK);
-    CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
+    close_model(model, executor);
 }
 
 /* 28. save onto an existing file or directory, under a missing parent or a file, NULL, invalid UTF-8: the
@@ -290,8 +282,8 @@ static void test_28_bad_saves(void) {
     FILE *f = fopen(a_file, "w");
     if (f) fclose(f);
     int expected_entries = 2;
-    uform_executor_t *executor = ram_executor();
-    uform_model_t *model = load(model_dir, executor);
+    uform_executor_t *executor;
+    uform_model_t *model = open_model(model_dir, &executor);
     uform_trainer_t *trainer = NULL;
     CHECK_STATUS(uform_trainer_contrastive(model, NULL, &trainer), UFORM_STATUS_OK);
     const char *exists[2] = {existing, a_file};
@@ -323,8 +315,7 @@ static void test_28_bad_saves(void) {
     uform_f32_matrix_t m;
     encode(model, (const char *const *)ref_held_texts, 1, &m); /* still usable */
     uform_f32_matrix_free(&m);
-    CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK);
-    CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
+    close_model(model, executor);
 }
 
 /* 28. A freed trainer refuses step and save; a second free does nothing; a freed model makes no trainer. */
@@ -332,8 +323,8 @@ static void test_28_freed_handles(void) {
     char dir[1024], never[1100];
     scratch(dir, sizeof dir, "freed");
     snprintf(never, sizeof never, "%s/never", dir);
-    uform_executor_t *executor = ram_executor();
-    uform_model_t *model = load(model_dir, executor);
+    uform_executor_t *executor;
+    uform_model_t *model = open_model(model_dir, &executor);
     uform_trainer_t *trainer = NULL;
     CHECK_STATUS(uform_trainer_contrastive(model, NULL, &trainer), UFORM_STATUS_OK);
     CHECK_STATUS(uform_trainer_free(trainer), UFORM_STATUS_OK);
@@ -377,8 +368,8 @@ static void test_28_vram_model_is_unsupported(void) {
 /* 29. Borrowing: freeing the model under a live trainer is in use, naming how many borrow it; after the trainers'
  * free the model frees. */
 static void test_29_borrowing(void) {
-    uform_executor_t *executor = ram_executor();
-    uform_model_t *model = load(model_dir, executor);
+    uform_executor_t *executor;
+    uform_model_t *model = open_model(model_dir, &executor);
     uform_trainer_t *first = NULL, *second = NULL;
     CHECK_STATUS(uform_trainer_contrastive(model, NULL, &first), UFORM_STATUS_OK);
     CHECK_STATUS(uform_model_free(model), UFORM_STATUS_IN_USE);
@@ -393,8 +384,7 @@ static void test_29_borrowing(void) {
     CHECK_STATUS(uform_trainer_free(second), UFORM_STATUS_OK);
     CHECK_STATUS(uform_trainer_free(first), UFORM_STATUS_OK);
     CHECK_STATUS(uform_trainer_free(first), UFORM_STATUS_OK);
-    CHECK_STATUS(uform_model_free(model), UFORM_STATUS_OK);
-    CHECK_STATUS(uform_executor_free(executor), UFORM_STATUS_OK);
+    close_model(model, executor);
 }
 
 int main(void) {

@@ -88,14 +88,4 @@ static size_t batch(size_t k, const char **anchors, const char **positives) {
     return ref_batch_size[k];
 }
 
-static double cosine(const float *a, const float *b, size_t n) {
-    double dot = 0, aa = 0, bb = 0;
-    for (size_t i = 0; i < n; i++) {
-        dot += (double)a[i] * b[i];
-        aa += (double)a[i] * a[i];
-        bb += (double)b[i] * b[i];
-    }
-    return dot / sqrt(aa * bb);
-}
-
 #endif

@@ -17,37 +17,24 @@
 #define _POSIX_C_SOURCE 200809L
 #include <uform.h>
 
+#include "timing.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
-
-void uform_bench_noop(void);
 
 static volatile uintptr_t sink;
-
-static double now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-static double time_noop(long iterations) {
-    double start = now_ns();
-    for (long i = 0; i < iterations; i++) uform_bench_noop();
-    return (now_ns() - start) / (double)iterations;
-}
 
 static double time_capabilities(long iterations) {
     double start = now_ns();
     for (long i = 0; i < iterations; i++) sink = (uintptr_t)uform_capabilities_compiled();
-    return (now_ns() - start) / (double)iterations;
+    return per_call_since(start, iterations);
 }
 
 static double time_drain(uform_executor_t *executor, long iterations) {
     double start = now_ns();
     for (long i = 0; i < iterations; i++) sink = (uintptr_t)uform_executor_drain(executor, UFORM_MOOD_PARKED);
-    return (now_ns() - start) / (double)iterations;
+    return per_call_since(start, iterations);
 }
 
 static int by_value(const void *a, const void *b) {
@@ -87,12 +74,6 @@ static double time_encode(void) {
     return times[1 + 7];
 }
 
-static long from_environment(const char *name, long fallback) {
-    const char *value = getenv(name);
-    long parsed = value ? strtol(value, NULL, 10) : 0;
-    return parsed > 0 ? parsed : fallback;
-}
-
 int main(void) {
     long iterations = from_environment("UFORM_BENCH_ITERATIONS", 2000000);
     long rounds = from_environment("UFORM_BENCH_ROUNDS", 15);
@@ -116,9 +97,9 @@ int main(void) {
     for (long round = 0; round < rounds; round++) {
         double n = time_noop(iterations), c = time_capabilities(iterations), d = time_drain(executor, iterations);
         fprintf(stderr, "  round %2ld: noop %.2f ns, capabilities %.2f ns, drain %.2f ns\n", round, n, c, d);
-        noop = n < noop ? n : noop;
-        capabilities = c < capabilities ? c : capabilities;
-        drain = d < drain ? d : drain;
+        noop = least(noop, n);
+        capabilities = least(capabilities, c);
+        drain = least(drain, d);
     }
     if (uform_executor_drain(executor, UFORM_MOOD_PARKED) != UFORM_STATUS_OK || uform_executor_free(executor) != UFORM_STATUS_OK) {
         fprintf(stderr, "the executor failed: %s\n", uform_last_error_message());

@@ -24,21 +24,13 @@
 #endif
 #include "UFormFFI.h"
 
+#include "timing.h"
+
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-
-void uform_bench_noop(void);
 
 static volatile uint64_t sink;
 static int failed;
-
-static double now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
 
 static void check(const RustCallStatus *status, const char *what) {
     if (status->code != 0 && !failed) {
@@ -60,12 +52,6 @@ static RustBuffer from_bytes(const uint8_t *bytes, int32_t len) {
     return buffer;
 }
 
-static double time_noop(long iterations) {
-    double start = now_ns();
-    for (long i = 0; i < iterations; i++) uform_bench_noop();
-    return (now_ns() - start) / (double)iterations;
-}
-
 static double time_capabilities(long iterations) {
     double start = now_ns();
     for (long i = 0; i < iterations; i++) {
@@ -75,7 +61,7 @@ static double time_capabilities(long iterations) {
         sink = text.len;
         ffi_uform_uniffi_rustbuffer_free(text, &status);
     }
-    return (now_ns() - start) / (double)iterations;
+    return per_call_since(start, iterations);
 }
 
 static double time_drain(uint64_t executor, long iterations) {
@@ -86,7 +72,7 @@ static double time_drain(uint64_t executor, long iterations) {
         uniffi_uform_uniffi_fn_method_executor_drain(clone, PARKED, &status);
         check(&status, "drain");
     }
-    return (now_ns() - start) / (double)iterations;
+    return per_call_since(start, iterations);
 }
 
 static double time_clone(uint64_t executor, long iterations) {
@@ -97,16 +83,8 @@ static double time_clone(uint64_t executor, long iterations) {
         uniffi_uform_uniffi_fn_free_executor(clone, &status);
         check(&status, "clone_executor");
     }
-    return (now_ns() - start) / (double)iterations;
+    return per_call_since(start, iterations);
 }
-
-static long from_environment(const char *name, long fallback) {
-    const char *value = getenv(name);
-    long parsed = value ? strtol(value, NULL, 10) : 0;
-    return parsed > 0 ? parsed : fallback;
-}
-
-static double least(double a, double b) { return a < b ? a : b; }
 
 int main(void) {
     long iterations = from_environment("UFORM_BENCH_ITERATIONS", 1000000);

@@ -16,7 +16,8 @@ import os
 import sys
 import time
 
-THREADS = int(os.environ.get("UFORM_BENCH_THREADS", "2"))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # bench/, for uform_wheel
+from uform_wheel import THREADS, load_model  # noqa: E402
 
 
 def reply(message):
@@ -75,23 +76,12 @@ def ort_runtime(model_dir, onnx_file):
 
 
 def uform_runtime(model_dir):
-    try:
-        import uform
-    except ImportError as e:
-        raise Unavailable(f"no uform package: {e}")
-    if not hasattr(uform, "Model"):
-        raise Unavailable("the uform package has no Model yet")
-    executor = uform.Executor.for_ram(threads=THREADS)
-    model = uform.Model.load_ram(model_dir, executor=executor)
+    uform, model = load_model(model_dir, needs="Model")
 
     def encode(texts):
         return model.encode_text(texts)
 
     return encode, f"uform {getattr(uform, '__version__', '?')} (Python)"
-
-
-class Unavailable(Exception):
-    pass
 
 
 def main():

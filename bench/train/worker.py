@@ -20,7 +20,8 @@ import resource
 import sys
 import time
 
-THREADS = int(os.environ.get("UFORM_BENCH_THREADS", "2"))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # bench/, for uform_wheel
+from uform_wheel import THREADS, load_model  # noqa: E402
 MAX_TOKENS = 128
 SCALE = 20.0
 
@@ -46,14 +47,7 @@ def commands():
 
 
 def uform_worker(model_dir, batches):
-    try:
-        import uform
-    except ImportError as e:
-        raise Unavailable(f"no uform package: {e}")
-    if not hasattr(uform, "Trainer"):
-        raise Unavailable("the uform package has no Trainer yet")
-    executor = uform.Executor.for_ram(threads=THREADS)
-    model = uform.Model.load_ram(model_dir, executor=executor)
+    uform, model = load_model(model_dir, needs="Trainer")
     trainer = uform.Trainer.contrastive(model, dropout=0.0, max_tokens=MAX_TOKENS, total_steps=len(batches))
     reply({"ready": f"uform {getattr(uform, '__version__', '?')} (Python)", "rss_bytes": peak_rss_bytes()})
     while (command := commands()) is not None:
@@ -191,10 +185,6 @@ def torch_worker(model_dir, batches):
         trainer.train()
     while commands() is not None:
         pass
-
-
-class Unavailable(Exception):
-    pass
 
 
 def main():

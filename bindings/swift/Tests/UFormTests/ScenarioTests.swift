@@ -14,30 +14,25 @@ private func cpuClasses() -> [String] {
     capabilitiesAvailable().split(separator: ",").filter { !isGpuClass($0) }.map(String.init)
 }
 
+/// What a call threw (`nil`: nothing) as a `UFormError`; fails the test when it threw nothing or something else.
+private func expectUFormError(_ thrown: Error?, file: StaticString, line: UInt) -> UFormError? {
+    if let error = thrown as? UFormError {
+        return error
+    }
+    XCTFail(thrown.map { "expected a UFormError, got \($0)" } ?? "expected a UFormError", file: file, line: line)
+    return nil
+}
+
 /// The case of a thrown `UFormError` and its message; fails the test for anything else.
 private func uformError(_ body: () throws -> Void, file: StaticString = #filePath, line: UInt = #line) -> UFormError? {
-    do {
-        try body()
-        XCTFail("expected a UFormError", file: file, line: line)
-    } catch let error as UFormError {
-        return error
-    } catch {
-        XCTFail("expected a UFormError, got \(error)", file: file, line: line)
-    }
-    return nil
+    do { try body() } catch { return expectUFormError(error, file: file, line: line) }
+    return expectUFormError(nil, file: file, line: line)
 }
 
 /// The same for a call that is `async`, like `Mesh.bootstrap`.
 private func uformErrorAsync(_ body: () async throws -> Void, file: StaticString = #filePath, line: UInt = #line) async -> UFormError? {
-    do {
-        try await body()
-        XCTFail("expected a UFormError", file: file, line: line)
-    } catch let error as UFormError {
-        return error
-    } catch {
-        XCTFail("expected a UFormError, got \(error)", file: file, line: line)
-    }
-    return nil
+    do { try await body() } catch { return expectUFormError(error, file: file, line: line) }
+    return expectUFormError(nil, file: file, line: line)
 }
 
 /// A result handed from one thread to another; every access holds the lock.

@@ -11,14 +11,7 @@ object MeshPeer {
         val (directory, job, index, count) = args
         try {
             Executor.forRam(ExecutorForRamConfig(threads = 1u)).use { executor ->
-                val options = MeshOptions(
-                    hostDomainIndex = index.toUInt(),
-                    hostDomainCount = count.toUInt(),
-                    directory = directory,
-                    job = job,
-                    timeoutSeconds = 60u,
-                )
-                Mesh.bootstrap(executor, options).use { mesh ->
+                joinMesh(executor, directory, job, index.toUInt(), count.toUInt(), timeoutSeconds = 60u).use { mesh ->
                     val d = mesh.describe()
                     println("described ${d.hostDomainIndex} ${d.hostDomainCount} ${d.multimemDomainCount} ${d.gpusPerMultimemDomain} ${d.multimemTier}")
                     mesh.free()

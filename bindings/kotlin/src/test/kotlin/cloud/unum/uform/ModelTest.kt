@@ -9,7 +9,6 @@ import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Assumptions.assumeTrue
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
-import org.junit.jupiter.api.fail
 import org.junit.jupiter.api.io.TempDir
 import java.io.File
 import java.nio.ByteBuffer
@@ -47,13 +46,9 @@ private fun safetensors(tensors: List<Pair<Triple<String, String, List<Long>>, L
     return raw(header, ByteArray(offset.toInt()) { ((it * 31 + 7) % 256).toByte() })
 }
 
-private fun required(name: String): String =
-    System.getenv(name) ?: fail("$name is not set: run the suite through `cargo xtask test kotlin`, which installs the test model")
-
 /** The reference fixture's texts and embeddings, read with the suites' JSON reader (TestJson.kt). */
 private class Reference(path: String) {
-    @Suppress("UNCHECKED_CAST")
-    private val json = Json(File(path).readText()).parse() as Map<String, Any?>
+    private val json = readJsonObject(path)
     @Suppress("UNCHECKED_CAST")
     val texts: List<String> = json["texts"] as List<String>
     @Suppress("UNCHECKED_CAST")

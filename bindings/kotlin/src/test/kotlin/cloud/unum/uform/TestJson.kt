@@ -2,6 +2,8 @@
 
 package cloud.unum.uform
 
+import java.io.File
+
 /** A small JSON reader, enough for the fixture: objects, arrays, strings, numbers, booleans and null. */
 internal class Json(private val text: String) {
     private var i = 0
@@ -74,3 +76,7 @@ internal class Json(private val text: String) {
         return sb.toString()
     }
 }
+
+/** The JSON object in the file at `path`: a fixture's top level. */
+@Suppress("UNCHECKED_CAST")
+internal fun readJsonObject(path: String): Map<String, Any?> = Json(File(path).readText()).parse() as Map<String, Any?>

@@ -8,7 +8,6 @@
 
 package cloud.unum.uform
 
-import java.io.File
 import kotlin.system.exitProcess
 
 object TrainMeshPeer {
@@ -17,8 +16,7 @@ object TrainMeshPeer {
         val (role, fixture, directory, rankText, worldText) = args
         val stepsText = args[5]
         val rank = rankText.toInt()
-        @Suppress("UNCHECKED_CAST")
-        val f = Json(File(fixture).readText()).parse() as Map<String, Any?>
+        val f = readJsonObject(fixture)
         @Suppress("UNCHECKED_CAST")
         val c = f["config"] as Map<String, Any?>
         @Suppress("UNCHECKED_CAST")
@@ -39,14 +37,7 @@ object TrainMeshPeer {
         }
         try {
             Executor.forRam(ExecutorForRamConfig(threads = 1u)).use { executor ->
-                val options = MeshOptions(
-                    hostDomainIndex = rank.toUInt(),
-                    hostDomainCount = worldText.toUInt(),
-                    directory = directory,
-                    job = "train",
-                    timeoutSeconds = 30u,
-                )
-                Mesh.bootstrap(executor, options).use { mesh ->
+                joinMesh(executor, directory, "train", rank.toUInt(), worldText.toUInt(), timeoutSeconds = 30u).use { mesh ->
                     Model.loadRam(System.getenv("UFORM_TEST_MODEL_DIR"), ModelLoadRamConfig(executor)).use { model ->
                         val config = TrainerContrastiveConfig(
                             learningRate = c["learning_rate"] as Double,

@@ -9,20 +9,15 @@ import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Assumptions.assumeTrue
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
-import org.junit.jupiter.api.fail
 import org.junit.jupiter.api.io.TempDir
 import java.io.File
 import java.nio.file.Path
 import kotlin.math.abs
 import kotlin.math.sqrt
 
-private fun required(name: String): String =
-    System.getenv(name) ?: fail("$name is not set: run the suite through `cargo xtask test kotlin`, which installs the test model")
-
 /** The training fixture: its config, pairs, the 20 steps' batches and numbers, and the held-out embeddings. */
 private class TrainReference(path: String) {
-    @Suppress("UNCHECKED_CAST")
-    private val json = Json(File(path).readText()).parse() as Map<String, Any?>
+    private val json = readJsonObject(path)
     @Suppress("UNCHECKED_CAST")
     private fun <T> get(key: String) = json[key] as T
     private fun numbers(key: String) = get<List<Double>>(key).toDoubleArray()

@@ -123,7 +123,9 @@ fn exp(x: f32) -> f32 {
     let p = ((((1.987_569_1e-4 * r + 1.398_2e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r + 1.666_666_5e-1) * r
         + 5.000_000_1e-1;
     let e = r * r * p + r + 1.0;
-    f32::from_bits(((k + 127) << 23) as u32) * e
+    // A wrapping add (k + 127 lies in 40..=215): a debug build checks `+`, and the check's branch kept the loops
+    // over `exp` (softmax, GELU) from vectorising there.
+    f32::from_bits((k.wrapping_add(127) << 23) as u32) * e
 }
 
 /// Softmax of `x · s` in place.

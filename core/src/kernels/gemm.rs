@@ -9,7 +9,7 @@
 
 use super::activation::Activation;
 use super::bf16;
-use super::{Ahead, Kernels, Lhs, NR};
+use super::{Ahead, Kernels, Lhs, MicroTile, NR};
 use crate::error::{Error, Result};
 use crate::executor::Executor;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -198,7 +198,9 @@ unsafe fn serial_asking(
                 // SAFETY: the caller's contract, row `i`, step `k0` and column `q·NR` on.
                 unsafe {
                     let c = c.add(i * ldc + q * NR);
-                    kernels.micro(kc, a.from_row(i), r, panel, c, ldc, cols, accumulate, ahead);
+                    let tile =
+                        MicroTile { k: kc, a: a.from_row(i), rows: r, b: panel, c, ldc, cols, accumulate, ahead };
+                    kernels.micro(tile);
                     if let Some((bias, activation)) = bias.filter(|_| chunk + 1 == chunks) {
                         kernels.bias_tile(c, ldc, r, &bias[q * NR..q * NR + cols], activation);
                     }

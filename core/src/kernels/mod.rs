@@ -34,10 +34,25 @@ use crate::error::{Error, Result};
 /// Columns of one packed right-hand panel: two AVX-512 vectors.
 pub const NR: usize = 32;
 
-/// `C[rows × cols] (+)= A[rows × k] · B[k × NR]`: A where [`Lhs`] says, the packed panel at `b` (`k` rows of `NR`),
-/// C's row `i` at `c + i·ldc`; `rows` ≤ the kernel's `mr`, `cols` ≤ `NR`; `accumulate` adds to C; `ahead`, memory to
-/// ask into L2 meanwhile.
-pub type Micro = unsafe fn(usize, Lhs, usize, *const f32, *mut f32, usize, usize, bool, Ahead);
+/// A micro-kernel: computes one [`MicroTile`].
+pub type Micro = unsafe fn(MicroTile);
+
+/// One micro-kernel call, `C[rows × cols] (+)= A[rows × k] · B[k × NR]`: A where [`Lhs`] says, the packed panel at
+/// `b` (`k` rows of `NR`), C's row `i` at `c + i·ldc`; `rows` ≤ the kernel's `mr`, `cols` ≤ `NR`; `accumulate` adds
+/// to C; `ahead`, memory to ask into L2 meanwhile. One value rather than nine arguments, so that the op table and
+/// every kernel name the call's parts once; the kernels take it by value and read its fields into registers.
+#[derive(Clone, Copy)]
+pub struct MicroTile {
+    pub k: usize,
+    pub a: Lhs,
+    pub rows: usize,
+    pub b: *const f32,
+    pub c: *mut f32,
+    pub ldc: usize,
+    pub cols: usize,
+    pub accumulate: bool,
+    pub ahead: Ahead,
+}
 
 /// Where a product's left-hand matrix A lies: `A[i][p]` at `at + i·ld + p` (by rows, the usual), or, `columns`, at
 /// `at + p·ld + i`: A given as its transpose, `k` rows of `ld` floats, as the `dYᵀ` of a weight's gradient
@@ -174,27 +189,16 @@ impl Kernels {
         Ok(Kernels::portable())
     }
 
-    /// See [`Micro`].
+    /// See [`MicroTile`].
     ///
     /// # Safety
-    /// The pointers must cover what [`Micro`] reads and writes, with `1 ≤ rows ≤ self.mr` and `1 ≤ cols ≤ NR`.
+    /// The pointers must cover what [`MicroTile`] reads and writes, with `1 ≤ rows ≤ self.mr` and `1 ≤ cols ≤ NR`.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn micro(
-        &self,
-        k: usize,
-        a: Lhs,
-        rows: usize,
-        b: *const f32,
-        c: *mut f32,
-        ldc: usize,
-        cols: usize,
-        accumulate: bool,
-        ahead: Ahead,
-    ) {
+    pub unsafe fn micro(&self, tile: MicroTile) {
+        let MicroTile { k, rows, cols, ahead, .. } = tile;
         debug_assert!((1..=self.mr).contains(&rows) && (1..=NR).contains(&cols) && ahead.lines <= 2 * k);
         // SAFETY: the features were checked in `for_class`; the caller vouches for the pointers.
-        unsafe { (self.micro)(k, a, rows, b, c, ldc, cols, accumulate, ahead) }
+        unsafe { (self.micro)(tile) }
     }
 
     pub fn layer_norm(&self, x: &mut [f32], gamma: &[f32], beta: &[f32], eps: f32) {

@@ -7,7 +7,7 @@
 //! - `x86`: AVX2 and AVX-512 (x86-64).
 //! - `x86_bf16`: the bf16 products of AMX and AVX512_BF16 ([`crate::kernels::bf16`]).
 
-use super::NR;
+use super::{MicroTile, NR};
 
 /// The `k` step of every bf16 kernel ([`crate::kernels::bf16`]): 32 bf16 values, one AMX tile row of A.
 pub const KB: usize = 32;
@@ -101,20 +101,14 @@ pub(crate) mod x86;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86_bf16;
 
-/// Writes (or adds) the first `rows × cols` of `acc` to C.
+/// Writes (or, `tile.accumulate`, adds) the first `rows × cols` of `acc` to the tile's C.
 #[inline(always)]
-pub(crate) unsafe fn store<const MR: usize>(
-    acc: &[[f32; NR]; MR],
-    rows: usize,
-    c: *mut f32,
-    ldc: usize,
-    cols: usize,
-    add: bool,
-) {
+pub(crate) unsafe fn store<const MR: usize>(acc: &[[f32; NR]; MR], tile: MicroTile) {
+    let MicroTile { rows, c, ldc, cols, accumulate, .. } = tile;
     for (i, row) in acc.iter().enumerate().take(rows) {
         // SAFETY: the caller's contract covers `rows × cols` of C.
         let out = unsafe { std::slice::from_raw_parts_mut(c.add(i * ldc), cols) };
-        if add {
+        if accumulate {
             out.iter_mut().zip(row).for_each(|(o, v)| *o += *v);
         } else {
             out.copy_from_slice(&row[..cols]);

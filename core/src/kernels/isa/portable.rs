@@ -2,24 +2,15 @@
 //! architecture and the `portable` class.
 
 use super::store;
-use crate::kernels::{Ahead, Lhs, NR};
+use crate::kernels::{MicroTile, NR};
 
 rowwise!(rowwise);
 
 pub const MR: usize = 4;
 
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn micro(
-    k: usize,
-    a: Lhs,
-    rows: usize,
-    b: *const f32,
-    c: *mut f32,
-    ldc: usize,
-    cols: usize,
-    accumulate: bool,
-    _ahead: Ahead,
-) {
+/// The portable micro-kernel, which ignores `tile.ahead` (a hint only).
+pub unsafe fn micro(tile: MicroTile) {
+    let MicroTile { k, a, rows, b, .. } = tile;
     // Rows past `rows` repeat the last real row; their sums are computed and dropped.
     let (row, step) = a.strides();
     // SAFETY: rows below `rows` are the caller's.
@@ -37,5 +28,5 @@ pub unsafe fn micro(
         }
     }
     // SAFETY: the caller's contract.
-    unsafe { store(&acc, rows, c, ldc, cols, accumulate) }
+    unsafe { store(&acc, tile) }
 }

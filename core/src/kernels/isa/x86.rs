@@ -2,7 +2,7 @@
 //! (3 rows × 32 columns), each fusing every multiply-add, and the row-wise steps compiled for AVX2 and AVX-512.
 
 use super::store;
-use crate::kernels::{Ahead, Lhs, NR};
+use crate::kernels::{Ahead, MicroTile, NR};
 use std::arch::x86_64::*;
 
 rowwise!(rowwise_avx2, "avx2,fma");
@@ -44,30 +44,19 @@ impl Spread {
 /// The AVX-512 micro-kernel: up to [`AVX512_MR`] rows, each call run by the narrowest of the 12-, 8- and 4-row
 /// forms that holds its rows, so that a last block of few rows does not pay for twelve.
 #[target_feature(enable = "avx512f,avx2,fma")]
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn micro_avx512(
-    k: usize,
-    a: Lhs,
-    rows: usize,
-    b: *const f32,
-    c: *mut f32,
-    ldc: usize,
-    cols: usize,
-    accumulate: bool,
-    ahead: Ahead,
-) {
+pub unsafe fn micro_avx512(tile: MicroTile) {
     macro_rules! form {
         ($mr:literal) => {
-            match (a.columns, rows == $mr) {
-                (false, _) => micro_avx512_rows::<$mr, BY_ROWS>(k, a, rows, b, c, ldc, cols, accumulate, ahead),
-                (true, true) => micro_avx512_rows::<$mr, WHOLE_COLUMNS>(k, a, rows, b, c, ldc, cols, accumulate, ahead),
-                (true, false) => micro_avx512_rows::<$mr, COLUMNS>(k, a, rows, b, c, ldc, cols, accumulate, ahead),
+            match (tile.a.columns, tile.rows == $mr) {
+                (false, _) => micro_avx512_rows::<$mr, BY_ROWS>(tile),
+                (true, true) => micro_avx512_rows::<$mr, WHOLE_COLUMNS>(tile),
+                (true, false) => micro_avx512_rows::<$mr, COLUMNS>(tile),
             }
         };
     }
     // SAFETY: the caller's contract in `Kernels::micro`, with `rows` within each form's.
     unsafe {
-        match rows {
+        match tile.rows {
             9.. => form!(12),
             5..=8 => form!(8),
             _ => form!(4),
@@ -75,8 +64,8 @@ pub unsafe fn micro_avx512(
     }
 }
 
-/// How [`micro_avx512_rows`] reads A: by rows; by columns ([`Lhs::columns`]); or by columns with every one of
-/// the form's rows real, so that a step's `MR` values are read at fixed offsets from one pointer.
+/// How [`micro_avx512_rows`] reads A: by rows; by columns ([`crate::kernels::Lhs::columns`]); or by columns with
+/// every one of the form's rows real, so that a step's `MR` values are read at fixed offsets from one pointer.
 const BY_ROWS: u8 = 0;
 const COLUMNS: u8 = 1;
 const WHOLE_COLUMNS: u8 = 2;
@@ -88,18 +77,8 @@ const COLUMNS_AHEAD: usize = 16;
 /// broadcasts per step of `k`.
 #[target_feature(enable = "avx512f,avx2,fma")]
 #[inline]
-#[allow(clippy::too_many_arguments)]
-unsafe fn micro_avx512_rows<const MR: usize, const READ: u8>(
-    k: usize,
-    a: Lhs,
-    rows: usize,
-    b: *const f32,
-    c: *mut f32,
-    ldc: usize,
-    cols: usize,
-    accumulate: bool,
-    ahead: Ahead,
-) {
+unsafe fn micro_avx512_rows<const MR: usize, const READ: u8>(tile: MicroTile) {
+    let MicroTile { k, a, rows, b, c, ldc, cols, accumulate, ahead } = tile;
     // SAFETY: (whole body) the caller's contract in `Kernels::micro`.
     unsafe {
         let (row, step) = match READ {
@@ -161,7 +140,7 @@ unsafe fn micro_avx512_rows<const MR: usize, const READ: u8>(
                 _mm512_storeu_ps(s.as_mut_ptr(), row[0]);
                 _mm512_storeu_ps(s.as_mut_ptr().add(16), row[1]);
             }
-            store(&spill, rows, c, ldc, cols, accumulate);
+            store(&spill, tile);
         }
     }
 }
@@ -273,20 +252,10 @@ unsafe fn sums12(k: usize, a: *const f32, lda: usize, b: *const f32, acc: &mut [
 }
 
 #[target_feature(enable = "avx2,fma")]
-#[allow(clippy::too_many_arguments)]
 #[allow(clippy::needless_range_loop)] // register tiles indexed in lock step
-pub unsafe fn micro_avx2(
-    k: usize,
-    a: Lhs,
-    rows: usize,
-    b: *const f32,
-    c: *mut f32,
-    ldc: usize,
-    cols: usize,
-    accumulate: bool,
-    ahead: Ahead,
-) {
+pub unsafe fn micro_avx2(tile: MicroTile) {
     const MR: usize = AVX2_MR;
+    let MicroTile { k, a, rows, b, ahead, .. } = tile;
     // SAFETY: (whole body) the caller's contract in `Kernels::micro`.
     unsafe {
         let (row, step) = a.strides();
@@ -330,6 +299,6 @@ pub unsafe fn micro_avx2(
                 _mm256_storeu_ps(s.as_mut_ptr().add(8 * j), *v);
             }
         }
-        store(&spill, rows, c, ldc, cols, accumulate);
+        store(&spill, tile);
     }
 }

@@ -358,7 +358,7 @@ pub fn dense(
     c: &mut [f32],
     epilogue: Epilogue<'_>,
 ) -> Result<()> {
-    dense_strided(executor, kernels, a, w.k, m, w, c, epilogue)
+    dense_strided(executor, kernels, a, Stride::Rows(w.k), m, w, c, epilogue)
 }
 
 /// A pre-norm layer's residual connection and the next sublayer's LayerNorm in one dispatch: `C += A·Wᵀ + bias`,
@@ -377,55 +377,52 @@ pub fn dense_norm_into(
 ) -> Result<()> {
     assert!(into.len() >= m * w.n, "dense_norm_into: `into` under {m} rows of {}", w.n);
     let into = Some((Shared(into.as_mut_ptr()), norm));
-    tiles(executor, kernels, a, (w.k, false), m, w, c, Epilogue::AccumulateBias(bias), into)
+    tiles(executor, kernels, a, Stride::Rows(w.k), m, w, c, Epilogue::AccumulateBias(bias), into)
 }
 
-/// [`dense`] with A's rows `lda` apart (`lda ≥ w.k`), like one head's columns of a wider matrix.
+/// How the slice given as a product's A holds it ([`dense_strided`]).
+#[derive(Clone, Copy, Debug)]
+pub enum Stride {
+    /// A's rows this many floats apart (at least `w.k`), like one head's columns of a wider matrix.
+    Rows(usize),
+    /// A given as its transpose: `w.k` rows of this many floats (at least `m`), A's row `i` their column `i`
+    /// ([`Lhs::columns`]), as `dW = dYᵀ·X` takes `dY`. Only for f32 weights.
+    Columns(usize),
+}
+
+/// [`dense`] with A laid out as `stride` says.
 #[allow(clippy::too_many_arguments)]
 pub fn dense_strided(
     executor: &Executor,
     kernels: &Kernels,
     a: &[f32],
-    lda: usize,
+    stride: Stride,
     m: usize,
     w: &Packed,
     c: &mut [f32],
     epilogue: Epilogue<'_>,
 ) -> Result<()> {
-    tiles(executor, kernels, a, (lda, false), m, w, c, epilogue, None)
+    tiles(executor, kernels, a, stride, m, w, c, epilogue, None)
 }
 
-/// [`dense`] with A given as its transpose: `at` holds `w.k` rows of `ld` floats (`ld ≥ m`), and A's row `i` is
-/// their column `i` ([`Lhs::columns`]), as `dW = dYᵀ·X` takes `dY`. Only for f32 weights.
-#[allow(clippy::too_many_arguments)]
-pub fn dense_transposed(
-    executor: &Executor,
-    kernels: &Kernels,
-    at: &[f32],
-    ld: usize,
-    m: usize,
-    w: &Packed,
-    c: &mut [f32],
-    epilogue: Epilogue<'_>,
-) -> Result<()> {
-    tiles(executor, kernels, at, (ld, true), m, w, c, epilogue, None)
-}
-
-/// The tiles of a product on `executor`'s threads, A's values at stride `lda` by rows or, `columns`, by columns
-/// ([`Lhs`]); `into`, if given, is a matrix of `m × w.n` (checked by [`dense_norm_into`]) borrowed apart from A and
-/// C, that receives the norm of C's rows.
+/// The tiles of a product on `executor`'s threads, A laid out as `stride` says; `into`, if given, is a matrix of
+/// `m × w.n` (checked by [`dense_norm_into`]) borrowed apart from A and C, that receives the norm of C's rows.
 #[allow(clippy::too_many_arguments)]
 fn tiles(
     executor: &Executor,
     kernels: &Kernels,
     a: &[f32],
-    (lda, columns): (usize, bool),
+    stride: Stride,
     m: usize,
     w: &Packed,
     c: &mut [f32],
     epilogue: Epilogue<'_>,
     into: Option<(Shared, Norm<'_>)>,
 ) -> Result<()> {
+    let (lda, columns) = match stride {
+        Stride::Rows(lda) => (lda, false),
+        Stride::Columns(ld) => (ld, true),
+    };
     let (n, k) = (w.n, w.k);
     let (lines, width) = if columns { (k, m) } else { (m, k) };
     assert!(lda >= width, "dense: a stride of {lda} under {width} columns");

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::executor::{Executor, Scratch};
 use crate::families::tokenize::Tokens;
 use crate::kernels::attention::{attention, attention_floats, Mask};
-use crate::kernels::gemm::{dense, dense_strided, Epilogue, Shared};
+use crate::kernels::gemm::{dense, dense_strided, Epilogue, Shared, Stride};
 use crate::kernels::Kernels;
 use std::ops::Range;
 
@@ -150,7 +150,7 @@ fn modern_layers(
             kernels.bias_gelu(input, &zeros);
             input.iter_mut().zip(gate.iter()).for_each(|(v, g)| *v *= *g);
         })?;
-        dense_strided(executor, kernels, up, wide, total, &layer.down, x, Epilogue::Accumulate)?;
+        dense_strided(executor, kernels, up, Stride::Rows(wide), total, &layer.down, x, Epilogue::Accumulate)?;
     }
     if let Some(norm) = &params.final_norm {
         normed(x, ctx, norm)?;

@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::executor::Executor;
 use crate::families::tokenize::Tokens;
 use crate::kernels::attention::train as attention;
-use crate::kernels::gemm::{dense, dense_transposed, Epilogue, Packed, Shared};
+use crate::kernels::gemm::{dense, dense_strided, Epilogue, Packed, Shared, Stride};
 use crate::kernels::ops::{self, Dropout};
 use crate::kernels::Kernels;
 use std::ops::Range;
@@ -428,7 +428,7 @@ impl Context<'_> {
         ops::column_sums(ex, dy, total, n, &mut grads[b.clone()])?;
         // dW[n × k] = dYᵀ[n × T] · X[T × k], dY read by columns.
         packed_x.columns_from(ex, x, k, total, k)?;
-        dense_transposed(ex, kernels, dy, n, n, packed_x, &mut grads[w.clone()], Epilogue::Plain)?;
+        dense_strided(ex, kernels, dy, Stride::Columns(n), n, packed_x, &mut grads[w.clone()], Epilogue::Plain)?;
         // dX[T × k] (+)= dY[T × n] · W[n × k].
         packed_w.columns_from(ex, master.value(w), k, n, k)?;
         dense(ex, kernels, dy, total, packed_w, &mut dx[..total * k], epilogue)

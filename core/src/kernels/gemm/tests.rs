@@ -98,7 +98,9 @@ fn dense_matches_a_naive_product_for_every_class_and_ragged_shape() {
             }
             let mut by_columns = before.clone();
             let packed = Packed::weights(&w, n, k);
-            dense_transposed(&executor, &kernels, &at, ld, m, &packed, &mut by_columns, Epilogue::Bias(&bias)).unwrap();
+            let columns = Stride::Columns(ld);
+            dense_strided(&executor, &kernels, &at, columns, m, &packed, &mut by_columns, Epilogue::Bias(&bias))
+                .unwrap();
             let mut by_rows = before.clone();
             dense(&executor, &kernels, &a, m, &packed, &mut by_rows, Epilogue::Bias(&bias)).unwrap();
             if k <= COLUMNS_KC {

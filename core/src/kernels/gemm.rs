@@ -255,6 +255,29 @@ unsafe impl Send for Shared {}
 // SAFETY: as for `Send`: shared by reference, the pointer is only read; what it points to is written in disjoint parts.
 unsafe impl Sync for Shared {}
 
+impl Shared {
+    /// The pointer `count` floats on. A method, so that a closure calling it captures the `Send` wrapper whole, not
+    /// its raw pointer field.
+    ///
+    /// # Safety
+    /// As [`pointer::add`]'s.
+    #[inline(always)]
+    pub unsafe fn add(self, count: usize) -> *mut f32 {
+        // SAFETY: the caller's contract.
+        unsafe { self.0.add(count) }
+    }
+
+    /// The `len` floats from `at` on.
+    ///
+    /// # Safety
+    /// They lie inside what the pointer points to, and no one else reads or writes them while the slice lives.
+    #[inline(always)]
+    pub unsafe fn slice<'a>(self, at: usize, len: usize) -> &'a mut [f32] {
+        // SAFETY: the caller's contract.
+        unsafe { std::slice::from_raw_parts_mut(self.0.add(at), len) }
+    }
+}
+
 /// The tile of a product of `m` rows and `n` columns: for a few rows against many columns (a batch of one), every
 /// row in one tile, so that each panel of weights, which at such sizes streams from memory, is read from it once,
 /// and for the fewest rows several panels in one tile, about four tiles per thread, so that each panel's passes

@@ -153,11 +153,9 @@ pub fn images(
     let rows = Shared(x.as_mut_ptr());
     let embedded = &*embedded;
     executor.for_n_dynamic(n * tokens, |r| {
-        #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
-        let rows = rows;
         let (image, token) = (r / tokens, r % tokens);
         // SAFETY: row `r` of `x` (n·tokens rows of `h`) is this task's alone.
-        let row = unsafe { std::slice::from_raw_parts_mut(rows.0.add(r * h), h) };
+        let row = unsafe { rows.slice(r * h, h) };
         match (&weights.class, token.checked_sub(first)) {
             (Some(class), None) => row.copy_from_slice(class),
             (_, patch) => {
@@ -201,8 +199,6 @@ pub fn images(
             let rows = Shared(attended.as_mut_ptr());
             let kv = &*kv;
             executor.for_n_dynamic(n * heads, |task| {
-                #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
-                let rows = rows;
                 let (image, head_index) = (task / heads, task % heads);
                 let q = &head.query[head_index * dh..(head_index + 1) * dh];
                 let mut scores: Vec<f32> = (0..tokens)
@@ -213,7 +209,7 @@ pub fn images(
                     .collect();
                 kernels.softmax(&mut scores, scale);
                 // SAFETY: columns `head_index·dh..` of row `image` of `attended` (n × h) are this task's alone.
-                let ctx = unsafe { std::slice::from_raw_parts_mut(rows.0.add(image * h + head_index * dh), dh) };
+                let ctx = unsafe { rows.slice(image * h + head_index * dh, dh) };
                 ctx.fill(0.0);
                 for (t, weight) in scores.iter().enumerate() {
                     let v = &kv[(image * tokens + t) * 2 * h + h + head_index * dh..][..dh];

@@ -53,6 +53,59 @@ pub(crate) enum Mask {
     Causal,
 }
 
+/// A pass's widths: `dh`, each head's; `ld`, a row of `qkv` (each token's queries, keys and values side by side);
+/// `scale`, the scores' `1/√dh`.
+pub(crate) struct Heads {
+    pub dh: usize,
+    pub ld: usize,
+    pub scale: f32,
+}
+
+impl Heads {
+    /// The widths of `heads` heads in a hidden size of `h`.
+    pub fn of(h: usize, heads: usize) -> Heads {
+        let dh = h / heads;
+        Heads { dh, ld: 3 * h, scale: 1.0 / (dh as f32).sqrt() }
+    }
+}
+
+/// The (text, head) pairs of a pass ([`for_heads`]), which the threads claim one at a time.
+pub(crate) struct Claims<'a> {
+    next: &'a AtomicUsize,
+    heads: usize,
+    tasks: usize,
+}
+
+impl Iterator for Claims<'_> {
+    type Item = (usize, usize);
+
+    fn next(&mut self) -> Option<(usize, usize)> {
+        let task = self.next.fetch_add(1, Ordering::Relaxed);
+        (task < self.tasks).then(|| (task / self.heads, task % self.heads))
+    }
+}
+
+/// Runs `body(mine, claims)` on each of the first `slots` threads: `mine`, that thread's own `per_thread` floats of
+/// `scratch`; `claims`, the (text, head) pairs of `texts × heads` it takes, one at a time, as it finishes the last.
+/// The dispatch of attention's passes, inference and training alike.
+pub(crate) fn for_heads(
+    executor: &Executor,
+    (texts, heads): (usize, usize),
+    (scratch, per_thread, slots): (&mut [f32], usize, usize),
+    body: impl Fn(&mut [f32], Claims<'_>) + Sync,
+) -> Result<()> {
+    let next = AtomicUsize::new(0);
+    let space = Shared(scratch.as_mut_ptr());
+    executor.for_threads(|thread| {
+        if thread >= slots {
+            return; // the scratch holds `slots` threads' worth
+        }
+        // SAFETY: each thread index below `slots` owns its `per_thread` floats of scratch.
+        let mine = unsafe { space.slice(thread * per_thread, per_thread) };
+        body(mine, Claims { next: &next, heads, tasks: texts * heads })
+    })
+}
+
 /// Self-attention of every (text, head) pair: `softmax(Q·Kᵀ/√d + bias)·V` into `ctx`, over the keys `mask` lets
 /// each query see (the bias: `relative`, MPNet's relative position bias `[buckets × heads]` and its bucket count,
 /// else none), claimed dynamically by the first `slots` threads, each with its own part of `scratch` for the scores
@@ -72,27 +125,13 @@ pub(crate) fn attention(
     slots: usize,
     mask: Mask,
 ) -> Result<()> {
-    let dh = h / heads;
-    let ld = 3 * h;
-    let scale = 1.0 / (dh as f32).sqrt();
-    let tasks = spans.len() * heads;
-    let next = AtomicUsize::new(0);
-    let (out, space) = (Shared(ctx.as_mut_ptr()), Shared(scratch.as_mut_ptr()));
-    executor.for_threads(|thread| {
-        let (out, space) = (out, space);
-        if thread >= slots {
-            return; // the scratch holds `slots` threads' worth
-        }
-        // SAFETY: each thread index below `slots` owns its `per_thread` floats of scratch.
-        let mine = unsafe { std::slice::from_raw_parts_mut(space.0.add(thread * per_thread), per_thread) };
+    let Heads { dh, ld, scale } = Heads::of(h, heads);
+    let out = Shared(ctx.as_mut_ptr());
+    for_heads(executor, (spans.len(), heads), (scratch, per_thread, slots), |mine, claims| {
         // A head's relative bias by distance, `len - 1 + d` for `d` in `-(len-1)..len` (MPNet only).
         let mut by_distance = Vec::new();
-        loop {
-            let task = next.fetch_add(1, Ordering::Relaxed);
-            if task >= tasks {
-                break;
-            }
-            let (span, head) = (spans[task / heads].clone(), task % heads);
+        for (text, head) in claims {
+            let span = spans[text].clone();
             let len = span.len();
             let (scores, rest) = mine.split_at_mut(len.min(QUERY_BLOCK) * len);
             let (keys, rest) = rest.split_at_mut(packed_len(len, dh));
@@ -153,7 +192,7 @@ pub(crate) fn attention(
                             kernels.softmax(&mut row[lo..hi], 1.0);
                         }
                     }
-                    let c = out.0.add((span.start + first) * h + head * dh);
+                    let c = out.add((span.start + first) * h + head * dh);
                     gemm::serial(kernels, Lhs::rows(block.as_ptr(), len), rows, values, dh, len, c, h, false);
                 }
             }

@@ -2,13 +2,13 @@
 //! (`heads · len²` floats per sequence, from `probs_at[sequence]`), with dropout on them, and the backward pass
 //! from the context's gradient to the queries', keys' and values'.
 
+use super::{for_heads, Heads};
 use crate::error::Result;
 use crate::executor::Executor;
 use crate::kernels::gemm::{self, packed_len, Shared};
 use crate::kernels::ops::Dropout;
 use crate::kernels::{Kernels, Lhs};
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Floats of per-thread scratch attention's forward pass needs for texts of up to `longest` tokens.
 pub(crate) fn forward_scratch(longest: usize, dh: usize) -> usize {
@@ -33,27 +33,16 @@ pub(crate) fn forward(
     per_thread: usize,
     (drop, at): (Dropout, u64),
 ) -> Result<()> {
-    let dh = h / heads;
-    let ld = 3 * h;
-    let scale = 1.0 / (dh as f32).sqrt();
-    let tasks = spans.len() * heads;
-    let next = AtomicUsize::new(0);
-    let (out, space, kept) = (Shared(ctx.as_mut_ptr()), Shared(scratch.as_mut_ptr()), Shared(probs.as_mut_ptr()));
-    executor.for_threads(|thread| {
-        let (out, space, kept) = (out, space, kept);
-        // SAFETY: each thread index owns its `per_thread` floats of scratch.
-        let mine = unsafe { std::slice::from_raw_parts_mut(space.0.add(thread * per_thread), per_thread) };
-        loop {
-            let task = next.fetch_add(1, Ordering::Relaxed);
-            if task >= tasks {
-                break;
-            }
-            let (text, head) = (task / heads, task % heads);
+    let Heads { dh, ld, scale } = Heads::of(h, heads);
+    let (out, kept) = (Shared(ctx.as_mut_ptr()), Shared(probs.as_mut_ptr()));
+    let every_thread = executor.threads();
+    for_heads(executor, (spans.len(), heads), (scratch, per_thread, every_thread), |mine, claims| {
+        for (text, head) in claims {
             let span = spans[text].clone();
             let len = span.len();
             let first = probs_at[text] + head * len * len;
             // SAFETY: this (text, head)'s `len²` probabilities start at `first`, inside `probs`, and are its alone.
-            let p = unsafe { std::slice::from_raw_parts_mut(kept.0.add(first), len * len) };
+            let p = unsafe { kept.slice(first, len * len) };
             let (dropped, rest) = mine.split_at_mut(len * len);
             let (keys, rest) = rest.split_at_mut(packed_len(len, dh));
             let values = &mut rest[..packed_len(dh, len)];
@@ -67,7 +56,7 @@ pub(crate) fn forward(
                 for row in p.chunks_exact_mut(len) {
                     kernels.softmax(row, scale);
                 }
-                let c = out.0.add(span.start * h + head * dh);
+                let c = out.add(span.start * h + head * dh);
                 let used: &[f32] = if drop.active() {
                     dropped.copy_from_slice(p);
                     drop.apply(at, first as u64, dropped);
@@ -97,22 +86,11 @@ pub(crate) fn backward(
     per_thread: usize,
     (drop, at): (Dropout, u64),
 ) -> Result<()> {
-    let dh = h / heads;
-    let ld = 3 * h;
-    let scale = 1.0 / (dh as f32).sqrt();
-    let tasks = spans.len() * heads;
-    let next = AtomicUsize::new(0);
-    let (out, space) = (Shared(dqkv.as_mut_ptr()), Shared(scratch.as_mut_ptr()));
-    executor.for_threads(|thread| {
-        let (out, space) = (out, space);
-        // SAFETY: each thread index owns its `per_thread` floats of scratch.
-        let mine = unsafe { std::slice::from_raw_parts_mut(space.0.add(thread * per_thread), per_thread) };
-        loop {
-            let task = next.fetch_add(1, Ordering::Relaxed);
-            if task >= tasks {
-                break;
-            }
-            let (text, head) = (task / heads, task % heads);
+    let Heads { dh, ld, scale } = Heads::of(h, heads);
+    let out = Shared(dqkv.as_mut_ptr());
+    let every_thread = executor.threads();
+    for_heads(executor, (spans.len(), heads), (scratch, per_thread, every_thread), |mine, claims| {
+        for (text, head) in claims {
             let span = spans[text].clone();
             let len = span.len();
             let first = probs_at[text] + head * len * len;
@@ -127,7 +105,7 @@ pub(crate) fn backward(
             // and writes this head's `dh` columns of the span's rows in `dqkv`, which only this task writes;
             // `a`, `dp` and `packed` are this thread's scratch, sized for `len` by `backward_scratch`.
             unsafe {
-                let (dq, dk, dv) = (out.0.add(row0), out.0.add(row0 + h), out.0.add(row0 + 2 * h));
+                let (dq, dk, dv) = (out.add(row0), out.add(row0 + h), out.add(row0 + 2 * h));
                 // dV = P'ᵀ · dC, P' = P through the dropout, read by columns.
                 let kept = if drop.active() {
                     a.copy_from_slice(p);

@@ -41,6 +41,25 @@ impl Spread {
     }
 }
 
+/// Runs a kernel's `$step!(p)` for every step `p` of `$k`, asking `$ahead`'s lines into L2 meanwhile ([`Spread`]),
+/// in two loops, so that a call with nothing to ask ahead pays nothing for it. A macro, so that each kernel's own
+/// `step!` (which adds into its register sums) expands in the loop as written.
+macro_rules! steps {
+    ($k:expr, $ahead:expr, $step:ident) => {
+        if $ahead.lines == 0 {
+            for p in 0..$k {
+                $step!(p);
+            }
+        } else {
+            let mut spread = Spread::new($ahead);
+            for p in 0..$k {
+                spread.step($k);
+                $step!(p);
+            }
+        }
+    };
+}
+
 /// The AVX-512 micro-kernel: up to [`AVX512_MR`] rows, each call run by the narrowest of the 12-, 8- and 4-row
 /// forms that holds its rows, so that a last block of few rows does not pay for twelve.
 #[target_feature(enable = "avx512f,avx2,fma")]
@@ -107,21 +126,12 @@ unsafe fn micro_avx512_rows<const MR: usize, const READ: u8>(tile: MicroTile) {
                 }
             }};
         }
-        // Two loops, so that a call with nothing to ask ahead pays nothing for it; a whole block of twelve rows
-        // with nothing to ask runs the loop written in assembly.
+        // A whole block of twelve rows with nothing to ask ahead runs the loop written in assembly.
         if READ == BY_ROWS && MR == 12 && rows == 12 && ahead.lines == 0 && k > 0 {
             let acc: &mut [[__m512; 2]; 12] = (&mut acc[..]).try_into().expect("MR is 12");
             sums12(k, a.at, a.ld, b, acc);
-        } else if ahead.lines == 0 {
-            for p in 0..k {
-                step!(p);
-            }
         } else {
-            let mut spread = Spread::new(ahead);
-            for p in 0..k {
-                spread.step(k);
-                step!(p);
-            }
+            steps!(k, ahead, step);
         }
         if cols == NR {
             for (i, row) in acc.iter().enumerate().take(rows) {
@@ -259,40 +269,29 @@ pub unsafe fn micro_avx2(tile: MicroTile) {
     // SAFETY: (whole body) the caller's contract in `Kernels::micro`.
     unsafe {
         let (row, step) = a.strides();
-        // The loop holds no checked operation, which a debug build (the tests') would compile as a check: the
-        // pointers walk by wrapping adds, A's values load through `_mm_load_ss`, and the panel's by a masked load
-        // with every lane on (`_mm256_loadu_ps` copies through a checked `copy_nonoverlapping`). Those checks took
-        // registers from the twelve sums and four operands, which fill all sixteen, and spilled sums to the stack
-        // every step: the tests' encodes ran twice as long. A release build compiles this loop to the same code
-        // as the plain loads and `add`s.
-        let mut rp: [*const f32; MR] = std::array::from_fn(|i| a.at.add(i.min(rows - 1) * row));
-        let mut bp = b;
+        // The loop holds no checked dereference or copy, which a debug build (the tests') compiles as a check:
+        // A's values load through `_mm_load_ss` and the panel's by a masked load with every lane on, where
+        // `*`, `add` and `_mm256_loadu_ps` (a checked `copy_nonoverlapping` through the stack) took registers from
+        // the twelve sums and four operands, which fill all sixteen, and spilled sums to the stack every step: the
+        // tests' encodes ran twice as long. A release build compiles both forms to the same loop.
+        let rp: [*const f32; MR] = std::array::from_fn(|i| a.at.add(i.min(rows - 1) * row));
         let every_lane = _mm256_set1_epi32(-1);
         let mut acc = [[_mm256_setzero_ps(); 4]; MR];
         macro_rules! step {
-            () => {{
-                let av: [__m256; MR] = std::array::from_fn(|i| _mm256_broadcastss_ps(_mm_load_ss(rp[i])));
+            ($p:expr) => {{
+                let p = $p;
+                let (ap, bp) = (p * step, b.wrapping_add(p * NR));
+                let av: [__m256; MR] =
+                    std::array::from_fn(|i| _mm256_broadcastss_ps(_mm_load_ss(rp[i].wrapping_add(ap))));
                 for j in 0..4 {
                     let bj = _mm256_maskload_ps(bp.wrapping_add(8 * j), every_lane);
                     for i in 0..MR {
                         acc[i][j] = _mm256_fmadd_ps(av[i], bj, acc[i][j]);
                     }
                 }
-                rp = rp.map(|r| r.wrapping_add(step));
-                bp = bp.wrapping_add(NR);
             }};
         }
-        if ahead.lines == 0 {
-            for _ in 0..k {
-                step!();
-            }
-        } else {
-            let mut spread = Spread::new(ahead);
-            for _ in 0..k {
-                spread.step(k);
-                step!();
-            }
-        }
+        steps!(k, ahead, step);
         let mut spill = [[0.0f32; NR]; MR];
         for (s, row) in spill.iter_mut().zip(&acc) {
             for (j, v) in row.iter().enumerate() {

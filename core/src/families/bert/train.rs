@@ -131,6 +131,8 @@ impl Tape {
 
         let per_thread = attention::forward_scratch(shape.longest, config.head_dim());
         let attention = sized(&mut self.attention, executor.threads() * per_thread);
+        let texts = (&shape.spans[..], &shape.probs_at[..]);
+        let pass = attention::Pass { executor, kernels, shape: (h, heads), texts, per_thread };
         for (l, (layer, tape)) in params.layers.iter().zip(self.layers.iter_mut()).enumerate() {
             let (before, after) = self.inputs.split_at_mut(l + 1);
             let x = &before[l][..total * h];
@@ -139,8 +141,7 @@ impl Tape {
             let probs = sized(&mut tape.probs, shape.probs);
             let ctx = sized(&mut tape.ctx, total * h);
             let drop = (attention_drop, site(l, 0));
-            let at = (&shape.spans[..], &shape.probs_at[..]);
-            attention::forward(executor, kernels, (h, heads), at, qkv, probs, ctx, attention, per_thread, drop)?;
+            attention::forward(pass, drop, qkv, probs, ctx, attention)?;
             // x1 = LayerNorm(x + dropout(ctx·Woᵀ + bo)).
             let x1 = sized(&mut tape.x1, total * h);
             dense(executor, kernels, ctx, total, &layer.out, x1, Epilogue::Bias(&layer.out_bias))?;
@@ -226,6 +227,8 @@ impl Tape {
         let packed_x = self.packed_x.get_or_insert_with(Packed::empty);
         let per_thread = attention::backward_scratch(shape.longest, config.head_dim());
         let attention = sized(&mut self.attention, executor.threads() * per_thread);
+        let texts = (&shape.spans[..], &shape.probs_at[..]);
+        let pass = attention::Pass { executor, kernels, shape: (h, config.heads), texts, per_thread };
         for l in (0..config.layers).rev() {
             let (tape, at) = (&self.layers[l], &master.layers[l]);
             let x = &self.inputs[l][..total * h];
@@ -275,19 +278,7 @@ impl Tape {
             // Attention: dqkv.
             let dqkv = &mut wide[..total * 3 * h];
             let drop = (attention_drop, site(l, 0));
-            attention::backward(
-                executor,
-                kernels,
-                (h, config.heads),
-                (&shape.spans, &shape.probs_at),
-                &tape.qkv,
-                &tape.probs,
-                dctx,
-                dqkv,
-                attention,
-                per_thread,
-                drop,
-            )?;
+            attention::backward(pass, drop, &tape.qkv, &tape.probs, dctx, dqkv, attention)?;
             // qkv = x·Wqkvᵀ + b; dx = dr1 + dqkv·Wqkv.
             let into = (&mut dx[..], Epilogue::Accumulate);
             ctx.linear_backward(dqkv, x, at, Linear::Qkv, master, grads, into, packed_w, packed_x)?;

@@ -104,12 +104,10 @@ impl Packed {
         data.resize(packed_len(n, k), 0.0);
         let out = Shared(data.as_mut_ptr());
         executor.for_n_dynamic(n.div_ceil(NR), |q| {
-            #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
-            let out = out;
             let (j0, width) = (q * NR, NR.min(n - q * NR));
             // SAFETY: panel `q` is the `k·NR` floats at `q·k·NR`, inside the buffer sized above, written by this
             // task alone.
-            let panel = unsafe { std::slice::from_raw_parts_mut(out.0.add(q * k * NR), k * NR) };
+            let panel = unsafe { out.slice(q * k * NR, k * NR) };
             for p in 0..k {
                 panel_line(&mut panel[p * NR..p * NR + NR], &src[p * ld + j0..p * ld + j0 + width]);
             }
@@ -487,8 +485,6 @@ fn tiles(
         None => Vec::new(),
     };
     executor.for_n_dynamic(row_tiles * col_tiles, |t| {
-        #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
-        let out = out;
         let (i0, j0) = ((t / col_tiles) * mc, (t % col_tiles) * nc);
         let (rows, cols) = (mc.min(m - i0), nc.min(n - j0));
         let accumulate =
@@ -497,7 +493,7 @@ fn tiles(
         // `i0..i0+rows`, columns `j0..j0+cols`; the panels of columns `j0..` are in `w.panels`.
         unsafe {
             let a = Lhs { at: a as *const f32, ld: lda, columns }.from_row(i0);
-            let c = out.0.add(i0 * n + j0);
+            let c = out.add(i0 * n + j0);
             let bias: Bias<'_> = match epilogue {
                 Epilogue::Bias(bias) | Epilogue::AddBiasLayerNorm { bias, .. } | Epilogue::AccumulateBias(bias) => {
                     Some((&bias[j0..j0 + cols], None))
@@ -531,12 +527,12 @@ fn tiles(
                 for i in i0..i0 + rows {
                     // SAFETY: every tile of rows `i0..i0+rows` has finished writing (the count says so) and none
                     // touches them again, so the last one alone holds the whole rows, inside C (checked above).
-                    let row = unsafe { std::slice::from_raw_parts_mut(out.0.add(i * n), n) };
+                    let row = unsafe { out.slice(i * n, n) };
                     match into {
                         Some(into) => {
                             // SAFETY: `into` holds `m × n` floats apart from A and C (`dense_norm_into`'s borrow
                             // and check), and its rows `i0..i0+rows` are this block's, written by its last tile alone.
-                            let normed = unsafe { std::slice::from_raw_parts_mut(into.0.add(i * n), n) };
+                            let normed = unsafe { into.slice(i * n, n) };
                             normed.copy_from_slice(row);
                             kernels.layer_norm(normed, gamma, beta, eps);
                         }

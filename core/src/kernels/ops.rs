@@ -19,11 +19,9 @@ pub fn rows_mut(
     assert!(data.len() >= rows * width, "rows_mut: {rows} rows of {width} in {} floats", data.len());
     let out = Shared(data.as_mut_ptr());
     executor.for_slices(rows, |range| {
-        #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
-        let out = out;
         for r in range {
             // SAFETY: row `r` is inside `data` (asserted above) and this slice of rows is this task's alone.
-            let row = unsafe { std::slice::from_raw_parts_mut(out.0.add(r * width), width) };
+            let row = unsafe { out.slice(r * width, width) };
             f(r, row);
         }
     })
@@ -45,13 +43,12 @@ pub fn layer_norm_keep(
     let (keep, inv) = (Shared(xhat.as_mut_ptr()), Shared(rstd.as_mut_ptr()));
     assert!(xhat.len() >= rows * width && rstd.len() >= rows);
     rows_mut(executor, x, width, rows, |r, row| {
-        let (keep, inv) = (keep, inv);
         let n = width as f32;
         let mean = math::sum(row) / n;
         let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n;
         let s = 1.0 / (var + eps).sqrt();
         // SAFETY: row `r` of `xhat` and entry `r` of `rstd` are in bounds (asserted above) and this row's alone.
-        let (hat, sr) = unsafe { (std::slice::from_raw_parts_mut(keep.0.add(r * width), width), &mut *inv.0.add(r)) };
+        let (hat, sr) = unsafe { (keep.slice(r * width, width), &mut inv.slice(r, 1)[0]) };
         *sr = s;
         for ((v, h), (g, b)) in row.iter_mut().zip(hat.iter_mut()).zip(gamma.iter().zip(beta)) {
             *h = (*v - mean) * s;
@@ -122,12 +119,10 @@ fn sums<const N: usize>(
     let blocks = width.div_ceil(block);
     let dst = outs.map(|out| Shared(out[..width].as_mut_ptr()));
     executor.for_n_dynamic(blocks, |b| {
-        #[allow(clippy::redundant_locals)] // captures the Send wrappers whole, not their raw pointer fields
-        let dst = dst;
         let (j0, len) = (b * block, block.min(width - b * block));
         // SAFETY: columns `j0..j0+len` of each output are this block's alone, inside it (`width` floats, sliced
         // above).
-        let mut accs = dst.map(|d| unsafe { std::slice::from_raw_parts_mut(d.0.add(j0), len) });
+        let mut accs = dst.map(|d| unsafe { d.slice(j0, len) });
         accs.iter_mut().for_each(|acc| acc.fill(0.0));
         for r in 0..rows {
             add_row(r, j0, accs.each_mut().map(|acc| &mut **acc));

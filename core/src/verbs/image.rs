@@ -93,12 +93,10 @@ pub fn encode_image(
         let failures: Vec<Mutex<Option<Error>>> = chunk.iter().map(|_| Mutex::new(None)).collect();
         let shared = crate::kernels::gemm::Shared(pixels.as_mut_ptr());
         executor.for_n_dynamic(chunk.len(), |i| {
-            #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
-            let shared = shared;
             // SAFETY: image `i`'s pixels are floats `i * per_image ..` of `pixels`, which holds `batch >= chunk.len()`
             // images: each index is handed to one thread only, so no two threads write the same floats, and `pixels`
             // outlives the dispatch, which joins before returning.
-            let out = unsafe { std::slice::from_raw_parts_mut(shared.0.add(i * per_image), per_image) };
+            let out = unsafe { shared.slice(i * per_image, per_image) };
             if let Err(e) = preprocess.pixels(chunk[i], first + i, out) {
                 *failures[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
             }

@@ -54,11 +54,9 @@ pub fn forward<'s>(
     // Embeddings: word + position + token type, then LayerNorm.
     let rows = Shared(x.as_mut_ptr());
     executor.for_n_dynamic(tokens.len(), |text| {
-        #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
-        let rows = rows;
         for (p, t) in spans[text].clone().enumerate() {
             // SAFETY: row `t` belongs to this text's span alone.
-            let row = unsafe { std::slice::from_raw_parts_mut(rows.0.add(t * h), h) };
+            let row = unsafe { rows.slice(t * h, h) };
             params.embed(tokens[text].ids[p] as usize, p, tokens[text].type_ids[p] as usize, row);
             kernels.layer_norm(row, &params.embedding_ln.0, &params.embedding_ln.1, config.layer_norm_eps);
         }
@@ -118,10 +116,8 @@ fn modern_layers(
     let normed = |from: &[f32], to: &mut [f32], (gamma, beta): &(Vec<f32>, Vec<f32>)| -> Result<()> {
         let to = Shared(to.as_mut_ptr());
         executor.for_n_dynamic(total, |t| {
-            #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
-            let to = to;
             // SAFETY: row `t` of `to` (total × h) is this task's alone.
-            let row = unsafe { std::slice::from_raw_parts_mut(to.0.add(t * h), h) };
+            let row = unsafe { to.slice(t * h, h) };
             row.copy_from_slice(&from[t * h..(t + 1) * h]);
             if !gamma.is_empty() {
                 kernels.layer_norm(row, gamma, beta, eps);
@@ -142,10 +138,8 @@ fn modern_layers(
         dense(executor, kernels, ctx, total, &layer.up, up, Epilogue::Plain)?;
         let rows = Shared(up.as_mut_ptr());
         executor.for_n_dynamic(total, |t| {
-            #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
-            let rows = rows;
             // SAFETY: row `t` of `up` (total × wide) is this task's alone.
-            let row = unsafe { std::slice::from_raw_parts_mut(rows.0.add(t * wide), wide) };
+            let row = unsafe { rows.slice(t * wide, wide) };
             let (input, gate) = row.split_at_mut(wide / 2);
             kernels.bias_gelu(input, &zeros);
             input.iter_mut().zip(gate.iter()).for_each(|(v, g)| *v *= *g);
@@ -168,8 +162,6 @@ fn rotary(executor: &Executor, config: &Config, qkv: &mut [f32], spans: &[Range<
     let inverse: Vec<f32> = (0..half).map(|i| 1.0 / (base as f32).powf((2 * i) as f32 / dh as f32)).collect();
     let rows = Shared(qkv.as_mut_ptr());
     executor.for_n_dynamic(spans.len(), |text| {
-        #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
-        let rows = rows;
         // One position's angles serve all its heads' queries and keys: computed once a token, not once a head.
         let (mut sin, mut cos) = (vec![0.0f32; half], vec![0.0f32; half]);
         for (p, t) in spans[text].clone().enumerate() {
@@ -177,7 +169,7 @@ fn rotary(executor: &Executor, config: &Config, qkv: &mut [f32], spans: &[Range<
                 (sin[i], cos[i]) = (p as f32 * inv).sin_cos();
             }
             // SAFETY: token `t`'s row of 3h belongs to this text's span alone; its first 2h are Q and K.
-            let row = unsafe { std::slice::from_raw_parts_mut(rows.0.add(t * 3 * h), 2 * h) };
+            let row = unsafe { rows.slice(t * 3 * h, 2 * h) };
             for v in row.chunks_exact_mut(dh).take(2 * heads) {
                 let (first, second) = v.split_at_mut(half);
                 for i in 0..half {

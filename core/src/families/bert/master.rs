@@ -209,12 +209,10 @@ impl Master {
             let decay = if tensor.decay { decay } else { 1.0 };
             let base = tensor.range.start;
             executor.for_slices(tensor.range.len(), |range| {
-                #[allow(clippy::redundant_locals)] // captures the Send wrappers whole, not their raw pointer fields
-                let shared = shared;
                 let (start, len) = (base + range.start, range.len());
                 // SAFETY: the four buffers have the master's length, which holds `tensor.range`; each slice of the
                 // range is this task's alone.
-                let [p, g, m, v] = shared.map(|s| unsafe { std::slice::from_raw_parts_mut(s.0.add(start), len) });
+                let [p, g, m, v] = shared.map(|s| unsafe { s.slice(start, len) });
                 kernels.adamw(p, g, m, v, AdamW { decay, ..constants });
             })?;
         }

@@ -319,15 +319,13 @@ fn scatter_rows(
     }
     let out = Shared(grads.as_mut_ptr());
     executor.for_n_dynamic(3, |which| {
-        #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
-        let out = out;
         let table = tables[which];
         let index = [&shape.ids, &shape.positions, &shape.types][which];
         for (t, &row) in index.iter().enumerate() {
             let at = table.start + row as usize * h;
             assert!(at + h <= table.end, "a token's row {row} is past its table");
             // SAFETY: the row lies inside this table's range (asserted), which only this task writes.
-            let dst = unsafe { std::slice::from_raw_parts_mut(out.0.add(at), h) };
+            let dst = unsafe { out.slice(at, h) };
             for (d, v) in dst.iter_mut().zip(&dx[t * h..(t + 1) * h]) {
                 *d += *v;
             }

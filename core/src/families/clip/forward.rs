@@ -30,10 +30,8 @@ fn normed(
     assert!(from.len() >= rows * h && to.len() >= rows * h, "normed: buffers under {rows} rows");
     let out = Shared(to.as_mut_ptr());
     executor.for_n_dynamic(rows, |t| {
-        #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
-        let out = out;
         // SAFETY: row `t` of `to` (at least rows × h, asserted above) is this task's alone.
-        let row = unsafe { std::slice::from_raw_parts_mut(out.0.add(t * h), h) };
+        let row = unsafe { out.slice(t * h, h) };
         row.copy_from_slice(&from[t * h..(t + 1) * h]);
         kernels.layer_norm(row, gamma, beta, eps);
     })
@@ -131,12 +129,10 @@ pub fn images(
     // Each patch's pixels as one row (channel, row, column: the convolution's weight order), then one product.
     let rows = Shared(cols.as_mut_ptr());
     executor.for_n_dynamic(n * patches, |r| {
-        #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
-        let rows = rows;
         let (image, patch) = (r / patches, r % patches);
         let (y0, x0) = ((patch / grid) * p, (patch % grid) * p);
         // SAFETY: row `r` of `cols` (n·patches rows of `pixels_per_patch`, carved above) is this task's alone.
-        let row = unsafe { std::slice::from_raw_parts_mut(rows.0.add(r * pixels_per_patch), pixels_per_patch) };
+        let row = unsafe { rows.slice(r * pixels_per_patch, pixels_per_patch) };
         for c in 0..3 {
             let plane = &pixels[(image * 3 + c) * side * side..];
             for dy in 0..p {
@@ -275,11 +271,9 @@ pub fn texts(
     let [x, big, ctx, norm, attn, pool] = scratch.carve(text_lens(config, ids.len(), total, longest, slots));
     let rows = Shared(x.as_mut_ptr());
     executor.for_n_dynamic(ids.len(), |text| {
-        #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
-        let rows = rows;
         for (p, t) in spans[text].clone().enumerate() {
             // SAFETY: row `t` belongs to this text's span alone.
-            let row = unsafe { std::slice::from_raw_parts_mut(rows.0.add(t * h), h) };
+            let row = unsafe { rows.slice(t * h, h) };
             let id = ids[text][p] as usize;
             row.copy_from_slice(&weights.tokens[id * h..(id + 1) * h]);
             kernels.add(row, &weights.positions[p * h..(p + 1) * h]);

@@ -26,11 +26,9 @@ pub(crate) fn pool(
     assert!(rows.iter().all(|r| (r + 1) * h <= out.len()), "pool: an output row past the matrix");
     let out = Shared(out.as_mut_ptr());
     executor.for_n(spans.len(), |text| {
-        #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
-        let out = out;
         // SAFETY: row `rows[text]` is inside `out` (asserted above) and this task's alone: a call names each output
         // row once.
-        let row = unsafe { std::slice::from_raw_parts_mut(out.0.add(rows[text] * h), h) };
+        let row = unsafe { out.slice(rows[text] * h, h) };
         let span = spans[text].clone();
         match pooling {
             Pooling::Cls => row.copy_from_slice(&hidden[span.start * h..span.start * h + h]),
@@ -63,8 +61,6 @@ pub(crate) fn pool_backward(
     ops::rows_mut(executor, dhidden, h, total, |_, row| row.fill(0.0))?;
     let rows = Shared(dhidden.as_mut_ptr());
     executor.for_n(spans.len(), |text| {
-        #[allow(clippy::redundant_locals)] // captures the Send wrapper whole, not its raw pointer field
-        let rows = rows;
         let span = spans[text].clone();
         let d = &dpooled[text * h..(text + 1) * h];
         let (targets, factor) = match pooling {
@@ -73,7 +69,7 @@ pub(crate) fn pool_backward(
         };
         for t in targets {
             // SAFETY: row `t` is inside `dhidden` (asserted above) and belongs to this text's span alone.
-            let row = unsafe { std::slice::from_raw_parts_mut(rows.0.add(t * h), h) };
+            let row = unsafe { rows.slice(t * h, h) };
             for (o, v) in row.iter_mut().zip(d) {
                 *o = v * factor;
             }

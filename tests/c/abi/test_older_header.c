@@ -3,7 +3,8 @@
  * runs against today's libuform. The library reads only the `struct_size` bytes each struct declares, takes the
  * field the program's header lacks as absent, and writes no further than `struct_size` either. Every struct lives
  * in a heap block of exactly its size, so valgrind (`cargo xtask test c` runs this under it) reports any access
- * past it; the poisoned-tail cases catch the same natively. Needs UFORM_TEST_MODEL_DIR (`cargo xtask test c`).
+ * past it; the poisoned-tail cases catch the same natively. Needs UFORM_TEST_MODEL_DIR (`cargo xtask test c`; under
+ * valgrind the tiny model, whose rows are 32 wide).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <uform.h>
@@ -44,14 +45,19 @@ static uform_model_t *model(uform_executor_t *executor) {
 
 static const char *const text[1] = {"a sentence long enough that keeping only two of its tokens changes what it means"};
 
-/* Encodes `text` with these options, copying the first row into `row` (384 floats); returns the status. */
+/* The model's width: 384 for MiniLM, 32 for the tiny model valgrind's run loads; set by the first encode. */
+static size_t dims = 0;
+
+/* Encodes `text` with these options, copying the first row into `row` (384 floats at most); returns the status. */
 static uform_status_t encode(uform_model_t *m, const uform_encode_text_options_t *options, float *row) {
     uform_f32_matrix_t matrix;
     memset(&matrix, 0, sizeof matrix);
     uform_status_t s = uform_model_encode_text(m, text, 1, options, &matrix);
     if (s == UFORM_STATUS_OK) {
-        CHECK(matrix.rows == 1 && matrix.columns == 384);
-        if (matrix.rows == 1 && matrix.columns == 384) memcpy(row, matrix.data, 384 * sizeof(float));
+        if (dims == 0) dims = matrix.columns;
+        int fits = matrix.rows == 1 && matrix.columns == dims && dims > 0 && dims <= 384;
+        CHECK(fits);
+        if (fits) memcpy(row, matrix.data, dims * sizeof(float));
     }
     uform_f32_matrix_free(&matrix);
     return s;
@@ -59,7 +65,7 @@ static uform_status_t encode(uform_model_t *m, const uform_encode_text_options_t
 
 static double max_diff(const float *a, const float *b) {
     double worst = 0;
-    for (int i = 0; i < 384; i++)
+    for (size_t i = 0; i < dims; i++)
         if (fabs((double)a[i] - (double)b[i]) > worst) worst = fabs((double)a[i] - (double)b[i]);
     return worst;
 }

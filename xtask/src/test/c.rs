@@ -7,9 +7,10 @@
 //! table (tests/c/test_bad_input.c) compiled with gcc against the generated header and linked with libuform, the C
 //! ABI tests (tests/c/abi: a program built against an older header, and structs newer than the library), each run
 //! natively and then under valgrind (zero errors, zero leaks; two at a time, since valgrind runs a program on one
-//! core; the trainer suites and test_encode.c's batching scenario on the tiny model of `tiny_model`, which checks
-//! memory on MiniLM's code paths at a hundredth of its work), then a CMake consumer and a pkg-config consumer built against an installed prefix — with the shared and
-//! with the static library — and test_train_mesh.c once more, built with the prefix's pkg-config flags and run
+//! core; the trainer suites, the older-header ABI test and test_encode.c's batching and changed-file scenarios on the
+//! tiny model of `tiny_model`, which checks memory on MiniLM's code paths at a hundredth of its work), then a CMake
+//! consumer and a pkg-config consumer built against an installed prefix — with the shared and with the static
+//! library — and test_train_mesh.c once more, built with the prefix's pkg-config flags and run
 //! natively. In the whole run the consumers and that last run happen once, in `packages` (`super::left_to_packages`).
 //!
 //! tests/c/test_families.c, the family scenarios, loads the family checkpoints of tests/fixtures/families
@@ -38,8 +39,7 @@ pub fn run() -> Result<(), String> {
     let header = root.join("generated/c");
     let model_dir = test_model_dir()?;
     // Valgrind's runs of the suites that check memory rather than MiniLM's numbers load this instead.
-    let tiny = out.join("tiny-bert");
-    super::tiny_model::write(&model_dir, &tiny)?;
+    let tiny = super::tiny_model::dir()?;
     let reference = out.join("reference.txt");
     let mut flatten = Command::new("python3");
     flatten
@@ -117,7 +117,7 @@ pub fn run() -> Result<(), String> {
             .env("UFORM_TEST_TRAIN_STEPS", "1"); // and the trainer: the fixture's first step on two pairs
         env(&mut grind);
         grind.env("UFORM_TEST_TINY_MODEL_DIR", &tiny);
-        if matches!(name, "test_train" | "test_train_mesh" | "test_bad_input") {
+        if matches!(name, "test_train" | "test_train_mesh" | "test_bad_input" | "abi/test_older_header") {
             grind.env("UFORM_TEST_MODEL_DIR", &tiny);
         }
         grinds.push((grind, format!("{what} under valgrind")));

@@ -5,14 +5,28 @@
 
 use safetensors::tensor::{Dtype, SafeTensorError, SafeTensors, TensorView};
 use serde_json::{json, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 const HIDDEN: usize = 32;
 const INTERMEDIATE: usize = 64;
 const LAYERS: usize = 2;
 
+/// The tiny model in target/tiny-bert, written from the test model once per run: the suites that check memory
+/// rather than MiniLM's numbers (valgrind's C runs, the Node and Python loops of 10,000 encode calls) load it, named
+/// in `UFORM_TEST_TINY_MODEL_DIR`.
+pub fn dir() -> Result<PathBuf, String> {
+    static WRITTEN: OnceLock<PathBuf> = OnceLock::new();
+    if let Some(dir) = WRITTEN.get() {
+        return Ok(dir.clone());
+    }
+    let dir = crate::util::root().join("target/tiny-bert");
+    write(&crate::util::test_model_dir()?, &dir)?;
+    Ok(WRITTEN.get_or_init(|| dir).clone())
+}
+
 /// Writes the tiny model into `to` (made afresh) from the test model's folder `from`.
-pub fn write(from: &Path, to: &Path) -> Result<(), String> {
+fn write(from: &Path, to: &Path) -> Result<(), String> {
     let fail = |what: &str, path: &Path, e: &dyn std::fmt::Display| format!("{what} {}: {e}", path.display());
     if to.exists() {
         std::fs::remove_dir_all(to).map_err(|e| fail("cannot remove", to, &e))?;

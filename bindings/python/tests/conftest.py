@@ -38,6 +38,13 @@ def test_model_dir() -> pathlib.Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_model_dir() -> pathlib.Path:
+    """A tiny random-weight BERT (width 32) around the test model's tokenizer, which `cargo xtask test python` writes
+    and names in UFORM_TEST_TINY_MODEL_DIR: for loops that check memory rather than MiniLM's numbers."""
+    return _required_env("UFORM_TEST_TINY_MODEL_DIR")
+
+
+@pytest.fixture(scope="session")
 def reference() -> Dict[str, Any]:
     """tests/fixtures/encode/reference.json: texts and their sentence-transformers embeddings."""
     with open(_required_env("UFORM_TEST_REFERENCE"), encoding="utf-8") as f:

@@ -85,6 +85,7 @@ pub(super) fn suite(consumer: &Path) -> Result<(), String> {
         .current_dir(consumer)
         .env("UFORM_TEST_DIR", &scratch)
         .env("UFORM_TEST_MODEL_DIR", crate::util::test_model_dir()?)
+        .env("UFORM_TEST_TINY_MODEL_DIR", super::tiny_model::dir()?)
         .env("UFORM_TEST_REFERENCE", root().join("tests/fixtures/encode/reference.json"))
         .env("UFORM_TEST_TRAIN_REFERENCE", root().join("tests/fixtures/train/reference.json"));
     status(cmd, "the Node scenario suite")

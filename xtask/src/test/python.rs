@@ -37,6 +37,7 @@ pub(super) fn pytest(python: &Path, cwd: &Path) -> Result<(), String> {
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
         .arg(root.join("bindings/python/tests"))
         .env("UFORM_TEST_MODEL_DIR", test_model_dir()?)
+        .env("UFORM_TEST_TINY_MODEL_DIR", super::tiny_model::dir()?)
         .env("UFORM_TEST_REFERENCE", root.join("tests/fixtures/encode/reference.json"))
         .env("UFORM_TEST_TRAIN_REFERENCE", root.join("tests/fixtures/train/reference.json"))
         .current_dir(cwd);

@@ -7,13 +7,14 @@
 //! - npm: verdaccio (from npm, under target/packages/tools) takes anonymous `npm publish` of the platform package
 //!   and of `uform` (napi-rs layout); `npm publish` in bindings/node must refuse; an empty project then runs
 //!   `npm install uform` from it and the Node scenario suite against that install.
-//! - pip: the README's `maturin build --release` (after the Python step's, the second in a row), the abi3 manylinux
-//!   wheel and the sdist served by pypiserver; a fresh venv runs `pip install uform --index-url …` (the wheel) and
+//! - pip: the README's `maturin build --release` (in the whole run, the wheel the Python step built with it), the
+//!   abi3 manylinux wheel and the sdist served by pypiserver; a fresh venv runs `pip install uform --index-url …` (the wheel) and
 //!   the Python suite, another builds the sdist from source (`--no-binary uform`) and imports it.
 //! - maven: `mvn deploy` to a file repository; bindings/kotlin/consumer resolves `cloud.unum:uform` from it alone
 //!   (a local repository of its own, which never holds uform before the run) and runs, training the test model
 //!   across two of its own JVM processes on one mesh.
-//! - swiftpm: `cargo xtask test swift` (`parsed` where no Swift compiler exists, `ok` where `swift build` ran).
+//! - swiftpm: `cargo xtask test swift` (`parsed` where no Swift compiler exists, `ok` where `swift build` ran); it
+//!   runs right after compat.
 //! - c: `cargo xtask install` into a prefix, the CMake and pkg-config consumers, and tests/c/test_train_mesh.c (the
 //!   trainer across processes) built with the prefix's pkg-config flags.
 //!
@@ -49,6 +50,9 @@ pub fn run() -> Result<(), String> {
     let mut fields: Vec<(&str, String)> = Vec::new();
     let compat = report("compat", gate());
     let publish = compat.is_ok();
+    // The Swift folder first: its release static library reuses the release build of core that npm's addon made,
+    // which pip's sdist build (the same crates from the unpacked sdist's paths) replaces.
+    let swift = wanted("swiftpm").then(|| report("swiftpm", super::swift::run()));
     let steps: [(&str, Step); 3] = [("npm", npm), ("pip", pip), ("maven", maven)];
     for (name, step) in steps {
         if !wanted(name) {
@@ -58,11 +62,9 @@ pub fn run() -> Result<(), String> {
         let result = if publish { report(name, step(&work)) } else { Err("not published".into()) };
         fields.push((name, word(&result, "ok")));
     }
-    if wanted("swiftpm") {
-        let swift = report("swiftpm", super::swift::run());
-        fields.push(("swiftpm", word(&swift, if have("swift") { "ok" } else { "parsed" })));
-    } else {
-        fields.push(("swiftpm", "skipped".into()));
+    match swift {
+        Some(swift) => fields.push(("swiftpm", word(&swift, if have("swift") { "ok" } else { "parsed" }))),
+        None => fields.push(("swiftpm", "skipped".into())),
     }
     if wanted("c") {
         let c = report("c", c_consumers(&work));
@@ -297,10 +299,17 @@ fn pip(work: &Path) -> Result<(), String> {
         cmd.args(args).current_dir(&project).env("PATH", path_with(&tools.join("bin")));
         cmd
     };
-    // The README's command, into the index's folder. In `cargo xtask test` it follows the Python step's build of the
-    // same wheel, so it is also the second build in a row that maturin's in-place repair once broke (see
-    // bindings/python/build.rs); each build relinks the module with LTO (about 35 s here), so it runs once.
-    status(maturin(&["build", "--release", "--out", &text(&dist)]), "maturin build --release")?;
+    // The README's command, into the index's folder; in `cargo xtask test` the Python step ran that same command on
+    // the same sources moments ago, and its wheel is the one published (each build relinks the module with LTO,
+    // about 40 s here). Run alone, this step builds it; bindings/python/build.rs keeps a second build in a row sound.
+    match super::python::built_wheel() {
+        Some(wheel) => {
+            let name = wheel.file_name().ok_or("the Python step's wheel has no file name")?;
+            std::fs::copy(wheel, dist.join(name)).map_err(|e| format!("cannot copy {}: {e}", wheel.display()))?;
+            eprintln!("publishing the wheel the Python step built: {}", wheel.display());
+        }
+        None => status(maturin(&["build", "--release", "--out", &text(&dist)]), "maturin build --release")?,
+    }
     status(maturin(&["sdist", "--out", &text(&dist)]), "maturin sdist")?;
     let names: Vec<String> = std::fs::read_dir(&dist)
         .map_err(|e| e.to_string())?

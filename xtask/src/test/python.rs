@@ -123,9 +123,18 @@ pub(super) fn install_wheel() -> Result<PathBuf, String> {
         .find(|p| p.extension().is_some_and(|x| x == "whl"))
         .ok_or("maturin built no wheel")?;
     let venv = root.join("target/py-test-venv");
-    let wheel = wheel.display().to_string();
-    fresh_venv(&venv, &[&wheel, "pytest", "mypy"])?;
+    fresh_venv(&venv, &[&wheel.display().to_string(), "pytest", "mypy"])?;
+    let _ = BUILT_WHEEL.set(wheel);
     Ok(venv)
+}
+
+/// The wheel `install_wheel` built in this run: `packages` pip publishes it instead of running the same
+/// `maturin build --release` again (each build relinks the module with LTO, about 40 s here).
+static BUILT_WHEEL: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// The wheel this run's Python step built from the generated project, if it ran.
+pub(super) fn built_wheel() -> Option<&'static Path> {
+    BUILT_WHEEL.get().map(PathBuf::as_path)
 }
 
 fn path_with(dir: &Path) -> String {

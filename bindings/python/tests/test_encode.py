@@ -23,13 +23,23 @@ from uform import Executor, Model, Precision, Trainer
 from test_reliability import rss_kib
 
 
+def loaded(directory: pathlib.Path) -> Iterator[Model]:
+    """The model in `directory` on a two-thread executor, both freed when the module's tests are done."""
+    executor = Executor.for_ram(threads=2)
+    model = Model.load_ram(directory, executor=executor)
+    yield model
+    model.free()
+    executor.free()
+
+
 @pytest.fixture(scope="module")
 def model(test_model_dir: pathlib.Path) -> Iterator[Model]:
-    executor = Executor.for_ram(threads=2)
-    loaded = Model.load_ram(test_model_dir, executor=executor)
-    yield loaded
-    loaded.free()
-    executor.free()
+    yield from loaded(test_model_dir)
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tiny_model_dir: pathlib.Path) -> Iterator[Model]:
+    yield from loaded(tiny_model_dir)
 
 
 def close_to(got: np.ndarray[Any, Any], want: np.ndarray[Any, Any]) -> None:
@@ -97,18 +107,15 @@ def test_24_the_array_outlives_the_model_and_executor(test_model_dir: pathlib.Pa
     assert got[0, 0] == np.float32(1.5)
 
 
-def test_25_ten_thousand_encodes_keep_memory_flat(tiny_model_dir: pathlib.Path) -> None:
+def test_25_ten_thousand_encodes_keep_memory_flat(tiny_model: Model) -> None:
     """On the tiny model (MiniLM's code paths, width 32): on MiniLM the calls took 20 s of compute."""
-    executor = Executor.for_ram(threads=2)
-    model = Model.load_ram(tiny_model_dir, executor=executor)
+    model = tiny_model
     for _ in range(200):  # warm up allocators and the prepared encoder
         model.encode_text(["hi"])
     before = rss_kib()
     for _ in range(10_000):
         assert model.encode_text(["hi"]).shape == (1, 32)
     growth = rss_kib() - before
-    model.free()
-    executor.free()
     assert growth < 20 * 1024, f"resident memory grew {growth} KiB over 10,000 encode calls"
 
 

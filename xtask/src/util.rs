@@ -25,10 +25,24 @@ pub fn run_in(dir: &Path, program: &str, args: &[&str]) -> Result<(), String> {
     }
 }
 
-/// Runs cargo (the one that runs xtask) in the repository root.
+/// Clippy's driver, once the lint step has left clippy to this run's dev builds (`lint::leave_clippy_to_builds`).
+pub static CLIPPY_IN_DEV_BUILDS: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Runs cargo (the one that runs xtask) in the repository root. When the lint step left clippy to the dev builds, a
+/// dev build or test compiles the workspace's crates through clippy's driver (`RUSTC_WORKSPACE_WRAPPER`, as `cargo
+/// clippy` does) with its warnings denied: every such command must, or cargo would compile the crates again.
 pub fn cargo(args: &[&str]) -> Result<(), String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    run_in(&root(), &cargo, args)
+    let program = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let compiles = matches!(args.first(), Some(&("build" | "test" | "rustc" | "run")));
+    match CLIPPY_IN_DEV_BUILDS.get() {
+        Some(driver) if compiles && !args.contains(&"--release") => {
+            let mut cmd = Command::new(&program);
+            cmd.args(args).current_dir(root());
+            cmd.env("RUSTC_WORKSPACE_WRAPPER", driver).env("CLIPPY_ARGS", "-Dwarnings");
+            status(cmd, &format!("`cargo {}` (linted by clippy)", args.join(" ")))
+        }
+        _ => run_in(&root(), &program, args),
+    }
 }
 
 /// Says how long a step of a suite took, after its output: where a suite's time goes, in CI's log.

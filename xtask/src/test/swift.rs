@@ -67,16 +67,15 @@ fn checker_python(root: &Path) -> Result<String, String> {
     let venv = root.join("target/swift-syntax-venv");
     let python = venv.join("bin/python");
     if !python.exists() {
-        run_in(root, "python3", &["-m", "venv", &venv.display().to_string()])?;
+        crate::util::make_venv(&venv)?;
     }
-    let python = python.display().to_string();
     let probe = "import tree_sitter, tree_sitter_swift, importlib.metadata as m; \
                  assert m.version('tree-sitter-swift') == '0.7.4'";
     let ready = std::process::Command::new(&python).args(["-c", probe]).output().is_ok_and(|o| o.status.success());
     if !ready {
-        run_in(root, &python, &["-m", "pip", "install", "--quiet", "tree-sitter==0.26.1", "tree-sitter-swift==0.7.4"])?;
+        crate::util::pip_install(&python, &["tree-sitter==0.26.1", "tree-sitter-swift==0.7.4"])?;
     }
-    Ok(python)
+    Ok(python.display().to_string())
 }
 
 /// Every `.swift` file under `dir`, sorted, leaving out build folders and the untracked test model.

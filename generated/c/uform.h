@@ -343,7 +343,10 @@ typedef struct uform_executor_for_ram_config_t {
      * absent.
      */
     const char *cpu_class;
-    /** Threads to spawn; absent takes 7/8 of the cores the domains carry. Zero means absent. */
+    /**
+     * Threads to spawn; absent takes 7/8 of the cores the domains carry, rounded to the nearest, at least one
+     * (2 of 2 cores, 7 of 8). Zero means absent.
+     */
     uint32_t threads;
     /** Deferred calls tracked at once; absent takes a default. Zero means absent. */
     uint32_t deferred_limit;

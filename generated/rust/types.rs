@@ -154,7 +154,8 @@ pub struct ExecutorForRamConfig {
     pub memory_domains: Option<Vec<u32>>,
     /// The CPU class to dispatch as, spelled like "intel-haswell"; absent derives the CPU's own.
     pub cpu_class: Option<String>,
-    /// Threads to spawn; absent takes 7/8 of the cores the domains carry.
+    /// Threads to spawn; absent takes 7/8 of the cores the domains carry, rounded to the nearest, at least one (2 of 2
+    /// cores, 7 of 8).
     pub threads: Option<u32>,
     /// Deferred calls tracked at once; absent takes a default.
     pub deferred_limit: Option<u32>,

@@ -114,7 +114,10 @@ export interface ExecutorForRamConfig {
     memoryDomains?: number[];
     /** The CPU class to dispatch as, spelled like "intel-haswell"; absent derives the CPU's own. */
     cpuClass?: string;
-    /** Threads to spawn; absent takes 7/8 of the cores the domains carry. */
+    /**
+     * Threads to spawn; absent takes 7/8 of the cores the domains carry, rounded to the nearest, at least one
+     * (2 of 2 cores, 7 of 8).
+     */
     threads?: number;
     /** Deferred calls tracked at once; absent takes a default. */
     deferredLimit?: number;

@@ -117,9 +117,10 @@ impl Plan {
     pub fn caller_only() -> Plan {
         Plan { cores: vec![Vec::new()] }
     }
-    /// 7/8 of the cores, rounded down, at least one.
+    /// 7/8 of the cores, rounded to the nearest (half up), at least one: rounding down would leave one of a
+    /// 2-core machine's cores idle and halve the default speed.
     pub fn default_threads(&self) -> usize {
-        (self.cores.len() * 7 / 8).max(1)
+        ((self.cores.len() * 7 + 4) / 8).max(1)
     }
     /// The core of thread `index` (0 is the calling thread, which is never pinned).
     pub fn core_of(&self, index: usize) -> &[usize] {

@@ -164,7 +164,9 @@ class ExecutorForRamConfig(TypedDict, total=False):
     cpu_class: Optional[str]
     """The CPU class to dispatch as, spelled like "intel-haswell"; absent derives the CPU's own."""
     threads: Optional[int]
-    """Threads to spawn; absent takes 7/8 of the cores the domains carry."""
+    """Threads to spawn; absent takes 7/8 of the cores the domains carry, rounded to the nearest, at least one (2
+    of 2 cores, 7 of 8).
+    """
     deferred_limit: Optional[int]
     """Deferred calls tracked at once; absent takes a default."""
     scratch_limit: Optional[int]

@@ -1769,7 +1769,8 @@ public struct ExecutorForRamConfig: Equatable, Hashable {
      */
     public var cpuClass: String?
     /**
-     * Threads to spawn; absent takes 7/8 of the cores the domains carry.
+     * Threads to spawn; absent takes 7/8 of the cores the domains carry, rounded to the nearest, at least
+     * one (2 of 2 cores, 7 of 8).
      */
     public var threads: UInt32?
     /**
@@ -1794,7 +1795,8 @@ public struct ExecutorForRamConfig: Equatable, Hashable {
          * The CPU class to dispatch as, spelled like "intel-haswell"; absent derives the CPU's own.
          */cpuClass: String? = nil, 
         /**
-         * Threads to spawn; absent takes 7/8 of the cores the domains carry.
+         * Threads to spawn; absent takes 7/8 of the cores the domains carry, rounded to the nearest, at least
+         * one (2 of 2 cores, 7 of 8).
          */threads: UInt32? = nil, 
         /**
          * Deferred calls tracked at once; absent takes a default.

@@ -108,7 +108,10 @@ data class ExecutorForRamConfig(
     var memoryDomains: List<UInt>? = null,
     /** The CPU class to dispatch as, spelled like "intel-haswell"; absent derives the CPU's own. */
     var cpuClass: String? = null,
-    /** Threads to spawn; absent takes 7/8 of the cores the domains carry. */
+    /**
+     * Threads to spawn; absent takes 7/8 of the cores the domains carry, rounded to the nearest, at least one
+     * (2 of 2 cores, 7 of 8).
+     */
     var threads: UInt? = null,
     /** Deferred calls tracked at once; absent takes a default. */
     var deferredLimit: UInt? = 1024u,

@@ -39,8 +39,9 @@ fn run(ordinals: Vec<u32>) -> Result<(), String> {
     let path = file.to_str().unwrap();
     let executor = Executor::for_vram(ExecutorForVramConfig { devices: Some(ordinals.clone()), ..Default::default() })
         .map_err(|e| format!("forVram failed: {e}"))?;
-    let model = Model::load_vram(path, ModelLoadVramConfig { executor: executor.clone(), devices: None })
-        .map_err(|e| format!("loadVram failed: {e}"))?;
+    let model =
+        Model::load_vram(path, ModelLoadVramConfig { executor: executor.clone(), devices: None, revision: None })
+            .map_err(|e| format!("loadVram failed: {e}"))?;
     let d = model.describe().map_err(|e| e.to_string())?;
     if d.residency != Residency::Vram || d.devices != ordinals || d.bytes != 102 || d.tensors.len() != 4 {
         return Err(format!("unexpected description: {d:?}"));
@@ -73,12 +74,15 @@ fn run(ordinals: Vec<u32>) -> Result<(), String> {
         other => return Err(format!("freeing the executor under a VRAM model gave {other:?}")),
     }
     let missing = ordinals.iter().max().unwrap() + 100;
-    match Model::load_vram(path, ModelLoadVramConfig { executor: executor.clone(), devices: Some(vec![missing]) }) {
+    match Model::load_vram(
+        path,
+        ModelLoadVramConfig { executor: executor.clone(), devices: Some(vec![missing]), revision: None },
+    ) {
         Err(e) if e.kind() == ErrorKind::InvalidArgument => println!("ordinal {missing}: ok ({e})"),
         other => return Err(format!("ordinal {missing} gave {other:?}")),
     }
     let ram = Executor::for_ram(ExecutorForRamConfig { threads: Some(1), ..Default::default() }).unwrap();
-    match Model::load_vram(path, ModelLoadVramConfig { executor: ram, devices: None }) {
+    match Model::load_vram(path, ModelLoadVramConfig { executor: ram, devices: None, revision: None }) {
         Err(e) if e.kind() == ErrorKind::InvalidArgument => println!("RAM executor: ok ({e})"),
         other => return Err(format!("a RAM executor gave {other:?}")),
     }

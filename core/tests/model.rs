@@ -96,7 +96,10 @@ fn ram() -> Executor {
 }
 
 fn load(path: &str, executor: &Executor) -> Result<Model> {
-    Model::load_ram(path, ModelLoadRamConfig { executor: executor.clone(), memory_domains: None, precision: None })
+    Model::load_ram(
+        path,
+        ModelLoadRamConfig { executor: executor.clone(), memory_domains: None, precision: None, revision: None },
+    )
 }
 
 fn expected(path: &str, tensors: &[T], architecture: Option<&str>, executor: &Executor) -> ModelDescription {
@@ -207,6 +210,7 @@ fn memory_domains_are_checked_and_reported() {
         executor: executor.clone(),
         memory_domains: domains,
         precision: None,
+        revision: None,
     };
     let model = Model::load_ram(&file, config(Some(vec![node]))).unwrap();
     let d = model.describe().unwrap();
@@ -335,8 +339,11 @@ fn bad_files_are_clear_errors() {
         }
     }
     // The same checks guard VRAM loads, after the device checks.
-    let e =
-        Model::load_vram("/dev/null", ModelLoadVramConfig { executor: executor.clone(), devices: None }).unwrap_err();
+    let e = Model::load_vram(
+        "/dev/null",
+        ModelLoadVramConfig { executor: executor.clone(), devices: None, revision: None },
+    )
+    .unwrap_err();
     assert!(matches!(e.kind(), Unavailable | InvalidArgument), "{e}");
 }
 
@@ -368,7 +375,7 @@ fn a_model_borrows_its_executor() {
     let e = load(&file, &executor).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::FreedHandle);
     assert_eq!(e.message(), "`Model.load_ram` was called on an Executor that was already freed");
-    let e = Model::load_vram(&file, ModelLoadVramConfig { executor, devices: None }).unwrap_err();
+    let e = Model::load_vram(&file, ModelLoadVramConfig { executor, devices: None, revision: None }).unwrap_err();
     assert_eq!(e.message(), "`Model.load_vram` was called on an Executor that was already freed");
 }
 
@@ -385,8 +392,11 @@ fn vram_without_a_gpu_is_unavailable() {
     let dir = Dir::new("vram");
     let file = dir.write("model.safetensors", safetensors(&fixture()));
     let executor = ram();
-    let e = Model::load_vram(&file, ModelLoadVramConfig { executor: executor.clone(), devices: Some(vec![0, 1]) })
-        .unwrap_err();
+    let e = Model::load_vram(
+        &file,
+        ModelLoadVramConfig { executor: executor.clone(), devices: Some(vec![0, 1]), revision: None },
+    )
+    .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unavailable);
     assert!(e.message().starts_with("no GPU driver: `Model.load_vram` needs a VRAM executor"), "{e}");
     assert!(e.message().contains("`Model.load_ram`"), "{e}");

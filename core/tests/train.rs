@@ -32,8 +32,11 @@ fn rows(v: &Value) -> Vec<Vec<f32>> {
 }
 
 fn load(executor: &Executor, path: &str) -> Model {
-    Model::load_ram(path, ModelLoadRamConfig { executor: executor.clone(), memory_domains: None, precision: None })
-        .unwrap()
+    Model::load_ram(
+        path,
+        ModelLoadRamConfig { executor: executor.clone(), memory_domains: None, precision: None, revision: None },
+    )
+    .unwrap()
 }
 
 fn executor() -> Executor {

@@ -321,6 +321,7 @@ pub struct uform_model_load_ram_config_t {
     pub memory_domains: *const u32,
     pub memory_domains_count: usize,
     pub precision: i32,
+    pub revision: *const c_char,
 }
 
 fn model_load_ram_config_from_c(raw: &uform_model_load_ram_config_t) -> Result<uform_core::ModelLoadRamConfig, Error> {
@@ -328,6 +329,7 @@ fn model_load_ram_config_from_c(raw: &uform_model_load_ram_config_t) -> Result<u
         executor: EXECUTOR_HANDLES.get(raw.executor as usize, "ModelLoadRamConfig.executor", "Executor")?.value.clone(),
         memory_domains: read_list(raw.memory_domains, raw.memory_domains_count, "ModelLoadRamConfig.memory_domains")?,
         precision: if raw.precision == 0 { None } else { Some(precision_from_c(raw.precision, "ModelLoadRamConfig.precision")?) },
+        revision: read_str(raw.revision, "ModelLoadRamConfig.revision")?,
     })
 }
 
@@ -349,6 +351,10 @@ const _: () = assert!(
     std::mem::offset_of!(uform_model_load_ram_config_t, precision) >= std::mem::size_of::<uform_model_load_ram_config_t_first>(),
     "uform_model_load_ram_config_t.precision lies in the first layout's trailing padding: append a field that fills it first"
 );
+const _: () = assert!(
+    std::mem::offset_of!(uform_model_load_ram_config_t, revision) >= std::mem::size_of::<uform_model_load_ram_config_t_first>(),
+    "uform_model_load_ram_config_t.revision lies in the first layout's trailing padding: append a field that fills it first"
+);
 
 
 #[repr(C)]
@@ -358,19 +364,36 @@ pub struct uform_model_load_vram_config_t {
     pub executor: *mut uform_executor_t,
     pub devices: *const u32,
     pub devices_count: usize,
+    pub revision: *const c_char,
 }
 
 fn model_load_vram_config_from_c(raw: &uform_model_load_vram_config_t) -> Result<uform_core::ModelLoadVramConfig, Error> {
     Ok(uform_core::ModelLoadVramConfig {
         executor: EXECUTOR_HANDLES.get(raw.executor as usize, "ModelLoadVramConfig.executor", "Executor")?.value.clone(),
         devices: read_list(raw.devices, raw.devices_count, "ModelLoadVramConfig.devices")?,
+        revision: read_str(raw.revision, "ModelLoadVramConfig.revision")?,
     })
+}
+
+/// `uform_model_load_vram_config_t` as its first layout declared it.
+#[repr(C)]
+#[allow(dead_code)]
+struct uform_model_load_vram_config_t_first {
+    struct_size: u32,
+    executor: *mut uform_executor_t,
+    devices: *const u32,
+    devices_count: usize,
 }
 
 // SAFETY: `#[repr(C)]`, led by `struct_size: u32`, and every field an integer, a float, a C `bool` or a raw pointer, for which all zeros (and whatever a C caller writes) is a valid value.
 unsafe impl Versioned for uform_model_load_vram_config_t {
-    const FIRST_SIZE: usize = std::mem::size_of::<uform_model_load_vram_config_t>();
+    const FIRST_SIZE: usize = std::mem::size_of::<uform_model_load_vram_config_t_first>();
 }
+const _: () = assert!(
+    std::mem::offset_of!(uform_model_load_vram_config_t, revision) >= std::mem::size_of::<uform_model_load_vram_config_t_first>(),
+    "uform_model_load_vram_config_t.revision lies in the first layout's trailing padding: append a field that fills it first"
+);
+
 
 #[repr(C)]
 #[derive(Clone, Copy)]

@@ -185,7 +185,14 @@ typedef struct uform_executor_t uform_executor_t;
  * executor first is an in-use error. RAM weights are read once into memory the process owns, so the file may
  * then be changed or deleted without affecting the model; VRAM weights are uploaded to every listed device.
  * The path names a `.safetensors` file, a sharded model's `model.safetensors.index.json`, or a directory
- * holding either beside `config.json` and `tokenizer.json` (the Hugging Face layout).
+ * holding either beside `config.json` and `tokenizer.json` (the Hugging Face layout). A path that is no file
+ * or folder here but a Hub name, `org/name` or `name`, loads that repository's snapshot at the config's
+ * revision (absent: `main`) from the cache that `huggingface_hub`, transformers and sentence-transformers
+ * share: `$HF_HUB_CACHE`, else `$HF_HOME/hub`, else `~/.cache/huggingface/hub`, so a model any of them
+ * downloaded loads with no second copy. An existing file or folder always wins over a name (write `./name` to
+ * mean a folder). This version reads the cache and downloads nothing: a name the cache lacks is unavailable,
+ * naming the cache folder and how to fill it. A repository with only `pytorch_model.bin` is unsupported:
+ * UForm never unpickles.
  *
  * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
  * overlap; `uform_model_free` while an encode is in flight (on another thread, or asynchronous) is an in-use
@@ -480,6 +487,12 @@ typedef struct uform_model_load_ram_config_t {
      * before it.
      */
     uform_precision_t precision;
+    /**
+     * The branch, tag or commit to load when the path is a Hub name; absent takes `main`. With a file or
+     * folder it is an invalid argument. NULL means absent. Appended in 0.4.0: absent when `struct_size` is
+     * zero or ends before it.
+     */
+    const char *revision;
 } uform_model_load_ram_config_t;
 
 /** `uform_model_load_ram_config_t` with `struct_size` set and every other field absent. */
@@ -508,6 +521,12 @@ typedef struct uform_model_load_vram_config_t {
      */
     const uint32_t *devices;
     size_t devices_count;
+    /**
+     * The branch, tag or commit to load when the path is a Hub name; absent takes `main`. With a file or
+     * folder it is an invalid argument. NULL means absent. Appended in 0.4.0: absent when `struct_size` is
+     * zero or ends before it.
+     */
+    const char *revision;
 } uform_model_load_vram_config_t;
 
 /** `uform_model_load_vram_config_t` with `struct_size` set and every other field absent. */
@@ -910,7 +929,8 @@ uform_status_t uform_executor_free(uform_executor_t *executor);
 
 /**
  * Reads safetensors weights into host memory for the threads of a RAM executor.
- * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+ * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either; or a
+ * Hugging Face Hub name (`org/name`) held in the Hub cache.
  * @param config The executor whose threads read the weights, and the NUMA nodes that hold them. NULL means
  * every field absent.
  * @param model Receives the new model; release it with `uform_model_free`.
@@ -921,7 +941,8 @@ uform_status_t uform_model_load_ram(const char *path, const uform_model_load_ram
 
 /**
  * Uploads safetensors weights to the devices of a VRAM executor.
- * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+ * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either; or a
+ * Hugging Face Hub name (`org/name`) held in the Hub cache.
  * @param config The executor whose streams upload the weights, and the devices that receive them. NULL means
  * every field absent.
  * @param model Receives the new model; release it with `uform_model_free`.

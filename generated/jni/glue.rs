@@ -195,7 +195,7 @@ pub extern "system" fn Java_cloud_unum_uform_UFormNative_executorDrainQuiet<'l>(
 /// `Model.loadRam`
 #[no_mangle]
 #[allow(unused_variables, clippy::too_many_arguments, clippy::needless_question_mark)]
-pub extern "system" fn Java_cloud_unum_uform_UFormNative_modelLoadRam<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, path: JString<'l>, config_executor: jlong, config_memory_domains: JIntArray<'l>, config_precision_present: jboolean, config_precision: jint) -> jlong {
+pub extern "system" fn Java_cloud_unum_uform_UFormNative_modelLoadRam<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, path: JString<'l>, config_executor: jlong, config_memory_domains: JIntArray<'l>, config_precision_present: jboolean, config_precision: jint, config_revision: JString<'l>) -> jlong {
     runtime::call(&mut env, |env| {
         let path = runtime::string(env, &path)?;
         let config = uform_core::ModelLoadRamConfig {
@@ -203,6 +203,7 @@ pub extern "system" fn Java_cloud_unum_uform_UFormNative_modelLoadRam<'l>(mut en
             executor: unsafe { runtime::borrow::<uform_core::Executor>(config_executor) }.clone(),
             memory_domains: if config_memory_domains.is_null() { None } else { Some(runtime::u32s(env, &config_memory_domains)?) },
             precision: if config_precision_present != 0 { Some(runtime::variant(&uform_core::Precision::ALL, config_precision)?) } else { None },
+            revision: if config_revision.is_null() { None } else { Some(runtime::string(env, &config_revision)?) },
         };
         let value = uform_core::Model::load_ram(path, config)?;
         Ok(runtime::handle(value))
@@ -212,13 +213,14 @@ pub extern "system" fn Java_cloud_unum_uform_UFormNative_modelLoadRam<'l>(mut en
 /// `Model.loadVram`
 #[no_mangle]
 #[allow(unused_variables, clippy::too_many_arguments, clippy::needless_question_mark)]
-pub extern "system" fn Java_cloud_unum_uform_UFormNative_modelLoadVram<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, path: JString<'l>, config_executor: jlong, config_devices: JIntArray<'l>) -> jlong {
+pub extern "system" fn Java_cloud_unum_uform_UFormNative_modelLoadVram<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, path: JString<'l>, config_executor: jlong, config_devices: JIntArray<'l>, config_revision: JString<'l>) -> jlong {
     runtime::call(&mut env, |env| {
         let path = runtime::string(env, &path)?;
         let config = uform_core::ModelLoadVramConfig {
             // SAFETY: Kotlin holds a use of `config_executor` for the whole call (NativeHandle.use).
             executor: unsafe { runtime::borrow::<uform_core::Executor>(config_executor) }.clone(),
             devices: if config_devices.is_null() { None } else { Some(runtime::u32s(env, &config_devices)?) },
+            revision: if config_revision.is_null() { None } else { Some(runtime::string(env, &config_revision)?) },
         };
         let value = uform_core::Model::load_vram(path, config)?;
         Ok(runtime::handle(value))

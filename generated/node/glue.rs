@@ -400,6 +400,7 @@ impl FromJs for uform_core::ModelLoadRamConfig {
                 executor: EXECUTOR_HANDLES.get(required::<u32>(object.field("executor")?, "executor")?, "Executor", "executor")?,
                 memory_domains: optional::<Vec<u32>>(object.field("memoryDomains")?, "memoryDomains")?,
                 precision: optional::<uform_core::Precision>(object.field("precision")?, "precision")?,
+                revision: optional::<String>(object.field("revision")?, "revision")?,
             })
         })
     }
@@ -414,6 +415,7 @@ impl FromJs for uform_core::ModelLoadVramConfig {
             Ok(uform_core::ModelLoadVramConfig {
                 executor: EXECUTOR_HANDLES.get(required::<u32>(object.field("executor")?, "executor")?, "Executor", "executor")?,
                 devices: optional::<Vec<u32>>(object.field("devices")?, "devices")?,
+                revision: optional::<String>(object.field("revision")?, "revision")?,
             })
         })
     }

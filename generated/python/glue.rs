@@ -466,12 +466,14 @@ fn model_load_ram_config_from_kwargs(
     executor: Option<&Bound<'_, PyAny>>,
     memory_domains: Option<&Bound<'_, PyAny>>,
     precision: Option<&Bound<'_, PyAny>>,
+    revision: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<uform_core::ModelLoadRamConfig> {
     let _ = py;
     Ok(uform_core::ModelLoadRamConfig {
         executor: required(py, executor, "executor", executor_from_py)?,
         memory_domains: opt(memory_domains, "memory_domains", |v: &Bound<'_, PyAny>, a: &str| arg_list(v, a, arg_u32))?,
         precision: opt(precision, "precision", precision_from_py)?,
+        revision: opt(revision, "revision", arg_string)?,
     })
 }
 
@@ -484,11 +486,13 @@ fn model_load_ram_config_from_py(value: &Bound<'_, PyAny>, argument: &str) -> Py
     let executor = map.get_item("executor")?;
     let memory_domains = map.get_item("memory_domains")?;
     let precision = map.get_item("precision")?;
+    let revision = map.get_item("revision")?;
     model_load_ram_config_from_kwargs(
         value.py(),
         executor.as_ref(),
         memory_domains.as_ref(),
         precision.as_ref(),
+        revision.as_ref(),
     )
 }
 
@@ -499,6 +503,7 @@ fn model_load_ram_config_to_py<'py>(py: Python<'py>, value: &uform_core::ModelLo
     // `executor` holds a handle, only ever read from Python into a call.
     if value.memory_domains.is_some() { fields.set_item("memory_domains", match &value.memory_domains { Some(v) => py_value(py, pyo3::types::PyList::new(py, v.iter().map(|v| py_value(py, *v)).collect::<PyResult<Vec<_>>>()?)?), None => Ok(py.None().into_bound(py)) }?)?; }
     if value.precision.is_some() { fields.set_item("precision", match &value.precision { Some(v) => precision_to_py(py, *v), None => Ok(py.None().into_bound(py)) }?)?; }
+    if value.revision.is_some() { fields.set_item("revision", match &value.revision { Some(v) => py_value(py, AsRef::<str>::as_ref(&v)), None => Ok(py.None().into_bound(py)) }?)?; }
     py_value(py, fields)
 }
 
@@ -508,11 +513,13 @@ fn model_load_vram_config_from_kwargs(
     py: Python<'_>,
     executor: Option<&Bound<'_, PyAny>>,
     devices: Option<&Bound<'_, PyAny>>,
+    revision: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<uform_core::ModelLoadVramConfig> {
     let _ = py;
     Ok(uform_core::ModelLoadVramConfig {
         executor: required(py, executor, "executor", executor_from_py)?,
         devices: opt(devices, "devices", |v: &Bound<'_, PyAny>, a: &str| arg_list(v, a, arg_u32))?,
+        revision: opt(revision, "revision", arg_string)?,
     })
 }
 
@@ -524,10 +531,12 @@ fn model_load_vram_config_from_py(value: &Bound<'_, PyAny>, argument: &str) -> P
     };
     let executor = map.get_item("executor")?;
     let devices = map.get_item("devices")?;
+    let revision = map.get_item("revision")?;
     model_load_vram_config_from_kwargs(
         value.py(),
         executor.as_ref(),
         devices.as_ref(),
+        revision.as_ref(),
     )
 }
 
@@ -537,6 +546,7 @@ fn model_load_vram_config_to_py<'py>(py: Python<'py>, value: &uform_core::ModelL
     let fields = pyo3::types::PyDict::new(py);
     // `executor` holds a handle, only ever read from Python into a call.
     if value.devices.is_some() { fields.set_item("devices", match &value.devices { Some(v) => py_value(py, pyo3::types::PyList::new(py, v.iter().map(|v| py_value(py, *v)).collect::<PyResult<Vec<_>>>()?)?), None => Ok(py.None().into_bound(py)) }?)?; }
+    if value.revision.is_some() { fields.set_item("revision", match &value.revision { Some(v) => py_value(py, AsRef::<str>::as_ref(&v)), None => Ok(py.None().into_bound(py)) }?)?; }
     py_value(py, fields)
 }
 
@@ -768,19 +778,19 @@ pub struct Model {
 impl Model {
     /// Reads safetensors weights into host memory for the threads of a RAM executor.
     #[staticmethod]
-    #[pyo3(signature = (path, *, executor, memory_domains=None, precision=None))]
-    fn load_ram(py: Python<'_>, path: Bound<'_, PyAny>, executor: Bound<'_, PyAny>, memory_domains: Option<Bound<'_, PyAny>>, precision: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
+    #[pyo3(signature = (path, *, executor, memory_domains=None, precision=None, revision=None))]
+    fn load_ram(py: Python<'_>, path: Bound<'_, PyAny>, executor: Bound<'_, PyAny>, memory_domains: Option<Bound<'_, PyAny>>, precision: Option<Bound<'_, PyAny>>, revision: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
         let path = arg_path(&path, "path")?;
-        let config = model_load_ram_config_from_kwargs(py, Some(&executor), memory_domains.as_ref(), precision.as_ref())?;
+        let config = model_load_ram_config_from_kwargs(py, Some(&executor), memory_domains.as_ref(), precision.as_ref(), revision.as_ref())?;
         let value = py.detach(|| guard(|| uform_core::Model::load_ram(path, config))).map_err(|e| raise(py, e))?;
         Ok(Self { core: value, _borrowed: vec![executor.clone().unbind()] })
     }
     /// Uploads safetensors weights to the devices of a VRAM executor.
     #[staticmethod]
-    #[pyo3(signature = (path, *, executor, devices=None))]
-    fn load_vram(py: Python<'_>, path: Bound<'_, PyAny>, executor: Bound<'_, PyAny>, devices: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
+    #[pyo3(signature = (path, *, executor, devices=None, revision=None))]
+    fn load_vram(py: Python<'_>, path: Bound<'_, PyAny>, executor: Bound<'_, PyAny>, devices: Option<Bound<'_, PyAny>>, revision: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
         let path = arg_path(&path, "path")?;
-        let config = model_load_vram_config_from_kwargs(py, Some(&executor), devices.as_ref())?;
+        let config = model_load_vram_config_from_kwargs(py, Some(&executor), devices.as_ref(), revision.as_ref())?;
         let value = py.detach(|| guard(|| uform_core::Model::load_vram(path, config))).map_err(|e| raise(py, e))?;
         Ok(Self { core: value, _borrowed: vec![executor.clone().unbind()] })
     }

@@ -258,6 +258,9 @@ pub struct ModelLoadRamConfig {
     /// The number format the weights are kept and multiplied in; absent keeps f32. Bf16 needs a CPU class with bf16
     /// instructions.
     pub precision: Option<Precision>,
+    /// The branch, tag or commit to load when the path is a Hub name; absent takes `main`. With a file or folder it is
+    /// an invalid argument.
+    pub revision: Option<String>,
 }
 
 impl ModelLoadRamConfig {
@@ -272,6 +275,9 @@ pub struct ModelLoadVramConfig {
     pub executor: crate::Executor,
     /// Device ordinals, a subset of the executor's devices, each receiving every tensor; absent takes all of them.
     pub devices: Option<Vec<u32>>,
+    /// The branch, tag or commit to load when the path is a Hub name; absent takes `main`. With a file or folder it is
+    /// an invalid argument.
+    pub revision: Option<String>,
 }
 
 /// The number format a RAM model keeps its weights in and multiplies them in.

@@ -303,6 +303,11 @@ export interface ModelLoadRamConfig {
      * bf16 instructions.
      */
     precision?: Precision;
+    /**
+     * The branch, tag or commit to load when the path is a Hub name; absent takes `main`. With a file or
+     * folder it is an invalid argument.
+     */
+    revision?: string;
 }
 
 /** Which VRAM executor uploads a model's weights, and which of its devices receive them. */
@@ -317,6 +322,11 @@ export interface ModelLoadVramConfig {
      * them.
      */
     devices?: number[];
+    /**
+     * The branch, tag or commit to load when the path is a Hub name; absent takes `main`. With a file or
+     * folder it is an invalid argument.
+     */
+    revision?: string;
 }
 
 /** The number format a RAM model keeps its weights in and multiplies them in. */
@@ -494,7 +504,13 @@ export interface RerankScore {
  * an in-use error. RAM weights are read once into memory the process owns, so the file may then be changed or
  * deleted without affecting the model; VRAM weights are uploaded to every listed device. The path names a
  * `.safetensors` file, a sharded model's `model.safetensors.index.json`, or a directory holding either beside
- * `config.json` and `tokenizer.json` (the Hugging Face layout).
+ * `config.json` and `tokenizer.json` (the Hugging Face layout). A path that is no file or folder here but a
+ * Hub name, `org/name` or `name`, loads that repository's snapshot at the config's revision (absent: `main`)
+ * from the cache that `huggingface_hub`, transformers and sentence-transformers share: `$HF_HUB_CACHE`, else
+ * `$HF_HOME/hub`, else `~/.cache/huggingface/hub`, so a model any of them downloaded loads with no second
+ * copy. An existing file or folder always wins over a name (write `./name` to mean a folder). This version
+ * reads the cache and downloads nothing: a name the cache lacks is unavailable, naming the cache folder and
+ * how to fill it. A repository with only `pytorch_model.bin` is unsupported: UForm never unpickles.
  *
  * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
  * overlap; `free` while an encode is in flight (on another thread, or asynchronous) is an in-use error that
@@ -504,27 +520,31 @@ export declare class Model implements Disposable {
     private constructor();
     /**
      * Reads safetensors weights into host memory for the threads of a RAM executor.
-     * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+     * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either; or
+     * a Hugging Face Hub name (`org/name`) held in the Hub cache.
      * @param config The executor whose threads read the weights, and the NUMA nodes that hold them.
      */
     static loadRam(path: string, config: ModelLoadRamConfig): Model;
     /**
      * Reads safetensors weights into host memory for the threads of a RAM executor. Runs off the event loop:
      * the promise resolves with what `loadRam` returns, or rejects with the error it throws.
-     * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+     * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either; or
+     * a Hugging Face Hub name (`org/name`) held in the Hub cache.
      * @param config The executor whose threads read the weights, and the NUMA nodes that hold them.
      */
     static loadRamAsync(path: string, config: ModelLoadRamConfig): Promise<Model>;
     /**
      * Uploads safetensors weights to the devices of a VRAM executor.
-     * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+     * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either; or
+     * a Hugging Face Hub name (`org/name`) held in the Hub cache.
      * @param config The executor whose streams upload the weights, and the devices that receive them.
      */
     static loadVram(path: string, config: ModelLoadVramConfig): Model;
     /**
      * Uploads safetensors weights to the devices of a VRAM executor. Runs off the event loop: the promise
      * resolves with what `loadVram` returns, or rejects with the error it throws.
-     * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+     * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either; or
+     * a Hugging Face Hub name (`org/name`) held in the Hub cache.
      * @param config The executor whose streams upload the weights, and the devices that receive them.
      */
     static loadVramAsync(path: string, config: ModelLoadVramConfig): Promise<Model>;

@@ -449,7 +449,13 @@ const MODEL_FINALIZER = new FinalizationRegistry((compiled) => {
  * an in-use error. RAM weights are read once into memory the process owns, so the file may then be changed or
  * deleted without affecting the model; VRAM weights are uploaded to every listed device. The path names a
  * `.safetensors` file, a sharded model's `model.safetensors.index.json`, or a directory holding either beside
- * `config.json` and `tokenizer.json` (the Hugging Face layout).
+ * `config.json` and `tokenizer.json` (the Hugging Face layout). A path that is no file or folder here but a
+ * Hub name, `org/name` or `name`, loads that repository's snapshot at the config's revision (absent: `main`)
+ * from the cache that `huggingface_hub`, transformers and sentence-transformers share: `$HF_HUB_CACHE`, else
+ * `$HF_HOME/hub`, else `~/.cache/huggingface/hub`, so a model any of them downloaded loads with no second
+ * copy. An existing file or folder always wins over a name (write `./name` to mean a folder). This version
+ * reads the cache and downloads nothing: a name the cache lacks is unavailable, naming the cache folder and
+ * how to fill it. A repository with only `pytorch_model.bin` is unsupported: UForm never unpickles.
  */
 class Model {
     #compiled;
@@ -471,7 +477,8 @@ class Model {
 
     /**
      * Reads safetensors weights into host memory for the threads of a RAM executor.
-     * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+     * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either; or
+     * a Hugging Face Hub name (`org/name`) held in the Hub cache.
      * @param config The executor whose threads read the weights, and the NUMA nodes that hold them.
      */
     static loadRam(path, config) {
@@ -488,7 +495,8 @@ class Model {
     /**
      * Reads safetensors weights into host memory for the threads of a RAM executor. Runs off the event loop:
      * the promise resolves with what `loadRam` returns, or rejects with the error it throws.
-     * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+     * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either; or
+     * a Hugging Face Hub name (`org/name`) held in the Hub cache.
      * @param config The executor whose threads read the weights, and the NUMA nodes that hold them.
      */
     static async loadRamAsync(path, config) {
@@ -504,7 +512,8 @@ class Model {
 
     /**
      * Uploads safetensors weights to the devices of a VRAM executor.
-     * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+     * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either; or
+     * a Hugging Face Hub name (`org/name`) held in the Hub cache.
      * @param config The executor whose streams upload the weights, and the devices that receive them.
      */
     static loadVram(path, config) {
@@ -521,7 +530,8 @@ class Model {
     /**
      * Uploads safetensors weights to the devices of a VRAM executor. Runs off the event loop: the promise
      * resolves with what `loadVram` returns, or rejects with the error it throws.
-     * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+     * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either; or
+     * a Hugging Face Hub name (`org/name`) held in the Hub cache.
      * @param config The executor whose streams upload the weights, and the devices that receive them.
      */
     static async loadVramAsync(path, config) {

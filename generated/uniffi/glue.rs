@@ -508,6 +508,7 @@ pub struct ModelLoadRamConfig {
     pub executor: Arc<Executor>,
     pub memory_domains: Option<Vec<u32>>,
     pub precision: Option<Precision>,
+    pub revision: Option<String>,
 }
 
 impl From<ModelLoadRamConfig> for uform_core::ModelLoadRamConfig {
@@ -516,6 +517,7 @@ impl From<ModelLoadRamConfig> for uform_core::ModelLoadRamConfig {
             executor: value.executor.core.clone(),
             memory_domains: value.memory_domains,
             precision: value.precision.map(|v| v.into()),
+            revision: value.revision,
         }
     }
 }
@@ -524,6 +526,7 @@ impl From<ModelLoadRamConfig> for uform_core::ModelLoadRamConfig {
 pub struct ModelLoadVramConfig {
     pub executor: Arc<Executor>,
     pub devices: Option<Vec<u32>>,
+    pub revision: Option<String>,
 }
 
 impl From<ModelLoadVramConfig> for uform_core::ModelLoadVramConfig {
@@ -531,6 +534,7 @@ impl From<ModelLoadVramConfig> for uform_core::ModelLoadVramConfig {
         uform_core::ModelLoadVramConfig {
             executor: value.executor.core.clone(),
             devices: value.devices,
+            revision: value.revision,
         }
     }
 }

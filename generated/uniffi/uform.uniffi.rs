@@ -213,6 +213,7 @@ struct r#ModelLoadRamConfig {
     r#executor: ::std::sync::Arc<r#Executor>,
     r#memory_domains: ::std::option::Option<std::vec::Vec<u32>>,
     r#precision: ::std::option::Option<r#Precision>,
+    r#revision: ::std::option::Option<::std::string::String>,
 }
 
 
@@ -220,6 +221,7 @@ struct r#ModelLoadRamConfig {
 struct r#ModelLoadVramConfig {
     r#executor: ::std::sync::Arc<r#Executor>,
     r#devices: ::std::option::Option<std::vec::Vec<u32>>,
+    r#revision: ::std::option::Option<::std::string::String>,
 }
 
 

@@ -53,7 +53,10 @@ fn texts(workloads: &Value, name: &str) -> Vec<String> {
 fn load(model_dir: &str, precision: Precision) -> uform_core::Result<Model> {
     let config = ExecutorForRamConfig { threads: Some(threads() as u32), ..Default::default() };
     let executor = Executor::for_ram(config)?;
-    Model::load_ram(model_dir, ModelLoadRamConfig { executor, memory_domains: None, precision: Some(precision) })
+    Model::load_ram(
+        model_dir,
+        ModelLoadRamConfig { executor, memory_domains: None, precision: Some(precision), revision: None },
+    )
 }
 
 fn worker(model_dir: &str, precision: Precision) {

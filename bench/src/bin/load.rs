@@ -62,9 +62,11 @@ fn hash(data: &[u8]) -> u64 {
 
 /// Every tensor's name and the hash of its bytes, in file order, through `loadRam`'s view.
 fn uform_hashes(path: &str, executor: &Executor) -> Vec<(String, u64)> {
-    let model =
-        Model::load_ram(path, ModelLoadRamConfig { executor: executor.clone(), memory_domains: None, precision: None })
-            .unwrap();
+    let model = Model::load_ram(
+        path,
+        ModelLoadRamConfig { executor: executor.clone(), memory_domains: None, precision: None, revision: None },
+    )
+    .unwrap();
     let weights = model.weights().unwrap();
     let hashes = weights.names().iter().map(|n| (n.to_string(), hash(weights.tensor(n).unwrap().data))).collect();
     drop(weights);
@@ -135,9 +137,11 @@ unsafe fn memmap(f: &std::fs::File) -> (*mut libc::c_void, usize) {
 
 fn uform(path: &str, executor: &Executor) -> (f64, u64) {
     let start = Instant::now();
-    let model =
-        Model::load_ram(path, ModelLoadRamConfig { executor: executor.clone(), memory_domains: None, precision: None })
-            .unwrap();
+    let model = Model::load_ram(
+        path,
+        ModelLoadRamConfig { executor: executor.clone(), memory_domains: None, precision: None, revision: None },
+    )
+    .unwrap();
     let weights = model.weights().unwrap();
     let mut sum = 0;
     for name in weights.names() {

@@ -176,3 +176,43 @@ def test_21_bad_arguments(tmp_path: pathlib.Path, executor: Executor) -> None:
         Model.load_ram(tmp_path, executor="not an executor")  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         Model.load_ram(123, executor=executor)  # type: ignore[arg-type]
+
+
+def hub_cache(cache: pathlib.Path, folder: pathlib.Path, name: str, commit: str) -> None:
+    """Lays `folder` out in `cache` as huggingface_hub does: blobs/, refs/main and refs/v1, and snapshots/<commit>/
+    whose files are relative links into blobs/."""
+    repository = cache / ("models--" + name.replace("/", "--"))
+    (repository / "blobs").mkdir(parents=True)
+    (repository / "refs").mkdir()
+    for ref in ("main", "v1"):
+        (repository / "refs" / ref).write_text(commit)
+    snapshot = repository / "snapshots" / commit
+    for number, file in enumerate(sorted(p for p in folder.rglob("*") if p.is_file())):
+        relative = file.relative_to(folder)
+        blob = repository / "blobs" / f"blob{number:04d}"
+        blob.write_bytes(file.read_bytes())
+        link = snapshot / relative
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(pathlib.Path(*[".."] * (len(relative.parts) + 1), "blobs", blob.name))
+
+
+def test_a_hub_name_loads_from_the_huggingface_cache(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, tiny_model_dir: pathlib.Path, executor: Executor
+) -> None:
+    name, commit = "org/tiny-bert", "0123456789abcdef0123456789abcdef01234567"
+    hub_cache(tmp_path / "hub", tiny_model_dir, name, commit)
+    texts = ["A man is eating food.", "A man rides a horse."]
+    with Model.load_ram(str(tiny_model_dir), executor=executor) as model:
+        want = model.encode_text(texts)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    for revision in (None, "v1", commit):
+        with Model.load_ram(name, executor=executor, revision=revision) as model:
+            assert model.describe().path == name
+            assert model.encode_text(texts).tolist() == want.tolist()
+    with pytest.raises(uform.UnavailableError, match="huggingface-cli download org/other") as info:
+        Model.load_ram("org/other", executor=executor)
+    assert str(tmp_path / "hub") in str(info.value)
+    with pytest.raises(uform.InvalidArgumentError, match="revision"):
+        Model.load_ram(str(tiny_model_dir), executor=executor, revision="main")
+    with pytest.raises(uform.InvalidArgumentError):
+        Model.load_ram(name, executor=executor, revision="../../etc")

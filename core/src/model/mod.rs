@@ -11,7 +11,8 @@
 //! either (the Hugging Face layout: the index wins, then `model.safetensors`, then the directory's only
 //! `.safetensors` file; a directory with none of them whose `modules.json` puts the Transformer module in a folder
 //! of its own, like `0_Transformer/`, is looked in there). The architecture is the `model_type` of a `config.json`
-//! beside the weights.
+//! beside the weights. A `path` that is no file or folder here but a Hugging Face Hub name (`org/name`) loads the
+//! snapshot of its revision from the Hub cache that `huggingface_hub` and sentence-transformers fill (`hub.rs`).
 //!
 //! # Checks
 //!
@@ -41,6 +42,7 @@
 pub mod dtype;
 pub(crate) mod file;
 pub mod header;
+pub(crate) mod hub;
 pub mod layout;
 pub(crate) mod ram;
 pub(crate) mod source;

@@ -119,15 +119,17 @@ pub fn read_shard(path: &Path, place: Place<'_>) -> Result<Shard> {
     Ok(Shard { path: path.to_path_buf(), map, data_start: header.data_start as usize, tensors: header.tensors })
 }
 
-/// Resolves `path` (see the module documentation), reads every shard (each placed by `place`) and the architecture.
-pub fn open(path: &str, place: Place<'_>) -> Result<Source> {
+/// Resolves `path` (see the module documentation; a Hub name at `revision` through `hub.rs`), reads every shard
+/// (each placed by `place`) and the architecture.
+pub fn open(path: &str, revision: Option<&str>, place: Place<'_>) -> Result<Source> {
     if path.is_empty() {
         return Err(Error::invalid_argument(
             "path",
             "must name a .safetensors file, a model.safetensors.index.json or a directory holding either, got an empty string",
         ));
     }
-    let given = Path::new(path);
+    let given = super::hub::resolve(path, revision)?;
+    let given = given.as_path();
     let meta = stat(given)?;
     let file = if meta.is_dir() { weights_in(given)? } else { given.to_path_buf() };
     let directory = match file.parent() {

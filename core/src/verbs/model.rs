@@ -229,7 +229,7 @@ impl Model {
                 refused = ram::bind(region, &nodes).err();
             }
         };
-        let source = source::open(path, &mut place)?;
+        let source = source::open(path, config.revision.as_deref(), &mut place)?;
         let mut description = describe_source(path, &source, Residency::Ram);
         let architecture = describe_folder(&mut description, &source);
         description.precision = precision;
@@ -258,7 +258,7 @@ impl Model {
         let lease = Lease::take(config.executor.lifecycle(), "Executor", "Model.load_vram")?;
         let ordinals = vram::executor_ordinals(&config.executor.devices()?);
         let positions = vram::plan_devices(vram::driver_present(), &ordinals, config.devices.as_deref())?;
-        let source = source::open(path, &mut |_| {})?;
+        let source = source::open(path, config.revision.as_deref(), &mut |_| {})?;
         let mut description = describe_source(path, &source, Residency::Vram);
         describe_folder(&mut description, &source);
         description.weight_bytes = description.bytes; // the file's bytes, uploaded as they are

@@ -29,7 +29,8 @@ fn every_family_checkpoint_reproduces_sentence_transformers_in_f32_and_bf16_and_
     for (family, debug) in families {
         let (dir, texts, want) = family_reference(family);
         let load = |precision: Option<Precision>| {
-            let config = ModelLoadRamConfig { executor: executor(2, None), memory_domains: None, precision };
+            let config =
+                ModelLoadRamConfig { executor: executor(2, None), memory_domains: None, precision, revision: None };
             Model::load_ram(dir.to_str().unwrap(), config).unwrap()
         };
         let model = load(None);
@@ -80,7 +81,8 @@ fn cross_encoders_rerank_as_sentence_transformers_and_bad_input_is_refused() {
         let documents: Vec<String> =
             entry["documents"].as_array().unwrap().iter().map(|d| d.as_str().unwrap().to_string()).collect();
         let want: Vec<f64> = entry["scores"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
-        let config = ModelLoadRamConfig { executor: executor(2, None), memory_domains: None, precision: None };
+        let config =
+            ModelLoadRamConfig { executor: executor(2, None), memory_domains: None, precision: None, revision: None };
         let model = Model::load_ram(root.join(family).to_str().unwrap(), config).unwrap();
         assert!(model.describe().unwrap().cross_encoder, "{family}");
         let got = model.rerank(query, &documents, RerankOptions::default()).unwrap();
@@ -101,6 +103,7 @@ fn cross_encoders_rerank_as_sentence_transformers_and_bad_input_is_refused() {
                 executor: executor(2, None),
                 memory_domains: None,
                 precision: Some(uform_core::Precision::Bf16),
+                revision: None,
             };
             let bf16 = Model::load_ram(root.join(family).to_str().unwrap(), config).unwrap();
             let scores = bf16.rerank(query, &documents, RerankOptions::default()).unwrap();
@@ -119,7 +122,8 @@ fn cross_encoders_rerank_as_sentence_transformers_and_bad_input_is_refused() {
         model.free().unwrap();
     }
     // An embedding model has no classification head.
-    let config = ModelLoadRamConfig { executor: executor(1, None), memory_domains: None, precision: None };
+    let config =
+        ModelLoadRamConfig { executor: executor(1, None), memory_domains: None, precision: None, revision: None };
     let model = Model::load_ram(root.join("distilbert").to_str().unwrap(), config).unwrap();
     let e = model.rerank("q", &["d".to_string()], RerankOptions::default()).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
@@ -140,7 +144,8 @@ fn prompts_and_matryoshka_dimensions_match_sentence_transformers() {
             .collect()
     };
     let (dir, texts, _) = family_reference("distilbert");
-    let config = ModelLoadRamConfig { executor: executor(2, None), memory_domains: None, precision: None };
+    let config =
+        ModelLoadRamConfig { executor: executor(2, None), memory_domains: None, precision: None, revision: None };
     let model = Model::load_ram(dir.to_str().unwrap(), config).unwrap();
     let close = |got: &F32Matrix, want: &[Vec<f32>], what: &str| {
         assert_eq!(got.columns as usize, want[0].len(), "{what}");

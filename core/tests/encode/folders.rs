@@ -48,7 +48,8 @@ fn the_model_file_truncated_rewritten_or_deleted_after_loading_changes_nothing()
         let bytes = std::fs::metadata(&file).unwrap().len();
         let rss = || (status_kib("RssAnon:"), status_kib("RssFile:"));
         let start = rss();
-        let config = ModelLoadRamConfig { executor: exec.clone(), memory_domains: None, precision: None };
+        let config =
+            ModelLoadRamConfig { executor: exec.clone(), memory_domains: None, precision: None, revision: None };
         let model = Model::load_ram(dir.to_str().unwrap(), config).unwrap();
         let loaded = rss();
         change(&file);
@@ -99,7 +100,12 @@ fn linked(label: &str, changes: &[(&str, Option<&str>)]) -> PathBuf {
 }
 
 fn load(dir: &Path, exec: &Executor) -> uform_core::Model {
-    let config = uform_core::ModelLoadRamConfig { executor: exec.clone(), memory_domains: None, precision: None };
+    let config = uform_core::ModelLoadRamConfig {
+        executor: exec.clone(),
+        memory_domains: None,
+        precision: None,
+        revision: None,
+    };
     uform_core::Model::load_ram(dir.to_str().unwrap(), config).unwrap()
 }
 
@@ -138,7 +144,12 @@ fn side_files_are_checked_like_the_weights() {
         assert!(e.message().contains("outside the model's folder") && e.message().contains(path), "{e}");
         let e = uform_core::Model::load_ram(
             dir.to_str().unwrap(),
-            uform_core::ModelLoadRamConfig { executor: executor(1, None), memory_domains: None, precision: None },
+            uform_core::ModelLoadRamConfig {
+                executor: executor(1, None),
+                memory_domains: None,
+                precision: None,
+                revision: None,
+            },
         );
         assert!(e.is_ok(), "a Pooling path does not stop a load: {:?}", e.err());
         let _ = std::fs::remove_dir_all(&dir);

@@ -237,6 +237,10 @@ class ModelLoadRamConfig(TypedDict, total=False):
     """The number format the weights are kept and multiplied in; absent keeps f32. Bf16 needs a CPU class with
     bf16 instructions.
     """
+    revision: Optional[str]
+    """The branch, tag or commit to load when the path is a Hub name; absent takes `main`. With a file or folder
+    it is an invalid argument.
+    """
 
 
 class ModelLoadVramConfig(TypedDict, total=False):
@@ -247,6 +251,10 @@ class ModelLoadVramConfig(TypedDict, total=False):
     devices: Optional[Sequence[int]]
     """Device ordinals, a subset of the executor's devices, each receiving every tensor; absent takes all of
     them.
+    """
+    revision: Optional[str]
+    """The branch, tag or commit to load when the path is a Hub name; absent takes `main`. With a file or folder
+    it is an invalid argument.
     """
 
 

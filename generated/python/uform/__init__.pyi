@@ -251,6 +251,7 @@ class ModelLoadRamConfig(TypedDict, total=False):
     executor: Required[Executor]
     memory_domains: Optional[Sequence[int]]
     precision: Optional[Precision]
+    revision: Optional[str]
 
 
 class ModelLoadVramConfig(TypedDict, total=False):
@@ -258,6 +259,7 @@ class ModelLoadVramConfig(TypedDict, total=False):
 
     executor: Required[Executor]
     devices: Optional[Sequence[int]]
+    revision: Optional[str]
 
 
 class Precision(str, enum.Enum):
@@ -349,7 +351,14 @@ class Model:
     first is an in-use error. RAM weights are read once into memory the process owns, so the file may then be
     changed or deleted without affecting the model; VRAM weights are uploaded to every listed device. The path
     names a `.safetensors` file, a sharded model's `model.safetensors.index.json`, or a directory holding
-    either beside `config.json` and `tokenizer.json` (the Hugging Face layout).
+    either beside `config.json` and `tokenizer.json` (the Hugging Face layout). A path that is no file or
+    folder here but a Hub name, `org/name` or `name`, loads that repository's snapshot at the config's
+    revision (absent: `main`) from the cache that `huggingface_hub`, transformers and sentence-transformers
+    share: `$HF_HUB_CACHE`, else `$HF_HOME/hub`, else `~/.cache/huggingface/hub`, so a model any of them
+    downloaded loads with no second copy. An existing file or folder always wins over a name (write `./name`
+    to mean a folder). This version reads the cache and downloads nothing: a name the cache lacks is
+    unavailable, naming the cache folder and how to fill it. A repository with only `pytorch_model.bin` is
+    unsupported: UForm never unpickles.
 
     Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
     overlap; `Model.free()` while an encode is in flight (on another thread, or asynchronous) is an in-use
@@ -364,6 +373,7 @@ class Model:
         executor: Executor,
         memory_domains: Optional[Sequence[int]] = ...,
         precision: Optional[Precision] = ...,
+        revision: Optional[str] = ...,
     ) -> Model:
         """Reads safetensors weights into host memory for the threads of a RAM executor."""
 
@@ -373,6 +383,7 @@ class Model:
         *,
         executor: Executor,
         devices: Optional[Sequence[int]] = ...,
+        revision: Optional[str] = ...,
     ) -> Model:
         """Uploads safetensors weights to the devices of a VRAM executor."""
 

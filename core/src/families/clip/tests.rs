@@ -19,7 +19,7 @@ fn reference() -> Value {
 
 fn weights(name: &str) -> RamWeights {
     let path = format!("{FIXTURES}/{name}");
-    RamWeights::new(crate::model::source::open(&path, &mut |_| {}).unwrap()).unwrap()
+    RamWeights::new(crate::model::source::open(&path, None, &mut |_| {}).unwrap()).unwrap()
 }
 
 fn executor() -> Executor {
@@ -181,7 +181,7 @@ fn a_config_of_another_architecture_is_unsupported() {
     }
     // The text fixtures' folder holds a BERT: prepared as CLIP, refused naming what it found.
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/families/distilbert");
-    let weights = RamWeights::new(crate::model::source::open(path, &mut |_| {}).unwrap()).unwrap();
+    let weights = RamWeights::new(crate::model::source::open(path, None, &mut |_| {}).unwrap()).unwrap();
     let e = ImageText::prepare(&weights, Precision::F32).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
     assert!(e.to_string().contains("distilbert"), "{e}");

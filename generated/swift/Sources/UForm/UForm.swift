@@ -1043,7 +1043,14 @@ public func FfiConverterTypeMesh_lower(_ value: Mesh) -> UInt64 {
  * first is an in-use error. RAM weights are read once into memory the process owns, so the file may then be
  * changed or deleted without affecting the model; VRAM weights are uploaded to every listed device. The path
  * names a `.safetensors` file, a sharded model's `model.safetensors.index.json`, or a directory holding
- * either beside `config.json` and `tokenizer.json` (the Hugging Face layout).
+ * either beside `config.json` and `tokenizer.json` (the Hugging Face layout). A path that is no file or
+ * folder here but a Hub name, `org/name` or `name`, loads that repository's snapshot at the config's
+ * revision (absent: `main`) from the cache that `huggingface_hub`, transformers and sentence-transformers
+ * share: `$HF_HUB_CACHE`, else `$HF_HOME/hub`, else `~/.cache/huggingface/hub`, so a model any of them
+ * downloaded loads with no second copy. An existing file or folder always wins over a name (write `./name`
+ * to mean a folder). This version reads the cache and downloads nothing: a name the cache lacks is
+ * unavailable, naming the cache folder and how to fill it. A repository with only `pytorch_model.bin` is
+ * unsupported: UForm never unpickles.
  *
  * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
  * overlap; `Model.free` while an encode is in flight (on another thread, or asynchronous) is an in-use error
@@ -1110,7 +1117,14 @@ public protocol ModelProtocol: AnyObject, Sendable {
  * first is an in-use error. RAM weights are read once into memory the process owns, so the file may then be
  * changed or deleted without affecting the model; VRAM weights are uploaded to every listed device. The path
  * names a `.safetensors` file, a sharded model's `model.safetensors.index.json`, or a directory holding
- * either beside `config.json` and `tokenizer.json` (the Hugging Face layout).
+ * either beside `config.json` and `tokenizer.json` (the Hugging Face layout). A path that is no file or
+ * folder here but a Hub name, `org/name` or `name`, loads that repository's snapshot at the config's
+ * revision (absent: `main`) from the cache that `huggingface_hub`, transformers and sentence-transformers
+ * share: `$HF_HUB_CACHE`, else `$HF_HOME/hub`, else `~/.cache/huggingface/hub`, so a model any of them
+ * downloaded loads with no second copy. An existing file or folder always wins over a name (write `./name`
+ * to mean a folder). This version reads the cache and downloads nothing: a name the cache lacks is
+ * unavailable, naming the cache folder and how to fill it. A repository with only `pytorch_model.bin` is
+ * unsupported: UForm never unpickles.
  *
  * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
  * overlap; `Model.free` while an encode is in flight (on another thread, or asynchronous) is an in-use error
@@ -1170,7 +1184,8 @@ open class Model: ModelProtocol, @unchecked Sendable {
     
     /**
      * Reads safetensors weights into host memory for the threads of a RAM executor.
-     * - `path`: A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+     * - `path`: A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either; or a
+     * Hugging Face Hub name (`org/name`) held in the Hub cache.
      * - `config`: The executor whose threads read the weights, and the NUMA nodes that hold them.
      */
 public static func loadRam(path: String, config: ModelLoadRamConfig)async throws  -> Model  {
@@ -1190,7 +1205,8 @@ public static func loadRam(path: String, config: ModelLoadRamConfig)async throws
     
     /**
      * Uploads safetensors weights to the devices of a VRAM executor.
-     * - `path`: A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+     * - `path`: A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either; or a
+     * Hugging Face Hub name (`org/name`) held in the Hub cache.
      * - `config`: The executor whose streams upload the weights, and the devices that receive them.
      */
 public static func loadVram(path: String, config: ModelLoadVramConfig)async throws  -> Model  {
@@ -2668,6 +2684,11 @@ public struct ModelLoadRamConfig {
      * with bf16 instructions.
      */
     public var precision: Precision?
+    /**
+     * The branch, tag or commit to load when the path is a Hub name; absent takes `main`. With a file or
+     * folder it is an invalid argument.
+     */
+    public var revision: String?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -2681,10 +2702,15 @@ public struct ModelLoadRamConfig {
         /**
          * The number format the weights are kept and multiplied in; absent keeps f32. Bf16 needs a CPU class
          * with bf16 instructions.
-         */precision: Precision? = nil) {
+         */precision: Precision? = nil, 
+        /**
+         * The branch, tag or commit to load when the path is a Hub name; absent takes `main`. With a file or
+         * folder it is an invalid argument.
+         */revision: String? = nil) {
         self.executor = executor
         self.memoryDomains = memoryDomains
         self.precision = precision
+        self.revision = revision
     }
 
     
@@ -2705,7 +2731,8 @@ public struct FfiConverterTypeModelLoadRamConfig: FfiConverterRustBuffer {
             try ModelLoadRamConfig(
                 executor: FfiConverterTypeExecutor.read(from: &buf), 
                 memoryDomains: FfiConverterOptionSequenceUInt32.read(from: &buf), 
-                precision: FfiConverterOptionTypePrecision.read(from: &buf)
+                precision: FfiConverterOptionTypePrecision.read(from: &buf), 
+                revision: FfiConverterOptionString.read(from: &buf)
         )
     }
 
@@ -2713,6 +2740,7 @@ public struct FfiConverterTypeModelLoadRamConfig: FfiConverterRustBuffer {
         FfiConverterTypeExecutor.write(value.executor, into: &buf)
         FfiConverterOptionSequenceUInt32.write(value.memoryDomains, into: &buf)
         FfiConverterOptionTypePrecision.write(value.precision, into: &buf)
+        FfiConverterOptionString.write(value.revision, into: &buf)
     }
 }
 
@@ -2746,6 +2774,11 @@ public struct ModelLoadVramConfig {
      * them.
      */
     public var devices: [UInt32]?
+    /**
+     * The branch, tag or commit to load when the path is a Hub name; absent takes `main`. With a file or
+     * folder it is an invalid argument.
+     */
+    public var revision: String?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -2757,9 +2790,14 @@ public struct ModelLoadVramConfig {
         /**
          * Device ordinals, a subset of the executor's devices, each receiving every tensor; absent takes all of
          * them.
-         */devices: [UInt32]? = nil) {
+         */devices: [UInt32]? = nil, 
+        /**
+         * The branch, tag or commit to load when the path is a Hub name; absent takes `main`. With a file or
+         * folder it is an invalid argument.
+         */revision: String? = nil) {
         self.executor = executor
         self.devices = devices
+        self.revision = revision
     }
 
     
@@ -2779,13 +2817,15 @@ public struct FfiConverterTypeModelLoadVramConfig: FfiConverterRustBuffer {
         return
             try ModelLoadVramConfig(
                 executor: FfiConverterTypeExecutor.read(from: &buf), 
-                devices: FfiConverterOptionSequenceUInt32.read(from: &buf)
+                devices: FfiConverterOptionSequenceUInt32.read(from: &buf), 
+                revision: FfiConverterOptionString.read(from: &buf)
         )
     }
 
     public static func write(_ value: ModelLoadVramConfig, into buf: inout [UInt8]) {
         FfiConverterTypeExecutor.write(value.executor, into: &buf)
         FfiConverterOptionSequenceUInt32.write(value.devices, into: &buf)
+        FfiConverterOptionString.write(value.revision, into: &buf)
     }
 }
 

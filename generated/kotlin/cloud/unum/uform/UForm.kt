@@ -356,6 +356,11 @@ data class ModelLoadRamConfig(
      * bf16 instructions.
      */
     var precision: Precision? = Precision.F32,
+    /**
+     * The branch, tag or commit to load when the path is a Hub name; absent takes `main`. With a file or
+     * folder it is an invalid argument.
+     */
+    var revision: String? = null,
 )
 
 /** Which VRAM executor uploads a model's weights, and which of its devices receive them. */
@@ -370,6 +375,11 @@ data class ModelLoadVramConfig(
      * them.
      */
     var devices: List<UInt>? = null,
+    /**
+     * The branch, tag or commit to load when the path is a Hub name; absent takes `main`. With a file or
+     * folder it is an invalid argument.
+     */
+    var revision: String? = null,
 )
 
 /** The number format a RAM model keeps its weights in and multiplies them in. */
@@ -537,7 +547,14 @@ data class RerankScore(
  * first is an in-use error. RAM weights are read once into memory the process owns, so the file may then be
  * changed or deleted without affecting the model; VRAM weights are uploaded to every listed device. The path
  * names a `.safetensors` file, a sharded model's `model.safetensors.index.json`, or a directory holding
- * either beside `config.json` and `tokenizer.json` (the Hugging Face layout).
+ * either beside `config.json` and `tokenizer.json` (the Hugging Face layout). A path that is no file or
+ * folder here but a Hub name, `org/name` or `name`, loads that repository's snapshot at the config's revision
+ * (absent: `main`) from the cache that `huggingface_hub`, transformers and sentence-transformers share:
+ * `$HF_HUB_CACHE`, else `$HF_HOME/hub`, else `~/.cache/huggingface/hub`, so a model any of them downloaded
+ * loads with no second copy. An existing file or folder always wins over a name (write `./name` to mean a
+ * folder). This version reads the cache and downloads nothing: a name the cache lacks is unavailable, naming
+ * the cache folder and how to fill it. A repository with only `pytorch_model.bin` is unsupported: UForm never
+ * unpickles.
  *
  * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
  * overlap; [Model.free] while an encode is in flight (on another thread, or asynchronous) is an in-use error
@@ -549,26 +566,28 @@ class Model internal constructor(pointer: Long) : AutoCloseable {
     companion object {
         /**
          * Reads safetensors weights into host memory for the threads of a RAM executor.
-         * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+         * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either;
+         * or a Hugging Face Hub name (`org/name`) held in the Hub cache.
          * @param config The executor whose threads read the weights, and the NUMA nodes that hold them.
          * @throws UFormException of the kind the error names.
          */
         @Throws(UFormException::class)
         fun loadRam(path: String, config: ModelLoadRamConfig): Model {
             return config.executor.handle.use(config.executor) { configExecutorHandle ->
-                Model(UFormNative.modelLoadRam(path, configExecutorHandle, config.memoryDomains?.let { uints(it) }, config.precision != null, config.precision?.ordinal ?: 0))
+                Model(UFormNative.modelLoadRam(path, configExecutorHandle, config.memoryDomains?.let { uints(it) }, config.precision != null, config.precision?.ordinal ?: 0, config.revision))
             }
         }
         /**
          * Uploads safetensors weights to the devices of a VRAM executor.
-         * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either.
+         * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either;
+         * or a Hugging Face Hub name (`org/name`) held in the Hub cache.
          * @param config The executor whose streams upload the weights, and the devices that receive them.
          * @throws UFormException of the kind the error names.
          */
         @Throws(UFormException::class)
         fun loadVram(path: String, config: ModelLoadVramConfig): Model {
             return config.executor.handle.use(config.executor) { configExecutorHandle ->
-                Model(UFormNative.modelLoadVram(path, configExecutorHandle, config.devices?.let { uints(it) }))
+                Model(UFormNative.modelLoadVram(path, configExecutorHandle, config.devices?.let { uints(it) }, config.revision))
             }
         }
     }

@@ -35,8 +35,8 @@ internal object UFormNative {
     @JvmStatic external fun executorRelease(handle: Long)
     @JvmStatic external fun executorQuiet(handle: Long): ByteBuffer
     @JvmStatic external fun executorDrainQuiet(ordinal: Int): Int
-    @JvmStatic external fun modelLoadRam(path: String, configExecutor: Long, configMemoryDomains: IntArray?, configPrecisionPresent: Boolean, configPrecision: Int): Long
-    @JvmStatic external fun modelLoadVram(path: String, configExecutor: Long, configDevices: IntArray?): Long
+    @JvmStatic external fun modelLoadRam(path: String, configExecutor: Long, configMemoryDomains: IntArray?, configPrecisionPresent: Boolean, configPrecision: Int, configRevision: String?): Long
+    @JvmStatic external fun modelLoadVram(path: String, configExecutor: Long, configDevices: IntArray?, configRevision: String?): Long
     @JvmStatic external fun modelDescribe(handle: Long): ByteArray
     @JvmStatic external fun modelEncodeText(handle: Long, texts: Array<String>, optionsNormalizePresent: Boolean, optionsNormalize: Boolean, optionsMaxTokensPresent: Boolean, optionsMaxTokens: Int, optionsDimensionsPresent: Boolean, optionsDimensions: Int, optionsPromptName: String?, optionsPrompt: String?): ByteArray
     @JvmStatic external fun modelEncodeImage(handle: Long, images: Array<ByteArray>, optionsNormalizePresent: Boolean, optionsNormalize: Boolean): ByteArray

@@ -10,9 +10,11 @@ fn main() {
     let steps: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(4);
     let dir = std::env::var("UFORM_TEST_MODEL_DIR").expect("set UFORM_TEST_MODEL_DIR to the test model's folder");
     let executor = Executor::for_ram(ExecutorForRamConfig { threads: Some(2), ..Default::default() }).unwrap();
-    let model =
-        Model::load_ram(&dir, ModelLoadRamConfig { executor, memory_domains: None, precision: None, revision: None })
-            .unwrap();
+    let model = Model::load_ram(
+        &dir,
+        ModelLoadRamConfig { executor: Some(executor), memory_domains: None, precision: None, revision: None },
+    )
+    .unwrap();
     let config = TrainerContrastiveConfig { dropout: Some(0.0), max_tokens: Some(128), ..Default::default() };
     let trainer = Trainer::contrastive(&model, config).unwrap();
     let words = ["river", "market", "signal", "garden", "engine", "story", "winter", "cloud", "paper", "light"];

@@ -419,7 +419,7 @@ fn free_during_an_encode_is_in_use_and_drain_waits_for_it() {
     let exec = executor(2, None);
     let model = Model::load_ram(
         test_model_dir().to_str().unwrap(),
-        ModelLoadRamConfig { executor: exec.clone(), memory_domains: None, precision: None, revision: None },
+        ModelLoadRamConfig { executor: Some(exec.clone()), memory_domains: None, precision: None, revision: None },
     )
     .unwrap();
     model.encode_text(&f.texts[..1], EncodeTextOptions::default()).unwrap(); // prepares the encoder
@@ -458,7 +458,8 @@ fn bf16_models_embed_at_cosine_0999_report_half_the_matrix_bytes_and_refuse_trai
     let f = fixture();
     let dir = test_model_dir();
     let load = |executor: &Executor, precision: Option<Precision>| {
-        let config = ModelLoadRamConfig { executor: executor.clone(), memory_domains: None, precision, revision: None };
+        let config =
+            ModelLoadRamConfig { executor: Some(executor.clone()), memory_domains: None, precision, revision: None };
         Model::load_ram(dir.to_str().unwrap(), config)
     };
     // A class without AVX512_BF16 (icelake has AVX-512 but not its bf16 extension) refuses bf16 at load.

@@ -1,6 +1,7 @@
 //! A model loaded by its Hub name from a Hugging Face cache laid out as `huggingface_hub` lays it out (`refs/`,
 //! `snapshots/<commit>/` whose files link into `blobs/`), equal to the same model loaded from its folder. One test
-//! in its own binary: it sets the cache's environment variables, which no other test of this process reads.
+//! in its own binary: it sets the cache's environment variables, which no other test of this process reads. The last
+//! load names no executor, so it also runs on the default executor.
 
 mod support;
 
@@ -51,7 +52,7 @@ fn a_hub_name_loads_the_cached_snapshot_like_its_folder() {
     let executor = Executor::for_ram(ExecutorForRamConfig { threads: Some(2), ..Default::default() }).unwrap();
     let load = |source: &str, revision: Option<&str>| {
         let config = ModelLoadRamConfig {
-            executor: executor.clone(),
+            executor: Some(executor.clone()),
             memory_domains: None,
             precision: None,
             revision: revision.map(str::to_string),
@@ -90,7 +91,9 @@ fn a_hub_name_loads_the_cached_snapshot_like_its_folder() {
     std::fs::rename(&cache, home.join("hub")).unwrap();
     std::env::remove_var("HF_HUB_CACHE");
     std::env::set_var("HF_HOME", &home);
-    let rows = load(name, None).unwrap().encode_text(&texts, EncodeTextOptions::default()).unwrap();
+    // Naming no executor: the default one.
+    let model = Model::load_ram(name, ModelLoadRamConfig::default()).unwrap();
+    let rows = model.encode_text(&texts, EncodeTextOptions::default()).unwrap();
     assert_eq!(rows.data, want.data);
     std::fs::remove_dir_all(&home).unwrap();
     executor.free().unwrap();

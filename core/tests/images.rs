@@ -26,7 +26,8 @@ fn executor(threads: u32, scratch_limit: Option<u64>) -> Executor {
 }
 
 fn load(name: &str, executor: &Executor, precision: Option<Precision>) -> Model {
-    let config = ModelLoadRamConfig { executor: executor.clone(), memory_domains: None, precision, revision: None };
+    let config =
+        ModelLoadRamConfig { executor: Some(executor.clone()), memory_domains: None, precision, revision: None };
     Model::load_ram(root().join(name).to_str().unwrap(), config).unwrap()
 }
 
@@ -170,7 +171,7 @@ fn text_only_and_vision_only_models_refuse_the_other_verb_and_image_text_models_
     let ex = executor(2, None);
     let text = Model::load_ram(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/families/distilbert").to_str().unwrap(),
-        ModelLoadRamConfig { executor: ex.clone(), memory_domains: None, precision: None, revision: None },
+        ModelLoadRamConfig { executor: Some(ex.clone()), memory_domains: None, precision: None, revision: None },
     )
     .unwrap();
     assert_eq!(text.describe().unwrap().towers, ["text"]);

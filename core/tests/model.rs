@@ -98,7 +98,7 @@ fn ram() -> Executor {
 fn load(path: &str, executor: &Executor) -> Result<Model> {
     Model::load_ram(
         path,
-        ModelLoadRamConfig { executor: executor.clone(), memory_domains: None, precision: None, revision: None },
+        ModelLoadRamConfig { executor: Some(executor.clone()), memory_domains: None, precision: None, revision: None },
     )
 }
 
@@ -207,7 +207,7 @@ fn memory_domains_are_checked_and_reported() {
     let executor = ram();
     let node = executor.memory_domains()[0];
     let config = |domains: Option<Vec<u32>>| ModelLoadRamConfig {
-        executor: executor.clone(),
+        executor: Some(executor.clone()),
         memory_domains: domains,
         precision: None,
         revision: None,

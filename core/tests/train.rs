@@ -34,7 +34,7 @@ fn rows(v: &Value) -> Vec<Vec<f32>> {
 fn load(executor: &Executor, path: &str) -> Model {
     Model::load_ram(
         path,
-        ModelLoadRamConfig { executor: executor.clone(), memory_domains: None, precision: None, revision: None },
+        ModelLoadRamConfig { executor: Some(executor.clone()), memory_domains: None, precision: None, revision: None },
     )
     .unwrap()
 }

@@ -71,7 +71,7 @@ fn train_mesh_peer_entry() {
     let dir = test_model_dir();
     let model = Model::load_ram(
         dir.to_str().unwrap(),
-        ModelLoadRamConfig { executor: executor.clone(), memory_domains: None, precision: None, revision: None },
+        ModelLoadRamConfig { executor: Some(executor.clone()), memory_domains: None, precision: None, revision: None },
     )
     .unwrap();
     let trainer =

@@ -326,7 +326,7 @@ pub struct uform_model_load_ram_config_t {
 
 fn model_load_ram_config_from_c(raw: &uform_model_load_ram_config_t) -> Result<uform_core::ModelLoadRamConfig, Error> {
     Ok(uform_core::ModelLoadRamConfig {
-        executor: EXECUTOR_HANDLES.get(raw.executor as usize, "ModelLoadRamConfig.executor", "Executor")?.value.clone(),
+        executor: if raw.executor.is_null() { None } else { Some(EXECUTOR_HANDLES.get(raw.executor as usize, "ModelLoadRamConfig.executor", "Executor")?.value.clone()) },
         memory_domains: read_list(raw.memory_domains, raw.memory_domains_count, "ModelLoadRamConfig.memory_domains")?,
         precision: if raw.precision == 0 { None } else { Some(precision_from_c(raw.precision, "ModelLoadRamConfig.precision")?) },
         revision: read_str(raw.revision, "ModelLoadRamConfig.revision")?,
@@ -733,7 +733,7 @@ pub struct uform_model_t {
 pub unsafe extern "C" fn uform_model_load_ram(path: *const c_char, config: *const uform_model_load_ram_config_t, model: *mut *mut uform_model_t) -> uform_status_t {
     guard("uform_model_load_ram", || {
         let path = read_str(path, "path")?.ok_or_else(|| null_argument("path"))?;
-        let config = if config.is_null() { return Err(null_argument("config")) } else { model_load_ram_config_from_c(&read_versioned(config, "config")?)? };
+        let config = if config.is_null() { Default::default() } else { model_load_ram_config_from_c(&read_versioned(config, "config")?)? };
         check_out(model, "model")?;
         let value = uform_core::Model::load_ram(path, config)?;
         // SAFETY: each out-parameter was checked non-NULL above and points to writable storage (the header's contract).

@@ -471,8 +471,10 @@ typedef struct uform_model_load_ram_config_t {
      */
     uint32_t struct_size;
     /**
-     * The executor whose threads will read the weights; the model borrows it until the model is freed.
-     * Required: NULL is an invalid argument. Borrowed for the call only.
+     * The executor whose threads will read the weights; the model borrows it until the model is freed. Absent
+     * takes the default executor: a RAM executor with every default (7/8 of the cores), made by the first
+     * load that names none and shared by every model that names none; it is freed with the last of those
+     * models, and the next such load makes a new one. NULL means absent. Borrowed for the call only.
      */
     uform_executor_t *executor;
     /**
@@ -931,8 +933,8 @@ uform_status_t uform_executor_free(uform_executor_t *executor);
  * Reads safetensors weights into host memory for the threads of a RAM executor.
  * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either; or a
  * Hugging Face Hub name (`org/name`) held in the Hub cache.
- * @param config The executor whose threads read the weights, and the NUMA nodes that hold them. NULL means
- * every field absent.
+ * @param config The executor whose threads read the weights (absent: the default executor), the NUMA nodes
+ * that hold them, the precision, and a Hub name's revision. NULL means every field absent.
  * @param model Receives the new model; release it with `uform_model_free`.
  * @return `UFORM_STATUS_OK`, or the error kind with `uform_last_error_message` saying why; a NULL pointer
  * where a value is required is `UFORM_STATUS_INVALID_ARGUMENT`.

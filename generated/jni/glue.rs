@@ -200,7 +200,7 @@ pub extern "system" fn Java_cloud_unum_uform_UFormNative_modelLoadRam<'l>(mut en
         let path = runtime::string(env, &path)?;
         let config = uform_core::ModelLoadRamConfig {
             // SAFETY: Kotlin holds a use of `config_executor` for the whole call (NativeHandle.use).
-            executor: unsafe { runtime::borrow::<uform_core::Executor>(config_executor) }.clone(),
+            executor: if config_executor == 0 { None } else { Some(unsafe { runtime::borrow::<uform_core::Executor>(config_executor) }.clone()) },
             memory_domains: if config_memory_domains.is_null() { None } else { Some(runtime::u32s(env, &config_memory_domains)?) },
             precision: if config_precision_present != 0 { Some(runtime::variant(&uform_core::Precision::ALL, config_precision)?) } else { None },
             revision: if config_revision.is_null() { None } else { Some(runtime::string(env, &config_revision)?) },

@@ -392,12 +392,10 @@ impl ToJs for uform_core::Mood {
 
 impl FromJs for uform_core::ModelLoadRamConfig {
     fn from_js(value: Js, argument: &str) -> Result<Self> {
-        let Some(object) = record(value, argument)? else {
-            return Err(invalid(argument, format!("is required, got {}", value.describe())));
-        };
+        let Some(object) = record(value, argument)? else { return Ok(Default::default()) };
         fields_of(argument, || {
             Ok(uform_core::ModelLoadRamConfig {
-                executor: EXECUTOR_HANDLES.get(required::<u32>(object.field("executor")?, "executor")?, "Executor", "executor")?,
+                executor: optional::<u32>(object.field("executor")?, "executor")?.map(|number| EXECUTOR_HANDLES.get(number, "Executor", "executor")).transpose()?,
                 memory_domains: optional::<Vec<u32>>(object.field("memoryDomains")?, "memoryDomains")?,
                 precision: optional::<uform_core::Precision>(object.field("precision")?, "precision")?,
                 revision: optional::<String>(object.field("revision")?, "revision")?,
@@ -590,7 +588,7 @@ impl CompiledModel {
     #[napi(factory, js_name = "loadRam")]
     pub fn load_ram(path: Unknown<'_>, config: Unknown<'_>) -> Result<CompiledModel> {
         let path = required::<String>(Js::of(&path), "path")?;
-        let config = required::<uform_core::ModelLoadRamConfig>(Js::of(&config), "config")?;
+        let config = optional::<uform_core::ModelLoadRamConfig>(Js::of(&config), "config")?.unwrap_or_default();
         let inner = guard(|| uform_core::Model::load_ram(path, config))?;
         let handle = MODEL_HANDLES.insert(inner.clone());
         Ok(CompiledModel { inner, handle })
@@ -647,7 +645,7 @@ unsafe extern "C" fn fast_model_load_ram_async(env: sys::napi_env, info: sys::na
     unsafe {
         raw_call::<2>(env, info, |args| {
             let path = required::<String>(args.get(0), "path")?;
-            let config = required::<uform_core::ModelLoadRamConfig>(args.get(1), "config")?;
+            let config = optional::<uform_core::ModelLoadRamConfig>(args.get(1), "config")?.unwrap_or_default();
             Ok(Some(offload(args.env(), move || guard(|| uform_core::Model::load_ram(path, config)), move |env, inner| { let handle = MODEL_HANDLES.insert(inner.clone()); instance(env, CompiledModel { inner, handle }) })?))
         })
     }

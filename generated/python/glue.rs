@@ -470,7 +470,7 @@ fn model_load_ram_config_from_kwargs(
 ) -> PyResult<uform_core::ModelLoadRamConfig> {
     let _ = py;
     Ok(uform_core::ModelLoadRamConfig {
-        executor: required(py, executor, "executor", executor_from_py)?,
+        executor: opt(executor, "executor", executor_from_py)?,
         memory_domains: opt(memory_domains, "memory_domains", |v: &Bound<'_, PyAny>, a: &str| arg_list(v, a, arg_u32))?,
         precision: opt(precision, "precision", precision_from_py)?,
         revision: opt(revision, "revision", arg_string)?,
@@ -778,12 +778,12 @@ pub struct Model {
 impl Model {
     /// Reads safetensors weights into host memory for the threads of a RAM executor.
     #[staticmethod]
-    #[pyo3(signature = (path, *, executor, memory_domains=None, precision=None, revision=None))]
-    fn load_ram(py: Python<'_>, path: Bound<'_, PyAny>, executor: Bound<'_, PyAny>, memory_domains: Option<Bound<'_, PyAny>>, precision: Option<Bound<'_, PyAny>>, revision: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
+    #[pyo3(signature = (path, *, executor=None, memory_domains=None, precision=None, revision=None))]
+    fn load_ram(py: Python<'_>, path: Bound<'_, PyAny>, executor: Option<Bound<'_, PyAny>>, memory_domains: Option<Bound<'_, PyAny>>, precision: Option<Bound<'_, PyAny>>, revision: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
         let path = arg_path(&path, "path")?;
-        let config = model_load_ram_config_from_kwargs(py, Some(&executor), memory_domains.as_ref(), precision.as_ref(), revision.as_ref())?;
+        let config = model_load_ram_config_from_kwargs(py, executor.as_ref(), memory_domains.as_ref(), precision.as_ref(), revision.as_ref())?;
         let value = py.detach(|| guard(|| uform_core::Model::load_ram(path, config))).map_err(|e| raise(py, e))?;
-        Ok(Self { core: value, _borrowed: vec![executor.clone().unbind()] })
+        Ok(Self { core: value, _borrowed: [executor.as_ref().filter(|v| !v.is_none()).map(|v| v.clone().unbind())].into_iter().flatten().collect() })
     }
     /// Uploads safetensors weights to the devices of a VRAM executor.
     #[staticmethod]

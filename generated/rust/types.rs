@@ -249,10 +249,13 @@ impl Mood {
 }
 
 /// Which executor's threads read a RAM model's weights, and which NUMA nodes hold them.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct ModelLoadRamConfig {
-    /// The executor whose threads will read the weights; the model borrows it until the model is freed.
-    pub executor: crate::Executor,
+    /// The executor whose threads will read the weights; the model borrows it until the model is freed. Absent takes
+    /// the default executor: a RAM executor with every default (7/8 of the cores), made by the first load that names
+    /// none and shared by every model that names none; it is freed with the last of those models, and the next such
+    /// load makes a new one.
+    pub executor: Option<crate::Executor>,
     /// NUMA node IDs that hold the weights; absent takes the executor's own nodes.
     pub memory_domains: Option<Vec<u32>>,
     /// The number format the weights are kept and multiplied in; absent keeps f32. Bf16 needs a CPU class with bf16

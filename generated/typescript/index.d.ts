@@ -294,8 +294,13 @@ export declare enum Mood {
 
 /** Which executor's threads read a RAM model's weights, and which NUMA nodes hold them. */
 export interface ModelLoadRamConfig {
-    /** The executor whose threads will read the weights; the model borrows it until the model is freed. */
-    executor: Executor;
+    /**
+     * The executor whose threads will read the weights; the model borrows it until the model is freed. Absent
+     * takes the default executor: a RAM executor with every default (7/8 of the cores), made by the first
+     * load that names none and shared by every model that names none; it is freed with the last of those
+     * models, and the next such load makes a new one.
+     */
+    executor?: Executor;
     /** NUMA node IDs that hold the weights; absent takes the executor's own nodes. */
     memoryDomains?: number[];
     /**
@@ -522,17 +527,19 @@ export declare class Model implements Disposable {
      * Reads safetensors weights into host memory for the threads of a RAM executor.
      * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either; or
      * a Hugging Face Hub name (`org/name`) held in the Hub cache.
-     * @param config The executor whose threads read the weights, and the NUMA nodes that hold them.
+     * @param config The executor whose threads read the weights (absent: the default executor), the NUMA
+     * nodes that hold them, the precision, and a Hub name's revision.
      */
-    static loadRam(path: string, config: ModelLoadRamConfig): Model;
+    static loadRam(path: string, config?: ModelLoadRamConfig): Model;
     /**
      * Reads safetensors weights into host memory for the threads of a RAM executor. Runs off the event loop:
      * the promise resolves with what `loadRam` returns, or rejects with the error it throws.
      * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either; or
      * a Hugging Face Hub name (`org/name`) held in the Hub cache.
-     * @param config The executor whose threads read the weights, and the NUMA nodes that hold them.
+     * @param config The executor whose threads read the weights (absent: the default executor), the NUMA
+     * nodes that hold them, the precision, and a Hub name's revision.
      */
-    static loadRamAsync(path: string, config: ModelLoadRamConfig): Promise<Model>;
+    static loadRamAsync(path: string, config?: ModelLoadRamConfig): Promise<Model>;
     /**
      * Uploads safetensors weights to the devices of a VRAM executor.
      * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either; or

@@ -479,17 +479,18 @@ class Model {
      * Reads safetensors weights into host memory for the threads of a RAM executor.
      * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either; or
      * a Hugging Face Hub name (`org/name`) held in the Hub cache.
-     * @param config The executor whose threads read the weights, and the NUMA nodes that hold them.
+     * @param config The executor whose threads read the weights (absent: the default executor), the NUMA
+     * nodes that hold them, the precision, and a Hub name's revision.
      */
     static loadRam(path, config) {
-        if (!(config?.executor instanceof Executor)) throw notInstance("config.executor", 'an Executor', config?.executor);
+        if (config?.executor != null && !(config.executor instanceof Executor)) throw notInstance("config.executor", 'an Executor', config.executor);
         let compiled;
         try {
-            compiled = native.CompiledModel.loadRam(path, { ...config, executor: config.executor.compiled.handle });
+            compiled = native.CompiledModel.loadRam(path, config?.executor != null ? { ...config, executor: config?.executor?.compiled.handle } : config);
         } catch (error) {
             throw uformError(error);
         }
-        return new Model(PRIVATE, compiled, [config.executor]);
+        return new Model(PRIVATE, compiled, [config?.executor]);
     }
 
     /**
@@ -497,17 +498,18 @@ class Model {
      * the promise resolves with what `loadRam` returns, or rejects with the error it throws.
      * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either; or
      * a Hugging Face Hub name (`org/name`) held in the Hub cache.
-     * @param config The executor whose threads read the weights, and the NUMA nodes that hold them.
+     * @param config The executor whose threads read the weights (absent: the default executor), the NUMA
+     * nodes that hold them, the precision, and a Hub name's revision.
      */
     static async loadRamAsync(path, config) {
-        if (!(config?.executor instanceof Executor)) throw notInstance("config.executor", 'an Executor', config?.executor);
+        if (config?.executor != null && !(config.executor instanceof Executor)) throw notInstance("config.executor", 'an Executor', config.executor);
         let compiled;
         try {
-            compiled = await native.modelLoadRamAsync(path, { ...config, executor: config.executor.compiled.handle });
+            compiled = await native.modelLoadRamAsync(path, config?.executor != null ? { ...config, executor: config?.executor?.compiled.handle } : config);
         } catch (error) {
             throw uformError(error);
         }
-        return new Model(PRIVATE, compiled, [config.executor]);
+        return new Model(PRIVATE, compiled, [config?.executor]);
     }
 
     /**

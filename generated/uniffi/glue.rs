@@ -505,7 +505,7 @@ uniffi::derive_ffi_traits!(local Mood);
 
 /// Which executor's threads read a RAM model's weights, and which NUMA nodes hold them.
 pub struct ModelLoadRamConfig {
-    pub executor: Arc<Executor>,
+    pub executor: Option<Arc<Executor>>,
     pub memory_domains: Option<Vec<u32>>,
     pub precision: Option<Precision>,
     pub revision: Option<String>,
@@ -514,7 +514,7 @@ pub struct ModelLoadRamConfig {
 impl From<ModelLoadRamConfig> for uform_core::ModelLoadRamConfig {
     fn from(value: ModelLoadRamConfig) -> Self {
         uform_core::ModelLoadRamConfig {
-            executor: value.executor.core.clone(),
+            executor: value.executor.as_ref().map(|h| h.core.clone()),
             memory_domains: value.memory_domains,
             precision: value.precision.map(|v| v.into()),
             revision: value.revision,
@@ -876,11 +876,11 @@ pub struct Model {
 
 impl Model {
     /// Reads safetensors weights into host memory for the threads of a RAM executor.
-    pub fn load_ram(path: String, config: ModelLoadRamConfig) -> Result<Self, UFormError> {
-        guard(|| Ok(Self { core: uform_core::Model::load_ram(path, config.into())?, _borrowed: vec![] }))
+    pub fn load_ram(path: String, config: Option<ModelLoadRamConfig>) -> Result<Self, UFormError> {
+        guard(|| Ok(Self { core: uform_core::Model::load_ram(path, config.map(Into::into).unwrap_or_default())?, _borrowed: vec![] }))
     }
     /// Reads safetensors weights into host memory for the threads of a RAM executor. Runs on its own thread.
-    pub async fn load_ram_async(path: String, config: ModelLoadRamConfig) -> Result<Self, UFormError> {
+    pub async fn load_ram_async(path: String, config: Option<ModelLoadRamConfig>) -> Result<Self, UFormError> {
         off_thread(move || Self::load_ram(path, config)).await
     }
     /// Uploads safetensors weights to the devices of a VRAM executor.

@@ -72,6 +72,8 @@ pub static UNIFFI_META_UDL_UFORM: [u8; UNIFFI_META_CONST_UDL_UFORM.size] = UNIFF
 
 
 
+
+
 // Error definitions, corresponding to `error` in the UDL.
 
 #[::uniffi::udl_derive(Error)]
@@ -210,7 +212,7 @@ struct r#ModelDescription {
 
 #[::uniffi::udl_derive(Record)]
 struct r#ModelLoadRamConfig {
-    r#executor: ::std::sync::Arc<r#Executor>,
+    r#executor: ::std::option::Option<::std::sync::Arc<r#Executor>>,
     r#memory_domains: ::std::option::Option<std::vec::Vec<u32>>,
     r#precision: ::std::option::Option<r#Precision>,
     r#revision: ::std::option::Option<::std::string::String>,
@@ -419,7 +421,7 @@ impl r#Model {
     #[uniffi::constructor]
     pub fn r#load_ram(
         r#path: ::std::string::String,
-        r#config: r#ModelLoadRamConfig,
+        r#config: ::std::option::Option<r#ModelLoadRamConfig>,
     ) -> ::std::result::Result::<::std::sync::Arc<r#Model>, r#UFormError>
     {
         unreachable!()
@@ -430,7 +432,7 @@ impl r#Model {
     #[uniffi::constructor]
     pub async fn r#load_ram_async(
         r#path: ::std::string::String,
-        r#config: r#ModelLoadRamConfig,
+        r#config: ::std::option::Option<r#ModelLoadRamConfig>,
     ) -> ::std::result::Result::<::std::sync::Arc<r#Model>, r#UFormError>
     {
         unreachable!()
@@ -739,12 +741,12 @@ pub extern "C" fn r#uniffi_uform_uniffi_checksum_constructor_mesh_bootstrap_asyn
 #[unsafe(no_mangle)]
 #[doc(hidden)]
 pub extern "C" fn r#uniffi_uform_uniffi_checksum_constructor_model_load_ram() -> u16 {
-    41724
+    53570
 }
 #[unsafe(no_mangle)]
 #[doc(hidden)]
 pub extern "C" fn r#uniffi_uform_uniffi_checksum_constructor_model_load_ram_async() -> u16 {
-    26318
+    40484
 }
 #[unsafe(no_mangle)]
 #[doc(hidden)]

@@ -85,6 +85,7 @@ static uform_status_t use_everything(void) {
     load.executor = executor;
     load.memory_domains = NULL;
     load.memory_domains_count = 0;
+    load.revision = NULL;
     train.struct_size = sizeof train;
     train.learning_rate = 1e-4;
     train.weight_decay = 0.01;

@@ -113,6 +113,9 @@ export function everything(): void {
 
 export async function trainers(executor: Executor): Promise<void> {
     using model = Model.loadRam("all-MiniLM-L6-v2", { executor });
+    // A Hub name at a revision, on the default executor.
+    using byName = Model.loadRam("sentence-transformers/all-MiniLM-L6-v2", { revision: "main" });
+    void byName;
     const config: TrainerContrastiveConfig = {
         learningRate: 1e-4,
         weightDecay: 0.01,

@@ -55,7 +55,12 @@ fn load(model_dir: &str, precision: Precision) -> uform_core::Result<Model> {
     let executor = Executor::for_ram(config)?;
     Model::load_ram(
         model_dir,
-        ModelLoadRamConfig { executor, memory_domains: None, precision: Some(precision), revision: None },
+        ModelLoadRamConfig {
+            executor: Some(executor),
+            memory_domains: None,
+            precision: Some(precision),
+            revision: None,
+        },
     )
 }
 

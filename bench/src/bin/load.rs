@@ -64,7 +64,7 @@ fn hash(data: &[u8]) -> u64 {
 fn uform_hashes(path: &str, executor: &Executor) -> Vec<(String, u64)> {
     let model = Model::load_ram(
         path,
-        ModelLoadRamConfig { executor: executor.clone(), memory_domains: None, precision: None, revision: None },
+        ModelLoadRamConfig { executor: Some(executor.clone()), memory_domains: None, precision: None, revision: None },
     )
     .unwrap();
     let weights = model.weights().unwrap();
@@ -139,7 +139,7 @@ fn uform(path: &str, executor: &Executor) -> (f64, u64) {
     let start = Instant::now();
     let model = Model::load_ram(
         path,
-        ModelLoadRamConfig { executor: executor.clone(), memory_domains: None, precision: None, revision: None },
+        ModelLoadRamConfig { executor: Some(executor.clone()), memory_domains: None, precision: None, revision: None },
     )
     .unwrap();
     let weights = model.weights().unwrap();

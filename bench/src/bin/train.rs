@@ -45,7 +45,10 @@ fn strings(v: &Value) -> Vec<String> {
 fn load(model_dir: &str) -> uform_core::Result<Model> {
     let config = ExecutorForRamConfig { threads: Some(threads() as u32), ..Default::default() };
     let executor = Executor::for_ram(config)?;
-    Model::load_ram(model_dir, ModelLoadRamConfig { executor, memory_domains: None, precision: None, revision: None })
+    Model::load_ram(
+        model_dir,
+        ModelLoadRamConfig { executor: Some(executor), memory_domains: None, precision: None, revision: None },
+    )
 }
 
 /// The batches of `pairs` pairs: (anchors, positives) per step.
@@ -134,7 +137,7 @@ fn mesh_rank(rank: u32, world: u32, directory: &str, steps: usize, model_dir: &s
     let mesh = Mesh::bootstrap(&executor, options).expect("Mesh::bootstrap");
     let model = Model::load_ram(
         model_dir,
-        ModelLoadRamConfig { executor: executor.clone(), memory_domains: None, precision: None, revision: None },
+        ModelLoadRamConfig { executor: Some(executor.clone()), memory_domains: None, precision: None, revision: None },
     )
     .expect("load the model");
     let config = TrainerContrastiveConfig {

@@ -150,10 +150,16 @@ test('21: a live model keeps its executor in use; a freed model refuses every ca
     throwsUForm(() => Model.loadRam(file, { executor }), 'freed_handle', 'Model.loadRam');
 });
 
-test('21: bad arguments to loadRam are invalid arguments', () => {
+test('21: loadRam naming no executor takes the default executor; bad arguments are invalid arguments', () => {
+    const dir = scratch('default-executor');
+    const file = join(dir, 'm.safetensors');
+    writeFileSync(file, safetensors(TENSORS));
+    for (const model of [Model.loadRam(file), Model.loadRam(file, {}), Model.loadRam(file, { executor: undefined })]) {
+        checkDescription(model, file, null);
+        model.free();
+    }
     const executor = Executor.forRam({ threads: 1 });
-    assert.throws(() => Model.loadRam('/tmp/x.safetensors'));
-    assert.throws(() => Model.loadRam('/tmp/x.safetensors', {}));
+    throwsUForm(() => Model.loadRam(join(dir, 'not-there')), 'io', 'not-there');
     assert.throws(() => Model.loadRam(42, { executor }));
     assert.throws(() => Model.loadRam('/tmp/x.safetensors', { executor: {} }));
     executor.free();

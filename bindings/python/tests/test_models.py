@@ -216,3 +216,26 @@ def test_a_hub_name_loads_from_the_huggingface_cache(
         Model.load_ram(str(tiny_model_dir), executor=executor, revision="main")
     with pytest.raises(uform.InvalidArgumentError):
         Model.load_ram(name, executor=executor, revision="../../etc")
+
+
+def native_threads() -> int:
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("Threads:"))
+
+
+def test_a_load_without_an_executor_shares_the_default_executor(tiny_model_dir: pathlib.Path) -> None:
+    before = native_threads()
+    first = Model.load_ram(str(tiny_model_dir))
+    with_default = native_threads()
+    second = Model.load_ram(str(tiny_model_dir))
+    assert native_threads() == with_default, "the second model reuses the first one's executor"
+    assert first.encode_text(["hello"]).tolist() == second.encode_text(["hello"]).tolist()
+    first.free()
+    second.free()
+    assert native_threads() == before, "the default executor is freed with the last model that holds it"
+    with Model.load_ram(str(tiny_model_dir)) as third:
+        assert third.encode_text(["hello"]).shape == (1, hidden_size(tiny_model_dir))
+
+
+def hidden_size(folder: pathlib.Path) -> int:
+    return int(json.loads((folder / "config.json").read_text())["hidden_size"])

@@ -148,6 +148,9 @@ def models(directory: pathlib.Path) -> None:
         model.free()
         gpu: uform.Model = uform.Model.load_vram(directory, executor=ex, devices=[0])
         gpu.free()
+    # A Hub name at a revision, on the default executor.
+    with uform.Model.load_ram("sentence-transformers/all-MiniLM-L6-v2", revision="main") as by_name:
+        print(by_name.describe().path)
 
 
 def trainers(directory: pathlib.Path) -> None:

@@ -114,9 +114,13 @@ mod tests {
             panic!("this test needs the test model: run it with `cargo xtask test rust`, or set UFORM_TEST_MODEL_DIR")
         };
         let executor = Arc::new(one_thread_executor());
-        let config =
-            ModelLoadRamConfig { executor: executor.clone(), memory_domains: None, precision: None, revision: None };
-        let model = Arc::new(Model::load_ram(dir.to_string_lossy().into_owned(), config).unwrap());
+        let config = ModelLoadRamConfig {
+            executor: Some(executor.clone()),
+            memory_domains: None,
+            precision: None,
+            revision: None,
+        };
+        let model = Arc::new(Model::load_ram(dir.to_string_lossy().into_owned(), Some(config)).unwrap());
         let texts = vec!["a cat on a mat".to_string(), "two dogs".to_string(), "x".to_string()];
         let expected = model.encode_text(texts.clone(), None).unwrap();
         assert_eq!((expected.rows, expected.columns), (3, 384));

@@ -54,6 +54,7 @@ mod fork_join;
 pub(crate) mod placement;
 mod pool;
 mod scratch;
+mod shared_default;
 #[cfg(test)]
 mod tests;
 mod vram;

@@ -210,13 +210,17 @@ impl Model {
     /// module documentation for paths, checks and placement.
     pub fn load_ram(path: impl AsRef<str>, config: ModelLoadRamConfig) -> Result<Model> {
         let path = path.as_ref();
-        let lease = Lease::take(config.executor.lifecycle(), "Executor", "Model.load_ram")?;
-        let nodes = memory_nodes(config.memory_domains.as_deref(), &config.executor)?;
+        let executor = match &config.executor {
+            Some(executor) => executor.clone(),
+            None => Executor::shared_default()?,
+        };
+        let lease = Lease::take(executor.lifecycle(), "Executor", "Model.load_ram")?;
+        let nodes = memory_nodes(config.memory_domains.as_deref(), &executor)?;
         let precision = config.precision.unwrap_or(ModelLoadRamConfig::DEFAULT_PRECISION);
         if precision == Precision::Bf16 {
-            let kernels = crate::kernels::Kernels::for_class(config.executor.cpu_class())?;
+            let kernels = crate::kernels::Kernels::for_class(executor.cpu_class())?;
             if kernels.bf16.is_none() {
-                let class = config.executor.cpu_class().unwrap_or_else(crate::capabilities::native_cpu_class);
+                let class = executor.cpu_class().unwrap_or_else(crate::capabilities::native_cpu_class);
                 return Err(Error::unsupported(format!(
                     "precision bf16 needs a CPU class with AVX512_BF16 (amd-genoa, intel-sapphirerapids); the \
                      executor's class {class} lacks it: load the model with precision f32"
@@ -244,7 +248,7 @@ impl Model {
         };
         let loaded = Loaded {
             weights: Placed::Ram(Arc::new(weights)),
-            executor: config.executor,
+            executor,
             prepared: Some(Prepared::for_architecture(architecture, precision)),
             _lease: lease,
         };

@@ -29,8 +29,12 @@ fn every_family_checkpoint_reproduces_sentence_transformers_in_f32_and_bf16_and_
     for (family, debug) in families {
         let (dir, texts, want) = family_reference(family);
         let load = |precision: Option<Precision>| {
-            let config =
-                ModelLoadRamConfig { executor: executor(2, None), memory_domains: None, precision, revision: None };
+            let config = ModelLoadRamConfig {
+                executor: Some(executor(2, None)),
+                memory_domains: None,
+                precision,
+                revision: None,
+            };
             Model::load_ram(dir.to_str().unwrap(), config).unwrap()
         };
         let model = load(None);
@@ -81,8 +85,12 @@ fn cross_encoders_rerank_as_sentence_transformers_and_bad_input_is_refused() {
         let documents: Vec<String> =
             entry["documents"].as_array().unwrap().iter().map(|d| d.as_str().unwrap().to_string()).collect();
         let want: Vec<f64> = entry["scores"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
-        let config =
-            ModelLoadRamConfig { executor: executor(2, None), memory_domains: None, precision: None, revision: None };
+        let config = ModelLoadRamConfig {
+            executor: Some(executor(2, None)),
+            memory_domains: None,
+            precision: None,
+            revision: None,
+        };
         let model = Model::load_ram(root.join(family).to_str().unwrap(), config).unwrap();
         assert!(model.describe().unwrap().cross_encoder, "{family}");
         let got = model.rerank(query, &documents, RerankOptions::default()).unwrap();
@@ -100,7 +108,7 @@ fn cross_encoders_rerank_as_sentence_transformers_and_bad_input_is_refused() {
         let classes = uform_core::capabilities::runnable_cpu_classes();
         if classes.contains(&"intel-sapphirerapids") || classes.contains(&"amd-genoa") {
             let config = ModelLoadRamConfig {
-                executor: executor(2, None),
+                executor: Some(executor(2, None)),
                 memory_domains: None,
                 precision: Some(uform_core::Precision::Bf16),
                 revision: None,
@@ -123,7 +131,7 @@ fn cross_encoders_rerank_as_sentence_transformers_and_bad_input_is_refused() {
     }
     // An embedding model has no classification head.
     let config =
-        ModelLoadRamConfig { executor: executor(1, None), memory_domains: None, precision: None, revision: None };
+        ModelLoadRamConfig { executor: Some(executor(1, None)), memory_domains: None, precision: None, revision: None };
     let model = Model::load_ram(root.join("distilbert").to_str().unwrap(), config).unwrap();
     let e = model.rerank("q", &["d".to_string()], RerankOptions::default()).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
@@ -145,7 +153,7 @@ fn prompts_and_matryoshka_dimensions_match_sentence_transformers() {
     };
     let (dir, texts, _) = family_reference("distilbert");
     let config =
-        ModelLoadRamConfig { executor: executor(2, None), memory_domains: None, precision: None, revision: None };
+        ModelLoadRamConfig { executor: Some(executor(2, None)), memory_domains: None, precision: None, revision: None };
     let model = Model::load_ram(dir.to_str().unwrap(), config).unwrap();
     let close = |got: &F32Matrix, want: &[Vec<f32>], what: &str| {
         assert_eq!(got.columns as usize, want[0].len(), "{what}");

@@ -49,7 +49,7 @@ fn the_model_file_truncated_rewritten_or_deleted_after_loading_changes_nothing()
         let rss = || (status_kib("RssAnon:"), status_kib("RssFile:"));
         let start = rss();
         let config =
-            ModelLoadRamConfig { executor: exec.clone(), memory_domains: None, precision: None, revision: None };
+            ModelLoadRamConfig { executor: Some(exec.clone()), memory_domains: None, precision: None, revision: None };
         let model = Model::load_ram(dir.to_str().unwrap(), config).unwrap();
         let loaded = rss();
         change(&file);
@@ -101,7 +101,7 @@ fn linked(label: &str, changes: &[(&str, Option<&str>)]) -> PathBuf {
 
 fn load(dir: &Path, exec: &Executor) -> uform_core::Model {
     let config = uform_core::ModelLoadRamConfig {
-        executor: exec.clone(),
+        executor: Some(exec.clone()),
         memory_domains: None,
         precision: None,
         revision: None,
@@ -145,7 +145,7 @@ fn side_files_are_checked_like_the_weights() {
         let e = uform_core::Model::load_ram(
             dir.to_str().unwrap(),
             uform_core::ModelLoadRamConfig {
-                executor: executor(1, None),
+                executor: Some(executor(1, None)),
                 memory_domains: None,
                 precision: None,
                 revision: None,

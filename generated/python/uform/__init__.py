@@ -229,8 +229,12 @@ class Mood(_enum.IntEnum):
 class ModelLoadRamConfig(TypedDict, total=False):
     """Which executor's threads read a RAM model's weights, and which NUMA nodes hold them."""
 
-    executor: Required[Executor]
-    """The executor whose threads will read the weights; the model borrows it until the model is freed."""
+    executor: Optional[Executor]
+    """The executor whose threads will read the weights; the model borrows it until the model is freed. Absent
+    takes the default executor: a RAM executor with every default (7/8 of the cores), made by the first load
+    that names none and shared by every model that names none; it is freed with the last of those models, and
+    the next such load makes a new one.
+    """
     memory_domains: Optional[Sequence[int]]
     """NUMA node IDs that hold the weights; absent takes the executor's own nodes."""
     precision: Optional[Precision]

@@ -248,7 +248,7 @@ class Mood(enum.IntEnum):
 class ModelLoadRamConfig(TypedDict, total=False):
     """Which executor's threads read a RAM model's weights, and which NUMA nodes hold them."""
 
-    executor: Required[Executor]
+    executor: Optional[Executor]
     memory_domains: Optional[Sequence[int]]
     precision: Optional[Precision]
     revision: Optional[str]
@@ -370,7 +370,7 @@ class Model:
     def load_ram(
         path: Union[str, os.PathLike[str]],
         *,
-        executor: Executor,
+        executor: Optional[Executor] = ...,
         memory_domains: Optional[Sequence[int]] = ...,
         precision: Optional[Precision] = ...,
         revision: Optional[str] = ...,

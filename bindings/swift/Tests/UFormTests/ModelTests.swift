@@ -111,6 +111,18 @@ final class ModelTests: XCTestCase {
         try executor.free()
     }
 
+    func test21ALoadNamingNoExecutorTakesTheDefaultExecutor() async throws {
+        let dir = try temporary("default-executor")
+        let file = dir.appendingPathComponent("model.safetensors")
+        try safetensors(tensors).write(to: file)
+        let first = try await Model.loadRam(path: file.path)
+        let second = try await Model.loadRam(path: file.path, config: ModelLoadRamConfig())
+        try checkDescription(first, file.path, nil)
+        try checkDescription(second, file.path, nil)
+        try first.free()
+        try second.free()
+    }
+
     func test19AFileItsDirectoryAndAShardedPairDescribeExactly() async throws {
         let dir = try temporary("describe")
         let file = dir.appendingPathComponent("model.safetensors")

@@ -1186,13 +1186,14 @@ open class Model: ModelProtocol, @unchecked Sendable {
      * Reads safetensors weights into host memory for the threads of a RAM executor.
      * - `path`: A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either; or a
      * Hugging Face Hub name (`org/name`) held in the Hub cache.
-     * - `config`: The executor whose threads read the weights, and the NUMA nodes that hold them.
+     * - `config`: The executor whose threads read the weights (absent: the default executor), the NUMA nodes
+     * that hold them, the precision, and a Hub name's revision.
      */
-public static func loadRam(path: String, config: ModelLoadRamConfig)async throws  -> Model  {
+public static func loadRam(path: String, config: ModelLoadRamConfig? = nil)async throws  -> Model  {
     return
         try  await uniffiRustCallAsync(
             rustFutureFunc: {
-                uniffi_uform_uniffi_fn_constructor_model_load_ram_async(FfiConverterString.lower(path),FfiConverterTypeModelLoadRamConfig_lower(config)
+                uniffi_uform_uniffi_fn_constructor_model_load_ram_async(FfiConverterString.lower(path),FfiConverterOptionTypeModelLoadRamConfig.lower(config)
                 )
             },
             pollFunc: ffi_uform_uniffi_rust_future_poll_u64,
@@ -2673,8 +2674,11 @@ public func FfiConverterTypeModelDescription_lower(_ value: ModelDescription) ->
 public struct ModelLoadRamConfig {
     /**
      * The executor whose threads will read the weights; the model borrows it until the model is freed.
+     * Absent takes the default executor: a RAM executor with every default (7/8 of the cores), made by the
+     * first load that names none and shared by every model that names none; it is freed with the last of
+     * those models, and the next such load makes a new one.
      */
-    public var executor: Executor
+    public var executor: Executor?
     /**
      * NUMA node IDs that hold the weights; absent takes the executor's own nodes.
      */
@@ -2695,7 +2699,10 @@ public struct ModelLoadRamConfig {
     public init(
         /**
          * The executor whose threads will read the weights; the model borrows it until the model is freed.
-         */executor: Executor, 
+         * Absent takes the default executor: a RAM executor with every default (7/8 of the cores), made by the
+         * first load that names none and shared by every model that names none; it is freed with the last of
+         * those models, and the next such load makes a new one.
+         */executor: Executor? = nil, 
         /**
          * NUMA node IDs that hold the weights; absent takes the executor's own nodes.
          */memoryDomains: [UInt32]? = nil, 
@@ -2729,7 +2736,7 @@ public struct FfiConverterTypeModelLoadRamConfig: FfiConverterRustBuffer {
     public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ModelLoadRamConfig {
         return
             try ModelLoadRamConfig(
-                executor: FfiConverterTypeExecutor.read(from: &buf), 
+                executor: FfiConverterOptionTypeExecutor.read(from: &buf), 
                 memoryDomains: FfiConverterOptionSequenceUInt32.read(from: &buf), 
                 precision: FfiConverterOptionTypePrecision.read(from: &buf), 
                 revision: FfiConverterOptionString.read(from: &buf)
@@ -2737,7 +2744,7 @@ public struct FfiConverterTypeModelLoadRamConfig: FfiConverterRustBuffer {
     }
 
     public static func write(_ value: ModelLoadRamConfig, into buf: inout [UInt8]) {
-        FfiConverterTypeExecutor.write(value.executor, into: &buf)
+        FfiConverterOptionTypeExecutor.write(value.executor, into: &buf)
         FfiConverterOptionSequenceUInt32.write(value.memoryDomains, into: &buf)
         FfiConverterOptionTypePrecision.write(value.precision, into: &buf)
         FfiConverterOptionString.write(value.revision, into: &buf)
@@ -3657,6 +3664,30 @@ fileprivate struct FfiConverterOptionString: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeExecutor: FfiConverterRustBuffer {
+    typealias SwiftType = Executor?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeExecutor.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeExecutor.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypeMesh: FfiConverterRustBuffer {
     typealias SwiftType = Mesh?
 
@@ -3817,6 +3848,30 @@ fileprivate struct FfiConverterOptionTypeMeshOptions: FfiConverterRustBuffer {
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterTypeMeshOptions.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeModelLoadRamConfig: FfiConverterRustBuffer {
+    typealias SwiftType = ModelLoadRamConfig?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeModelLoadRamConfig.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeModelLoadRamConfig.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }
@@ -4289,7 +4344,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_uform_uniffi_checksum_constructor_mesh_bootstrap_async() != 35652) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_uform_uniffi_checksum_constructor_model_load_ram_async() != 26318) {
+    if (uniffi_uform_uniffi_checksum_constructor_model_load_ram_async() != 40484) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_uform_uniffi_checksum_constructor_model_load_vram_async() != 33172) {

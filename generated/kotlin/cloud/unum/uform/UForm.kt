@@ -347,8 +347,13 @@ enum class Mood {
 
 /** Which executor's threads read a RAM model's weights, and which NUMA nodes hold them. */
 data class ModelLoadRamConfig(
-    /** The executor whose threads will read the weights; the model borrows it until the model is freed. */
-    var executor: Executor,
+    /**
+     * The executor whose threads will read the weights; the model borrows it until the model is freed. Absent
+     * takes the default executor: a RAM executor with every default (7/8 of the cores), made by the first
+     * load that names none and shared by every model that names none; it is freed with the last of those
+     * models, and the next such load makes a new one.
+     */
+    var executor: Executor? = null,
     /** NUMA node IDs that hold the weights; absent takes the executor's own nodes. */
     var memoryDomains: List<UInt>? = null,
     /**
@@ -568,13 +573,15 @@ class Model internal constructor(pointer: Long) : AutoCloseable {
          * Reads safetensors weights into host memory for the threads of a RAM executor.
          * @param path A `.safetensors` file, a `model.safetensors.index.json`, or a directory holding either;
          * or a Hugging Face Hub name (`org/name`) held in the Hub cache.
-         * @param config The executor whose threads read the weights, and the NUMA nodes that hold them.
+         * @param config The executor whose threads read the weights (absent: the default executor), the NUMA
+         * nodes that hold them, the precision, and a Hub name's revision.
          * @throws UFormException of the kind the error names.
          */
         @Throws(UFormException::class)
-        fun loadRam(path: String, config: ModelLoadRamConfig): Model {
-            return config.executor.handle.use(config.executor) { configExecutorHandle ->
-                Model(UFormNative.modelLoadRam(path, configExecutorHandle, config.memoryDomains?.let { uints(it) }, config.precision != null, config.precision?.ordinal ?: 0, config.revision))
+        fun loadRam(path: String, config: ModelLoadRamConfig? = null): Model {
+            val configValue = config ?: ModelLoadRamConfig()
+            return useOptional(configValue.executor, configValue.executor?.handle) { configExecutorHandle ->
+                Model(UFormNative.modelLoadRam(path, configExecutorHandle, configValue.memoryDomains?.let { uints(it) }, configValue.precision != null, configValue.precision?.ordinal ?: 0, configValue.revision))
             }
         }
         /**

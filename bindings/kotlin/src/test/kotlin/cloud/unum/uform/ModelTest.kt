@@ -152,6 +152,10 @@ class ModelTest {
         executor.free()
         val e = assertThrows<UFormException.FreedHandle> { load(file, executor) }
         assertTrue(e.message!!.contains("Model.loadRam"), e.message)
+        // Naming no executor takes the default one, made for these models and freed with the last of them.
+        Model.loadRam(file).use { first ->
+            Model.loadRam(file, ModelLoadRamConfig()).use { second -> assertEquals(first.describe(), second.describe()) }
+        }
     }
 
     private fun closeTo(m: F32Matrix, expected: List<DoubleArray>) {

@@ -200,6 +200,7 @@ fn max_tokens_truncates_and_is_checked() {
 
 #[test]
 fn a_ten_megabyte_text_embeds_as_its_truncated_prefix() {
+    let _serial = RSS.lock().unwrap_or_else(|p| p.into_inner());
     let f = fixture();
     let exec = executor(2, None);
     let long = &f.texts[f.long_text]; // 326 tokens: its first 256 are the huge text's too
@@ -289,8 +290,9 @@ fn other_architectures_and_pooling_modes_are_unsupported_naming_what_was_found()
     let _ = std::fs::remove_dir_all(&max.0);
 }
 
-/// Held by the tests that load the model file or read resident memory: a mapped model's pages count in the
-/// process's RSS, so the memory test must not run beside a load.
+/// Held by the tests that load a model, read resident memory or allocate tens of megabytes (the 10 MB text): a
+/// model's pages and another test's allocations count in the process's RSS, so the memory tests must not run
+/// beside them (a family test beside the 1,000 encodes once read as 10 MiB of growth).
 static RSS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn status_kib(key: &str) -> u64 {
@@ -454,6 +456,7 @@ fn free_during_an_encode_is_in_use_and_drain_waits_for_it() {
 /// Cosine of each row of `got` with the same row of `want`; the smallest.
 #[test]
 fn bf16_models_embed_at_cosine_0999_report_half_the_matrix_bytes_and_refuse_training_and_classes_without_bf16() {
+    let _serial = RSS.lock().unwrap_or_else(|p| p.into_inner());
     use uform_core::{Model, ModelLoadRamConfig, Precision, Trainer, TrainerContrastiveConfig};
     let f = fixture();
     let dir = test_model_dir();

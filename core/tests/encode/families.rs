@@ -21,6 +21,7 @@ fn family_reference(family: &str) -> (PathBuf, Vec<String>, Vec<Vec<f32>>) {
 
 #[test]
 fn every_family_checkpoint_reproduces_sentence_transformers_in_f32_and_bf16_and_is_not_trained_yet() {
+    let _serial = RSS.lock().unwrap_or_else(|p| p.into_inner());
     use uform_core::{Model, ModelLoadRamConfig, Precision, Trainer, TrainerContrastiveConfig};
     let bf16 = uform_core::capabilities::runnable_cpu_classes().contains(&"intel-sapphirerapids")
         || uform_core::capabilities::runnable_cpu_classes().contains(&"amd-genoa");
@@ -76,6 +77,7 @@ fn every_family_checkpoint_reproduces_sentence_transformers_in_f32_and_bf16_and_
 
 #[test]
 fn cross_encoders_rerank_as_sentence_transformers_and_bad_input_is_refused() {
+    let _serial = RSS.lock().unwrap_or_else(|p| p.into_inner());
     use uform_core::{Model, ModelLoadRamConfig, RerankOptions};
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/families");
     let json: Value = serde_json::from_str(&std::fs::read_to_string(root.join("reference.json")).unwrap()).unwrap();
@@ -140,6 +142,7 @@ fn cross_encoders_rerank_as_sentence_transformers_and_bad_input_is_refused() {
 
 #[test]
 fn prompts_and_matryoshka_dimensions_match_sentence_transformers() {
+    let _serial = RSS.lock().unwrap_or_else(|p| p.into_inner());
     use uform_core::{Model, ModelLoadRamConfig};
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/families");
     let json: Value = serde_json::from_str(&std::fs::read_to_string(root.join("reference.json")).unwrap()).unwrap();

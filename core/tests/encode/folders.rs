@@ -115,6 +115,7 @@ fn prepare_error(dir: &Path) -> uform_core::Error {
 
 #[test]
 fn side_files_are_checked_like_the_weights() {
+    let _serial = RSS.lock().unwrap_or_else(|p| p.into_inner());
     let config = std::fs::read_to_string(test_model_dir().join("config.json")).unwrap();
     // A FIFO for each side file: an invalid argument naming it, never a read that blocks.
     for file in ["config.json", "tokenizer.json", "modules.json", "1_Pooling/config.json", "sentence_bert_config.json"]
@@ -160,6 +161,7 @@ fn side_files_are_checked_like_the_weights() {
 /// loaded from the root or from `0_Transformer/` itself; both embed as the reference (mean pooling, normalised).
 #[test]
 fn the_transformer_modules_path_is_honoured_from_the_root_or_its_own_folder() {
+    let _serial = RSS.lock().unwrap_or_else(|p| p.into_inner());
     let f = fixture();
     let root = std::env::temp_dir().join(format!("uform-encode-{}-0_Transformer", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
@@ -191,6 +193,7 @@ fn the_transformer_modules_path_is_honoured_from_the_root_or_its_own_folder() {
 /// mean and CLS pooling alike, and the other texts' rows are what they are alone.
 #[test]
 fn a_text_without_tokens_embeds_as_zeros_and_leaves_the_others_alone() {
+    let _serial = RSS.lock().unwrap_or_else(|p| p.into_inner());
     let mut tokenizer: Value =
         serde_json::from_str(&std::fs::read_to_string(test_model_dir().join("tokenizer.json")).unwrap()).unwrap();
     tokenizer["post_processor"] = Value::Null;

@@ -44,6 +44,8 @@ fn slice_bounds(n: usize, parts: usize, slice: usize) -> Range<usize> {
 impl Executor {
     /// Takes the dispatch lock, or says the dispatch must run inline (no workers, or a nested call).
     fn begin(&self, method: &str) -> Result<Option<MutexGuard<'_, ()>>> {
+        // Before the lock: a fork may have copied it held by a thread that does not exist in this process.
+        self.check_process()?;
         let engine = &self.inner.shared.engine;
         if self.inner.threads == 1 || engine.is_own_thread() {
             self.check(method)?;

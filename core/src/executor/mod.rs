@@ -51,6 +51,7 @@
 
 mod deferred;
 mod fork_join;
+mod forked;
 pub(crate) mod placement;
 mod pool;
 mod scratch;
@@ -178,6 +179,8 @@ struct Inner {
     scratch: Mutex<Scratch>,
     /// `scratchLimit`: bytes of host scratch the verbs plan their calls to fit.
     scratch_limit: usize,
+    /// The fork count of the process that spawned the threads (see `forked.rs`).
+    forks: u64,
 }
 
 fn positive(argument: &str, value: Option<u32>) -> Result<()> {
@@ -289,6 +292,7 @@ impl Executor {
             gpu,
             scratch: Mutex::new(Scratch::default()),
             scratch_limit: host.scratch_limit,
+            forks: forked::generation(),
         };
         if let Some(e) = spawn_error {
             drop(inner); // stops and joins what was spawned
@@ -356,7 +360,8 @@ impl Executor {
 
     #[inline(always)]
     fn check(&self, method: &str) -> Result<()> {
-        self.inner.lifecycle.check("Executor", method)
+        self.inner.lifecycle.check("Executor", method)?;
+        self.check_process()
     }
 
     #[cold]
@@ -439,6 +444,11 @@ impl Executor {
 
     /// Runs every deferred call and joins the threads now; a second `free` does nothing.
     pub fn free(&self) -> Result<()> {
+        if self.inner.orphaned() {
+            // The parent's threads are not here to join: freed for this process, forgotten when dropped.
+            self.inner.lifecycle.begin_free("Executor", ("mesh or model", "meshes or models"))?;
+            return Ok(());
+        }
         if self.inner.shared.engine.is_own_thread() && !self.inner.lifecycle.is_freed() {
             return Err(self.own_thread_error("free"));
         }
@@ -575,6 +585,9 @@ impl Inner {
 
 impl Drop for Inner {
     fn drop(&mut self) {
+        if self.orphaned() {
+            return self.forget_parent_threads();
+        }
         if !self.stopped.load(Ordering::Acquire) && !self.shared.engine.is_own_thread() {
             let _ = self.shared.deferred.drain(&self.shared.engine);
         }

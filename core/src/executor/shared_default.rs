@@ -9,14 +9,14 @@ use crate::error::Result;
 use crate::ExecutorForRamConfig;
 use std::sync::{Mutex, Weak};
 
-/// The current default executor, while a model holds it, and the process that made it.
-static DEFAULT: Mutex<(u32, Weak<Inner>)> = Mutex::new((0, Weak::new()));
+/// The current default executor, while a model holds it, and the fork count of the process that made it.
+static DEFAULT: Mutex<(u64, Weak<Inner>)> = Mutex::new((0, Weak::new()));
 
 impl Executor {
     /// The default executor, made with [`ExecutorForRamConfig::default`] when no model holds one.
     pub fn shared_default() -> Result<Executor> {
         let mut current = DEFAULT.lock().unwrap_or_else(|p| p.into_inner());
-        let process = std::process::id();
+        let process = super::forked::generation();
         if current.0 == process {
             if let Some(inner) = current.1.upgrade() {
                 return Ok(Executor { inner });

@@ -251,7 +251,11 @@ class Mesh internal constructor(pointer: Long) : AutoCloseable {
  *
  * An executor owns host threads or device streams and the activation scratch; a model owns weights. Keeping
  * them apart is what lets one executor serve several models, and what makes the cost of spawning visible at
- * the line that spawns it. The collector frees it eventually; [Executor.free] joins the threads now.
+ * the line that spawns it. The collector frees it eventually; [Executor.free] joins the threads now. A
+ * process forked from the one that made an executor has no copy of its threads or streams: there, a
+ * multi-thread or VRAM executor (and every model on it) fails fast as unavailable, naming the fork, and
+ * [Executor.free] joins nothing; a one-thread RAM executor works as before. Make executors (or load with the
+ * default one) after forking.
  *
  * Thread safety: Safe to share between threads: every method may be called from any thread, and calls may
  * overlap; [Executor.free] fails as in use while a mesh borrows the executor.

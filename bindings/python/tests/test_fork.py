@@ -1,5 +1,5 @@
-"""Scenario 43 of SCENARIOS.md, in part: handles made before `fork()` fail fast or work in the child and never
-hang."""
+"""Scenario 43 of SCENARIOS.md, in part: handles made before `fork()` fail fast or work in the child and never hang,
+and leaving a `with` block never hides the exception that left it."""
 
 from __future__ import annotations
 
@@ -81,3 +81,19 @@ def test_43_a_fork_pool_started_after_a_two_thread_executor_embeds(tiny_model_di
             rows = pool.map_async(embed_in_worker, [str(tiny_model_dir)] * 2).get(timeout=60)
         assert rows == [want, want]
 
+
+def test_43_leaving_a_with_block_by_an_exception_never_hides_it(tiny_model_dir: pathlib.Path) -> None:
+    with pytest.raises(KeyError, match="the real error") as raised:
+        with Executor.for_ram(threads=1) as ex:
+            model = Model.load_ram(str(tiny_model_dir), executor=ex)
+            raise KeyError("the real error")
+    notes = getattr(raised.value, "__notes__", None)
+    if notes is not None:  # Python 3.11 and later
+        assert any("could not free the Executor" in note and "borrow" in note for note in notes), notes
+    model.free()
+    ex.free()  # left unfreed by the block, and free now
+    with pytest.raises(uform.InUseError):  # without an exception, the free's own error is raised
+        with Executor.for_ram(threads=1) as ex:
+            model = Model.load_ram(str(tiny_model_dir), executor=ex)
+    model.free()
+    ex.free()

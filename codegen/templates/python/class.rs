@@ -26,11 +26,20 @@ impl {{ name }} {
         Ok(slf.clone())
     }
 
-    /// Leaving a `with` block frees it, as `{{ free }}()` does; exceptions propagate.
-    #[pyo3(signature = (*_exc))]
-    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
-        self.{{ free }}(py)?;
-        Ok(false)
+    /// Leaving a `with` block frees it, as `{{ free }}()` does; exceptions propagate. When the block is left by an
+    /// exception, that exception stays the one raised: a free that fails then (a model still borrowing an executor)
+    /// only adds a note to it (Python 3.11's `add_note`; older Pythons drop the note) and leaves this one unfreed.
+    #[pyo3(signature = (*exc))]
+    fn __exit__(&self, py: Python<'_>, exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        let raised = exc.get_item(1).ok().filter(|value| !value.is_none());
+        match (self.{{ free }}(py), raised) {
+            (Err(error), Some(raised)) => {
+                let note = format!("leaving the `with` block could not free the {{ py_name }}: {}", error.value(py));
+                let _ = raised.call_method1("add_note", (note,));
+                Ok(false)
+            }
+            (freed, _) => freed.map(|()| false),
+        }
     }
 {%- endif %}
 }

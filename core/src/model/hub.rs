@@ -145,7 +145,8 @@ fn only_pickled_weights(folder: &Path) -> Result<()> {
     let names: Vec<String> = std::fs::read_dir(folder)
         .map(|entries| entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
         .unwrap_or_default();
-    let safetensors = names.iter().any(|n| n.ends_with(".safetensors") || n == super::source::INDEX_NAME);
+    // `model.safetensors`, its shards, or their index `model.safetensors.index.json`.
+    let safetensors = names.iter().any(|n| n.ends_with(".safetensors") || n.ends_with(".safetensors.index.json"));
     let sentence_transformers = folder.join("modules.json").is_file();
     match names.iter().find(|n| n.as_str() == "pytorch_model.bin" || n.as_str() == "pytorch_model.bin.index.json") {
         Some(pickled) if !safetensors && !sentence_transformers => Err(Error::unsupported(format!(

@@ -46,16 +46,29 @@ pub fn resolve(source: &str, revision: Option<&str>) -> Result<PathBuf> {
     }
 }
 
-/// The Hub cache folder, from the environment (see the module documentation).
+/// The Hub cache folder, from the environment (see the module documentation). A leading `~/` in a variable is the
+/// home folder, as `huggingface_hub` expands it.
 pub fn cache_folder() -> Result<PathBuf> {
-    let set = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    cache_folder_from(|name| std::env::var_os(name))
+}
+
+/// [`cache_folder`] with the environment read through `variable`.
+fn cache_folder_from(variable: impl Fn(&str) -> Option<std::ffi::OsString>) -> Result<PathBuf> {
+    let home = variable("HOME").filter(|v| !v.is_empty()).map(PathBuf::from);
+    let set = |name: &str| {
+        let value = PathBuf::from(variable(name).filter(|v| !v.is_empty())?);
+        Some(match (value.strip_prefix("~"), &home) {
+            (Ok(rest), Some(home)) => home.join(rest),
+            _ => value,
+        })
+    };
     if let Some(hub) = set("HF_HUB_CACHE").or_else(|| set("HUGGINGFACE_HUB_CACHE")) {
         return Ok(hub);
     }
     if let Some(home) = set("HF_HOME") {
         return Ok(home.join("hub"));
     }
-    let cache = set("XDG_CACHE_HOME").or_else(|| set("HOME").map(|home| home.join(".cache")));
+    let cache = set("XDG_CACHE_HOME").or_else(|| home.as_ref().map(|home| home.join(".cache")));
     cache.map(|c| c.join("huggingface/hub")).ok_or_else(|| {
         Error::unavailable("no Hugging Face cache folder: set HF_HUB_CACHE or HF_HOME (HOME is not set either)")
     })
@@ -194,6 +207,23 @@ mod tests {
         assert_eq!(resolve("./no/such/folder", None).unwrap(), Path::new("./no/such/folder"));
         assert_eq!(resolve(text, Some("main")).unwrap_err().kind(), ErrorKind::InvalidArgument);
         assert_eq!(resolve("./no/such/folder", Some("main")).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    }
+
+    #[test]
+    fn the_cache_folder_follows_huggingface_hubs_order() {
+        let folder = |pairs: &[(&str, &str)]| {
+            let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            cache_folder_from(|name| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.into()))
+        };
+        let all = [("HF_HUB_CACHE", "/a"), ("HUGGINGFACE_HUB_CACHE", "/b"), ("HF_HOME", "/c"), ("HOME", "/h")];
+        assert_eq!(folder(&all).unwrap(), Path::new("/a"));
+        assert_eq!(folder(&all[1..]).unwrap(), Path::new("/b"));
+        assert_eq!(folder(&all[2..]).unwrap(), Path::new("/c/hub"));
+        assert_eq!(folder(&all[3..]).unwrap(), Path::new("/h/.cache/huggingface/hub"));
+        assert_eq!(folder(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")]).unwrap(), Path::new("/x/huggingface/hub"));
+        assert_eq!(folder(&[("HF_HOME", "~/hf"), ("HOME", "/h")]).unwrap(), Path::new("/h/hf/hub"));
+        assert_eq!(folder(&[("HF_HUB_CACHE", ""), ("HOME", "/h")]).unwrap(), Path::new("/h/.cache/huggingface/hub"));
+        assert_eq!(folder(&[]).unwrap_err().kind(), ErrorKind::Unavailable);
     }
 
     const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
